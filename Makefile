@@ -1,0 +1,67 @@
+# skiff — see README.md. `make` builds, `make test` tests, `make run` boots.
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2 -g
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -MMD -MP $(OPT) $(EXTRA_CFLAGS)
+LDLIBS_ALL = -lpthread $(shell pkg-config --libs libseccomp 2>/dev/null)
+
+SRCS      := $(shell find src -name '*.c' ! -name main.c | sort)
+OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+.SECONDARY:
+.PHONY: all deps run test unit unit-asan testbed bench format format-check clean
+all: $(BUILD)/skiff
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libskiff.a: $(OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/skiff: $(BUILD)/src/main.o $(BUILD)/libskiff.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+
+deps:
+	@tests/install-deps.sh
+
+unit: $(TESTS)
+	@tests/run-unit.sh $(TESTS)
+
+# The same unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+unit-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan \
+		OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
+
+testbed: $(BUILD)/skiff
+	@tests/testbed/run-scenarios.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@tests/run-all.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@tests/testbed/make-run.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh $(if $(QUICK),--quick)
+
+format:
+	clang-format -i $$(find src tests bench -name '*.[ch]')
+
+format-check:
+	@clang-format --dry-run -Werror $$(find src tests bench -name '*.[ch]')
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,178 @@
+/* `skiff run`: build the VM from the options, boot, wait, report. */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "core/console.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "devices/power.h"
+#include "devices/uart8250.h"
+#include "stats/exit_stats.h"
+#include "x86/boot.h"
+#include "x86/cpu.h"
+#include "x86/layout.h"
+
+static struct vm *signal_vm;
+
+static void stop_signal_handler(int sig)
+{
+	if (signal_vm)
+		vm_request_exit(signal_vm, VM_EXIT_QUIT, "stopped by signal %d", sig);
+}
+
+static void signals_init(struct vm *vm)
+{
+	signal_vm = vm;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = stop_signal_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	vcpu_signals_init();
+}
+
+static void uart_set_irq(void *opaque, int level)
+{
+	vm_irq_line(opaque, LAYOUT_COM1_IRQ, level);
+}
+
+static int devices_register(struct vm *vm, struct uart8250 *uart)
+{
+	uart_init(uart, uart_set_irq, console_tx, vm);
+	struct bus_region r = {.base = LAYOUT_COM1, .len = 8, .handler = uart_bus_handler,
+			       .reg_name = uart_reg_name, .opaque = uart, .name = "uart0"};
+	int ret = bus_register(&vm->bus, BUS_PIO, &r);
+	if (ret < 0)
+		return ret;
+	return power_register(vm);
+}
+
+static int vcpus_create(struct vm *vm, uint64_t entry, char *err, size_t errlen)
+{
+	struct kvm_cpuid2 *cpuid = cpuid_get_supported(vm->kvm_fd);
+	if (!cpuid) {
+		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < vm->nr_cpus; i++) {
+		vm->vcpus[i] = vcpu_create(vm, i, cpuid);
+		if (!vm->vcpus[i]) {
+			snprintf(err, errlen, "cannot create vCPU %d: %s", i, strerror(errno));
+			free(cpuid);
+			return -1;
+		}
+	}
+	free(cpuid);
+	/* Only the boot CPU gets registers; the others wait for INIT/SIPI
+	 * from the guest, which the in-kernel LAPIC handles. */
+	int r = x86_vcpu_set_boot_regs(vm->vcpus[0]->fd, entry, LAYOUT_ZERO_PAGE);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot set boot registers: %s", strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+static void wait_for_exit(struct vm *vm)
+{
+	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
+		struct pollfd p = {.fd = vm->exit_pipe[0], .events = POLLIN};
+		poll(&p, 1, 1000);
+	}
+}
+
+int cmd_run(int argc, char **argv, uint64_t start_ns)
+{
+	struct run_opts o;
+	char err[512];
+	if (run_opts_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff: %s\n", err);
+		return EXIT_USAGE;
+	}
+	struct boot_image img;
+	if (boot_image_open(&img, o.kernel, o.initrd, o.cmdline, o.mem, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff: %s\n", err);
+		boot_image_close(&img);
+		return EXIT_USAGE;
+	}
+	static struct vm vm;
+	static struct uart8250 uart;
+	int status = EXIT_RUNTIME;
+	uint64_t entry;
+	if (vm_create(&vm, o.mem, o.cpus, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff: %s\n", err);
+		/* Not being able to use /dev/kvm is a setup problem, like bad input. */
+		status = vm.vm_fd < 0 ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	signals_init(&vm);
+	if (devices_register(&vm, &uart) < 0 ||
+	    boot_image_load(&img, &vm.mem, o.cpus, &entry, err, sizeof(err)) < 0 ||
+	    vcpus_create(&vm, entry, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff: %s\n", err[0] ? err : "cannot register devices");
+		goto out;
+	}
+	boot_image_close(&img);
+	if (console_start(&vm, &uart) < 0) {
+		fprintf(stderr, "skiff: cannot start the console\n");
+		goto out;
+	}
+	for (int i = 0; i < vm.nr_cpus; i++) {
+		if (vcpu_start(vm.vcpus[i]) < 0) {
+			vm_request_exit(&vm, VM_EXIT_ERROR, "cannot start vCPU thread %d", i);
+			break;
+		}
+	}
+	if (o.timing) {
+		/* vCPU 0 stamps its first KVM_RUN right before entering it. */
+		while (!__atomic_load_n(&vm.vcpus[0]->first_run_ns, __ATOMIC_ACQUIRE) &&
+		       atomic_load(&vm.exit_kind) == VM_EXIT_NONE)
+			usleep(100);
+		fprintf(stderr, "skiff: first KVM_RUN after %llu us\n",
+			(unsigned long long)((vm.vcpus[0]->first_run_ns - start_ns) / 1000));
+	}
+	wait_for_exit(&vm);
+	for (int i = 0; i < vm.nr_cpus; i++)
+		vcpu_kick(vm.vcpus[i]);
+	for (int i = 0; i < vm.nr_cpus; i++)
+		vcpu_join(vm.vcpus[i]);
+	console_restore();
+
+	switch (atomic_load(&vm.exit_kind)) {
+	case VM_EXIT_POWEROFF:
+	case VM_EXIT_QUIT:
+		status = 0;
+		break;
+	case VM_EXIT_REBOOT:
+		/* skiff does not restart guests: a reboot ends the VM, like
+		 * QEMU's -no-reboot, so scripts see the guest stop. */
+		fprintf(stderr, "skiff: %s; exiting (reboot is treated as shutdown)\n",
+			vm.exit_reason);
+		status = 0;
+		break;
+	default:
+		fprintf(stderr, "skiff: %s\n", vm.exit_reason);
+		status = EXIT_RUNTIME;
+	}
+	if (o.stats)
+		exit_stats_print(stderr, &vm);
+out:
+	boot_image_close(&img);
+	console_restore();
+	/* vCPU threads are joined; free the rest and let the OS reclaim. */
+	for (int i = 0; i < vm.nr_cpus; i++)
+		vcpu_destroy(vm.vcpus[i]);
+	vm_destroy(&vm);
+	return status;
+}

@@ -1,0 +1,49 @@
+/* A vCPU: its KVM fd, the shared kvm_run page, one thread running the exit
+ * loop, and per-reason exit counters. */
+#ifndef SKIFF_VCPU_H
+#define SKIFF_VCPU_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/vm.h"
+
+struct kvm_run;
+struct kvm_cpuid2;
+
+enum vcpu_exit_stat {
+	VCPU_STAT_IO,
+	VCPU_STAT_MMIO,
+	VCPU_STAT_HLT,
+	VCPU_STAT_INTR, /* KVM_RUN interrupted by a signal */
+	VCPU_STAT_SHUTDOWN,
+	VCPU_STAT_SYSTEM_EVENT,
+	VCPU_STAT_OTHER,
+	VCPU_STAT_NR,
+};
+
+struct vcpu {
+	struct vm *vm;
+	int index;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	int started;
+	uint64_t exits[VCPU_STAT_NR]; /* written by the vCPU thread only */
+	uint64_t first_run_ns;        /* CLOCK_MONOTONIC of the first KVM_RUN */
+};
+
+/* Creates vCPU `index` with CPUID and boot MSRs; NULL with errno. */
+struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpuid);
+void vcpu_destroy(struct vcpu *v);
+int vcpu_start(struct vcpu *v);
+/* Makes a running KVM_RUN return so the thread sees the exit request. */
+void vcpu_kick(struct vcpu *v);
+void vcpu_join(struct vcpu *v);
+/* Installs the no-op signal used by vcpu_kick; call once, early. */
+void vcpu_signals_init(void);
+
+const char *vcpu_stat_name(enum vcpu_exit_stat s);
+uint64_t monotonic_ns(void);
+
+#endif

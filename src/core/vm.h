@@ -1,0 +1,74 @@
+/* A KVM virtual machine: the /dev/kvm and VM fds, guest RAM, the in-kernel
+ * irqchip and PIT, the trap table, and the interrupt routing helpers that
+ * devices use. */
+#ifndef SKIFF_VM_H
+#define SKIFF_VM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/bus.h"
+#include "core/guest_mem.h"
+
+#define VM_MAX_CPUS 64
+#define VM_MAX_GSI 1024
+#define VM_IOAPIC_PINS 24
+
+struct vcpu;
+
+enum vm_exit_kind {
+	VM_EXIT_NONE = 0,
+	VM_EXIT_POWEROFF, /* guest powered off: status 0 */
+	VM_EXIT_REBOOT,   /* guest asked to reboot: status 0 with a message */
+	VM_EXIT_QUIT,     /* user quit (Ctrl-A x, signal): status 0 */
+	VM_EXIT_ERROR,    /* triple fault, internal error, panic: status 1 */
+};
+
+struct vm {
+	int kvm_fd, vm_fd;
+	int vcpu_mmap_size;
+	struct guest_mem mem;
+	struct bus bus;
+	int nr_cpus;
+	struct vcpu *vcpus[VM_MAX_CPUS];
+
+	/* GSI routing table mirrored in host memory; KVM_SET_GSI_ROUTING
+	 * replaces the whole table, so every change rewrites it. */
+	pthread_mutex_t gsi_lock;
+	void *routing; /* struct kvm_irq_routing * */
+	uint32_t next_msi_gsi;
+
+	/* First exit request wins; vCPU threads poll `exit_kind`. */
+	_Atomic int exit_kind;
+	char exit_reason[160];
+	int exit_pipe[2]; /* written once on exit so the main loop wakes */
+};
+
+/* Opens /dev/kvm, creates the VM, irqchip, PIT and guest RAM. Returns 0 or
+ * -1 with a one-line message in err. */
+int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t errlen);
+void vm_destroy(struct vm *vm);
+
+/* Requests that the VM stop; the first request's kind and reason stick. */
+void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Level-triggered line on the in-kernel PIC/IOAPIC (ISA IRQs and INTx). */
+int vm_irq_line(struct vm *vm, uint32_t gsi, int level);
+
+/* Allocates a GSI routed to an MSI message; returns the GSI or -errno. */
+int vm_msi_route_add(struct vm *vm, uint64_t addr, uint32_t data);
+/* Re-points an existing MSI GSI (guest reprogrammed the vector). */
+int vm_msi_route_update(struct vm *vm, uint32_t gsi, uint64_t addr, uint32_t data);
+/* Injects an MSI directly (no routing entry needed). */
+int vm_signal_msi(struct vm *vm, uint64_t addr, uint32_t data);
+/* Binds an eventfd to a GSI (KVM_IRQFD); deassign with assign=false. */
+int vm_irqfd(struct vm *vm, int efd, uint32_t gsi, bool assign);
+/* Binds an eventfd to a guest write of `len` bytes at `addr` (KVM_IOEVENTFD);
+ * len 0 matches any length (MMIO only). */
+int vm_ioeventfd(struct vm *vm, int efd, enum bus_space sp, uint64_t addr, uint32_t len,
+		 bool assign);
+
+#endif

@@ -1,0 +1,12 @@
+/* Power and reset controls: the ACPI hardware-reduced sleep control and
+ * status registers (poweroff via S5), the FADT reset register, and the
+ * legacy i8042 reset pulse (port 0x64) that `reboot=k` uses. Port 0xcf9
+ * belongs to the PCI host bridge's config ports. */
+#ifndef SKIFF_POWER_H
+#define SKIFF_POWER_H
+
+struct vm;
+
+int power_register(struct vm *vm);
+
+#endif

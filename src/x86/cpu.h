@@ -1,0 +1,31 @@
+/* Per-vCPU x86 state: CPUID, boot MSRs, LAPIC LINT pins, and the 64-bit
+ * entry state for the boot CPU. */
+#ifndef SKIFF_X86_CPU_H
+#define SKIFF_X86_CPU_H
+
+#include <stdint.h>
+
+struct kvm_cpuid2;
+
+/* Gets the host-supported CPUID table (caller frees); NULL with errno. */
+struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd);
+/* Adjusts a copy of the supported table for vCPU `index` of `nr_cpus`:
+ * APIC IDs, topology counts, the hypervisor bit. */
+void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus);
+
+/* Sets CPUID, MSRs, FPU and LAPIC LINT0/1 of a new vCPU; 0 or -errno. */
+int x86_vcpu_init(int vcpu_fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus);
+/* Puts the boot CPU in 64-bit mode at `entry` with RSI = zero page, using
+ * the page tables and GDT that x86_boot_tables_write placed. */
+int x86_vcpu_set_boot_regs(int vcpu_fd, uint64_t entry, uint64_t zero_page);
+
+/* Writes the GDT and identity page tables (first 4 GiB, 2 MiB pages) into
+ * guest memory at the LAYOUT_* addresses. `user` sets the U/S bit (for the
+ * probe's ring-3 test). */
+void x86_boot_tables_write(uint8_t *low_mem, int user);
+
+/* Segment selectors of the boot GDT (boot protocol's __BOOT_CS/__BOOT_DS). */
+#define BOOT_CS 0x10
+#define BOOT_DS 0x18
+
+#endif

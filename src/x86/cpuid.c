@@ -1,0 +1,80 @@
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+
+#include "x86/cpu.h"
+
+#define CPUID_MAX_ENTRIES 256
+#define CPUID_1_ECX_HYPERVISOR (1u << 31)
+#define CPUID_1_EDX_HTT (1u << 28)
+
+struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd)
+{
+	struct kvm_cpuid2 *c =
+		calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(struct kvm_cpuid_entry2));
+	if (!c)
+		return NULL;
+	c->nent = CPUID_MAX_ENTRIES;
+	if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+		int e = errno;
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	return c;
+}
+
+void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus)
+{
+	uint32_t apic_id = (uint32_t)index;
+	for (uint32_t i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+		switch (e->function) {
+		case 1:
+			/* EBX[31:24] initial APIC ID, [23:16] logical CPUs per package */
+			e->ebx = (e->ebx & 0x0000ffff) | (apic_id << 24) |
+				 ((uint32_t)nr_cpus << 16);
+			e->ecx |= CPUID_1_ECX_HYPERVISOR;
+			if (nr_cpus > 1)
+				e->edx |= CPUID_1_EDX_HTT;
+			break;
+		case 4:
+			/* EAX[31:26]: cores per package - 1 (one thread per core) */
+			e->eax = (e->eax & 0x03ffffff) | ((uint32_t)(nr_cpus - 1) << 26);
+			break;
+		case 0xb:
+		case 0x1f:
+			/* Extended topology: SMT level has 1 thread, core level
+			 * nr_cpus; EDX is the x2APIC ID on every subleaf. */
+			if (e->index == 0) {
+				e->eax = 0;
+				e->ebx = 1;
+				e->ecx = (1u << 8) | 0;
+			} else if (e->index == 1) {
+				uint32_t shift = 0;
+				while ((1u << shift) < (uint32_t)nr_cpus)
+					shift++;
+				e->eax = shift;
+				e->ebx = (uint32_t)nr_cpus;
+				e->ecx = (2u << 8) | 1;
+			} else {
+				e->eax = e->ebx = 0;
+				e->ecx = e->index;
+			}
+			e->edx = apic_id;
+			break;
+		case 0x80000008:
+			/* AMD: ECX[7:0] number of cores - 1 */
+			e->ecx = (e->ecx & ~0xffu) | (uint32_t)(nr_cpus - 1);
+			break;
+		case 0x8000001e:
+			/* AMD: EAX extended APIC ID; EBX compute unit = core */
+			e->eax = apic_id;
+			e->ebx = (e->ebx & ~0xffu) | apic_id;
+			break;
+		default:
+			break;
+		}
+	}
+}

@@ -1,0 +1,32 @@
+/* Where the x86 boot code puts things in guest physical memory. Everything
+ * below 1 MiB except the BIOS areas is ordinary RAM that the kernel may
+ * reclaim once it has copied what it needs. */
+#ifndef SKIFF_X86_LAYOUT_H
+#define SKIFF_X86_LAYOUT_H
+
+#define LAYOUT_GDT 0x0500
+#define LAYOUT_ZERO_PAGE 0x7000
+#define LAYOUT_PML4 0x9000
+#define LAYOUT_PDPT 0xa000
+#define LAYOUT_PD 0xb000 /* four page directories: 0xb000..0xefff */
+#define LAYOUT_CMDLINE 0x20000
+#define LAYOUT_CMDLINE_MAX 0x10000
+#define LAYOUT_EBDA 0x9fc00
+#define LAYOUT_BIOS_START 0xe0000 /* ACPI tables live here, reserved in e820 */
+#define LAYOUT_BIOS_END 0x100000
+#define LAYOUT_HIMEM 0x100000
+
+/* Platform devices (port I/O) */
+#define LAYOUT_COM1 0x3f8
+#define LAYOUT_COM1_IRQ 4
+#define LAYOUT_ACPI_SLEEP_CTL 0x600 /* ACPI hardware-reduced sleep control */
+#define LAYOUT_ACPI_SLEEP_STS 0x601
+#define LAYOUT_ACPI_RESET 0x604 /* FADT reset register */
+
+/* MMIO */
+#define LAYOUT_PCI_MMIO_START 0xc0000000ULL
+#define LAYOUT_PCI_MMIO_END 0xfec00000ULL
+#define LAYOUT_IOAPIC 0xfec00000ULL
+#define LAYOUT_LAPIC 0xfee00000ULL
+
+#endif

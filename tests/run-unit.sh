@@ -1,0 +1,21 @@
+#!/bin/bash
+# Runs the cmocka unit-test binaries given as arguments and prints one
+# closing line with the totals. Exit status: non-zero if any test failed.
+set -uo pipefail
+passed=0 failed=0 status=0
+for t in "$@"; do
+	out=$("$t" 2>&1)
+	rc=$?
+	echo "$out"
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | tail -1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ "$rc" -ne 0 ]; then
+		status=1
+		# A crash prints no FAILED line: count the binary as one failure.
+		[ -z "$f" ] && failed=$((failed + 1))
+	fi
+done
+echo "unit: $passed passed, $failed failed"
+exit $status
