@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "x86/aml.h"
 #include "x86/layout.h"
 
 struct acpi_header {
@@ -102,9 +103,26 @@ static struct acpi_gas gas_port(uint16_t port)
 				 .access_size = GAS_ACCESS_BYTE, .address = port};
 }
 
-/* AML for: Name (_S5, Package (4) { 5, 0, 0, 0 }) */
-static const uint8_t dsdt_aml[] = {0x08, '_', 'S', '5', '_', 0x12, 0x07, 0x04,
-				   0x0a, ACPI_S5_TYPE, 0x00, 0x00, 0x00};
+/* The DSDT: \_S5 (so Linux offers poweroff) and the platform devices
+ * Linux cannot find otherwise. On a hardware-reduced platform Linux maps no
+ * legacy ISA IRQs by itself, so COM1 must be an ACPI device whose _CRS
+ * names IRQ 4; then the IRQ is routed through the IOAPIC. */
+static void dsdt_body(struct aml *a)
+{
+	static const uint8_t s5[] = {ACPI_S5_TYPE, 0, 0, 0};
+	aml_name_package(a, "_S5_", s5, sizeof(s5));
+	aml_scope_open(a, "\\_SB_");
+	aml_device_open(a, "COM1");
+	aml_name_eisaid(a, "_HID", "PNP0501");
+	aml_name_int(a, "_UID", 0);
+	uint8_t crs[16];
+	size_t n = aml_res_io(crs, LAYOUT_COM1, 8);
+	n += aml_res_irq(crs + n, LAYOUT_COM1_IRQ);
+	n += aml_res_end(crs + n);
+	aml_name_buffer(a, "_CRS", crs, n);
+	aml_close(a);
+	aml_close(a);
+}
 
 static size_t align16(size_t x)
 {
@@ -119,14 +137,20 @@ uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus)
 	size_t xsdt_len = sizeof(struct acpi_header) + 2 * 8;
 	size_t off_fadt = align16(off_xsdt + xsdt_len);
 	size_t off_dsdt = align16(off_fadt + sizeof(struct acpi_fadt));
-	size_t dsdt_len = sizeof(struct acpi_header) + sizeof(dsdt_aml);
+	static struct aml dsdt_aml; /* 8 KiB: too big for a vCPU-sized stack frame */
+	struct aml *dsdt = &dsdt_aml;
+	aml_init(dsdt);
+	dsdt_body(dsdt);
+	if (dsdt->overflow)
+		return 0;
+	size_t dsdt_len = sizeof(struct acpi_header) + dsdt->len;
 	size_t off_madt = align16(off_dsdt + dsdt_len);
 	if (nr_cpus < 1 || nr_cpus > 255 || off_madt + madt_len > len)
 		return 0;
 	memset(buf, 0, off_madt + madt_len);
 
 	/* DSDT */
-	memcpy(buf + off_dsdt + sizeof(struct acpi_header), dsdt_aml, sizeof(dsdt_aml));
+	memcpy(buf + off_dsdt + sizeof(struct acpi_header), dsdt->buf, dsdt->len);
 	header_fill((struct acpi_header *)(buf + off_dsdt), "DSDT", (uint32_t)dsdt_len, 2);
 
 	/* MADT: header, local APIC address, flags, then entries */

@@ -1,0 +1,135 @@
+"""Metric names, their direction, and the mapping from tool output to them.
+
+This is the one place that says whether a bigger number is better. The
+report, the verdicts and the plots all ask direction(); a metric missing
+here still gets its medians printed, but verdict "n/a" and a warning,
+rather than a guessed direction.
+"""
+
+# name -> (higher_is_better, human description). None = informational only.
+DIRECTIONS = {
+    # boot: skiff start -> first KVM_RUN -> guest init marker
+    "boot_first_kvm_run_ms": (False, "start to first KVM_RUN"),
+    "boot_init_ms": (False, "start to guest init marker"),
+    # TCP / UDP streams (iperf3 -J)
+    "throughput_gbps": (True, "receiver goodput, Gbit/s"),
+    "retransmits": (False, "TCP retransmits (sender)"),
+    "udp_pps": (True, "UDP packets delivered per second"),
+    "udp_loss_pct": (False, "UDP packet loss, %"),
+    "udp_jitter_ms": (False, "UDP jitter, ms"),
+    "iperf_cpu_local_pct": (False, "iperf3 client CPU, %"),
+    "iperf_cpu_remote_pct": (False, "iperf3 server CPU, %"),
+    "mb_moved": (None, "payload received, MB (10^6 bytes)"),
+    # request/response (sockperf ping-pong), one-way (RTT/2); a --full-rtt
+    # run gives rtt_p50_us etc. instead (prefix rule below)
+    "latency_p50_us": (False, "sockperf p50, us"),
+    "latency_p99_us": (False, "sockperf p99, us"),
+    "latency_avg_us": (False, "sockperf average, us"),
+    "latency_max_us": (False, "sockperf max, us"),
+    # ping
+    "ping_min_ms": (False, "ping min RTT, ms"),
+    "ping_avg_ms": (False, "ping avg RTT, ms"),
+    "ping_max_ms": (False, "ping max RTT, ms"),
+    "ping_loss_pct": (False, "ping loss, %"),
+    # VMM cost, every workload
+    "kvm_exits": (False, "KVM exits in the measured window"),
+    "exits_per_s": (False, "KVM exits per second"),
+    "exits_per_mb": (False, "KVM exits per MB moved"),
+    "cpu_s_total": (False, "CPU seconds, all VMM processes/threads"),
+    "mem_overhead_kib": (False, "VMM memory beyond guest RAM, KiB"),
+    "window_s": (None, "measured window, s"),
+}
+
+# Families whose members are named at run time, e.g. cpu_s.vcpu0,
+# cpu_s.vhost-1234, mem_rss_kib. Checked after the exact names above.
+PREFIX_DIRECTIONS = (
+    ("cpu_s.", False),
+    ("cpu_s_", False),
+    ("mem_", False),
+    ("exits_", False),
+    ("latency_", False),
+    ("rtt_", False),
+    ("boot_", False),
+    ("ping_", False),
+    ("throughput_", True),
+)
+
+
+def direction(name):
+    """True: higher is better; False: lower is better; None: not compared
+    (informational, or unknown -- see is_known)."""
+    if name in DIRECTIONS:
+        return DIRECTIONS[name][0]
+    for prefix, higher in PREFIX_DIRECTIONS:
+        if name.startswith(prefix):
+            return higher
+    return None
+
+
+def is_known(name):
+    return name in DIRECTIONS or any(name.startswith(p)
+                                     for p, _ in PREFIX_DIRECTIONS)
+
+
+def sort_key(name):
+    """Table order: the order of DIRECTIONS, then the rest alphabetically."""
+    order = list(DIRECTIONS)
+    return (order.index(name), "") if name in DIRECTIONS else (len(order), name)
+
+
+def from_iperf3(parsed):
+    """Metrics from parsers.parse_iperf3_json()."""
+    out = {
+        "throughput_gbps": parsed["bits_per_second"] / 1e9,
+        "mb_moved": parsed.get("bytes", 0) / 1e6,
+        "iperf_cpu_local_pct": parsed.get("cpu_host"),
+        "iperf_cpu_remote_pct": parsed.get("cpu_remote"),
+    }
+    if parsed.get("protocol") == "UDP":
+        out.update(udp_pps=parsed.get("packets_per_second"),
+                   udp_loss_pct=parsed.get("lost_percent"),
+                   udp_jitter_ms=parsed.get("jitter_ms"))
+    else:
+        out["retransmits"] = parsed.get("retransmits")
+    if parsed.get("seconds"):
+        out["window_s"] = parsed["seconds"]
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def from_sockperf(parsed):
+    """One-way latency (sockperf's default) as latency_*, a --full-rtt run
+    as rtt_*: a different name, so runs made with different flags are
+    never compared with each other."""
+    prefix = "rtt_" if parsed.get("full_rtt") else "latency_"
+    out = {prefix + "p50_us": parsed["p50_us"],
+           prefix + "p99_us": parsed["p99_us"],
+           prefix + "avg_us": parsed["avg_us"]}
+    if "max_us" in parsed:
+        out[prefix + "max_us"] = parsed["max_us"]
+    return out
+
+
+def from_ping(parsed):
+    out = {"ping_loss_pct": parsed["loss_pct"]}
+    for key in ("min_ms", "avg_ms", "max_ms"):
+        if parsed.get(key) is not None:
+            out["ping_" + key] = parsed[key]
+    return out
+
+
+def derive(metrics):
+    """Add exits_per_s / exits_per_mb / cpu_s_total from the raw counters
+    when the sample has them and does not already carry the derived value
+    (a testbed may compute them more precisely itself)."""
+    out = dict(metrics)
+    exits = out.get("kvm_exits")
+    if isinstance(exits, (int, float)):
+        if "exits_per_s" not in out and out.get("window_s"):
+            out["exits_per_s"] = exits / out["window_s"]
+        if "exits_per_mb" not in out and out.get("mb_moved"):
+            out["exits_per_mb"] = exits / out["mb_moved"]
+    per_thread = [v for k, v in out.items()
+                  if k.startswith("cpu_s.") and isinstance(v, (int, float))]
+    if per_thread and "cpu_s_total" not in out:
+        out["cpu_s_total"] = sum(per_thread)
+    return out

@@ -1,0 +1,191 @@
+"""Parsers for the raw outputs of the benchmark tools.
+
+Each parser takes the tool's text exactly as captured (possibly with
+surrounding console noise, since guest-side output arrives over the serial
+console) and returns a flat dict of numbers. Anything that means the run did
+not measure what it claims raises ValueError with the reason, so a broken
+run is never silently averaged into the results.
+"""
+
+import json
+import math
+import re
+
+# sockperf colours some lines even when writing to a file.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _load_json_lenient(text):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    # Console capture: keep only the outermost {...}.
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("iperf3: no JSON object in output")
+    try:
+        return json.loads(text[start:end + 1])
+    except json.JSONDecodeError as e:
+        raise ValueError(f"iperf3: output is not valid JSON ({e})") from None
+
+
+def parse_iperf3_json(text):
+    """Summary of one `iperf3 -J` client run (TCP or UDP).
+
+    TCP: bits_per_second is the receiver's (end.sum_received), i.e. what
+    actually arrived, not what the sender pushed into its socket buffer.
+    retransmits comes from the sender's sum. UDP: iperf3 >= 3.x reports the
+    receiver's view (loss, jitter) in end.sum_received (newer) or end.sum
+    (older); packets_per_second counts delivered packets, so loss lowers it.
+    cpu_host/cpu_remote are iperf3's own total CPU percentages of the client
+    and server process.
+    """
+    doc = _load_json_lenient(text)
+    if not isinstance(doc, dict):
+        raise ValueError("iperf3: JSON top level is not an object")
+    if doc.get("error"):
+        raise ValueError(f"iperf3 reported an error: {doc['error']}")
+    end = doc.get("end") or {}
+    test = (doc.get("start") or {}).get("test_start") or {}
+    protocol = str(test.get("protocol", "TCP")).upper()
+    cpu = end.get("cpu_utilization_percent") or {}
+    out = {
+        "protocol": protocol,
+        "reverse": bool(test.get("reverse", 0)),
+        "streams": test.get("num_streams"),
+        "cpu_host": cpu.get("host_total"),
+        "cpu_remote": cpu.get("remote_total"),
+    }
+    if protocol == "UDP":
+        recv = end.get("sum_received") or end.get("sum")
+        if not recv:
+            raise ValueError("iperf3: UDP result has no end.sum/sum_received")
+        seconds = float(recv.get("seconds") or 0)
+        packets = int(recv.get("packets", 0))
+        lost = int(recv.get("lost_packets", 0))
+        out.update(
+            bits_per_second=float(recv["bits_per_second"]),
+            bytes=int(recv.get("bytes", 0)),
+            seconds=seconds,
+            packets=packets,
+            lost_packets=lost,
+            lost_percent=float(recv.get("lost_percent", 0.0)),
+            jitter_ms=float(recv.get("jitter_ms", 0.0)),
+            packets_per_second=(packets - lost) / seconds if seconds else None,
+        )
+        return out
+    recv = end.get("sum_received")
+    sent = end.get("sum_sent") or {}
+    if not recv:
+        raise ValueError("iperf3: TCP result has no end.sum_received "
+                         "(run interrupted before the summary?)")
+    out.update(
+        bits_per_second=float(recv["bits_per_second"]),
+        bytes=int(recv.get("bytes", 0)),
+        seconds=float(recv.get("seconds") or 0),
+        retransmits=sent.get("retransmits"),
+        sender_bits_per_second=sent.get("bits_per_second"),
+    )
+    return out
+
+
+def parse_sockperf(text):
+    """Latency summary of a `sockperf ping-pong` run, in microseconds.
+
+    sockperf reports one-way latency (RTT/2) by default and the full round
+    trip with --full-rtt; `full_rtt` says which. The summary line is
+    "avg-latency=" (3.7), "avg-lat=" (older) or "avg-rtt=" (--full-rtt).
+    Percentile lines look like "sockperf: ---> percentile 99.000 =   62.227".
+    """
+    clean = _ANSI.sub("", text)
+    out = {}
+    m = re.search(r"avg-(latency|lat|rtt)\s*=\s*(" + _NUM + r")"
+                  r"(?:\s*\(std-dev\s*=\s*(" + _NUM + r")\))?", clean)
+    if not m:
+        raise ValueError("sockperf: no avg-latency/avg-lat/avg-rtt line "
+                         "(client failed or not a ping-pong run?)")
+    out["full_rtt"] = m.group(1) == "rtt"
+    out["avg_us"] = float(m.group(2))
+    if m.group(3) is not None:
+        out["std_dev_us"] = float(m.group(3))
+    for pct, val in re.findall(
+            r"--->\s*percentile\s+(" + _NUM + r")\s*=\s*(" + _NUM + r")",
+            clean):
+        # "99.000" -> p99, "99.900" -> p99.9 (key p99_9_us)
+        label = f"{float(pct):g}".replace(".", "_")
+        out[f"p{label}_us"] = float(val)
+    for which, val in re.findall(
+            r"--->\s*<(MAX|MIN)>\s*observation\s*=\s*(" + _NUM + r")", clean):
+        out[f"{which.lower()}_us"] = float(val)
+    m = re.search(r"Total\s+(\d+)\s+observations", clean)
+    if m:
+        out["observations"] = int(m.group(1))
+    m = re.search(r"#\s*dropped messages\s*=\s*(\d+)", clean)
+    if m:
+        out["dropped"] = int(m.group(1))
+    if "p50_us" not in out or "p99_us" not in out:
+        raise ValueError("sockperf: percentile 50/99 lines missing")
+    return out
+
+
+def parse_ping(text):
+    """Summary of busybox or iputils ping, times in milliseconds.
+
+    busybox: "3 packets transmitted, 3 packets received, 0% packet loss"
+             "round-trip min/avg/max = 0.057/0.149/0.322 ms"
+    iputils: "3 packets transmitted, 3 received, 0% packet loss, time 408ms"
+             "rtt min/avg/max/mdev = 0.046/0.059/0.067/0.009 ms"
+    With no reply there is no round-trip line: min/avg/max are None.
+    """
+    m = re.search(r"(\d+)\s+packets transmitted,\s*(\d+)\s+(?:packets\s+)?"
+                  r"received.*?(" + _NUM + r")%\s+packet loss", text)
+    if not m:
+        raise ValueError("ping: no 'packets transmitted' summary line")
+    out = {"transmitted": int(m.group(1)), "received": int(m.group(2)),
+           "loss_pct": float(m.group(3)),
+           "min_ms": None, "avg_ms": None, "max_ms": None}
+    m = re.search(r"(?:round-trip|rtt)\s+min/avg/max(/mdev)?\s*=\s*"
+                  r"(" + _NUM + r")/(" + _NUM + r")/(" + _NUM + r")"
+                  r"(?:/(" + _NUM + r"))?\s*ms", text)
+    if m:
+        out.update(min_ms=float(m.group(2)), avg_ms=float(m.group(3)),
+                   max_ms=float(m.group(4)))
+        if m.group(5) is not None:
+            out["mdev_ms"] = float(m.group(5))
+    elif out["received"] > 0:
+        raise ValueError("ping: replies received but no min/avg/max line")
+    return out
+
+
+_METRIC_LINE = re.compile(r"SKIFF-METRIC:\s*([A-Za-z0-9_.:/-]+)\s*=\s*(\S*)")
+
+
+def number_or_text(value):
+    """int, else finite float, else the text unchanged."""
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        num = float(value)
+    except ValueError:
+        return value
+    # "nan"/"inf" would poison the statistics; keep them visible as text.
+    return num if math.isfinite(num) else value
+
+
+def parse_metrics(text):
+    """Collect `SKIFF-METRIC: key=value` markers from console output.
+
+    Markers may be preceded by a kernel timestamp or other prefix on the
+    same line; values become int or float when they parse as one. A key
+    seen twice keeps the last value (a re-emitted final figure wins).
+    """
+    out = {}
+    for line in _ANSI.sub("", text).splitlines():
+        m = _METRIC_LINE.search(line)
+        if m:
+            out[m.group(1)] = number_or_text(m.group(2).rstrip("\r"))
+    return out

@@ -1,0 +1,46 @@
+/* A tiny AML (ACPI Machine Language) writer: just the constructs skiff's
+ * DSDT needs (scopes, devices, named integers, EISA IDs, resource
+ * buffers, packages). Nested objects are written in place and their
+ * PkgLength patched when they are closed. */
+#ifndef SKIFF_AML_H
+#define SKIFF_AML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AML_MAX 8192
+#define AML_MAX_DEPTH 8
+
+struct aml {
+	uint8_t buf[AML_MAX];
+	size_t len;
+	size_t open[AML_MAX_DEPTH]; /* offsets of reserved PkgLength fields */
+	int depth;
+	int overflow; /* set when anything did not fit; the result is unusable */
+};
+
+void aml_init(struct aml *a);
+void aml_bytes(struct aml *a, const void *p, size_t n);
+/* Scope (path) { ... } and Device (name) { ... }; close with aml_close. */
+void aml_scope_open(struct aml *a, const char *path);
+void aml_device_open(struct aml *a, const char *name);
+void aml_close(struct aml *a);
+/* Name (NAME, integer) */
+void aml_name_int(struct aml *a, const char *name, uint64_t v);
+/* Name (NAME, EisaId ("PNP0501")) */
+void aml_name_eisaid(struct aml *a, const char *name, const char *id);
+/* Name (NAME, Buffer () { bytes }) */
+void aml_name_buffer(struct aml *a, const char *name, const uint8_t *p, size_t n);
+/* Name (NAME, Package () { small integers }) */
+void aml_name_package(struct aml *a, const char *name, const uint8_t *vals, size_t n);
+
+/* Resource descriptors for _CRS buffers; each returns the bytes written
+ * to out (which must have room). */
+size_t aml_res_io(uint8_t *out, uint16_t base, uint8_t len);
+size_t aml_res_irq(uint8_t *out, uint8_t irq);
+size_t aml_res_end(uint8_t *out);
+
+/* EISA ID compression ("PNP0501" -> 0x0105d041); 0 if malformed. */
+uint32_t aml_eisaid(const char *id);
+
+#endif
