@@ -63,6 +63,9 @@ void run_opts_usage(void)
 	       "  --cmdline STR    kernel command line (default \"" OPTS_DEFAULT_CMDLINE "\")\n"
 	       "  --mem SIZE       guest RAM, e.g. 256M, 2G (default 256M)\n"
 	       "  --cpus N         vCPUs, 1-%d (default 1)\n"
+	       "  --disk PATH[,ro] virtio-blk disk from a raw image (repeatable)\n"
+	       "  --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
+	       "  --no-ioeventfd   trap queue kicks to the vCPU thread (for comparison)\n"
 	       "  --timing         print time to first KVM_RUN\n"
 	       "  --stats          print exit counters when the guest stops\n"
 	       "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n",
@@ -70,7 +73,7 @@ void run_opts_usage(void)
 }
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_TIMING, OPT_STATS,
-       OPT_HELP };
+       OPT_HELP, OPT_DISK, OPT_NET, OPT_NO_IOEVENTFD };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
 {
@@ -83,6 +86,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 		{"timing", no_argument, NULL, OPT_TIMING},
 		{"stats", no_argument, NULL, OPT_STATS},
 		{"help", no_argument, NULL, OPT_HELP},
+		{"disk", required_argument, NULL, OPT_DISK},
+		{"net", required_argument, NULL, OPT_NET},
+		{"no-ioeventfd", no_argument, NULL, OPT_NO_IOEVENTFD},
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -126,6 +132,19 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 			break;
 		case OPT_STATS:
 			o->stats = true;
+			break;
+		case OPT_DISK:
+		case OPT_NET:
+			if (o->nr_devs == OPTS_MAX_DEVICES) {
+				snprintf(err, errlen, "too many devices (at most %d)",
+					 OPTS_MAX_DEVICES);
+				return -1;
+			}
+			o->devs[o->nr_devs].kind = c == OPT_DISK ? "disk" : "net";
+			o->devs[o->nr_devs++].spec = optarg;
+			break;
+		case OPT_NO_IOEVENTFD:
+			o->no_ioeventfd = true;
 			break;
 		case OPT_HELP:
 			run_opts_usage();

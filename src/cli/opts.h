@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/devices.h"
+
 #define EXIT_USAGE 2
 #define EXIT_RUNTIME 1
 
@@ -14,6 +16,7 @@
 #define OPTS_MEM_MAX (1ULL << 40)
 #define OPTS_CPUS_MAX 64
 #define OPTS_DEFAULT_CMDLINE "console=ttyS0"
+#define OPTS_MAX_DEVICES 64
 
 struct run_opts {
 	const char *kernel;
@@ -23,6 +26,9 @@ struct run_opts {
 	int cpus;
 	bool timing;
 	bool stats;
+	bool no_ioeventfd;
+	struct dev_arg devs[OPTS_MAX_DEVICES];
+	int nr_devs;
 };
 
 /* Parses "256M", "2G", "512K", "1T" or a bare number of MiB (as QEMU).

@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/devices.h"
+#include "core/machine.h"
+#include "iothread/iothread.h"
+#include "pci/pci.h"
 #include "cli/opts.h"
 #include "core/console.h"
 #include "core/vcpu.h"
@@ -108,6 +112,8 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	}
 	static struct vm vm;
 	static struct uart8250 uart;
+	static struct iothread io;
+	struct machine m = {.vm = &vm, .io = &io, .use_ioeventfd = !o.no_ioeventfd};
 	int status = EXIT_RUNTIME;
 	uint64_t entry;
 	if (vm_create(&vm, o.mem, o.cpus, err, sizeof(err)) < 0) {
@@ -117,6 +123,15 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		goto out;
 	}
 	signals_init(&vm);
+	if (iothread_init(&io, "io0") < 0 || !(m.pci = pci_bus_create(&vm))) {
+		fprintf(stderr, "skiff: cannot set up the I/O thread or PCI bus\n");
+		goto out;
+	}
+	if (devices_attach(&m, o.devs, o.nr_devs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff: %s\n", err);
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if (devices_register(&vm, &uart) < 0 ||
 	    boot_image_load(&img, &vm.mem, o.cpus, &entry, err, sizeof(err)) < 0 ||
 	    vcpus_create(&vm, entry, err, sizeof(err)) < 0) {
@@ -124,7 +139,7 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		goto out;
 	}
 	boot_image_close(&img);
-	if (console_start(&vm, &uart) < 0) {
+	if (iothread_start(&io) < 0 || console_start(&vm, &uart) < 0) {
 		fprintf(stderr, "skiff: cannot start the console\n");
 		goto out;
 	}
@@ -148,6 +163,7 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	for (int i = 0; i < vm.nr_cpus; i++)
 		vcpu_join(vm.vcpus[i]);
 	console_restore();
+	iothread_stop(&io);
 
 	switch (atomic_load(&vm.exit_kind)) {
 	case VM_EXIT_POWEROFF:
@@ -171,8 +187,11 @@ out:
 	boot_image_close(&img);
 	console_restore();
 	/* vCPU threads are joined; free the rest and let the OS reclaim. */
+	iothread_destroy(&io);
 	for (int i = 0; i < vm.nr_cpus; i++)
 		vcpu_destroy(vm.vcpus[i]);
+	if (m.pci)
+		pci_bus_destroy(m.pci);
 	vm_destroy(&vm);
 	return status;
 }

@@ -1,0 +1,100 @@
+/* The contract between virtio device models (blk, net, ...) and virtio
+ * transports (virtio-pci). A device knows nothing about PCI; a transport
+ * knows nothing about disks or packets (kvmtool's split).
+ *
+ * Threads: the transport calls ops from vCPU threads (config space, status,
+ * reset) and, for queue kicks, from the I/O thread (ioeventfd mode) or the
+ * vCPU thread (trapped-kick mode). A device serializes its own queue work
+ * with vdev->lock or per-queue locks as it documents. */
+#ifndef SKIFF_VIRTIO_DEV_H
+#define SKIFF_VIRTIO_DEV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/guest_mem.h"
+#include "virtio/virtq.h"
+
+#define VIRTIO_MAX_QUEUES 16
+
+/* Device status bits (virtio 1.2, 2.1) */
+#define VIRTIO_STATUS_ACKNOWLEDGE 1
+#define VIRTIO_STATUS_DRIVER 2
+#define VIRTIO_STATUS_DRIVER_OK 4
+#define VIRTIO_STATUS_FEATURES_OK 8
+#define VIRTIO_STATUS_NEEDS_RESET 64
+#define VIRTIO_STATUS_FAILED 128
+
+/* Feature bits common to all devices */
+#define VIRTIO_F_VERSION_1 32
+#define VIRTIO_F_ACCESS_PLATFORM 33
+#define VIRTIO_F_RING_PACKED 34
+
+/* ISR bits (used with INTx) */
+#define VIRTIO_ISR_QUEUE 1
+#define VIRTIO_ISR_CONFIG 2
+
+#define VIRTIO_ID_NET 1
+#define VIRTIO_ID_BLOCK 2
+
+struct virtio_dev;
+
+struct virtio_dev_ops {
+	/* Reads/writes device-specific config space (offset, len within
+	 * config_len; the transport checks bounds). */
+	void (*config_read)(struct virtio_dev *vdev, uint32_t offset, void *buf, uint32_t len);
+	void (*config_write)(struct virtio_dev *vdev, uint32_t offset, const void *buf,
+			     uint32_t len);
+	/* The driver set DRIVER_OK: queues are configured and activated.
+	 * Return 0, or -1 to fail the device (status gets NEEDS_RESET). */
+	int (*activate)(struct virtio_dev *vdev);
+	/* The driver wrote 0 to status: stop all work, drop in-flight
+	 * requests. Called before the transport resets its queues. */
+	void (*reset)(struct virtio_dev *vdev);
+	/* Queue `q` was kicked. */
+	void (*queue_notify)(struct virtio_dev *vdev, unsigned int q);
+};
+
+/* Filled in by the transport so the device can signal the guest. */
+struct virtio_transport_ops {
+	/* Interrupt for queue q (MSI-X vector or INTx + ISR bit). */
+	void (*notify_queue)(struct virtio_dev *vdev, unsigned int q);
+	/* Configuration-change interrupt (also used after NEEDS_RESET). */
+	void (*notify_config)(struct virtio_dev *vdev);
+};
+
+struct virtio_dev {
+	const char *name;     /* "virtio-blk0", for logs and stats */
+	uint32_t device_id;   /* VIRTIO_ID_* */
+	uint64_t host_features;
+	uint64_t driver_features; /* negotiated; valid after FEATURES_OK */
+	uint32_t config_len;
+	unsigned int num_queues;
+	uint16_t queue_max_size;
+	struct virtq vqs[VIRTIO_MAX_QUEUES];
+	const struct guest_mem *gm;
+	const struct virtio_dev_ops *ops;
+	const struct virtio_transport_ops *transport;
+	void *transport_data; /* owned by the transport */
+	void *priv;           /* owned by the device model */
+	_Atomic uint8_t status;
+	_Atomic uint32_t config_generation;
+	pthread_mutex_t lock;
+};
+
+/* Helpers for device models */
+static inline bool virtio_has_feature(const struct virtio_dev *vdev, unsigned int bit)
+{
+	return (vdev->driver_features >> bit) & 1;
+}
+
+/* Pushes a completion and interrupts the guest if the ring asks for it. */
+void virtio_complete(struct virtio_dev *vdev, unsigned int q, uint16_t head, uint32_t len);
+/* Interrupts the guest for queue q if virtq_should_notify says so (for
+ * devices that batch virtq_push calls). */
+void virtio_notify_if_needed(struct virtio_dev *vdev, unsigned int q);
+/* Marks the device broken: NEEDS_RESET + config interrupt (spec 2.1.2). */
+void virtio_dev_needs_reset(struct virtio_dev *vdev);
+
+#endif
