@@ -8,17 +8,18 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: skiff COMMAND [options]\n"
-		     "  run     boot a Linux guest (skiff run --help)\n"
-		     "  probe   report what this host's KVM offers (exit 0: guest kernel code\n"
-		     "          runs natively; 1: /dev/kvm works but emulates it; 2: no usable KVM)\n");
+	fprintf(out,
+		"usage: skiff COMMAND [options]\n"
+		"  run     boot a Linux guest (skiff run --help)\n"
+		"  probe   report what this host's KVM offers (exit 0: guest kernel code\n"
+		"          runs natively; 1: /dev/kvm works but emulates it; 2: no usable KVM)\n");
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t start_ns = monotonic_ns();
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "skiff: no command given (try 'skiff --help')\n");
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "run"))

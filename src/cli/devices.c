@@ -10,12 +10,11 @@ static const struct {
 	const char *kind;
 	machine_add_fn add;
 } device_kinds[] = {
-	{"disk", virtio_blk_add},
-	{"net", virtio_net_add},
+    {"disk", virtio_blk_add},
+    {"net", virtio_net_add},
 };
 
-int devices_attach(struct machine *m, const struct dev_arg *args, int n, char *err,
-		   size_t errlen)
+int devices_attach(struct machine *m, const struct dev_arg *args, int n, char *err, size_t errlen)
 {
 	for (int i = 0; i < n; i++) {
 		machine_add_fn add = NULL;

@@ -14,7 +14,6 @@ struct dev_arg {
 
 /* Attaches every device in order; -1 with a one-line reason on the first
  * that fails. */
-int devices_attach(struct machine *m, const struct dev_arg *args, int n, char *err,
-		   size_t errlen);
+int devices_attach(struct machine *m, const struct dev_arg *args, int n, char *err, size_t errlen);
 
 #endif

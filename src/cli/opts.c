@@ -72,24 +72,35 @@ void run_opts_usage(void)
 	       OPTS_CPUS_MAX);
 }
 
-enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_TIMING, OPT_STATS,
-       OPT_HELP, OPT_DISK, OPT_NET, OPT_NO_IOEVENTFD };
+enum {
+	OPT_KERNEL = 256,
+	OPT_INITRD,
+	OPT_CMDLINE,
+	OPT_MEM,
+	OPT_CPUS,
+	OPT_TIMING,
+	OPT_STATS,
+	OPT_HELP,
+	OPT_DISK,
+	OPT_NET,
+	OPT_NO_IOEVENTFD
+};
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{"kernel", required_argument, NULL, OPT_KERNEL},
-		{"initrd", required_argument, NULL, OPT_INITRD},
-		{"cmdline", required_argument, NULL, OPT_CMDLINE},
-		{"mem", required_argument, NULL, OPT_MEM},
-		{"cpus", required_argument, NULL, OPT_CPUS},
-		{"timing", no_argument, NULL, OPT_TIMING},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{"help", no_argument, NULL, OPT_HELP},
-		{"disk", required_argument, NULL, OPT_DISK},
-		{"net", required_argument, NULL, OPT_NET},
-		{"no-ioeventfd", no_argument, NULL, OPT_NO_IOEVENTFD},
-		{NULL, 0, NULL, 0},
+	    {"kernel", required_argument, NULL, OPT_KERNEL},
+	    {"initrd", required_argument, NULL, OPT_INITRD},
+	    {"cmdline", required_argument, NULL, OPT_CMDLINE},
+	    {"mem", required_argument, NULL, OPT_MEM},
+	    {"cpus", required_argument, NULL, OPT_CPUS},
+	    {"timing", no_argument, NULL, OPT_TIMING},
+	    {"stats", no_argument, NULL, OPT_STATS},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {"disk", required_argument, NULL, OPT_DISK},
+	    {"net", required_argument, NULL, OPT_NET},
+	    {"no-ioeventfd", no_argument, NULL, OPT_NO_IOEVENTFD},
+	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
 	o->cmdline = OPTS_DEFAULT_CMDLINE;
@@ -114,7 +125,8 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 			if (parse_size(optarg, &o->mem) < 0 || o->mem < OPTS_MEM_MIN ||
 			    o->mem > OPTS_MEM_MAX) {
 				snprintf(err, errlen,
-					 "invalid --mem '%s': use a size from 16M to 1T, e.g. 256M or 2G",
+					 "invalid --mem '%s': use a size from 16M to 1T, e.g. 256M "
+					 "or 2G",
 					 optarg);
 				return -1;
 			}

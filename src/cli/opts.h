@@ -9,14 +9,14 @@
 
 #include "cli/devices.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
-#define OPTS_MEM_MIN (16ULL << 20)
-#define OPTS_MEM_MAX (1ULL << 40)
-#define OPTS_CPUS_MAX 64
+#define OPTS_MEM_MIN	     (16ULL << 20)
+#define OPTS_MEM_MAX	     (1ULL << 40)
+#define OPTS_CPUS_MAX	     64
 #define OPTS_DEFAULT_CMDLINE "console=ttyS0"
-#define OPTS_MAX_DEVICES 64
+#define OPTS_MAX_DEVICES     64
 
 struct run_opts {
 	const char *kernel;

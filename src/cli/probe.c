@@ -18,10 +18,10 @@
 #include "x86/cpu.h"
 #include "x86/layout.h"
 
-#define PROBE_MEM (4ULL << 20)
-#define PROBE_CODE 0x1000
-#define PROBE_PORT 0x10
-#define PROBE_LOOPS 500000u
+#define PROBE_MEM	     (4ULL << 20)
+#define PROBE_CODE	     0x1000
+#define PROBE_PORT	     0x10
+#define PROBE_LOOPS	     500000u
 #define PROBE_DONE_PORT_EXIT 1
 
 struct cap_row {
@@ -30,14 +30,14 @@ struct cap_row {
 };
 
 static const struct cap_row caps[] = {
-	{"irqchip", KVM_CAP_IRQCHIP},
-	{"ioeventfd", KVM_CAP_IOEVENTFD},
-	{"irqfd", KVM_CAP_IRQFD},
-	{"coalesced_mmio", KVM_CAP_COALESCED_MMIO},
-	{"msi_routing", KVM_CAP_IRQ_ROUTING},
-	{"signal_msi", KVM_CAP_SIGNAL_MSI},
-	{"binary_stats_fd", KVM_CAP_BINARY_STATS_FD},
-	{"immediate_exit", KVM_CAP_IMMEDIATE_EXIT},
+    {"irqchip", KVM_CAP_IRQCHIP},
+    {"ioeventfd", KVM_CAP_IOEVENTFD},
+    {"irqfd", KVM_CAP_IRQFD},
+    {"coalesced_mmio", KVM_CAP_COALESCED_MMIO},
+    {"msi_routing", KVM_CAP_IRQ_ROUTING},
+    {"signal_msi", KVM_CAP_SIGNAL_MSI},
+    {"binary_stats_fd", KVM_CAP_BINARY_STATS_FD},
+    {"immediate_exit", KVM_CAP_IMMEDIATE_EXIT},
 };
 
 /* mov ecx, N; 1: dec ecx; jnz 1b; out PROBE_PORT, al; jmp . */
@@ -96,7 +96,7 @@ static int probe_rings(int kvm_fd, uint64_t *ring0_ns, uint64_t *ring3_ns)
 	if (run_size <= 0 || guest_mem_alloc(&gm, PROBE_MEM) < 0)
 		goto out;
 	struct kvm_userspace_memory_region r = {.memory_size = PROBE_MEM,
-						 .userspace_addr = (uint64_t)(uintptr_t)gm.host};
+						.userspace_addr = (uint64_t)(uintptr_t)gm.host};
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		goto out;
 	x86_boot_tables_write(gm.host, 1);
@@ -140,7 +140,8 @@ int cmd_probe(int argc, char **argv)
 		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
 			quiet = 1;
 		} else {
-			fprintf(stderr, "skiff: unknown option '%s' for probe (use --quiet)\n", argv[i]);
+			fprintf(stderr, "skiff: unknown option '%s' for probe (use --quiet)\n",
+				argv[i]);
 			return EXIT_USAGE;
 		}
 	}

@@ -54,8 +54,12 @@ static void uart_set_irq(void *opaque, int level)
 static int devices_register(struct vm *vm, struct uart8250 *uart)
 {
 	uart_init(uart, uart_set_irq, console_tx, vm);
-	struct bus_region r = {.base = LAYOUT_COM1, .len = 8, .handler = uart_bus_handler,
-			       .reg_name = uart_reg_name, .opaque = uart, .name = "uart0"};
+	struct bus_region r = {.base = LAYOUT_COM1,
+			       .len = 8,
+			       .handler = uart_bus_handler,
+			       .reg_name = uart_reg_name,
+			       .opaque = uart,
+			       .name = "uart0"};
 	int ret = bus_register(&vm->bus, BUS_PIO, &r);
 	if (ret < 0)
 		return ret;

@@ -111,12 +111,12 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 	struct bus_region reg = *r;
 	pthread_rwlock_unlock(&bus->lock);
 	struct bus_access acc = {
-		.addr = addr,
-		.offset = addr - reg.base,
-		.data = data,
-		.len = len,
-		.is_write = is_write,
-		.vcpu = vcpu,
+	    .addr = addr,
+	    .offset = addr - reg.base,
+	    .data = data,
+	    .len = len,
+	    .is_write = is_write,
+	    .vcpu = vcpu,
 	};
 	if (!is_write)
 		memset(data, 0xff, len);

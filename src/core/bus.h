@@ -11,12 +11,12 @@
 enum bus_space { BUS_PIO, BUS_MMIO, BUS_NR_SPACES };
 
 struct bus_access {
-	uint64_t addr;   /* guest address of the access */
+	uint64_t addr;	 /* guest address of the access */
 	uint64_t offset; /* addr - region base */
-	uint8_t *data;   /* len bytes; handler fills it on reads */
+	uint8_t *data;	 /* len bytes; handler fills it on reads */
 	uint32_t len;
 	bool is_write;
-	int vcpu;        /* index of the vCPU that trapped, -1 if none */
+	int vcpu; /* index of the vCPU that trapped, -1 if none */
 };
 
 typedef void (*bus_handler_fn)(void *opaque, struct bus_access *acc);

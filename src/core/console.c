@@ -101,7 +101,8 @@ static void *console_thread(void *arg)
 			uint8_t out[2];
 			size_t out_len;
 			if (console_escape_feed(&state, in[i], out, &out_len) == CONSOLE_QUIT) {
-				vm_request_exit(c->vm, VM_EXIT_QUIT, "quit from the console (Ctrl-A x)");
+				vm_request_exit(c->vm, VM_EXIT_QUIT,
+						"quit from the console (Ctrl-A x)");
 				free(c);
 				return NULL;
 			}

@@ -14,8 +14,8 @@ void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size)
 
 int guest_mem_alloc(struct guest_mem *gm, uint64_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	/* Guest RAM is never worth dumping and is large; THP cuts EPT misses. */

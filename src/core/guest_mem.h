@@ -25,12 +25,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GUEST_MEM_LOW_MAX 0xC0000000ULL /* PCI hole from 3 GiB to 4 GiB */
+#define GUEST_MEM_LOW_MAX   0xC0000000ULL /* PCI hole from 3 GiB to 4 GiB */
 #define GUEST_MEM_HIGH_BASE 0x100000000ULL
 
 struct guest_mem {
-	uint8_t *host;     /* base of the single host mapping */
-	uint64_t size;     /* total RAM bytes */
+	uint8_t *host;	   /* base of the single host mapping */
+	uint64_t size;	   /* total RAM bytes */
 	uint64_t low_size; /* bytes mapped at GPA 0 */
 };
 

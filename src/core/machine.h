@@ -14,7 +14,7 @@ struct machine {
 	struct vm *vm;
 	struct pci_bus *pci;
 	struct iothread *io;
-	bool use_ioeventfd; /* false with --no-ioeventfd: kicks trap to the vCPU */
+	bool use_ioeventfd;		/* false with --no-ioeventfd: kicks trap to the vCPU */
 	unsigned int nr_disks, nr_nets; /* for naming: virtio-blk0, virtio-net0 */
 };
 

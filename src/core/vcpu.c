@@ -37,7 +37,7 @@ void vcpu_signals_init(void)
 
 const char *vcpu_stat_name(enum vcpu_exit_stat s)
 {
-	static const char *names[VCPU_STAT_NR] = {"io", "mmio", "hlt", "signal",
+	static const char *names[VCPU_STAT_NR] = {"io",	      "mmio",	      "hlt",  "signal",
 						  "shutdown", "system_event", "other"};
 	return s < VCPU_STAT_NR ? names[s] : "?";
 }
@@ -52,8 +52,8 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 	v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, index);
 	if (v->fd < 0)
 		goto fail;
-	v->run = mmap(NULL, (size_t)vm->vcpu_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd,
-		      0);
+	v->run =
+	    mmap(NULL, (size_t)vm->vcpu_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 	if (v->run == MAP_FAILED) {
 		v->run = NULL;
 		goto fail;
@@ -64,7 +64,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		goto fail;
 	}
 	return v;
-fail: {
+fail : {
 	int e = errno;
 	vcpu_destroy(v);
 	errno = e;
@@ -141,8 +141,8 @@ static void *vcpu_thread(void *arg)
 				v->exits[VCPU_STAT_INTR]++;
 				continue;
 			}
-			vm_request_exit(vm, VM_EXIT_ERROR, "KVM_RUN failed on vCPU %d: %s", v->index,
-					strerror(errno));
+			vm_request_exit(vm, VM_EXIT_ERROR, "KVM_RUN failed on vCPU %d: %s",
+					v->index, strerror(errno));
 			break;
 		}
 		switch (v->run->exit_reason) {
@@ -162,8 +162,9 @@ static void *vcpu_thread(void *arg)
 			break;
 		case KVM_EXIT_SHUTDOWN:
 			v->exits[VCPU_STAT_SHUTDOWN]++;
-			vm_request_exit(vm, VM_EXIT_ERROR, "guest triple fault on vCPU %d at rip %#llx",
-					v->index, (unsigned long long)vcpu_rip(v));
+			vm_request_exit(vm, VM_EXIT_ERROR,
+					"guest triple fault on vCPU %d at rip %#llx", v->index,
+					(unsigned long long)vcpu_rip(v));
 			break;
 		case KVM_EXIT_SYSTEM_EVENT:
 			v->exits[VCPU_STAT_SYSTEM_EVENT]++;
@@ -171,13 +172,15 @@ static void *vcpu_thread(void *arg)
 			break;
 		case KVM_EXIT_FAIL_ENTRY:
 			v->exits[VCPU_STAT_OTHER]++;
-			vm_request_exit(vm, VM_EXIT_ERROR, "vCPU %d failed to enter the guest (reason %#llx)",
-					v->index,
-					(unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
+			vm_request_exit(
+			    vm, VM_EXIT_ERROR, "vCPU %d failed to enter the guest (reason %#llx)",
+			    v->index,
+			    (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
 			break;
 		case KVM_EXIT_INTERNAL_ERROR:
 			v->exits[VCPU_STAT_OTHER]++;
-			vm_request_exit(vm, VM_EXIT_ERROR, "KVM internal error on vCPU %d (suberror %u) at rip %#llx",
+			vm_request_exit(vm, VM_EXIT_ERROR,
+					"KVM internal error on vCPU %d (suberror %u) at rip %#llx",
 					v->index, v->run->internal.suberror,
 					(unsigned long long)vcpu_rip(v));
 			break;

@@ -30,7 +30,7 @@ struct vcpu {
 	pthread_t thread;
 	int started;
 	uint64_t exits[VCPU_STAT_NR]; /* written by the vCPU thread only */
-	uint64_t first_run_ns;        /* CLOCK_MONOTONIC of the first KVM_RUN */
+	uint64_t first_run_ns;	      /* CLOCK_MONOTONIC of the first KVM_RUN */
 };
 
 /* Creates vCPU `index` with CPUID and boot MSRs; NULL with errno. */

@@ -12,16 +12,16 @@
 
 /* Below 4 GiB, out of the way of RAM and the PCI window: KVM needs these
  * three pages on Intel for real-mode emulation. */
-#define VM_TSS_ADDR 0xfffbd000
+#define VM_TSS_ADDR	     0xfffbd000
 #define VM_IDENTITY_MAP_ADDR 0xfffbc000
 
 static int vm_set_memslot(struct vm *vm, uint32_t slot, uint64_t gpa, uint64_t size, void *host)
 {
 	struct kvm_userspace_memory_region r = {
-		.slot = slot,
-		.guest_phys_addr = gpa,
-		.memory_size = size,
-		.userspace_addr = (uint64_t)(uintptr_t)host,
+	    .slot = slot,
+	    .guest_phys_addr = gpa,
+	    .memory_size = size,
+	    .userspace_addr = (uint64_t)(uintptr_t)host,
 	};
 	return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r);
 }
@@ -32,7 +32,7 @@ static int vm_set_memslot(struct vm *vm, uint32_t slot, uint64_t gpa, uint64_t s
 static int vm_routing_init(struct vm *vm)
 {
 	struct kvm_irq_routing *r =
-		calloc(1, sizeof(*r) + VM_MAX_GSI * sizeof(struct kvm_irq_routing_entry));
+	    calloc(1, sizeof(*r) + VM_MAX_GSI * sizeof(struct kvm_irq_routing_entry));
 	if (!r)
 		return -ENOMEM;
 	for (uint32_t pin = 0; pin < VM_IOAPIC_PINS; pin++) {
@@ -45,7 +45,8 @@ static int vm_routing_init(struct vm *vm)
 			e = &r->entries[r->nr++];
 			e->gsi = pin;
 			e->type = KVM_IRQ_ROUTING_IRQCHIP;
-			e->u.irqchip.irqchip = pin < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE;
+			e->u.irqchip.irqchip =
+			    pin < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE;
 			e->u.irqchip.pin = pin % 8;
 		}
 	}
@@ -203,7 +204,8 @@ int vm_msi_route_update(struct vm *vm, uint32_t gsi, uint64_t addr, uint32_t dat
 		struct kvm_irq_routing_entry *e = &r->entries[i];
 		if (e->gsi == gsi && e->type == KVM_IRQ_ROUTING_MSI) {
 			if (e->u.msi.address_lo == (uint32_t)addr &&
-			    e->u.msi.address_hi == (uint32_t)(addr >> 32) && e->u.msi.data == data) {
+			    e->u.msi.address_hi == (uint32_t)(addr >> 32) &&
+			    e->u.msi.data == data) {
 				ret = 0; /* unchanged: skip the costly table rewrite */
 				break;
 			}
@@ -219,9 +221,9 @@ int vm_msi_route_update(struct vm *vm, uint32_t gsi, uint64_t addr, uint32_t dat
 int vm_signal_msi(struct vm *vm, uint64_t addr, uint32_t data)
 {
 	struct kvm_msi msi = {
-		.address_lo = (uint32_t)addr,
-		.address_hi = (uint32_t)(addr >> 32),
-		.data = data,
+	    .address_lo = (uint32_t)addr,
+	    .address_hi = (uint32_t)(addr >> 32),
+	    .data = data,
 	};
 	return ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 ? -errno : 0;
 }
@@ -229,9 +231,9 @@ int vm_signal_msi(struct vm *vm, uint64_t addr, uint32_t data)
 int vm_irqfd(struct vm *vm, int efd, uint32_t gsi, bool assign)
 {
 	struct kvm_irqfd irqfd = {
-		.fd = (uint32_t)efd,
-		.gsi = gsi,
-		.flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN,
+	    .fd = (uint32_t)efd,
+	    .gsi = gsi,
+	    .flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN,
 	};
 	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
 }
@@ -240,11 +242,11 @@ int vm_ioeventfd(struct vm *vm, int efd, enum bus_space sp, uint64_t addr, uint3
 		 bool assign)
 {
 	struct kvm_ioeventfd io = {
-		.addr = addr,
-		.len = len,
-		.fd = efd,
-		.flags = (sp == BUS_PIO ? KVM_IOEVENTFD_FLAG_PIO : 0) |
-			 (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN),
+	    .addr = addr,
+	    .len = len,
+	    .fd = efd,
+	    .flags = (sp == BUS_PIO ? KVM_IOEVENTFD_FLAG_PIO : 0) |
+		     (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN),
 	};
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0 ? -errno : 0;
 }

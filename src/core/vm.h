@@ -12,8 +12,8 @@
 #include "core/bus.h"
 #include "core/guest_mem.h"
 
-#define VM_MAX_CPUS 64
-#define VM_MAX_GSI 1024
+#define VM_MAX_CPUS    64
+#define VM_MAX_GSI     1024
 #define VM_IOAPIC_PINS 24
 
 struct vcpu;
@@ -21,9 +21,9 @@ struct vcpu;
 enum vm_exit_kind {
 	VM_EXIT_NONE = 0,
 	VM_EXIT_POWEROFF, /* guest powered off: status 0 */
-	VM_EXIT_REBOOT,   /* guest asked to reboot: status 0 with a message */
-	VM_EXIT_QUIT,     /* user quit (Ctrl-A x, signal): status 0 */
-	VM_EXIT_ERROR,    /* triple fault, internal error, panic: status 1 */
+	VM_EXIT_REBOOT,	  /* guest asked to reboot: status 0 with a message */
+	VM_EXIT_QUIT,	  /* user quit (Ctrl-A x, signal): status 0 */
+	VM_EXIT_ERROR,	  /* triple fault, internal error, panic: status 1 */
 };
 
 struct vm {
@@ -53,7 +53,7 @@ void vm_destroy(struct vm *vm);
 
 /* Requests that the VM stop; the first request's kind and reason stick. */
 void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Level-triggered line on the in-kernel PIC/IOAPIC (ISA IRQs and INTx). */
 int vm_irq_line(struct vm *vm, uint32_t gsi, int level);

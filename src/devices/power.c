@@ -4,7 +4,7 @@
 #include "x86/acpi.h"
 #include "x86/layout.h"
 
-#define I8042_CMD_PORT 0x64
+#define I8042_CMD_PORT	0x64
 #define I8042_CMD_RESET 0xfe
 
 static void sleep_ctl_handler(void *opaque, struct bus_access *acc)
@@ -43,12 +43,22 @@ static const char *power_reg_name(void *opaque, uint64_t offset, bool is_write)
 int power_register(struct vm *vm)
 {
 	const struct bus_region regions[] = {
-		{.base = LAYOUT_ACPI_SLEEP_CTL, .len = 2, .handler = sleep_ctl_handler,
-		 .reg_name = power_reg_name, .opaque = vm, .name = "acpi-sleep"},
-		{.base = LAYOUT_ACPI_RESET, .len = 1, .handler = reset_handler, .opaque = vm,
-		 .name = "acpi-reset"},
-		{.base = I8042_CMD_PORT, .len = 1, .handler = reset_handler, .opaque = vm,
-		 .name = "i8042-reset"},
+	    {.base = LAYOUT_ACPI_SLEEP_CTL,
+	     .len = 2,
+	     .handler = sleep_ctl_handler,
+	     .reg_name = power_reg_name,
+	     .opaque = vm,
+	     .name = "acpi-sleep"},
+	    {.base = LAYOUT_ACPI_RESET,
+	     .len = 1,
+	     .handler = reset_handler,
+	     .opaque = vm,
+	     .name = "acpi-reset"},
+	    {.base = I8042_CMD_PORT,
+	     .len = 1,
+	     .handler = reset_handler,
+	     .opaque = vm,
+	     .name = "i8042-reset"},
 	};
 	for (unsigned int i = 0; i < sizeof(regions) / sizeof(regions[0]); i++) {
 		int r = bus_register(&vm->bus, BUS_PIO, &regions[i]);

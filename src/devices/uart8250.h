@@ -17,7 +17,7 @@
 /* Register offsets */
 enum {
 	UART_RBR_THR = 0, /* DLL when LCR.DLAB */
-	UART_IER = 1,     /* DLM when LCR.DLAB */
+	UART_IER = 1,	  /* DLM when LCR.DLAB */
 	UART_IIR_FCR = 2,
 	UART_LCR = 3,
 	UART_MCR = 4,
@@ -26,18 +26,18 @@ enum {
 	UART_SCR = 7,
 };
 
-#define UART_IER_RDI 0x01
-#define UART_IER_THRI 0x02
-#define UART_IIR_NO_INT 0x01
-#define UART_IIR_THRI 0x02
-#define UART_IIR_RDI 0x04
-#define UART_IIR_FIFO 0xc0
-#define UART_LCR_DLAB 0x80
-#define UART_MCR_LOOP 0x10
-#define UART_LSR_DR 0x01
-#define UART_LSR_THRE 0x20
-#define UART_LSR_TEMT 0x40
-#define UART_FCR_ENABLE 0x01
+#define UART_IER_RDI	  0x01
+#define UART_IER_THRI	  0x02
+#define UART_IIR_NO_INT	  0x01
+#define UART_IIR_THRI	  0x02
+#define UART_IIR_RDI	  0x04
+#define UART_IIR_FIFO	  0xc0
+#define UART_LCR_DLAB	  0x80
+#define UART_MCR_LOOP	  0x10
+#define UART_LSR_DR	  0x01
+#define UART_LSR_THRE	  0x20
+#define UART_LSR_TEMT	  0x40
+#define UART_FCR_ENABLE	  0x01
 #define UART_FCR_CLEAR_RX 0x02
 
 typedef void (*uart_irq_fn)(void *opaque, int level);

@@ -20,22 +20,22 @@
 
 /* Device status bits (virtio 1.2, 2.1) */
 #define VIRTIO_STATUS_ACKNOWLEDGE 1
-#define VIRTIO_STATUS_DRIVER 2
-#define VIRTIO_STATUS_DRIVER_OK 4
+#define VIRTIO_STATUS_DRIVER	  2
+#define VIRTIO_STATUS_DRIVER_OK	  4
 #define VIRTIO_STATUS_FEATURES_OK 8
 #define VIRTIO_STATUS_NEEDS_RESET 64
-#define VIRTIO_STATUS_FAILED 128
+#define VIRTIO_STATUS_FAILED	  128
 
 /* Feature bits common to all devices */
-#define VIRTIO_F_VERSION_1 32
+#define VIRTIO_F_VERSION_1	 32
 #define VIRTIO_F_ACCESS_PLATFORM 33
-#define VIRTIO_F_RING_PACKED 34
+#define VIRTIO_F_RING_PACKED	 34
 
 /* ISR bits (used with INTx) */
-#define VIRTIO_ISR_QUEUE 1
+#define VIRTIO_ISR_QUEUE  1
 #define VIRTIO_ISR_CONFIG 2
 
-#define VIRTIO_ID_NET 1
+#define VIRTIO_ID_NET	1
 #define VIRTIO_ID_BLOCK 2
 
 struct virtio_dev;
@@ -65,8 +65,8 @@ struct virtio_transport_ops {
 };
 
 struct virtio_dev {
-	const char *name;     /* "virtio-blk0", for logs and stats */
-	uint32_t device_id;   /* VIRTIO_ID_* */
+	const char *name;   /* "virtio-blk0", for logs and stats */
+	uint32_t device_id; /* VIRTIO_ID_* */
 	uint64_t host_features;
 	uint64_t driver_features; /* negotiated; valid after FEATURES_OK */
 	uint32_t config_len;
@@ -77,7 +77,7 @@ struct virtio_dev {
 	const struct virtio_dev_ops *ops;
 	const struct virtio_transport_ops *transport;
 	void *transport_data; /* owned by the transport */
-	void *priv;           /* owned by the device model */
+	void *priv;	      /* owned by the device model */
 	_Atomic uint8_t status;
 	_Atomic uint32_t config_generation;
 	pthread_mutex_t lock;

@@ -16,10 +16,10 @@ uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus);
 uint8_t acpi_checksum(const void *p, size_t len);
 
 /* Values the guest writes to the sleep control register to enter S5. */
-#define ACPI_SLP_EN 0x20
+#define ACPI_SLP_EN	   0x20
 #define ACPI_SLP_TYP_SHIFT 2
-#define ACPI_SLP_TYP_MASK 0x1c
-#define ACPI_S5_TYPE 5
-#define ACPI_RESET_VALUE 0x1
+#define ACPI_SLP_TYP_MASK  0x1c
+#define ACPI_S5_TYPE	   5
+#define ACPI_RESET_VALUE   0x1
 
 #endif

@@ -3,19 +3,19 @@
 #include <ctype.h>
 #include <string.h>
 
-#define AML_NAME_OP 0x08
-#define AML_BYTE_PREFIX 0x0a
-#define AML_WORD_PREFIX 0x0b
+#define AML_NAME_OP	 0x08
+#define AML_BYTE_PREFIX	 0x0a
+#define AML_WORD_PREFIX	 0x0b
 #define AML_DWORD_PREFIX 0x0c
 #define AML_QWORD_PREFIX 0x0e
-#define AML_ZERO_OP 0x00
-#define AML_ONE_OP 0x01
-#define AML_SCOPE_OP 0x10
-#define AML_BUFFER_OP 0x11
-#define AML_PACKAGE_OP 0x12
-#define AML_EXT_PREFIX 0x5b
-#define AML_DEVICE_OP 0x82
-#define AML_ROOT_CHAR '\\'
+#define AML_ZERO_OP	 0x00
+#define AML_ONE_OP	 0x01
+#define AML_SCOPE_OP	 0x10
+#define AML_BUFFER_OP	 0x11
+#define AML_PACKAGE_OP	 0x12
+#define AML_EXT_PREFIX	 0x5b
+#define AML_DEVICE_OP	 0x82
+#define AML_ROOT_CHAR	 '\\'
 
 void aml_init(struct aml *a)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AML_MAX 8192
+#define AML_MAX	      8192
 #define AML_MAX_DEPTH 8
 
 struct aml {

@@ -83,7 +83,8 @@ int boot_image_open(struct boot_image *img, const char *kernel, const char *init
 	guest_mem_init(&layout, NULL, mem_size);
 	uint64_t kernel_end = img->bz.load_addr + img->bz.init_size;
 	if (kernel_end > layout.low_size) {
-		snprintf(err, errlen, "guest RAM (%llu MiB) too small for the kernel (needs %llu MiB)",
+		snprintf(err, errlen,
+			 "guest RAM (%llu MiB) too small for the kernel (needs %llu MiB)",
 			 (unsigned long long)(mem_size >> 20),
 			 (unsigned long long)((kernel_end + (1 << 20) - 1) >> 20));
 		return -1;
@@ -94,8 +95,8 @@ int boot_image_open(struct boot_image *img, const char *kernel, const char *init
 			return -1;
 		img->initrd_size = (uint64_t)st.st_size;
 		uint64_t addr;
-		if (initrd_place(&layout, kernel_end, img->bz.hdr.initrd_addr_max,
-				 img->initrd_size, &addr) < 0) {
+		if (initrd_place(&layout, kernel_end, img->bz.hdr.initrd_addr_max, img->initrd_size,
+				 &addr) < 0) {
 			snprintf(err, errlen,
 				 "initrd %s (%llu MiB) does not fit in guest RAM (%llu MiB) beside "
 				 "the kernel",
@@ -136,8 +137,8 @@ int boot_image_load(const struct boot_image *img, const struct guest_mem *gm, in
 			return -1;
 		}
 		uint8_t *idst = guest_mem_ptr(gm, initrd_addr, img->initrd_size);
-		if (!idst || pread(img->initrd_fd, idst, img->initrd_size, 0) !=
-				     (ssize_t)img->initrd_size) {
+		if (!idst ||
+		    pread(img->initrd_fd, idst, img->initrd_size, 0) != (ssize_t)img->initrd_size) {
 			snprintf(err, errlen, "cannot read initrd %s", img->initrd_path);
 			return -1;
 		}

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #define SETUP_HDR_OFFSET 0x1f1
-#define BOOT_FLAG_MAGIC 0xAA55
-#define HDRS_MAGIC 0x53726448 /* "HdrS" */
+#define BOOT_FLAG_MAGIC	 0xAA55
+#define HDRS_MAGIC	 0x53726448 /* "HdrS" */
 
 int bzimage_parse(const uint8_t *buf, size_t len, struct bzimage *out, char *err, size_t errlen)
 {

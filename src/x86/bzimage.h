@@ -7,16 +7,16 @@
 
 #include <asm/bootparam.h>
 
-#define BZIMAGE_MIN_PROTOCOL 0x020c /* 2.12: xloadflags, 64-bit entry */
+#define BZIMAGE_MIN_PROTOCOL 0x020c	  /* 2.12: xloadflags, 64-bit entry */
 #define BZIMAGE_DEFAULT_LOAD 0x1000000ULL /* 16 MiB, CONFIG_PHYSICAL_START */
 
 struct bzimage {
 	struct setup_header hdr; /* copy of the image's setup header */
-	const uint8_t *kernel;   /* protected-mode code inside the file buffer */
+	const uint8_t *kernel;	 /* protected-mode code inside the file buffer */
 	size_t kernel_len;
-	size_t setup_len;        /* real-mode part, (setup_sects + 1) * 512 */
-	uint64_t load_addr;      /* where the protected-mode code goes */
-	uint64_t init_size;      /* memory the kernel needs from load_addr on */
+	size_t setup_len;   /* real-mode part, (setup_sects + 1) * 512 */
+	uint64_t load_addr; /* where the protected-mode code goes */
+	uint64_t init_size; /* memory the kernel needs from load_addr on */
 };
 
 /* Validates `buf` as a bzImage; on error returns -1 and a one-line reason. */

@@ -8,36 +8,36 @@
 
 #include "x86/layout.h"
 
-#define MSR_IA32_SYSENTER_CS 0x174
-#define MSR_IA32_SYSENTER_ESP 0x175
-#define MSR_IA32_SYSENTER_EIP 0x176
-#define MSR_IA32_MISC_ENABLE 0x1a0
-#define MSR_IA32_TSC 0x10
-#define MSR_STAR 0xc0000081
-#define MSR_LSTAR 0xc0000082
-#define MSR_CSTAR 0xc0000083
-#define MSR_SYSCALL_MASK 0xc0000084
-#define MSR_KERNEL_GS_BASE 0xc0000102
+#define MSR_IA32_SYSENTER_CS	0x174
+#define MSR_IA32_SYSENTER_ESP	0x175
+#define MSR_IA32_SYSENTER_EIP	0x176
+#define MSR_IA32_MISC_ENABLE	0x1a0
+#define MSR_IA32_TSC		0x10
+#define MSR_STAR		0xc0000081
+#define MSR_LSTAR		0xc0000082
+#define MSR_CSTAR		0xc0000083
+#define MSR_SYSCALL_MASK	0xc0000084
+#define MSR_KERNEL_GS_BASE	0xc0000102
 #define MISC_ENABLE_FAST_STRING 1ULL
 
-#define CR0_PE (1ULL << 0)
-#define CR0_MP (1ULL << 1)
-#define CR0_ET (1ULL << 4)
-#define CR0_NE (1ULL << 5)
-#define CR0_PG (1ULL << 31)
-#define CR4_PAE (1ULL << 5)
+#define CR0_PE	 (1ULL << 0)
+#define CR0_MP	 (1ULL << 1)
+#define CR0_ET	 (1ULL << 4)
+#define CR0_NE	 (1ULL << 5)
+#define CR0_PG	 (1ULL << 31)
+#define CR4_PAE	 (1ULL << 5)
 #define EFER_LME (1ULL << 8)
 #define EFER_LMA (1ULL << 10)
 
-#define PTE_P 1ULL
-#define PTE_W 2ULL
-#define PTE_U 4ULL
+#define PTE_P  1ULL
+#define PTE_W  2ULL
+#define PTE_U  4ULL
 #define PTE_PS 0x80ULL
 
-#define APIC_LVT0 0x350
-#define APIC_LVT1 0x360
+#define APIC_LVT0	 0x350
+#define APIC_LVT1	 0x360
 #define APIC_MODE_EXTINT 0x7
-#define APIC_MODE_NMI 0x4
+#define APIC_MODE_NMI	 0x4
 
 static int msrs_set(int fd)
 {
@@ -45,10 +45,16 @@ static int msrs_set(int fd)
 		uint32_t index;
 		uint64_t value;
 	} boot_msrs[] = {
-		{MSR_IA32_SYSENTER_CS, 0}, {MSR_IA32_SYSENTER_ESP, 0}, {MSR_IA32_SYSENTER_EIP, 0},
-		{MSR_STAR, 0},		   {MSR_LSTAR, 0},	       {MSR_CSTAR, 0},
-		{MSR_SYSCALL_MASK, 0},	   {MSR_KERNEL_GS_BASE, 0},    {MSR_IA32_TSC, 0},
-		{MSR_IA32_MISC_ENABLE, MISC_ENABLE_FAST_STRING},
+	    {MSR_IA32_SYSENTER_CS, 0},
+	    {MSR_IA32_SYSENTER_ESP, 0},
+	    {MSR_IA32_SYSENTER_EIP, 0},
+	    {MSR_STAR, 0},
+	    {MSR_LSTAR, 0},
+	    {MSR_CSTAR, 0},
+	    {MSR_SYSCALL_MASK, 0},
+	    {MSR_KERNEL_GS_BASE, 0},
+	    {MSR_IA32_TSC, 0},
+	    {MSR_IA32_MISC_ENABLE, MISC_ENABLE_FAST_STRING},
 	};
 	enum { N = sizeof(boot_msrs) / sizeof(boot_msrs[0]) };
 	struct {

@@ -5,14 +5,14 @@
 
 #include "x86/cpu.h"
 
-#define CPUID_MAX_ENTRIES 256
+#define CPUID_MAX_ENTRIES      256
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
-#define CPUID_1_EDX_HTT (1u << 28)
+#define CPUID_1_EDX_HTT	       (1u << 28)
 
 struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd)
 {
 	struct kvm_cpuid2 *c =
-		calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(struct kvm_cpuid_entry2));
+	    calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(struct kvm_cpuid_entry2));
 	if (!c)
 		return NULL;
 	c->nent = CPUID_MAX_ENTRIES;
@@ -33,8 +33,8 @@ void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus)
 		switch (e->function) {
 		case 1:
 			/* EBX[31:24] initial APIC ID, [23:16] logical CPUs per package */
-			e->ebx = (e->ebx & 0x0000ffff) | (apic_id << 24) |
-				 ((uint32_t)nr_cpus << 16);
+			e->ebx =
+			    (e->ebx & 0x0000ffff) | (apic_id << 24) | ((uint32_t)nr_cpus << 16);
 			e->ecx |= CPUID_1_ECX_HYPERVISOR;
 			if (nr_cpus > 1)
 				e->edx |= CPUID_1_EDX_HTT;

@@ -5,9 +5,9 @@
 
 #include "x86/layout.h"
 
-#define E820_RAM 1
+#define E820_RAM      1
 #define E820_RESERVED 2
-#define PAGE_SIZE 4096ULL
+#define PAGE_SIZE     4096ULL
 
 static unsigned int e820_add(struct boot_e820_entry *t, unsigned int n, unsigned int max,
 			     uint64_t addr, uint64_t size, uint32_t type)

@@ -10,7 +10,8 @@
 
 /* Fills `table` (at most `max` entries) with the guest's memory map for a
  * RAM layout; returns the number of entries. */
-unsigned int e820_build(const struct guest_mem *gm, struct boot_e820_entry *table, unsigned int max);
+unsigned int e820_build(const struct guest_mem *gm, struct boot_e820_entry *table,
+			unsigned int max);
 
 /* Picks the highest page-aligned address for an initrd of `size` bytes that
  * lies above `min_addr`, ends at or below initrd_addr_max + 1 and inside low

@@ -14,8 +14,8 @@
 #include "x86/zeropage.h"
 
 #define FAKE_SETUP_SECTS 4
-#define FAKE_SYS_LEN (64 * 1024)
-#define FAKE_LEN ((FAKE_SETUP_SECTS + 1) * 512 + FAKE_SYS_LEN)
+#define FAKE_SYS_LEN	 (64 * 1024)
+#define FAKE_LEN	 ((FAKE_SETUP_SECTS + 1) * 512 + FAKE_SYS_LEN)
 
 static uint8_t *fake_bzimage(void)
 {
@@ -271,16 +271,16 @@ static void test_acpi_checksums(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bzimage_valid),
-		cmocka_unit_test(test_bzimage_setup_sects_zero_means_four),
-		cmocka_unit_test(test_bzimage_rejects),
-		cmocka_unit_test(test_bzimage_truncated),
-		cmocka_unit_test(test_e820_small_guest),
-		cmocka_unit_test(test_e820_large_guest_splits_at_pci_hole),
-		cmocka_unit_test(test_initrd_placement),
-		cmocka_unit_test(test_cmdline_limit),
-		cmocka_unit_test(test_zeropage),
-		cmocka_unit_test(test_acpi_checksums),
+	    cmocka_unit_test(test_bzimage_valid),
+	    cmocka_unit_test(test_bzimage_setup_sects_zero_means_four),
+	    cmocka_unit_test(test_bzimage_rejects),
+	    cmocka_unit_test(test_bzimage_truncated),
+	    cmocka_unit_test(test_e820_small_guest),
+	    cmocka_unit_test(test_e820_large_guest_splits_at_pci_hole),
+	    cmocka_unit_test(test_initrd_placement),
+	    cmocka_unit_test(test_cmdline_limit),
+	    cmocka_unit_test(test_zeropage),
+	    cmocka_unit_test(test_acpi_checksums),
 	};
 	return cmocka_run_group_tests_name("boot", tests, NULL, NULL);
 }

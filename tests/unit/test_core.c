@@ -114,7 +114,7 @@ static void test_guest_mem_high_region(void **state)
 	assert_int_equal(gm.low_size, GUEST_MEM_LOW_MAX);
 	assert_non_null(guest_mem_ptr(&gm, GUEST_MEM_LOW_MAX - 8, 8));
 	assert_null(guest_mem_ptr(&gm, GUEST_MEM_LOW_MAX - 8, 16)); /* into the hole */
-	assert_null(guest_mem_ptr(&gm, 0xfee00000, 4));               /* LAPIC */
+	assert_null(guest_mem_ptr(&gm, 0xfee00000, 4));		    /* LAPIC */
 	assert_ptr_equal(guest_mem_ptr(&gm, GUEST_MEM_HIGH_BASE, 8),
 			 (uint8_t *)0x10000 + GUEST_MEM_LOW_MAX);
 	assert_non_null(guest_mem_ptr(&gm, (5ULL << 30) - 8, 8));
@@ -174,8 +174,8 @@ static void test_bus_many_regions_sorted(void **state)
 	bus_init(&bus);
 	/* registered out of order, more than the initial capacity */
 	for (int i = 40; i >= 0; i--) {
-		struct bus_region r = {.base = (uint64_t)i * 0x10, .len = 8,
-				       .handler = count_handler};
+		struct bus_region r = {
+		    .base = (uint64_t)i * 0x10, .len = 8, .handler = count_handler};
 		assert_int_equal(bus_register(&bus, BUS_MMIO, &r), 0);
 	}
 	for (int i = 0; i <= 40; i++) {
@@ -212,13 +212,13 @@ static void test_console_escape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_run_opts),
-		cmocka_unit_test(test_guest_mem_ptr_bounds),
-		cmocka_unit_test(test_guest_mem_high_region),
-		cmocka_unit_test(test_bus_dispatch),
-		cmocka_unit_test(test_bus_many_regions_sorted),
-		cmocka_unit_test(test_console_escape),
+	    cmocka_unit_test(test_parse_size),
+	    cmocka_unit_test(test_run_opts),
+	    cmocka_unit_test(test_guest_mem_ptr_bounds),
+	    cmocka_unit_test(test_guest_mem_high_region),
+	    cmocka_unit_test(test_bus_dispatch),
+	    cmocka_unit_test(test_bus_many_regions_sorted),
+	    cmocka_unit_test(test_console_escape),
 	};
 	return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

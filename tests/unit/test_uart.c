@@ -64,7 +64,7 @@ static void test_divisor_latch(void **state)
 	uart_init(&u, sink_irq, sink_tx, &s);
 	wr(&u, UART_LCR, UART_LCR_DLAB | 0x03);
 	wr(&u, UART_RBR_THR, 0x01); /* DLL, not THR */
-	wr(&u, UART_IER, 0x00);     /* DLM, not IER */
+	wr(&u, UART_IER, 0x00);	    /* DLM, not IER */
 	assert_int_equal(rd(&u, UART_RBR_THR), 0x01);
 	assert_int_equal(s.out_len, 0);
 	wr(&u, UART_LCR, 0x03);
@@ -171,14 +171,14 @@ static void test_scratch_and_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_thr_transmits),
-		cmocka_unit_test(test_divisor_latch),
-		cmocka_unit_test(test_thre_interrupt_raise_and_clear),
-		cmocka_unit_test(test_rx_interrupt_and_fifo),
-		cmocka_unit_test(test_rx_priority_over_thre),
-		cmocka_unit_test(test_rx_fifo_full),
-		cmocka_unit_test(test_loopback_probe),
-		cmocka_unit_test(test_scratch_and_names),
+	    cmocka_unit_test(test_thr_transmits),
+	    cmocka_unit_test(test_divisor_latch),
+	    cmocka_unit_test(test_thre_interrupt_raise_and_clear),
+	    cmocka_unit_test(test_rx_interrupt_and_fifo),
+	    cmocka_unit_test(test_rx_priority_over_thre),
+	    cmocka_unit_test(test_rx_fifo_full),
+	    cmocka_unit_test(test_loopback_probe),
+	    cmocka_unit_test(test_scratch_and_names),
 	};
 	return cmocka_run_group_tests_name("uart8250", tests, NULL, NULL);
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Install what skiff needs to build and test, and fetch the guest kernel.
+#
+# Idempotent: installs only missing Debian packages (running `apt-get update`
+# at most once, and only when something is missing), and downloads + extracts
+# the guest kernel package into .cache/kernel/ only if not already there.
+# The kernel is NOT installed: a VMM's setup must never touch the host's /boot.
+# Prints one line per action taken, nothing otherwise. Works non-interactively
+# (CI=true, no stdin) on a fresh Debian 12 machine as root.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KCACHE="$ROOT/.cache/kernel"
+
+PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev
+	qemu-system-x86 busybox-static iperf3 iproute2 cpio xz-utils gzip
+	python3 gnuplot-nox sockperf
+	kmod) # kmod: modinfo reads guest module dependencies when building images
+
+export DEBIAN_FRONTEND=noninteractive
+
+# Prefix apt-get with sudo when not root (developer machines); CI runs as root.
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then SUDO=(sudo); fi
+
+# Run a command quietly; show its output only if it fails (apt and debconf
+# chat on stderr even with -qq).
+quiet() {
+	local out rc=0
+	out=$(mktemp)
+	"$@" </dev/null >"$out" 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || cat "$out" >&2
+	rm -f "$out"
+	return "$rc"
+}
+
+updated=0
+apt_update_once() {
+	if [ "$updated" -eq 0 ]; then
+		echo "install-deps: apt-get update"
+		quiet "${SUDO[@]}" apt-get update -qq
+		updated=1
+	fi
+}
+
+is_installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	is_installed "$p" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	apt_update_once
+	echo "install-deps: installing ${missing[*]}"
+	quiet "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The guest kernel: the version that the linux-image-amd64 metapackage names,
+# e.g. linux-image-6.1.0-57-amd64. apt-cache needs package lists: if it finds
+# nothing, update once and ask again.
+kernel_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1
+}
+KPKG=$(kernel_pkg)
+if [ -z "$KPKG" ]; then
+	apt_update_once
+	KPKG=$(kernel_pkg)
+fi
+if [ -z "$KPKG" ]; then
+	echo "install-deps: cannot find the kernel package linux-image-amd64 depends on" >&2
+	exit 1
+fi
+KVER=${KPKG#linux-image-}
+
+# A stamp written after a complete extraction, so an interrupted run retries.
+STAMP="$KCACHE/.extracted-$KVER"
+if [ ! -e "$STAMP" ]; then
+	mkdir -p "$KCACHE"
+	echo "install-deps: downloading $KPKG into .cache/kernel/"
+	# apt-get download drops privileges to _apt, which may not be able to write
+	# to the project's folder: as root, tell apt not to drop (no warning then).
+	sandbox=()
+	if [ "$(id -u)" -eq 0 ]; then sandbox=(-o APT::Sandbox::User=root); fi
+	rm -f "$KCACHE"/linux-image-*.deb
+	(cd "$KCACHE" && quiet apt-get download -qq "${sandbox[@]}" "$KPKG")
+	echo "install-deps: extracting $KPKG into .cache/kernel/"
+	quiet dpkg -x "$KCACHE"/"$KPKG"_*.deb "$KCACHE"
+	# Kernel images are mode 0600 in the package; let a non-root user read it.
+	chmod a+r "$KCACHE"/boot/vmlinuz-"$KVER"
+	touch "$STAMP"
+fi

@@ -1,0 +1,86 @@
+# shellcheck shell=sh
+# Functions for scenario scripts inside L1 and L2 (busybox ash: POSIX sh).
+# Installed at /testbed/lib.sh; the generated /scenario-l1.sh and
+# /scenario-l2.sh source it, set SCENARIO, source the scenario file and call
+# its l1 or l2 function.
+
+# This busybox runs its own applets before anything in PATH (it is built
+# "standalone"), so the real tools copied into the image are reached through
+# functions: iproute2's ip (busybox ip cannot make taps) and, in L1, GNU date.
+[ -x /usr/sbin/ip ] && ip() { /usr/sbin/ip "$@"; }
+[ -x /usr/bin/date ] && date() { /usr/bin/date "$@"; }
+
+# Result and metric markers, read by the host from L0's console log.
+pass() { echo "SKIFF-RESULT: PASS $SCENARIO"; }
+fail() { echo "SKIFF-RESULT: FAIL $SCENARIO $*"; }
+metric() { echo "SKIFF-METRIC: $1=$2"; }
+
+# Nanoseconds since the epoch. L1 has GNU date (busybox date lacks %N);
+# elsewhere fall back to /proc/uptime (10 ms resolution).
+now_ns() {
+	t=$(date +%s%N 2>/dev/null)
+	case "$t" in
+	*N | '') awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime ;;
+	*) echo "$t" ;;
+	esac
+}
+
+# Defaults for booting L2 from L1; a scenario may override them.
+L2_KERNEL=/l2/vmlinuz
+L2_INITRD=/l2/initrd.gz
+L2_CMDLINE="console=ttyS0 quiet panic=-1"
+L2_MEM=256M
+L2_TIMEOUT=240 # seconds; an L2 boot under emulation takes up to ~60 s
+
+# vmm_boot_l2 CMD [ARGS...]: run a VMM that boots L2 with its serial console
+# on stdout, relaying the console to L1's (so L0's log shows L2's lines) and
+# to /tmp/l2.log, with stderr in /tmp/vmm.err. Sets:
+#   VMM_RC       the VMM's exit status (143: killed after L2_TIMEOUT s)
+#   L2_INIT_MS   ms from the VMM's start to L2's "SKIFF-L2: init" line, or ""
+# and emits the metric l2_start_to_init_ms. Returns VMM_RC.
+vmm_boot_l2() {
+	rm -f /tmp/l2.log /tmp/vmm.err /tmp/vmm.rc /tmp/l2-init.ns
+	cr=$(printf '\r')
+	t0=$(now_ns)
+	# The exit status goes through a file: the reader loop runs in a
+	# subshell, and busybox ash pipelines report only the last command.
+	{
+		timeout "$L2_TIMEOUT" "$@" </dev/null 2>/tmp/vmm.err
+		echo $? >/tmp/vmm.rc
+	} | while IFS= read -r line; do
+		line=${line%"$cr"}
+		case "$line" in
+		"SKIFF-L2: init"*) [ -e /tmp/l2-init.ns ] || now_ns >/tmp/l2-init.ns ;;
+		esac
+		printf '%s\n' "$line"
+		printf '%s\n' "$line" >>/tmp/l2.log
+	done
+	VMM_RC=$(cat /tmp/vmm.rc 2>/dev/null || echo 255)
+	L2_INIT_MS=
+	if [ -e /tmp/l2-init.ns ]; then
+		L2_INIT_MS=$((($(cat /tmp/l2-init.ns) - t0) / 1000000))
+		metric l2_start_to_init_ms "$L2_INIT_MS"
+	fi
+	t=$(sed -n 's/^SKIFF-L2: init uptime=\([0-9.]*\).*/\1/p' /tmp/l2.log 2>/dev/null | head -n1)
+	[ -n "$t" ] && metric l2_uptime_at_init_s "$t"
+	if [ "$VMM_RC" != 0 ]; then
+		echo "vmm_boot_l2: $1 exited $VMM_RC; its stderr:"
+		tail -n 20 /tmp/vmm.err
+	fi
+	return "$VMM_RC"
+}
+
+# skiff_boot_l2 [SKIFF ARGS...]: boot L2 under skiff (with --timing), as
+# vmm_boot_l2 does, then emit skiff's start→first KVM_RUN time as the metric
+# skiff_first_kvm_run_us.
+skiff_boot_l2() {
+	rc=0
+	vmm_boot_l2 skiff run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
+		--cmdline "$L2_CMDLINE" --mem "$L2_MEM" --timing "$@" || rc=$?
+	us=$(sed -n 's/^skiff: first KVM_RUN after \([0-9]*\) us.*/\1/p' /tmp/vmm.err | head -n1)
+	[ -n "$us" ] && metric skiff_first_kvm_run_us "$us"
+	return "$rc"
+}
+
+# l2_saw LINE: whether L2's console (of the last vmm_boot_l2) had LINE.
+l2_saw() { grep -qxF "$1" /tmp/l2.log 2>/dev/null; }

@@ -1,0 +1,276 @@
+# shellcheck shell=bash
+# Variables here are used by the scripts that source this file; the commas
+# in TB_L0_CMD are QEMU's.
+# shellcheck disable=SC2034,SC2054
+# Shared host-side functions of the nested testbed. Source it; do not run it.
+#
+# Why nested: this machine's /dev/kvm is a software KVM that cannot run guest
+# kernel code at usable speed. So L0 is QEMU/TCG emulating an AMD CPU with SVM,
+# L1 is a Debian kernel + busybox initramfs that loads kvm-amd, and skiff runs
+# in L1 to boot the L2 guest. See tests/testbed/README.md.
+
+TB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_ROOT=$(cd "$TB_DIR/../.." && pwd)
+TB_CACHE=${TB_CACHE:-$TB_ROOT/.cache/testbed}
+TB_KCACHE=${TB_KCACHE:-$TB_ROOT/.cache/kernel}
+TB_LOGS=$TB_CACHE/logs
+TB_L1_BASE=$TB_CACHE/l1-base.cpio.gz
+TB_L2_BASE=$TB_CACHE/l2-base.cpio.gz
+TB_SKIFF=${SKIFF:-$TB_ROOT/build/skiff}
+
+# Modules each level loads, in any order: tb_module_closure orders them by
+# their dependencies. Networking ones in L1 serve tap/vhost-net backends.
+TB_L1_MODULES="irqbypass ccp kvm kvm-amd tun tap vhost_iotlb vhost vhost_net"
+TB_L2_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
+	virtio_pci failover net_failover virtio_net virtio_blk"
+
+# L0: the outer QEMU with a software CPU that emulates AMD SVM, so L1 gets a
+# working (hardware-like) kvm-amd. -nic none: nothing may leave the machine.
+TB_L0_CMD=(qemu-system-x86_64 -machine q35,accel=tcg -cpu EPYC,+svm -smp 2 -m 4G
+	-nographic -no-reboot -nic none)
+TB_L0_APPEND="console=ttyS0 quiet panic=-1"
+
+tb_say() { echo "testbed: $*"; }
+tb_die() {
+	echo "testbed: error: $*" >&2
+	exit 1
+}
+
+# The guest kernel fetched by tests/install-deps.sh (never the host's /boot).
+tb_kernel_version() {
+	local v
+	v=$(find "$TB_KCACHE/boot" -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort | tail -n1)
+	[ -n "$v" ] || tb_die "no guest kernel in $TB_KCACHE: run tests/install-deps.sh"
+	echo "${v##*/vmlinuz-}"
+}
+tb_vmlinuz() { echo "$TB_KCACHE/boot/vmlinuz-$(tb_kernel_version)"; }
+tb_moddir() { echo "$TB_KCACHE/lib/modules/$(tb_kernel_version)"; }
+
+# Shared libraries a dynamic binary needs, as absolute paths (ldd's view),
+# including the dynamic loader itself.
+tb_libs_of() {
+	ldd "$1" 2>/dev/null | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3 }
+		$1 ~ /^\// { print $1 }' | sort -u
+}
+
+# Copy FILE into the staging tree DEST at path DESTPATH (default: same path),
+# with its shared libraries at their own paths. cp -L: Debian's libraries and
+# /lib64/ld-linux-x86-64.so.2 are symlinks, an initramfs needs real files.
+tb_copy_bin() {
+	local dest=$1 file=$2 at=${3:-$2} lib
+	mkdir -p "$dest$(dirname "$at")"
+	cp -L "$file" "$dest$at"
+	for lib in $(tb_libs_of "$file"); do
+		mkdir -p "$dest$(dirname "$lib")"
+		cp -L "$lib" "$dest$lib"
+	done
+}
+
+# busybox-static plus a symlink per applet, except the names in SKIP (a
+# space-separated list) that a real tool from another package provides.
+tb_add_busybox() {
+	local dest=$1 skip=" ${2:-} " path name
+	mkdir -p "$dest/bin"
+	cp -L /bin/busybox "$dest/bin/busybox"
+	while read -r path; do
+		name=${path##*/}
+		case "$skip" in *" $name "*) continue ;; esac
+		[ "$path" = bin/busybox ] && continue
+		mkdir -p "$dest/$(dirname "$path")"
+		ln -sf /bin/busybox "$dest/$path"
+	done < <(/bin/busybox --list-full)
+}
+
+# Print the module files for NAMES and all they depend on, dependencies
+# first (busybox insmod does not resolve them). Modules that do not exist as
+# files are built in: skipped. Names may use - or _ (kvm-amd = kvm_amd).
+tb_module_closure() {
+	local moddir f n
+	moddir=$(tb_moddir)
+	declare -A path=() seen=()
+	while read -r f; do
+		n=${f##*/}
+		n=${n%.xz}
+		n=${n%.ko}
+		path[${n//-/_}]=$f
+	done < <(find "$moddir/kernel" -name '*.ko' -o -name '*.ko.xz')
+	_tb_visit() {
+		local m=${1//-/_} d
+		[ -n "${seen[$m]:-}" ] && return 0
+		seen[$m]=1
+		[ -n "${path[$m]:-}" ] || return 0 # built in
+		for d in $(modinfo -F depends "${path[$m]}" | tr ',' ' '); do
+			_tb_visit "$d"
+		done
+		echo "${path[$m]}"
+	}
+	for n in "$@"; do _tb_visit "$n"; done
+}
+
+# Put the modules (decompressed: busybox insmod may lack xz support) flat in
+# DEST/lib/modules/testbed/ and their load order in DEST/etc/testbed-modules,
+# which the guest's /init reads.
+tb_add_modules() {
+	local dest=$1 f n
+	shift
+	mkdir -p "$dest/lib/modules/testbed" "$dest/etc"
+	: >"$dest/etc/testbed-modules"
+	# shellcheck disable=SC2068 # the word splitting of the module list is wanted
+	for f in $(tb_module_closure $@); do
+		n=${f##*/}
+		n=${n%.xz}
+		case "$f" in
+		*.xz) xz -dc "$f" >"$dest/lib/modules/testbed/$n" ;;
+		*) cp "$f" "$dest/lib/modules/testbed/$n" ;;
+		esac
+		echo "${n%.ko}" >>"$dest/etc/testbed-modules"
+	done
+}
+
+# Skeleton every initramfs needs. /dev/console must exist before /init runs
+# or init has no stdin/stdout (devtmpfs is mounted only by /init itself);
+# making the node needs root, so without root /init redirects to it later.
+tb_add_skeleton() {
+	local dest=$1
+	mkdir -p "$dest"/{bin,sbin,etc,proc,sys,dev,tmp,root,run,usr/bin,usr/sbin,lib64}
+	if [ "$(id -u)" -eq 0 ]; then
+		mknod -m 600 "$dest/dev/console" c 5 1
+		mknod -m 666 "$dest/dev/null" c 1 3
+	fi
+}
+
+# Pack DIR as a newc cpio into OUT (gzip'd if GZIP=1), padded with zeros to a
+# multiple of 4 bytes: Linux reads concatenated archives, but an uncompressed
+# one is recognized only at a 4-byte aligned offset.
+tb_mkcpio() {
+	local dir=$1 out=$2 gz=${3:-0} size
+	(
+		cd "$dir" || exit 1
+		find . -mindepth 1 | LC_ALL=C sort |
+			cpio -o -H newc -R 0:0 --quiet |
+			if [ "$gz" = 1 ]; then gzip -6 -n; else cat; fi
+	) >"$out"
+	size=$(stat -c %s "$out")
+	if [ $((size % 4)) -ne 0 ]; then
+		head -c $((4 - size % 4)) /dev/zero >>"$out"
+	fi
+}
+
+# QEMU as a peer VMM inside L1 (for comparisons and for testing the testbed
+# itself): the binary, its libraries, and the firmware microvm and the
+# -kernel loader need. Firmware in /usr/share/qemu is partly symlinks into
+# other packages: cp -L. Run it in L1 with -L /usr/share/qemu.
+tb_pack_qemu() {
+	local dest=$1 fw
+	tb_copy_bin "$dest" /usr/bin/qemu-system-x86_64
+	mkdir -p "$dest/usr/share/qemu"
+	for fw in bios-microvm.bin qboot.rom bios-256k.bin linuxboot_dma.bin \
+		linuxboot.bin pvh.bin kvmvapic.bin multiboot_dma.bin; do
+		[ -e "/usr/share/qemu/$fw" ] && cp -L "/usr/share/qemu/$fw" "$dest/usr/share/qemu/"
+	done
+	return 0
+}
+
+# Run L0 with INITRD, console output to LOG, killed after TIMEOUT seconds.
+# Prints nothing; returns qemu's (or timeout's: 124) exit status. One L0 at a
+# time on this machine: the flock serializes concurrent runs.
+tb_boot_l0() {
+	local initrd=$1 log=$2 bound=$3 rc=0
+	mkdir -p "$TB_CACHE"
+	exec {lockfd}>"$TB_CACHE/l0.lock"
+	if ! flock -n "$lockfd"; then
+		tb_say "waiting for another L0 run to finish"
+		flock "$lockfd"
+	fi
+	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
+	timeout --kill-after=10 "$bound" "${TB_L0_CMD[@]}" \
+		-kernel "$(tb_vmlinuz)" -initrd "$initrd" -append "$TB_L0_APPEND" \
+		</dev/null >"$log" 2>&1 || rc=$?
+	exec {lockfd}>&-
+	return "$rc"
+}
+
+# --- Per-run images: the small overlays appended to the cached bases. ---
+
+# Copy build/skiff (or $SKIFF) and its libraries into the L1 staging tree.
+# Returns 1 if there is no skiff binary (scenarios that need it then fail
+# inside L1 with a clear message; L1-only scenarios still run).
+tb_stage_skiff() {
+	[ -x "$TB_SKIFF" ] || return 1
+	tb_copy_bin "$1" "$TB_SKIFF" /usr/bin/skiff
+}
+
+# tb_concat_initrd OUT BASE [OVERLAY_DIR]: BASE followed by OVERLAY_DIR
+# packed as an uncompressed cpio. Linux unpacks concatenated archives in
+# order, later files replacing earlier ones: only the overlay is per run.
+tb_concat_initrd() {
+	local out=$1 base=$2 overlay=${3:-}
+	if [ -n "$overlay" ]; then
+		tb_mkcpio "$overlay" "$out.overlay"
+		cat "$base" "$out.overlay" >"$out"
+		rm -f "$out.overlay"
+	else
+		cp "$base" "$out"
+	fi
+}
+
+# Host-side settings of scenario NAME, from its file in a subshell, as
+# shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2.
+tb_scenario_file() { echo "$TB_DIR/scenarios/$1.sh"; }
+tb_scenario_settings() {
+	local file
+	file=$(tb_scenario_file "$1")
+	[ -f "$file" ] || tb_die "no scenario $1 (no $file)"
+	(
+		TIMEOUT=600 SLOW=0 PEERS="" EXPECT=""
+		# shellcheck disable=SC1090
+		. "$file"
+		printf 'S_TIMEOUT=%q S_SLOW=%q S_PEERS=%q S_EXPECT=%q S_HAS_L2=%q\n' \
+			"$TIMEOUT" "$SLOW" "$PEERS" "$EXPECT" \
+			"$(declare -F l2 >/dev/null && echo 1 || echo 0)"
+	)
+}
+
+# The wrapper that L1's or L2's /init runs: the guest library, the scenario
+# file, then its l1 or l2 function. The scenario file is sourced by busybox
+# ash, so it must be POSIX sh (see README.md).
+tb_wrapper() {
+	local name=$1 part=$2
+	cat <<EOW
+#!/bin/sh
+# Generated by tests/testbed/lib.sh for scenario $name, part $part.
+SCENARIO=$name
+. /testbed/lib.sh
+. /testbed/scenario.sh
+if type $part >/dev/null 2>&1; then $part; else fail "scenario has no $part function"; fi
+EOW
+}
+
+# tb_build_run_initrd NAME OUT: the L1 initrd for one run of scenario NAME:
+# L1 base + overlay (skiff, peers, scenario scripts, the L2 initrd = L2 base
+# + overlay with the scenario's L2 part).
+tb_build_run_initrd() {
+	local name=$1 out=$2 work file S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2
+	eval "$(tb_scenario_settings "$name")"
+	file=$(tb_scenario_file "$name")
+	work=$(mktemp -d "$TB_CACHE/run.XXXXXX")
+	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed"
+
+	tb_stage_skiff "$work/l1" || true
+	case " $S_PEERS " in *" qemu "*) tb_pack_qemu "$work/l1" ;; esac
+	cp "$file" "$work/l1/testbed/scenario.sh"
+	tb_wrapper "$name" l1 >"$work/l1/scenario-l1.sh"
+	chmod 755 "$work/l1/scenario-l1.sh"
+
+	if [ "$S_HAS_L2" = 1 ]; then
+		cp "$file" "$work/l2/testbed/scenario.sh"
+		tb_wrapper "$name" l2 >"$work/l2/scenario-l2.sh"
+		chmod 755 "$work/l2/scenario-l2.sh"
+		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
+	else
+		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE"
+	fi
+	tb_concat_initrd "$out" "$TB_L1_BASE" "$work/l1"
+	rm -rf "$work"
+}
