@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE="$ROOT/.cache/kernel"
 
-PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev
+PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev
 	qemu-system-x86 busybox-static iperf3 iproute2 cpio xz-utils gzip
 	python3 gnuplot-nox sockperf
 	kmod) # kmod: modinfo reads guest module dependencies when building images

@@ -66,6 +66,8 @@ void run_opts_usage(void)
 	       "  --disk PATH[,ro] virtio-blk disk from a raw image (repeatable)\n"
 	       "  --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
 	       "  --no-ioeventfd   trap queue kicks to the vCPU thread (for comparison)\n"
+	       "  --unpack host|guest  decompress the kernel on the host, cached (default),\n"
+	       "                   or let the bzImage decompress itself in the guest\n"
 	       "  --timing         print time to first KVM_RUN\n"
 	       "  --stats          print exit counters when the guest stops\n"
 	       "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n",
@@ -83,7 +85,8 @@ enum {
 	OPT_HELP,
 	OPT_DISK,
 	OPT_NET,
-	OPT_NO_IOEVENTFD
+	OPT_NO_IOEVENTFD,
+	OPT_UNPACK
 };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
@@ -100,6 +103,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	    {"disk", required_argument, NULL, OPT_DISK},
 	    {"net", required_argument, NULL, OPT_NET},
 	    {"no-ioeventfd", no_argument, NULL, OPT_NO_IOEVENTFD},
+	    {"unpack", required_argument, NULL, OPT_UNPACK},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -154,6 +158,14 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 			}
 			o->devs[o->nr_devs].kind = c == OPT_DISK ? "disk" : "net";
 			o->devs[o->nr_devs++].spec = optarg;
+			break;
+		case OPT_UNPACK:
+			if (strcmp(optarg, "host") && strcmp(optarg, "guest")) {
+				snprintf(err, errlen, "invalid --unpack '%s': use host or guest",
+					 optarg);
+				return -1;
+			}
+			o->guest_unpack = !strcmp(optarg, "guest");
 			break;
 		case OPT_NO_IOEVENTFD:
 			o->no_ioeventfd = true;

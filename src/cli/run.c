@@ -109,7 +109,9 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		return EXIT_USAGE;
 	}
 	struct boot_image img;
-	if (boot_image_open(&img, o.kernel, o.initrd, o.cmdline, o.mem, err, sizeof(err)) < 0) {
+	if (boot_image_open(&img, o.kernel, o.initrd, o.cmdline, o.mem,
+			    o.guest_unpack ? BOOT_UNPACK_GUEST : BOOT_UNPACK_HOST, err,
+			    sizeof(err)) < 0) {
 		fprintf(stderr, "skiff: %s\n", err);
 		boot_image_close(&img);
 		return EXIT_USAGE;

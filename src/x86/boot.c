@@ -10,7 +10,9 @@
 
 #include "x86/acpi.h"
 #include "x86/cpu.h"
+#include "x86/kcache.h"
 #include "x86/layout.h"
+#include "x86/vmlinux.h"
 #include "x86/zeropage.h"
 
 #define KERNEL_MAX_FILE (512ULL << 20)
@@ -46,8 +48,38 @@ static int open_regular(const char *what, const char *path, struct stat *st, cha
 	return fd;
 }
 
+int boot_image_unpack(struct boot_image *img, char *err, size_t errlen)
+{
+	uint64_t key = kcache_hash(img->kernel_file, img->kernel_file_len);
+	size_t len;
+	const uint8_t *p = kcache_lookup(key, &len);
+	if (p) {
+		img->vmlinux_mapped = 1;
+	} else {
+		uint8_t *buf;
+		if (vmlinux_extract(&img->bz, &buf, &len, err, errlen) < 0)
+			return -1;
+		kcache_store(key, buf, len);
+		p = buf;
+		img->vmlinux_mapped = 0;
+	}
+	img->vmlinux = p;
+	img->vmlinux_len = len;
+	return 0;
+}
+
+static void boot_image_drop_vmlinux(struct boot_image *img)
+{
+	if (img->vmlinux_mapped)
+		kcache_release(img->vmlinux, img->vmlinux_len);
+	else
+		free((void *)img->vmlinux);
+	img->vmlinux = NULL;
+}
+
 int boot_image_open(struct boot_image *img, const char *kernel, const char *initrd,
-		    const char *cmdline, uint64_t mem_size, char *err, size_t errlen)
+		    const char *cmdline, uint64_t mem_size, enum boot_unpack unpack, char *err,
+		    size_t errlen)
 {
 	struct stat st;
 	memset(img, 0, sizeof(*img));
@@ -82,6 +114,18 @@ int boot_image_open(struct boot_image *img, const char *kernel, const char *init
 	struct guest_mem layout;
 	guest_mem_init(&layout, NULL, mem_size);
 	uint64_t kernel_end = img->bz.load_addr + img->bz.init_size;
+	char why2[200];
+	if (unpack == BOOT_UNPACK_HOST && kernel_end <= layout.low_size &&
+	    boot_image_unpack(img, why2, sizeof(why2)) == 0) {
+		uint64_t end;
+		if (vmlinux_check(img->vmlinux, img->vmlinux_len, layout.low_size,
+				  &img->vmlinux_entry, &end, why2, sizeof(why2)) < 0) {
+			/* A bad cache entry or payload: boot the bzImage as is. */
+			boot_image_drop_vmlinux(img);
+		} else if (end > kernel_end) {
+			kernel_end = end;
+		}
+	}
 	if (kernel_end > layout.low_size) {
 		snprintf(err, errlen,
 			 "guest RAM (%llu MiB) too small for the kernel (needs %llu MiB)",
@@ -110,6 +154,8 @@ int boot_image_open(struct boot_image *img, const char *kernel, const char *init
 
 void boot_image_close(struct boot_image *img)
 {
+	if (img->vmlinux)
+		boot_image_drop_vmlinux(img);
 	free(img->kernel_file);
 	img->kernel_file = NULL;
 	if (img->initrd_fd >= 0)
@@ -127,7 +173,14 @@ int boot_image_load(const struct boot_image *img, const struct guest_mem *gm, in
 		snprintf(err, errlen, "guest RAM too small for the kernel");
 		return -1;
 	}
-	memcpy(kdst, bz->kernel, bz->kernel_len);
+	if (img->vmlinux) {
+		if (vmlinux_load(img->vmlinux, img->vmlinux_len, gm) < 0) {
+			snprintf(err, errlen, "cannot load the unpacked kernel");
+			return -1;
+		}
+	} else {
+		memcpy(kdst, bz->kernel, bz->kernel_len);
+	}
 
 	uint64_t initrd_addr = 0;
 	if (img->initrd_fd >= 0) {
@@ -156,7 +209,8 @@ int boot_image_load(const struct boot_image *img, const struct guest_mem *gm, in
 	struct boot_params *bp = (struct boot_params *)(low + LAYOUT_ZERO_PAGE);
 	zeropage_build(bp, bz, gm, LAYOUT_CMDLINE, initrd_addr, img->initrd_size, rsdp);
 	x86_boot_tables_write(low, 0);
-	/* The 64-bit entry point is 0x200 bytes into the protected-mode code. */
-	*entry = bz->load_addr + 0x200;
+	/* The bzImage's 64-bit entry is 0x200 bytes into its protected-mode
+	 * code; an unpacked vmlinux is entered at its ELF entry (startup_64). */
+	*entry = img->vmlinux ? img->vmlinux_entry : bz->load_addr + 0x200;
 	return 0;
 }

@@ -17,13 +17,24 @@ struct boot_image {
 	uint64_t initrd_size;
 	const char *initrd_path;
 	const char *cmdline;
+	/* Host-decompressed kernel (see vmlinux.h); NULL: the guest unpacks */
+	const uint8_t *vmlinux;
+	size_t vmlinux_len;
+	int vmlinux_mapped; /* from the cache (munmap) or malloc'd (free) */
+	uint64_t vmlinux_entry;
 };
+
+enum boot_unpack { BOOT_UNPACK_HOST, BOOT_UNPACK_GUEST };
 
 /* Reads and validates the kernel, opens the initrd, and checks that both
  * fit in `mem_size` bytes of RAM and that the command line fits, before
  * any VM exists. -1 with a one-line reason on bad input. */
 int boot_image_open(struct boot_image *img, const char *kernel, const char *initrd,
-		    const char *cmdline, uint64_t mem_size, char *err, size_t errlen);
+		    const char *cmdline, uint64_t mem_size, enum boot_unpack unpack, char *err,
+		    size_t errlen);
+/* Decompresses the kernel on the host, through the cache (0, or -1 if the
+ * payload cannot be unpacked here; the image then boots the usual way). */
+int boot_image_unpack(struct boot_image *img, char *err, size_t errlen);
 void boot_image_close(struct boot_image *img);
 
 /* Places everything in guest RAM; returns the 64-bit entry point in *entry
