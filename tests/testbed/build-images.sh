@@ -89,6 +89,11 @@ fill_l1() {
 	cp "$TB_DIR/guest/profile" "$d/etc/profile"
 	cp "$(tb_vmlinuz)" "$d/l2/vmlinuz"
 	install -m 755 "$TB_DIR/guest/l1-init" "$d/init"
+	# skiff decompresses a bzImage's kernel once and caches it; do that here,
+	# natively, instead of in emulated L1 on every scenario's first boot.
+	if [ -x "$TB_SKIFF" ]; then
+		SKIFF_CACHE_DIR="$d/root/.cache/skiff" "$TB_SKIFF" unpack "$d/l2/vmlinuz"
+	fi
 }
 
 build "$TB_L2_BASE" fill_l2 "${L2_BINS[@]}"
