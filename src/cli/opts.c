@@ -69,7 +69,8 @@ void run_opts_usage(void)
 	       "  --unpack host|guest  decompress the kernel on the host, cached (default),\n"
 	       "                   or let the bzImage decompress itself in the guest\n"
 	       "  --timing         print time to first KVM_RUN\n"
-	       "  --stats          print exit counters when the guest stops\n"
+	       "  --stats          print exit accounting when the guest stops\n"
+	       "  --stats-json FILE  write the same as JSON\n"
 	       "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n",
 	       OPTS_CPUS_MAX);
 }
@@ -86,7 +87,8 @@ enum {
 	OPT_DISK,
 	OPT_NET,
 	OPT_NO_IOEVENTFD,
-	OPT_UNPACK
+	OPT_UNPACK,
+	OPT_STATS_JSON
 };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
@@ -104,6 +106,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	    {"net", required_argument, NULL, OPT_NET},
 	    {"no-ioeventfd", no_argument, NULL, OPT_NO_IOEVENTFD},
 	    {"unpack", required_argument, NULL, OPT_UNPACK},
+	    {"stats-json", required_argument, NULL, OPT_STATS_JSON},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -158,6 +161,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 			}
 			o->devs[o->nr_devs].kind = c == OPT_DISK ? "disk" : "net";
 			o->devs[o->nr_devs++].spec = optarg;
+			break;
+		case OPT_STATS_JSON:
+			o->stats_json = optarg;
 			break;
 		case OPT_UNPACK:
 			if (strcmp(optarg, "host") && strcmp(optarg, "guest")) {

@@ -26,6 +26,7 @@ struct run_opts {
 	int cpus;
 	bool timing;
 	bool stats;
+	const char *stats_json; /* --stats-json FILE */
 	bool no_ioeventfd;
 	bool guest_unpack; /* --unpack guest: let the bzImage decompress itself */
 	struct dev_arg devs[OPTS_MAX_DEVICES];

@@ -19,6 +19,8 @@
 #include "core/vm.h"
 #include "devices/power.h"
 #include "devices/uart8250.h"
+#include "stats/counters.h"
+#include "stats/exit_sites.h"
 #include "stats/exit_stats.h"
 #include "x86/boot.h"
 #include "x86/cpu.h"
@@ -129,6 +131,10 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		goto out;
 	}
 	signals_init(&vm);
+	static struct exit_sites sites;
+	exit_sites_init(&sites);
+	vm.bus.account = exit_sites_bus_account;
+	vm.bus.account_opaque = &sites;
 	if (iothread_init(&io, "io0") < 0 || !(m.pci = pci_bus_create(&vm))) {
 		fprintf(stderr, "skiff: cannot set up the I/O thread or PCI bus\n");
 		goto out;
@@ -187,8 +193,19 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		fprintf(stderr, "skiff: %s\n", vm.exit_reason);
 		status = EXIT_RUNTIME;
 	}
+	struct exit_stats_src src = {
+	    .vm = &vm, .sites = &sites, .io = &io, .wall_s = (monotonic_ns() - start_ns) / 1e9};
 	if (o.stats)
-		exit_stats_print(stderr, &vm);
+		exit_stats_print(stderr, &src);
+	if (o.stats_json) {
+		FILE *f = fopen(o.stats_json, "w");
+		if (f) {
+			exit_stats_json(f, &src);
+			fclose(f);
+		} else {
+			fprintf(stderr, "skiff: cannot write %s\n", o.stats_json);
+		}
+	}
 out:
 	boot_image_close(&img);
 	console_restore();

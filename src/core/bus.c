@@ -103,6 +103,8 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 		else
 			__atomic_fetch_add(&t->unclaimed_reads, 1, __ATOMIC_RELAXED);
 		pthread_rwlock_unlock(&bus->lock);
+		if (bus->account)
+			bus->account(bus->account_opaque, sp, NULL, addr, is_write);
 		if (!is_write)
 			memset(data, 0xff, len);
 		return false;
@@ -118,6 +120,8 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 	    .is_write = is_write,
 	    .vcpu = vcpu,
 	};
+	if (bus->account)
+		bus->account(bus->account_opaque, sp, &reg, addr, is_write);
 	if (!is_write)
 		memset(data, 0xff, len);
 	reg.handler(reg.opaque, &acc);

@@ -38,9 +38,16 @@ struct bus_table {
 	uint64_t unclaimed_reads, unclaimed_writes;
 };
 
+/* Exit accounting hook: called for every dispatched access, with the
+ * owning region (NULL if unclaimed). Must be cheap and thread-safe. */
+typedef void (*bus_account_fn)(void *opaque, enum bus_space sp, const struct bus_region *r,
+			       uint64_t addr, bool is_write);
+
 struct bus {
 	pthread_rwlock_t lock;
 	struct bus_table space[BUS_NR_SPACES];
+	bus_account_fn account;
+	void *account_opaque;
 };
 
 void bus_init(struct bus *bus);

@@ -191,6 +191,9 @@ static void *vcpu_thread(void *arg)
 			break;
 		}
 	}
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	v->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return NULL;
 }
 

@@ -31,6 +31,7 @@ struct vcpu {
 	int started;
 	uint64_t exits[VCPU_STAT_NR]; /* written by the vCPU thread only */
 	uint64_t first_run_ns;	      /* CLOCK_MONOTONIC of the first KVM_RUN */
+	uint64_t cpu_ns;	      /* thread CPU time, set when the thread ends */
 };
 
 /* Creates vCPU `index` with CPUID and boot MSRs; NULL with errno. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* epoll data points at one of these; they live as long as the I/O thread
@@ -70,11 +71,15 @@ static void *iothread_loop(void *arg)
 		for (int i = 0; i < n; i++) {
 			struct iothread_handler *h = evs[i].data.ptr;
 			if (!h)
-				return NULL; /* stop_fd */
+				goto out; /* stop_fd */
 			io->events++;
 			h->fn(h->opaque, evs[i].events);
 		}
 	}
+out:;
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	io->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return NULL;
 }
 

@@ -16,6 +16,7 @@ struct iothread {
 	pthread_t thread;
 	int running;
 	uint64_t wakeups, events;
+	uint64_t cpu_ns; /* thread CPU time, set when the thread ends */
 };
 
 int iothread_init(struct iothread *io, const char *name);

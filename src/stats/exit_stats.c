@@ -1,25 +1,141 @@
 #include "stats/exit_stats.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "iothread/iothread.h"
+#include "stats/counters.h"
+#include "stats/exit_sites.h"
+#include "stats/kvm_stats.h"
 
-void exit_stats_print(FILE *out, struct vm *vm)
+#define TOP_SITES 40
+
+static void totals(const struct vm *vm, uint64_t *total, double *vcpu_cpu_s)
 {
-	uint64_t total[VCPU_STAT_NR] = {0};
-	for (int i = 0; i < vm->nr_cpus; i++)
-		for (int s = 0; s < VCPU_STAT_NR; s++)
-			if (vm->vcpus[i])
-				total[s] += vm->vcpus[i]->exits[s];
-	fprintf(out, "%-24s %12s\n", "exit reason", "count");
+	*vcpu_cpu_s = 0;
 	for (int s = 0; s < VCPU_STAT_NR; s++)
-		fprintf(out, "%-24s %12" PRIu64 "\n", vcpu_stat_name((enum vcpu_exit_stat)s),
-			total[s]);
-	const struct bus_table *pio = &vm->bus.space[BUS_PIO];
-	const struct bus_table *mmio = &vm->bus.space[BUS_MMIO];
-	fprintf(out, "%-24s %12" PRIu64 "\n", "pio unclaimed",
-		pio->unclaimed_reads + pio->unclaimed_writes);
-	fprintf(out, "%-24s %12" PRIu64 "\n", "mmio unclaimed",
-		mmio->unclaimed_reads + mmio->unclaimed_writes);
+		total[s] = 0;
+	for (int i = 0; i < vm->nr_cpus; i++) {
+		if (!vm->vcpus[i])
+			continue;
+		for (int s = 0; s < VCPU_STAT_NR; s++)
+			total[s] += vm->vcpus[i]->exits[s];
+		*vcpu_cpu_s += vm->vcpus[i]->cpu_ns / 1e9;
+	}
+}
+
+static void kvm_totals(const struct vm *vm, struct kvm_counters *k)
+{
+	k->n = 0;
+	for (int i = 0; i < vm->nr_cpus; i++)
+		if (vm->vcpus[i])
+			kvm_stats_collect(vm->vcpus[i]->fd, k);
+}
+
+static const char *space_name(uint8_t sp)
+{
+	return sp == BUS_PIO ? "pio" : "mmio";
+}
+
+static void site_label(const struct exit_site *e, char *buf, size_t len)
+{
+	if (!e->dev)
+		snprintf(buf, len, "unclaimed %s %#" PRIx64, space_name(e->space), e->addr);
+	else
+		snprintf(buf, len, "%s %s", e->dev, e->reg ? e->reg : "-");
+}
+
+void exit_stats_print(FILE *out, const struct exit_stats_src *src)
+{
+	uint64_t total[VCPU_STAT_NR];
+	double vcpu_cpu;
+	totals(src->vm, total, &vcpu_cpu);
+	fprintf(out, "--- skiff exit accounting (%.2f s) ---\n", src->wall_s);
+	fprintf(out, "%-40s %12s %10s\n", "exits to skiff, by reason", "count", "per s");
+	for (int s = 0; s < VCPU_STAT_NR; s++)
+		if (total[s])
+			fprintf(out, "  %-38s %12" PRIu64 " %10.1f\n",
+				vcpu_stat_name((enum vcpu_exit_stat)s), total[s],
+				total[s] / src->wall_s);
+	struct exit_site *sites = calloc(EXIT_SITES_MAX, sizeof(*sites));
+	unsigned int n = sites ? exit_sites_sorted(src->sites, sites, EXIT_SITES_MAX) : 0;
+	fprintf(out, "%-40s %12s %10s\n", "port I/O and MMIO exits, by register", "count", "per s");
+	for (unsigned int i = 0; i < n && i < TOP_SITES; i++) {
+		char label[96];
+		site_label(&sites[i], label, sizeof(label));
+		uint64_t c = atomic_load(&sites[i].count);
+		fprintf(out, "  %-32s %5s %12" PRIu64 " %10.1f\n", label,
+			sites[i].is_write ? "write" : "read", c, c / src->wall_s);
+	}
+	free(sites);
+	unsigned int nc = counters_count();
+	if (nc)
+		fprintf(out, "%-40s %12s\n", "device and I/O-thread counters", "count");
+	for (unsigned int i = 0; i < nc; i++)
+		fprintf(out, "  %-38s %12" PRIu64 "\n", counters_name(i), counters_value(i));
+	struct kvm_counters *k = calloc(1, sizeof(*k));
+	if (k) {
+		kvm_totals(src->vm, k);
+		if (k->n)
+			fprintf(out, "%-40s %12s\n", "KVM's counters (all vCPUs)", "count");
+		for (unsigned int i = 0; i < k->n; i++)
+			if (k->c[i].value)
+				fprintf(out, "  %-38s %12" PRIu64 "\n", k->c[i].name,
+					k->c[i].value);
+		free(k);
+	}
+	fprintf(out, "%-40s %12s\n", "CPU time", "seconds");
+	for (int i = 0; i < src->vm->nr_cpus; i++)
+		if (src->vm->vcpus[i])
+			fprintf(out, "  vcpu%-34d %12.3f\n", i, src->vm->vcpus[i]->cpu_ns / 1e9);
+	if (src->io)
+		fprintf(out, "  %-38s %12.3f\n", src->io->name, src->io->cpu_ns / 1e9);
+}
+
+void exit_stats_json(FILE *out, const struct exit_stats_src *src)
+{
+	uint64_t total[VCPU_STAT_NR];
+	double vcpu_cpu;
+	totals(src->vm, total, &vcpu_cpu);
+	fprintf(out, "{\n  \"wall_s\": %.6f,\n  \"exits\": {", src->wall_s);
+	for (int s = 0; s < VCPU_STAT_NR; s++)
+		fprintf(out, "%s\"%s\": %" PRIu64, s ? ", " : "",
+			vcpu_stat_name((enum vcpu_exit_stat)s), total[s]);
+	fprintf(out, "},\n  \"sites\": [");
+	struct exit_site *sites = calloc(EXIT_SITES_MAX, sizeof(*sites));
+	unsigned int n = sites ? exit_sites_sorted(src->sites, sites, EXIT_SITES_MAX) : 0;
+	for (unsigned int i = 0; i < n; i++) {
+		char label[96];
+		site_label(&sites[i], label, sizeof(label));
+		fprintf(out,
+			"%s\n    {\"site\": \"%s\", \"space\": \"%s\", \"op\": \"%s\", \"count\": "
+			"%" PRIu64 "}",
+			i ? "," : "", label, space_name(sites[i].space),
+			sites[i].is_write ? "write" : "read",
+			(uint64_t)atomic_load(&sites[i].count));
+	}
+	free(sites);
+	fprintf(out, "\n  ],\n  \"counters\": {");
+	for (unsigned int i = 0; i < counters_count(); i++)
+		fprintf(out, "%s\n    \"%s\": %" PRIu64, i ? "," : "", counters_name(i),
+			counters_value(i));
+	fprintf(out, "\n  },\n  \"kvm\": {");
+	struct kvm_counters *k = calloc(1, sizeof(*k));
+	if (k) {
+		kvm_totals(src->vm, k);
+		for (unsigned int i = 0; i < k->n; i++)
+			fprintf(out, "%s\n    \"%s\": %" PRIu64, i ? "," : "", k->c[i].name,
+				k->c[i].value);
+		free(k);
+	}
+	fprintf(out, "\n  },\n  \"cpu_s\": {");
+	for (int i = 0; i < src->vm->nr_cpus; i++)
+		if (src->vm->vcpus[i])
+			fprintf(out, "%s\"vcpu%d\": %.6f", i ? ", " : "", i,
+				src->vm->vcpus[i]->cpu_ns / 1e9);
+	if (src->io)
+		fprintf(out, ", \"%s\": %.6f", src->io->name, src->io->cpu_ns / 1e9);
+	fprintf(out, "}\n}\n");
 }

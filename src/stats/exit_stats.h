@@ -1,11 +1,24 @@
-/* Exit accounting: what made the guest leave KVM, printed as a table. */
+/* The exit-accounting report: exits by reason (skiff's and KVM's own
+ * counters), by device register, unclaimed addresses, published counters
+ * (kicks, interrupts, polling) and CPU time per thread; as a table
+ * (--stats) or JSON (--stats-json FILE). */
 #ifndef SKIFF_EXIT_STATS_H
 #define SKIFF_EXIT_STATS_H
 
 #include <stdio.h>
 
 struct vm;
+struct iothread;
+struct exit_sites;
 
-void exit_stats_print(FILE *out, struct vm *vm);
+struct exit_stats_src {
+	struct vm *vm;
+	struct exit_sites *sites;
+	struct iothread *io;
+	double wall_s; /* seconds since skiff started */
+};
+
+void exit_stats_print(FILE *out, const struct exit_stats_src *src);
+void exit_stats_json(FILE *out, const struct exit_stats_src *src);
 
 #endif
