@@ -71,6 +71,7 @@ void run_opts_usage(void)
 	       "  --timing         print time to first KVM_RUN\n"
 	       "  --stats          print exit accounting when the guest stops\n"
 	       "  --stats-json FILE  write the same as JSON\n"
+	       "  --no-seccomp     do not filter system calls once the VM runs\n"
 	       "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n",
 	       OPTS_CPUS_MAX);
 }
@@ -88,7 +89,8 @@ enum {
 	OPT_NET,
 	OPT_NO_IOEVENTFD,
 	OPT_UNPACK,
-	OPT_STATS_JSON
+	OPT_STATS_JSON,
+	OPT_NO_SECCOMP
 };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
@@ -107,6 +109,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	    {"no-ioeventfd", no_argument, NULL, OPT_NO_IOEVENTFD},
 	    {"unpack", required_argument, NULL, OPT_UNPACK},
 	    {"stats-json", required_argument, NULL, OPT_STATS_JSON},
+	    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -161,6 +164,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 			}
 			o->devs[o->nr_devs].kind = c == OPT_DISK ? "disk" : "net";
 			o->devs[o->nr_devs++].spec = optarg;
+			break;
+		case OPT_NO_SECCOMP:
+			o->no_seccomp = true;
 			break;
 		case OPT_STATS_JSON:
 			o->stats_json = optarg;

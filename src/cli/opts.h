@@ -27,6 +27,7 @@ struct run_opts {
 	bool timing;
 	bool stats;
 	const char *stats_json; /* --stats-json FILE */
+	bool no_seccomp;
 	bool no_ioeventfd;
 	bool guest_unpack; /* --unpack guest: let the bzImage decompress itself */
 	struct dev_arg devs[OPTS_MAX_DEVICES];

@@ -15,6 +15,7 @@
 #include "pci/pci.h"
 #include "cli/opts.h"
 #include "core/console.h"
+#include "core/sandbox.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "devices/power.h"
@@ -123,6 +124,7 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	static struct iothread io;
 	struct machine m = {.vm = &vm, .io = &io, .use_ioeventfd = !o.no_ioeventfd};
 	int status = EXIT_RUNTIME;
+	FILE *stats_json = NULL;
 	uint64_t entry;
 	if (vm_create(&vm, o.mem, o.cpus, err, sizeof(err)) < 0) {
 		fprintf(stderr, "skiff: %s\n", err);
@@ -131,6 +133,7 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		goto out;
 	}
 	signals_init(&vm);
+	sandbox_enable(!o.no_seccomp);
 	static struct exit_sites sites;
 	exit_sites_init(&sites);
 	vm.bus.account = exit_sites_bus_account;
@@ -151,6 +154,13 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		goto out;
 	}
 	boot_image_close(&img);
+	/* Files the running VMM writes are opened before the filter. */
+	if (o.stats_json && !(stats_json = fopen(o.stats_json, "w")))
+		fprintf(stderr, "skiff: cannot write %s; no JSON statistics\n", o.stats_json);
+	if (sandbox_enter() < 0) {
+		fprintf(stderr, "skiff: cannot install the seccomp filter\n");
+		goto out;
+	}
 	if (iothread_start(&io) < 0 || console_start(&vm, &uart) < 0) {
 		fprintf(stderr, "skiff: cannot start the console\n");
 		goto out;
@@ -197,14 +207,9 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	    .vm = &vm, .sites = &sites, .io = &io, .wall_s = (monotonic_ns() - start_ns) / 1e9};
 	if (o.stats)
 		exit_stats_print(stderr, &src);
-	if (o.stats_json) {
-		FILE *f = fopen(o.stats_json, "w");
-		if (f) {
-			exit_stats_json(f, &src);
-			fclose(f);
-		} else {
-			fprintf(stderr, "skiff: cannot write %s\n", o.stats_json);
-		}
+	if (stats_json) {
+		exit_stats_json(stats_json, &src);
+		fclose(stats_json);
 	}
 out:
 	boot_image_close(&img);
