@@ -66,6 +66,7 @@ static const int allowed[] = {
     SCMP_SYS(rseq),
     SCMP_SYS(sigaltstack),
     SCMP_SYS(set_robust_list),
+    SCMP_SYS(eventfd2),
 };
 
 /* ioctl request "types" (bits 8-15) skiff uses: KVM, vhost, tun/tty ('T'). */
