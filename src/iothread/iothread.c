@@ -56,18 +56,67 @@ int iothread_del_fd(struct iothread *io, int fd)
 	return epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 ? -errno : 0;
 }
 
+int iothread_add_poller(struct iothread *io, struct iothread_poller *p)
+{
+	if (io->nr_pollers == IOTHREAD_MAX_POLLERS)
+		return -ENOSPC;
+	memset(&p->st, 0, sizeof(p->st));
+	io->pollers[io->nr_pollers++] = p;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void iothread_poller_kick(struct iothread *io, struct iothread_poller *p)
+{
+	uint64_t now = now_ns();
+	if (!poll_on_kick(&p->st, &p->policy, now))
+		return;
+	p->set_notify(p->opaque, false);
+	poll_start(&p->st, now);
+	io->nr_polling++;
+}
+
+void iothread_poll_once(struct iothread *io, uint64_t now)
+{
+	for (unsigned int i = 0; i < io->nr_pollers; i++) {
+		struct iothread_poller *p = io->pollers[i];
+		if (!p->st.polling)
+			continue;
+		bool work = p->poll(p->opaque);
+		if (!poll_after_iteration(&p->st, &p->policy, now, work))
+			continue;
+		/* Stopping: re-enable kicks, then look once more. Work the guest
+		 * queued while kicks were off would otherwise wait forever. */
+		if (p->set_notify(p->opaque, true)) {
+			p->set_notify(p->opaque, false);
+			poll_resume(&p->st, now);
+			p->poll(p->opaque);
+			continue;
+		}
+		io->nr_polling--;
+	}
+}
+
 static void *iothread_loop(void *arg)
 {
 	struct iothread *io = arg;
 	struct epoll_event evs[IOTHREAD_MAX_EVENTS];
 	for (;;) {
-		int n = epoll_wait(io->epfd, evs, IOTHREAD_MAX_EVENTS, -1);
+		/* While a queue is polled, only peek at the other fds. */
+		int n = epoll_wait(io->epfd, evs, IOTHREAD_MAX_EVENTS, io->nr_polling ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		io->wakeups++;
+		if (n > 0 || !io->nr_polling)
+			io->wakeups++;
 		for (int i = 0; i < n; i++) {
 			struct iothread_handler *h = evs[i].data.ptr;
 			if (!h)
@@ -75,6 +124,8 @@ static void *iothread_loop(void *arg)
 			io->events++;
 			h->fn(h->opaque, evs[i].events);
 		}
+		if (io->nr_polling)
+			iothread_poll_once(io, now_ns());
 	}
 out:;
 	struct timespec ts;

@@ -5,9 +5,28 @@
 #define SKIFF_IOTHREAD_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "iothread/poll_policy.h"
+
 typedef void (*iothread_fd_fn)(void *opaque, uint32_t events);
+
+#define IOTHREAD_MAX_POLLERS 32
+
+/* A queue the I/O thread may poll instead of waiting for kicks. */
+struct iothread_poller {
+	const char *name;
+	struct poll_policy policy;
+	struct poll_state st; /* touched by the I/O thread only */
+	/* Processes available work; returns true if there was any. */
+	bool (*poll)(void *opaque);
+	/* Disables (false) or re-enables (true) guest notifications. When
+	 * re-enabling, returns true if work arrived meanwhile, which the
+	 * guest may not have kicked for (virtq_enable_notify's contract). */
+	bool (*set_notify)(void *opaque, bool enable);
+	void *opaque;
+};
 
 struct iothread {
 	const char *name;
@@ -16,6 +35,9 @@ struct iothread {
 	pthread_t thread;
 	int running;
 	uint64_t wakeups, events;
+	struct iothread_poller *pollers[IOTHREAD_MAX_POLLERS];
+	unsigned int nr_pollers; /* fixed before iothread_start */
+	unsigned int nr_polling;
 	uint64_t cpu_ns; /* thread CPU time, set when the thread ends */
 };
 
@@ -24,6 +46,14 @@ int iothread_init(struct iothread *io, const char *name);
  * etc.). Safe while the thread runs. */
 int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn fn, void *opaque);
 int iothread_del_fd(struct iothread *io, int fd);
+/* Registers a poller (before iothread_start); -ENOSPC if full. */
+int iothread_add_poller(struct iothread *io, struct iothread_poller *p);
+/* Called on the I/O thread for every kick of p's queue (its ioeventfd
+ * fired): may start polling, which suppresses further kicks. */
+void iothread_poller_kick(struct iothread *io, struct iothread_poller *p);
+/* One polling round over the polling pollers at time `now` (the loop calls
+ * it; exposed for tests). */
+void iothread_poll_once(struct iothread *io, uint64_t now);
 int iothread_start(struct iothread *io);
 void iothread_stop(struct iothread *io);
 void iothread_destroy(struct iothread *io);

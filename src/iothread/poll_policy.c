@@ -1,0 +1,80 @@
+#include "iothread/poll_policy.h"
+
+#include <string.h>
+
+void poll_policy_default(struct poll_policy *p)
+{
+	p->mode = POLL_OFF;
+	p->start_kicks = POLL_DEFAULT_START_KICKS;
+	p->window_ns = POLL_DEFAULT_WINDOW_NS;
+	p->idle_ns = POLL_DEFAULT_IDLE_NS;
+	p->max_ns = POLL_DEFAULT_MAX_NS;
+}
+
+int poll_mode_parse(const char *s, enum poll_mode *out)
+{
+	if (!strcmp(s, "off"))
+		*out = POLL_OFF;
+	else if (!strcmp(s, "adaptive"))
+		*out = POLL_ADAPTIVE;
+	else if (!strcmp(s, "always"))
+		*out = POLL_ALWAYS;
+	else
+		return -1;
+	return 0;
+}
+
+bool poll_on_kick(struct poll_state *st, const struct poll_policy *p, uint64_t now)
+{
+	st->kicks++;
+	if (st->polling || p->mode == POLL_OFF)
+		return false;
+	if (p->mode == POLL_ALWAYS)
+		return true;
+	if (now - st->window_start_ns > p->window_ns) {
+		st->window_start_ns = now;
+		st->window_kicks = 0;
+	}
+	return ++st->window_kicks >= p->start_kicks;
+}
+
+void poll_start(struct poll_state *st, uint64_t now)
+{
+	st->polling = true;
+	st->started_ns = now;
+	st->last_work_ns = now;
+	st->window_kicks = 0;
+	st->starts++;
+}
+
+bool poll_after_iteration(struct poll_state *st, const struct poll_policy *p, uint64_t now,
+			  bool had_work)
+{
+	if (had_work) {
+		st->iters_work++;
+		st->last_work_ns = now;
+	} else {
+		st->iters_empty++;
+	}
+	if (p->mode == POLL_ALWAYS)
+		return false;
+	if (now - st->last_work_ns >= p->idle_ns) {
+		st->stops_idle++;
+		st->polling = false;
+		return true;
+	}
+	if (now - st->started_ns >= p->max_ns) {
+		st->stops_cap++;
+		st->polling = false;
+		return true;
+	}
+	return false;
+}
+
+void poll_resume(struct poll_state *st, uint64_t now)
+{
+	st->polling = true;
+	st->last_work_ns = now;
+	/* The cap restarts: this is a new polling period that found work. */
+	st->started_ns = now;
+}

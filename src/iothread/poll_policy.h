@@ -1,0 +1,56 @@
+/* Adaptive polling policy for a virtqueue served by an I/O thread: start
+ * polling when kicks arrive faster than a threshold, stop after a short idle
+ * time or a cap on continuous polling. While polling, guest notifications
+ * are suppressed; when polling stops they are re-enabled and the ring
+ * re-checked (the caller's job, see iothread_poller). Pure logic on
+ * timestamps, so it is unit-tested without threads. */
+#ifndef SKIFF_POLL_POLICY_H
+#define SKIFF_POLL_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum poll_mode { POLL_OFF, POLL_ADAPTIVE, POLL_ALWAYS };
+
+/* Defaults; see BENCHMARKS.md for the measurement behind poll-idle. */
+#define POLL_DEFAULT_START_KICKS 4
+#define POLL_DEFAULT_WINDOW_NS	 1000000ULL  /* kicks counted within 1 ms */
+#define POLL_DEFAULT_IDLE_NS	 50000ULL    /* stop after 50 us without work */
+#define POLL_DEFAULT_MAX_NS	 20000000ULL /* yield after 20 ms of continuous polling */
+
+struct poll_policy {
+	enum poll_mode mode;
+	unsigned int start_kicks; /* poll-start=K */
+	uint64_t window_ns;
+	uint64_t idle_ns; /* poll-idle=USEC */
+	uint64_t max_ns;  /* cap on one continuous polling period (adaptive only) */
+};
+
+struct poll_state {
+	bool polling;
+	uint64_t window_start_ns;
+	unsigned int window_kicks;
+	uint64_t last_work_ns;
+	uint64_t started_ns;
+	/* counters, published for exit accounting */
+	uint64_t kicks, starts, stops_idle, stops_cap, iters_work, iters_empty;
+};
+
+void poll_policy_default(struct poll_policy *p);
+/* Parses "off", "adaptive", "always"; -1 if none of them. */
+int poll_mode_parse(const char *s, enum poll_mode *out);
+
+/* A kick arrived at `now`. Returns true if polling should start. */
+bool poll_on_kick(struct poll_state *st, const struct poll_policy *p, uint64_t now);
+/* Polling starts (after the caller disabled notifications). */
+void poll_start(struct poll_state *st, uint64_t now);
+/* One polling iteration ended at `now`, having found work or not. Returns
+ * true if polling should stop (the caller then re-enables notifications and
+ * re-checks the ring, calling poll_resume if work arrived meanwhile). */
+bool poll_after_iteration(struct poll_state *st, const struct poll_policy *p, uint64_t now,
+			  bool had_work);
+/* Work arrived between the decision to stop and re-enabling notifications:
+ * keep polling. */
+void poll_resume(struct poll_state *st, uint64_t now);
+
+#endif

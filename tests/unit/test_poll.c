@@ -1,0 +1,173 @@
+/* Adaptive polling: when to start and stop, and the stop/kick race. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "iothread/iothread.h"
+#include "iothread/poll_policy.h"
+
+static struct poll_policy adaptive(void)
+{
+	struct poll_policy p;
+	poll_policy_default(&p);
+	p.mode = POLL_ADAPTIVE;
+	p.start_kicks = 4;
+	p.window_ns = 1000000;
+	p.idle_ns = 50000;
+	p.max_ns = 20000000;
+	return p;
+}
+
+static void test_start_needs_fast_kicks(void **state)
+{
+	(void)state;
+	struct poll_policy p = adaptive();
+	struct poll_state st = {0};
+	uint64_t t = 10000000;
+	/* four kicks 2 ms apart: slower than the threshold, never polls */
+	for (int i = 0; i < 4; i++, t += 2000000)
+		assert_false(poll_on_kick(&st, &p, t));
+	/* four kicks within 1 ms: the fourth starts polling */
+	assert_false(poll_on_kick(&st, &p, t));
+	assert_false(poll_on_kick(&st, &p, t + 100));
+	assert_false(poll_on_kick(&st, &p, t + 200));
+	assert_true(poll_on_kick(&st, &p, t + 300));
+	assert_int_equal(st.kicks, 8);
+}
+
+static void test_modes_off_and_always(void **state)
+{
+	(void)state;
+	struct poll_policy p = adaptive();
+	struct poll_state st = {0};
+	p.mode = POLL_OFF;
+	for (int i = 0; i < 100; i++)
+		assert_false(poll_on_kick(&st, &p, (uint64_t)i));
+	p.mode = POLL_ALWAYS;
+	assert_true(poll_on_kick(&st, &p, 1000));
+	poll_start(&st, 1000);
+	/* always never stops, however long idle */
+	assert_false(poll_after_iteration(&st, &p, 1000 + 10000000000ULL, false));
+	enum poll_mode m;
+	assert_int_equal(poll_mode_parse("adaptive", &m), 0);
+	assert_int_equal(m, POLL_ADAPTIVE);
+	assert_int_equal(poll_mode_parse("sometimes", &m), -1);
+}
+
+static void test_stop_after_idle_and_cap(void **state)
+{
+	(void)state;
+	struct poll_policy p = adaptive();
+	struct poll_state st = {0};
+	poll_start(&st, 0);
+	assert_false(poll_after_iteration(&st, &p, 10000, true));
+	assert_false(poll_after_iteration(&st, &p, 40000, false)); /* 30 us idle */
+	assert_true(poll_after_iteration(&st, &p, 60000, false));  /* 50 us idle */
+	assert_int_equal(st.stops_idle, 1);
+	assert_false(st.polling);
+	/* busy all the time: the cap ends the period */
+	poll_start(&st, 0);
+	uint64_t t = 0;
+	bool stopped = false;
+	for (; t <= p.max_ns && !stopped; t += 10000)
+		stopped = poll_after_iteration(&st, &p, t, true);
+	assert_true(stopped);
+	assert_int_equal(st.stops_cap, 1);
+}
+
+/* A fake queue: `avail` buffers published by the guest, `used` consumed;
+ * kicks happen only while notifications are enabled. */
+struct fake_queue {
+	int avail, used;
+	bool notify;
+	int kicks;
+	bool race; /* the guest publishes a buffer while notifications are off */
+};
+
+static bool fake_poll(void *opaque)
+{
+	struct fake_queue *q = opaque;
+	bool work = q->used < q->avail;
+	q->used = q->avail;
+	return work;
+}
+
+static bool fake_set_notify(void *opaque, bool enable)
+{
+	struct fake_queue *q = opaque;
+	if (enable && q->race) {
+		/* The guest added a buffer after the poller decided to stop,
+		 * just before kicks came back: it saw them off and did not kick. */
+		q->avail++;
+		q->race = false;
+	}
+	q->notify = enable;
+	/* re-check after enabling, as virtq_enable_notify does */
+	return enable && q->used < q->avail;
+}
+
+static void guest_publish(struct iothread *io, struct iothread_poller *p, struct fake_queue *q)
+{
+	q->avail++;
+	if (q->notify) {
+		q->kicks++;
+		iothread_poller_kick(io, p);
+		fake_poll(q); /* the kick handler processes the queue */
+	}
+}
+
+static void test_no_kick_lost_when_polling_stops(void **state)
+{
+	(void)state;
+	struct iothread io;
+	memset(&io, 0, sizeof(io));
+	struct fake_queue q = {.notify = true};
+	struct iothread_poller p = {.name = "q",
+				    .policy = adaptive(),
+				    .poll = fake_poll,
+				    .set_notify = fake_set_notify,
+				    .opaque = &q};
+	assert_int_equal(iothread_add_poller(&io, &p), 0);
+	for (int i = 0; i < 4; i++)
+		guest_publish(&io, &p, &q); /* fast kicks: polling starts */
+	assert_true(p.st.polling);
+	assert_false(q.notify); /* kicks suppressed while polling */
+	assert_int_equal(io.nr_polling, 1);
+	guest_publish(&io, &p, &q); /* no kick now: found by polling */
+	assert_int_equal(q.kicks, 4);
+	uint64_t t = p.st.started_ns;
+	iothread_poll_once(&io, t + 1000);
+	assert_int_equal(q.used, q.avail);
+
+	/* Idle long enough to stop, with the race: must keep polling and
+	 * consume the buffer the guest did not kick for. */
+	q.race = true;
+	iothread_poll_once(&io, t + 1000 + p.policy.idle_ns);
+	assert_int_equal(q.used, q.avail);
+	assert_true(p.st.polling);
+	assert_false(q.notify);
+	assert_int_equal(io.nr_polling, 1);
+
+	/* Idle again without the race: polling stops, kicks come back. */
+	iothread_poll_once(&io, t + 2000 + 3 * p.policy.idle_ns);
+	assert_false(p.st.polling);
+	assert_true(q.notify);
+	assert_int_equal(io.nr_polling, 0);
+	guest_publish(&io, &p, &q);
+	assert_int_equal(q.kicks, 5);
+	assert_int_equal(q.used, q.avail);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_start_needs_fast_kicks),
+	    cmocka_unit_test(test_modes_off_and_always),
+	    cmocka_unit_test(test_stop_after_idle_and_cap),
+	    cmocka_unit_test(test_no_kick_lost_when_polling_stops),
+	};
+	return cmocka_run_group_tests_name("poll", tests, NULL, NULL);
+}
