@@ -1,13 +1,180 @@
-/* PCI: a host bridge on bus 0 with type-1 configuration access through
- * ports 0xcf8/0xcfc. (Stub until the PCI work lands.) */
+/* PCI: bus 0 with a host bridge at 00:00.0, type-1 configuration access
+ * through ports 0xcf8/0xcfc, 64-bit memory BARs placed in the 32-bit MMIO
+ * window, capability lists, INTx through the IOAPIC (MSI-X: pci_msix.h).
+ *
+ * A device embeds a struct pci_device, fills its header, BARs and
+ * capabilities with the pci_device_* calls, then pci_bus_add_device() gives
+ * it a slot, an INTx line and BAR addresses. Its BARs appear in the trap
+ * table only while the guest has memory decoding on (COMMAND bit 1) and
+ * move when the guest reprograms them.
+ *
+ * Threads: configuration space is serialized by one lock per bus (vCPU
+ * threads). BAR handlers run concurrently on any vCPU. pci_intx_set() may be
+ * called from any thread.
+ *
+ * The host side (interrupt lines, MSI routes, irqfds, ioeventfds, reset)
+ * goes through struct pci_host_ops, so tests can run without KVM. */
 #ifndef SKIFF_PCI_H
 #define SKIFF_PCI_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bus.h"
+#include "x86/layout.h"
+
 struct vm;
 struct pci_bus;
+struct pci_device;
+struct pci_msix;
 
-/* Creates bus 0 and registers the configuration ports; NULL on failure. */
+#define PCI_MAX_DEVICES	 32 /* slots on bus 0; slot 0 is the host bridge */
+#define PCI_NUM_BARS	 6
+#define PCI_CFG_SIZE	 256
+#define PCI_BAR_MIN_SIZE 0x1000 /* a page: no two BARs share one */
+
+/* Configuration header (type 0) offsets and bits */
+#define PCI_VENDOR_ID		0x00
+#define PCI_DEVICE_ID		0x02
+#define PCI_COMMAND		0x04
+#define PCI_STATUS		0x06
+#define PCI_REVISION_ID		0x08
+#define PCI_CLASS_PROG		0x09
+#define PCI_HEADER_TYPE		0x0e
+#define PCI_BAR0		0x10
+#define PCI_SUBSYSTEM_VENDOR_ID 0x2c
+#define PCI_SUBSYSTEM_ID	0x2e
+#define PCI_CAPABILITY_LIST	0x34
+#define PCI_INTERRUPT_LINE	0x3c
+#define PCI_INTERRUPT_PIN	0x3d
+#define PCI_CAP_START		0x40
+
+#define PCI_COMMAND_IO		 0x1
+#define PCI_COMMAND_MEMORY	 0x2
+#define PCI_COMMAND_MASTER	 0x4
+#define PCI_COMMAND_INTX_DISABLE 0x400
+#define PCI_STATUS_INTERRUPT	 0x8
+#define PCI_STATUS_CAP_LIST	 0x10
+
+#define PCI_BAR_MEM_TYPE_64  0x4
+#define PCI_BAR_MEM_PREFETCH 0x8
+
+#define PCI_CAP_ID_VNDR 0x09
+#define PCI_CAP_ID_MSIX 0x11
+
+#define PCI_CLASS_BRIDGE_HOST 0x060000
+
+/* INTA..INTD (pin 0..3) of `slot` go to this GSI; the DSDT's _PRT is built
+ * from it. Rotating by slot spreads devices over the 8 lines. */
+static inline uint32_t pci_intx_gsi(unsigned int slot, unsigned int pin)
+{
+	return LAYOUT_PCI_INTX_GSI + (slot + pin) % LAYOUT_PCI_INTX_GSI_COUNT;
+}
+
+/* What the bus needs from the hypervisor. Return values are 0 / -errno,
+ * msi_route_add returns the GSI. */
+struct pci_host_ops {
+	int (*irq_line)(void *host, uint32_t gsi, int level);
+	int (*msi_route_add)(void *host, uint64_t addr, uint32_t data);
+	int (*msi_route_update)(void *host, uint32_t gsi, uint64_t addr, uint32_t data);
+	int (*signal_msi)(void *host, uint64_t addr, uint32_t data);
+	int (*irqfd)(void *host, int efd, uint32_t gsi, bool assign);
+	/* MMIO write of any length at addr signals efd. */
+	int (*ioeventfd)(void *host, int efd, uint64_t addr, bool assign);
+	/* The guest asked for a reset through port 0xcf9. */
+	void (*reset_request)(void *host);
+};
+
+/* Device hooks; all optional. Called with the bus's config lock held. */
+struct pci_device_ops {
+	/* After the generic code read config bytes [off, off + len) into
+	 * data: may replace them (e.g. a window into a BAR). */
+	void (*cfg_read)(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len);
+	/* After the generic code stored a config write (writable bits only). */
+	void (*cfg_write)(struct pci_device *dev, uint32_t off, uint32_t len);
+	/* A BAR appeared at addr (mapped) or disappeared from addr. */
+	void (*bar_map)(struct pci_device *dev, unsigned int bar, uint64_t addr, bool mapped);
+	/* pci_bus_destroy: free the device (the bus is done with it). */
+	void (*release)(struct pci_device *dev);
+};
+
+struct pci_bar {
+	uint64_t size;		  /* power of 2; 0: not implemented */
+	uint64_t addr;		  /* current guest address, from config space */
+	bool mapped;		  /* registered in the trap table at addr */
+	bool failed;		  /* last map attempt overlapped something: logged once */
+	struct bus_region region; /* handler, reg_name, opaque, name */
+};
+
+struct pci_device {
+	uint8_t cfg[PCI_CFG_SIZE];   /* configuration space image */
+	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may change */
+	struct pci_bar bars[PCI_NUM_BARS];
+	const struct pci_device_ops *ops;
+	const char *name;
+	struct pci_bus *bus; /* set by pci_bus_add_device */
+	unsigned int slot;
+	uint8_t cap_last;      /* offset of the last capability, 0 if none */
+	uint8_t cap_end;       /* first free byte for the next capability */
+	unsigned int bar_logs; /* BAR map failures logged (capped) */
+	struct pci_msix *msix; /* set by pci_msix_init */
+
+	/* INTx, under the bus's intx lock (status bit read lock-free) */
+	uint32_t intx_gsi;
+	bool intx_level;	  /* what the device asks for */
+	bool intx_out;		  /* what it contributes to the line now */
+	bool intx_disabled;	  /* COMMAND.INTX_DISABLE mirror */
+	_Atomic bool intx_status; /* STATUS.INTERRUPT */
+};
+
+/* Creates bus 0 with the host bridge on vm's trap table and registers the
+ * configuration ports; NULL (with a message on stderr) on failure. */
 struct pci_bus *pci_bus_create(struct vm *vm);
+/* The same over any trap table and host (tests). */
+struct pci_bus *pci_bus_create_with(struct bus *trap, const struct pci_host_ops *ops, void *host);
+/* Unmaps every BAR, releases every device, frees the bus. */
 void pci_bus_destroy(struct pci_bus *bus);
+
+const struct pci_host_ops *pci_bus_host(struct pci_bus *bus, void **host);
+struct bus *pci_bus_trap(struct pci_bus *bus);
+
+/* Header fields; the rest of the header is zero and read-only except the
+ * command register, cache line size, interrupt line and BARs. */
+void pci_device_init(struct pci_device *dev, const char *name, uint16_t vendor, uint16_t device,
+		     uint32_t class_code, uint8_t revision);
+void pci_device_set_subsystem(struct pci_device *dev, uint16_t vendor, uint16_t id);
+/* Declares a 64-bit non-prefetchable memory BAR in slots bar and bar + 1
+ * (bar even, size a power of 2 >= PCI_BAR_MIN_SIZE). r gives the trap
+ * handler, reg_name, opaque and name; base and len are filled in on map.
+ * Returns 0 or -1. */
+int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
+		       const struct bus_region *r);
+/* Appends a capability (cap[0] = ID; cap[1], the next pointer, is filled
+ * in) and returns its config offset, or -1 if config space is full. All
+ * bytes start read-only; see pci_device_set_wmask. */
+int pci_device_add_cap(struct pci_device *dev, const void *cap, uint8_t len);
+/* Makes the bits in `mask` of config bytes [off, off + len) writable. */
+void pci_device_set_wmask(struct pci_device *dev, uint32_t off, const void *mask, uint32_t len);
+
+/* Puts dev in the first free slot: INTA wired (pin 1, line = GSI), BARs
+ * placed in the MMIO window. Returns 0, or -1 with a one-line reason
+ * ("no free PCI slot (max 31 devices)"). */
+int pci_bus_add_device(struct pci_bus *bus, struct pci_device *dev, char *err, size_t errlen);
+
+/* Raises or lowers the device's INTA. Shared lines are counted: a line
+ * stays up while any device on it asserts. INTX_DISABLE masks it. */
+void pci_intx_set(struct pci_device *dev, bool level);
+
+/* Config space accesses as the CF8/CFC handlers do them (for the pci code
+ * and tests). Reads of unimplemented bytes give 0. */
+void pci_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len);
+void pci_cfg_write(struct pci_device *dev, uint32_t off, const uint8_t *data, uint32_t len);
+
+/* Internal to src/pci: (un)maps BARs after a command or BAR write. */
+void pci_bars_update(struct pci_device *dev);
+void pci_bars_unmap(struct pci_device *dev);
+void pci_intx_update(struct pci_device *dev);
 
 #endif

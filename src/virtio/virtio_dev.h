@@ -97,4 +97,9 @@ void virtio_notify_if_needed(struct virtio_dev *vdev, unsigned int q);
 /* Marks the device broken: NEEDS_RESET + config interrupt (spec 2.1.2). */
 void virtio_dev_needs_reset(struct virtio_dev *vdev);
 
+/* Helper for transports: virtq_init on vqs[0, num_queues), named
+ * "<name> q<N>", each breaking into virtio_dev_needs_reset. Returns 0 or
+ * -1 (bad num_queues or queue_max_size). */
+int virtio_dev_init_queues(struct virtio_dev *vdev);
+
 #endif

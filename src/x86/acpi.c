@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "pci/pci.h"
 #include "x86/aml.h"
 #include "x86/layout.h"
 
@@ -106,7 +107,11 @@ static struct acpi_gas gas_port(uint16_t port)
 /* The DSDT: \_S5 (so Linux offers poweroff) and the platform devices
  * Linux cannot find otherwise. On a hardware-reduced platform Linux maps no
  * legacy ISA IRQs by itself, so COM1 must be an ACPI device whose _CRS
- * names IRQ 4; then the IRQ is routed through the IOAPIC. */
+ * names IRQ 4; then the IRQ is routed through the IOAPIC. Likewise Linux
+ * scans PCI only below an ACPI host bridge (PNP0A03): PCI0 claims the
+ * config ports, decodes bus 0, the I/O space around them and the MMIO
+ * window, and its _PRT wires every slot's INTA..INTD to IOAPIC pins (the
+ * same mapping pci_intx_gsi() gives the devices' Interrupt Line). */
 static void dsdt_body(struct aml *a)
 {
 	static const uint8_t s5[] = {ACPI_S5_TYPE, 0, 0, 0};
@@ -120,6 +125,36 @@ static void dsdt_body(struct aml *a)
 	n += aml_res_irq(crs + n, LAYOUT_COM1_IRQ);
 	n += aml_res_end(crs + n);
 	aml_name_buffer(a, "_CRS", crs, n);
+	aml_close(a);
+
+	aml_device_open(a, "PCI0");
+	aml_name_eisaid(a, "_HID", "PNP0A03");
+	aml_name_int(a, "_SEG", 0);
+	aml_name_int(a, "_BBN", 0);
+	aml_name_int(a, "_UID", 0);
+	uint8_t pcrs[3 * AML_RES_WORD_LEN + 8 + AML_RES_DWORD_LEN + 2];
+	n = aml_res_word_bus(pcrs, 0, 0xff);
+	n += aml_res_io(pcrs + n, LAYOUT_PCI_CONFIG, LAYOUT_PCI_CONFIG_LEN);
+	n += aml_res_word_io(pcrs + n, 0, LAYOUT_PCI_CONFIG - 1);
+	n += aml_res_word_io(pcrs + n, 0x0d00, 0xffff);
+	n += aml_res_dword_mem(pcrs + n, (uint32_t)LAYOUT_PCI_MMIO_START,
+			       (uint32_t)(LAYOUT_PCI_MMIO_END - 1));
+	n += aml_res_end(pcrs + n);
+	aml_name_buffer(a, "_CRS", pcrs, n);
+	/* _PRT entries: { slot address 0xSSSSFFFF, pin, source 0 (GSI), GSI } */
+	aml_name(a, "_PRT");
+	aml_package_open(a, (PCI_MAX_DEVICES - 1) * 4);
+	for (unsigned int slot = 1; slot < PCI_MAX_DEVICES; slot++) {
+		for (unsigned int pin = 0; pin < 4; pin++) {
+			aml_package_open(a, 4);
+			aml_int(a, (slot << 16) | 0xffff);
+			aml_int(a, pin);
+			aml_int(a, 0);
+			aml_int(a, pci_intx_gsi(slot, pin));
+			aml_close(a);
+		}
+	}
+	aml_close(a);
 	aml_close(a);
 	aml_close(a);
 }

@@ -180,6 +180,24 @@ void aml_name_buffer(struct aml *a, const char *name, const uint8_t *p, size_t n
 	aml_close(a);
 }
 
+void aml_name(struct aml *a, const char *name)
+{
+	aml_byte(a, AML_NAME_OP);
+	aml_nameseg(a, name);
+}
+
+void aml_int(struct aml *a, uint64_t v)
+{
+	aml_integer(a, v);
+}
+
+void aml_package_open(struct aml *a, uint8_t n)
+{
+	aml_byte(a, AML_PACKAGE_OP);
+	aml_open(a);
+	aml_byte(a, n); /* NumElements */
+}
+
 void aml_name_package(struct aml *a, const char *name, const uint8_t *vals, size_t n)
 {
 	aml_byte(a, AML_NAME_OP);
@@ -218,4 +236,60 @@ size_t aml_res_end(uint8_t *out)
 	out[0] = 0x79;
 	out[1] = 0x00; /* checksum 0: "treat as valid" */
 	return 2;
+}
+
+/* Large item header of an address space descriptor: type, then the
+ * general flags (producer, min and max fixed, positive decode) and the
+ * type-specific flags. */
+#define AML_RES_WORD_ADDR   0x88
+#define AML_RES_DWORD_ADDR  0x87
+#define AML_ADDR_TYPE_MEM   0
+#define AML_ADDR_TYPE_IO    1
+#define AML_ADDR_TYPE_BUS   2
+#define AML_ADDR_MIN_FIXED  0x04
+#define AML_ADDR_MAX_FIXED  0x08
+#define AML_IO_ENTIRE_RANGE 0x03
+#define AML_MEM_READ_WRITE  0x01
+
+static size_t res_word(uint8_t *out, uint8_t type, uint8_t type_flags, uint16_t min, uint16_t max)
+{
+	uint16_t body = AML_RES_WORD_LEN - 3, zero = 0, len = (uint16_t)(max - min + 1);
+	out[0] = AML_RES_WORD_ADDR;
+	memcpy(out + 1, &body, 2);
+	out[3] = type;
+	out[4] = AML_ADDR_MIN_FIXED | AML_ADDR_MAX_FIXED;
+	out[5] = type_flags;
+	memcpy(out + 6, &zero, 2); /* granularity */
+	memcpy(out + 8, &min, 2);
+	memcpy(out + 10, &max, 2);
+	memcpy(out + 12, &zero, 2); /* translation offset */
+	memcpy(out + 14, &len, 2);
+	return AML_RES_WORD_LEN;
+}
+
+size_t aml_res_word_bus(uint8_t *out, uint16_t min, uint16_t max)
+{
+	return res_word(out, AML_ADDR_TYPE_BUS, 0, min, max);
+}
+
+size_t aml_res_word_io(uint8_t *out, uint16_t min, uint16_t max)
+{
+	return res_word(out, AML_ADDR_TYPE_IO, AML_IO_ENTIRE_RANGE, min, max);
+}
+
+size_t aml_res_dword_mem(uint8_t *out, uint32_t min, uint32_t max)
+{
+	uint16_t body = AML_RES_DWORD_LEN - 3;
+	uint32_t zero = 0, len = max - min + 1;
+	out[0] = AML_RES_DWORD_ADDR;
+	memcpy(out + 1, &body, 2);
+	out[3] = AML_ADDR_TYPE_MEM;
+	out[4] = AML_ADDR_MIN_FIXED | AML_ADDR_MAX_FIXED;
+	out[5] = AML_MEM_READ_WRITE; /* non-cacheable */
+	memcpy(out + 6, &zero, 4);   /* granularity */
+	memcpy(out + 10, &min, 4);
+	memcpy(out + 14, &max, 4);
+	memcpy(out + 18, &zero, 4); /* translation offset */
+	memcpy(out + 22, &len, 4);
+	return AML_RES_DWORD_LEN;
 }

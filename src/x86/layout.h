@@ -22,8 +22,15 @@
 #define LAYOUT_ACPI_SLEEP_CTL 0x600 /* ACPI hardware-reduced sleep control */
 #define LAYOUT_ACPI_SLEEP_STS 0x601
 #define LAYOUT_ACPI_RESET 0x604 /* FADT reset register */
+#define LAYOUT_PCI_CONFIG 0xcf8 /* 0xcf8 address, 0xcf9 reset control, 0xcfc data */
+#define LAYOUT_PCI_CONFIG_LEN 8
 
-/* MMIO */
+/* PCI INTx: INTA..INTD of the slots share IOAPIC pins 16..23 (the DSDT's
+ * _PRT says which; pci_intx_gsi() computes it). */
+#define LAYOUT_PCI_INTX_GSI 16
+#define LAYOUT_PCI_INTX_GSI_COUNT 8
+
+/* MMIO: PCI BARs are placed in [START, END) (the DSDT's PCI0 window). */
 #define LAYOUT_PCI_MMIO_START 0xc0000000ULL
 #define LAYOUT_PCI_MMIO_END 0xfec00000ULL
 #define LAYOUT_IOAPIC 0xfec00000ULL

@@ -1,0 +1,139 @@
+/* virtio-pci internals shared by virtio_pci.c (device, BARs, kicks,
+ * interrupts) and virtio_pci_common.c (common configuration and the status
+ * state machine), and used by the unit tests. Register layout: virtio 1.2
+ * §4.1.4. */
+#ifndef SKIFF_VIRTIO_PCI_IMPL_H
+#define SKIFF_VIRTIO_PCI_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pci/pci.h"
+#include "virtio/virtio_dev.h"
+#include "virtio/virtio_pci.h"
+
+/* BARs */
+#define VP_BAR	       0 /* registers, 64-bit: slots 0-1 */
+#define VP_MSIX_BAR    2
+#define VP_BAR_SIZE    0x4000
+#define VP_COMMON_OFF  0x0000
+#define VP_COMMON_LEN  0x38 /* up to queue_device; no queue_reset */
+#define VP_ISR_OFF     0x1000
+#define VP_DEVICE_OFF  0x2000
+#define VP_NOTIFY_OFF  0x3000
+#define VP_NOTIFY_MULT 4 /* bytes between queues' notify addresses */
+
+/* Capability types (cfg_type) */
+#define VIRTIO_PCI_CAP_COMMON_CFG 1
+#define VIRTIO_PCI_CAP_NOTIFY_CFG 2
+#define VIRTIO_PCI_CAP_ISR_CFG	  3
+#define VIRTIO_PCI_CAP_DEVICE_CFG 4
+#define VIRTIO_PCI_CAP_PCI_CFG	  5
+#define VIRTIO_PCI_CAP_LEN	  16
+#define VIRTIO_PCI_NOTIFY_CAP_LEN 20
+#define VIRTIO_PCI_CFG_CAP_LEN	  20
+/* Fields of a virtio capability */
+#define VP_CAP_CFG_TYPE	    3
+#define VP_CAP_BAR	    4
+#define VP_CAP_OFFSET	    8
+#define VP_CAP_LENGTH	    12
+#define VP_CAP_NOTIFY_MULT  16
+#define VP_CAP_PCI_CFG_DATA 16
+
+/* Common configuration fields */
+#define VP_DFSELECT	  0x00
+#define VP_DF		  0x04
+#define VP_GFSELECT	  0x08
+#define VP_GF		  0x0c
+#define VP_MSIX_CONFIG	  0x10
+#define VP_NUM_QUEUES	  0x12
+#define VP_STATUS	  0x14
+#define VP_CFG_GENERATION 0x15
+#define VP_Q_SELECT	  0x16
+#define VP_Q_SIZE	  0x18
+#define VP_Q_MSIX	  0x1a
+#define VP_Q_ENABLE	  0x1c
+#define VP_Q_NOFF	  0x1e
+#define VP_Q_DESC	  0x20
+#define VP_Q_DRIVER	  0x28
+#define VP_Q_DEVICE	  0x30
+
+#define VIRTIO_MSI_NO_VECTOR 0xffff
+
+/* Features the transport adds to every device's offer, and ones it
+ * removes because it does not implement them. */
+#define VIRTIO_F_NOTIFICATION_DATA 38
+#define VIRTIO_F_RING_RESET	   40
+#define VP_FEATURES_ADD                                                                            \
+	((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTQ_F_EVENT_IDX) |                              \
+	 (1ULL << VIRTQ_F_INDIRECT_DESC))
+#define VP_FEATURES_DROP                                                                           \
+	((1ULL << VIRTIO_F_RING_PACKED) | (1ULL << VIRTIO_F_NOTIFICATION_DATA) |                   \
+	 (1ULL << VIRTIO_F_RING_RESET) | (1ULL << VIRTIO_F_ACCESS_PLATFORM))
+
+struct virtio_pci;
+
+struct virtio_pci_queue {
+	struct virtio_pci *vp;
+	unsigned int index;
+	_Atomic uint16_t vector; /* MSI-X vector, read by notify_queue */
+	bool enable;		 /* the driver wrote queue_enable = 1 */
+	_Atomic bool live;	 /* activated at DRIVER_OK: kicks delivered */
+	int kick_fd;		 /* eventfd of the ioeventfd; -1 in trap mode */
+	bool kick_assigned;	 /* registered with KVM at kick_addr */
+	uint64_t kick_addr;
+};
+
+struct virtio_pci {
+	struct pci_device pci; /* first: container_of by cast */
+	struct virtio_dev *vdev;
+	struct iothread *io;
+	bool use_ioeventfd;
+
+	/* Common and device configuration, status; vCPU threads. */
+	pthread_mutex_t lock;
+	uint32_t dfselect, gfselect;
+	uint64_t offered;	 /* device_feature */
+	uint64_t guest_features; /* driver_feature as written */
+	uint16_t queue_select;
+	_Atomic uint16_t config_vector;
+	struct virtio_pci_queue q[VIRTIO_MAX_QUEUES];
+	unsigned int logged; /* driver mistakes logged (capped) */
+
+	/* Kick gating: reset clears live, then waits for kicks_inflight. */
+	_Atomic bool live;
+	_Atomic int kicks_inflight;
+
+	/* INTx: ISR bits and the line change together. */
+	pthread_mutex_t isr_lock;
+	uint8_t isr;
+
+	int pci_cfg_cap;	       /* config offset of the PCI-config-access capability */
+	unsigned int ioeventfd_logged; /* under the bus's config lock */
+};
+
+/* virtio_pci_common.c: accesses to the common configuration (offsets
+ * relative to it), vp->lock held by the caller. */
+void vp_common_read(struct virtio_pci *vp, uint32_t off, uint8_t *data, uint32_t len);
+void vp_common_write(struct virtio_pci *vp, uint32_t off, const uint8_t *data, uint32_t len);
+const char *vp_common_reg_name(uint32_t off);
+/* Device reset (status 0); vp->lock held. */
+void vp_reset(struct virtio_pci *vp);
+/* Logs a driver mistake, a few per device. */
+void vp_log(struct virtio_pci *vp, const char *what);
+
+/* virtio_pci_notify.c: kicks and interrupts */
+extern const struct virtio_transport_ops vp_transport_ops;
+/* A write at notify offset rel (vCPU thread). */
+void vp_notify_write(struct virtio_pci *vp, uint64_t rel);
+/* I/O thread: a queue's kick eventfd is readable; opaque is the queue. */
+void vp_kick_ready(void *opaque, uint32_t events);
+/* Interrupt on `vector` (MSI-X) or INTx with isr_bit; any thread. */
+void vp_interrupt(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit);
+/* Reads (and so acknowledges) the ISR; clearing deasserts INTx. */
+uint8_t vp_isr_read(struct virtio_pci *vp);
+void vp_isr_clear(struct virtio_pci *vp);
+
+#endif

@@ -1,0 +1,99 @@
+/* virtio-pci notifications both ways: queue kicks from the driver
+ * (trapped notify writes or ioeventfds polled by the I/O thread) and
+ * interrupts to the driver (MSI-X vectors, or the ISR with INTx). */
+#include <unistd.h>
+
+#include "pci/pci_msix.h"
+#include "virtio/virtio_pci_impl.h"
+
+/* Runs ops->queue_notify unless a reset is stopping the device; the
+ * counter lets vp_reset wait for a kick that already passed the check. */
+static void vp_kick(struct virtio_pci *vp, unsigned int q)
+{
+	atomic_fetch_add(&vp->kicks_inflight, 1);
+	if (atomic_load(&vp->live) && atomic_load(&vp->q[q].live))
+		vp->vdev->ops->queue_notify(vp->vdev, q);
+	atomic_fetch_sub(&vp->kicks_inflight, 1);
+}
+
+/* I/O thread: the queue's ioeventfd fired. */
+void vp_kick_ready(void *opaque, uint32_t events)
+{
+	struct virtio_pci_queue *q = opaque;
+	uint64_t n;
+	(void)events;
+	if (read(q->kick_fd, &n, sizeof(n)) == sizeof(n))
+		vp_kick(q->vp, q->index);
+}
+
+void vp_notify_write(struct virtio_pci *vp, uint64_t rel)
+{
+	uint64_t q = rel / VP_NOTIFY_MULT;
+	if (rel % VP_NOTIFY_MULT || q >= vp->vdev->num_queues)
+		return;
+	if (vp->use_ioeventfd) {
+		/* The ioeventfd was not registered (yet) or the write missed
+		 * it: hand the kick to the I/O thread all the same, so queue
+		 * work stays on one thread. */
+		uint64_t one = 1;
+		if (write(vp->q[q].kick_fd, &one, sizeof(one)) < 0) {
+			/* the counter cannot overflow short of 2^64 kicks */
+		}
+		return;
+	}
+	vp_kick(vp, (unsigned int)q);
+}
+
+void vp_isr_clear(struct virtio_pci *vp)
+{
+	pthread_mutex_lock(&vp->isr_lock);
+	vp->isr = 0;
+	pci_intx_set(&vp->pci, false);
+	pthread_mutex_unlock(&vp->isr_lock);
+}
+
+uint8_t vp_isr_read(struct virtio_pci *vp)
+{
+	/* Reading ISR acknowledges: it clears and deasserts INTx. */
+	pthread_mutex_lock(&vp->isr_lock);
+	uint8_t v = vp->isr;
+	vp->isr = 0;
+	pci_intx_set(&vp->pci, false);
+	pthread_mutex_unlock(&vp->isr_lock);
+	return v;
+}
+
+/* virtio 1.2 §4.1.4.5: the config bit is set for every configuration
+ * interrupt, the queue bit and INTx only while MSI-X is off. */
+void vp_interrupt(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
+{
+	if (isr_bit == VIRTIO_ISR_CONFIG) {
+		pthread_mutex_lock(&vp->isr_lock);
+		vp->isr |= isr_bit;
+		pthread_mutex_unlock(&vp->isr_lock);
+	}
+	if (pci_msix_notify(&vp->pci, vector) != PCI_MSIX_OFF)
+		return;
+	pthread_mutex_lock(&vp->isr_lock);
+	vp->isr |= isr_bit;
+	pci_intx_set(&vp->pci, true);
+	pthread_mutex_unlock(&vp->isr_lock);
+}
+
+static void vp_notify_queue(struct virtio_dev *vdev, unsigned int q)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	if (q < vdev->num_queues)
+		vp_interrupt(vp, atomic_load(&vp->q[q].vector), VIRTIO_ISR_QUEUE);
+}
+
+static void vp_notify_config(struct virtio_dev *vdev)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	vp_interrupt(vp, atomic_load(&vp->config_vector), VIRTIO_ISR_CONFIG);
+}
+
+const struct virtio_transport_ops vp_transport_ops = {
+    .notify_queue = vp_notify_queue,
+    .notify_config = vp_notify_config,
+};
