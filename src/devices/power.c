@@ -33,6 +33,23 @@ static void reset_handler(void *opaque, struct bus_access *acc)
 		vm_request_exit(vm, VM_EXIT_REBOOT, "guest requested a reboot");
 }
 
+/* pvpanic: reads report the events we understand, a write of PANICKED
+ * means the guest kernel panicked (CRASH_LOADED: a kdump kernel takes over,
+ * so the guest keeps running). */
+#define PVPANIC_PANICKED     1
+#define PVPANIC_CRASH_LOADED 2
+
+static void pvpanic_handler(void *opaque, struct bus_access *acc)
+{
+	struct vm *vm = opaque;
+	if (!acc->is_write) {
+		acc->data[0] = PVPANIC_PANICKED | PVPANIC_CRASH_LOADED;
+		return;
+	}
+	if (acc->data[0] & PVPANIC_PANICKED)
+		vm_request_exit(vm, VM_EXIT_ERROR, "guest kernel panicked");
+}
+
 static const char *power_reg_name(void *opaque, uint64_t offset, bool is_write)
 {
 	(void)opaque;
@@ -54,6 +71,11 @@ int power_register(struct vm *vm)
 	     .handler = reset_handler,
 	     .opaque = vm,
 	     .name = "acpi-reset"},
+	    {.base = LAYOUT_PVPANIC,
+	     .len = 1,
+	     .handler = pvpanic_handler,
+	     .opaque = vm,
+	     .name = "pvpanic"},
 	    {.base = I8042_CMD_PORT,
 	     .len = 1,
 	     .handler = reset_handler,

@@ -62,18 +62,18 @@ struct acpi_fadt { /* revision 6 layout, 276 bytes */
 
 _Static_assert(sizeof(struct acpi_fadt) == 276, "FADT layout");
 
-#define FADT_WBINVD (1u << 0)
-#define FADT_PWR_BUTTON (1u << 4) /* no fixed power button */
-#define FADT_SLP_BUTTON (1u << 5)
-#define FADT_RESET_REG_SUP (1u << 10)
-#define FADT_HW_REDUCED (1u << 20)
-#define BOOT_ARCH_NO_VGA (1u << 2)
+#define FADT_WBINVD	      (1u << 0)
+#define FADT_PWR_BUTTON	      (1u << 4) /* no fixed power button */
+#define FADT_SLP_BUTTON	      (1u << 5)
+#define FADT_RESET_REG_SUP    (1u << 10)
+#define FADT_HW_REDUCED	      (1u << 20)
+#define BOOT_ARCH_NO_VGA      (1u << 2)
 #define BOOT_ARCH_NO_CMOS_RTC (1u << 5)
-#define GAS_SYSTEM_IO 1
-#define GAS_ACCESS_BYTE 1
+#define GAS_SYSTEM_IO	      1
+#define GAS_ACCESS_BYTE	      1
 
 #define MADT_PCAT_COMPAT 1
-#define MADT_TYPE_LAPIC 0
+#define MADT_TYPE_LAPIC	 0
 #define MADT_TYPE_IOAPIC 1
 
 uint8_t acpi_checksum(const void *p, size_t len)
@@ -100,8 +100,10 @@ static void header_fill(struct acpi_header *h, const char *sig, uint32_t len, ui
 
 static struct acpi_gas gas_port(uint16_t port)
 {
-	return (struct acpi_gas){.space_id = GAS_SYSTEM_IO, .bit_width = 8,
-				 .access_size = GAS_ACCESS_BYTE, .address = port};
+	return (struct acpi_gas){.space_id = GAS_SYSTEM_IO,
+				 .bit_width = 8,
+				 .access_size = GAS_ACCESS_BYTE,
+				 .address = port};
 }
 
 /* The DSDT: \_S5 (so Linux offers poweroff) and the platform devices
@@ -123,6 +125,15 @@ static void dsdt_body(struct aml *a)
 	uint8_t crs[16];
 	size_t n = aml_res_io(crs, LAYOUT_COM1, 8);
 	n += aml_res_irq(crs + n, LAYOUT_COM1_IRQ);
+	n += aml_res_end(crs + n);
+	aml_name_buffer(a, "_CRS", crs, n);
+	aml_close(a);
+
+	/* QEMU's pvpanic: Linux's pvpanic-mmio driver writes here on panic. */
+	aml_device_open(a, "PEVT");
+	aml_name_string(a, "_HID", "QEMU0001");
+	aml_name_int(a, "_UID", 0);
+	n = aml_res_io(crs, LAYOUT_PVPANIC, 1);
 	n += aml_res_end(crs + n);
 	aml_name_buffer(a, "_CRS", crs, n);
 	aml_close(a);
@@ -215,8 +226,8 @@ uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus)
 	struct acpi_fadt *f = (struct acpi_fadt *)(buf + off_fadt);
 	f->dsdt = (uint32_t)(base + off_dsdt);
 	f->x_dsdt = base + off_dsdt;
-	f->flags = FADT_WBINVD | FADT_PWR_BUTTON | FADT_SLP_BUTTON | FADT_RESET_REG_SUP |
-		   FADT_HW_REDUCED;
+	f->flags =
+	    FADT_WBINVD | FADT_PWR_BUTTON | FADT_SLP_BUTTON | FADT_RESET_REG_SUP | FADT_HW_REDUCED;
 	f->iapc_boot_arch = BOOT_ARCH_NO_VGA | BOOT_ARCH_NO_CMOS_RTC; /* and no 8042 */
 	f->reset_reg = gas_port(LAYOUT_ACPI_RESET);
 	f->reset_value = ACPI_RESET_VALUE;

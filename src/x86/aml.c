@@ -3,19 +3,20 @@
 #include <ctype.h>
 #include <string.h>
 
-#define AML_NAME_OP	 0x08
-#define AML_BYTE_PREFIX	 0x0a
-#define AML_WORD_PREFIX	 0x0b
-#define AML_DWORD_PREFIX 0x0c
-#define AML_QWORD_PREFIX 0x0e
-#define AML_ZERO_OP	 0x00
-#define AML_ONE_OP	 0x01
-#define AML_SCOPE_OP	 0x10
-#define AML_BUFFER_OP	 0x11
-#define AML_PACKAGE_OP	 0x12
-#define AML_EXT_PREFIX	 0x5b
-#define AML_DEVICE_OP	 0x82
-#define AML_ROOT_CHAR	 '\\'
+#define AML_NAME_OP	  0x08
+#define AML_BYTE_PREFIX	  0x0a
+#define AML_WORD_PREFIX	  0x0b
+#define AML_STRING_PREFIX 0x0d
+#define AML_DWORD_PREFIX  0x0c
+#define AML_QWORD_PREFIX  0x0e
+#define AML_ZERO_OP	  0x00
+#define AML_ONE_OP	  0x01
+#define AML_SCOPE_OP	  0x10
+#define AML_BUFFER_OP	  0x11
+#define AML_PACKAGE_OP	  0x12
+#define AML_EXT_PREFIX	  0x5b
+#define AML_DEVICE_OP	  0x82
+#define AML_ROOT_CHAR	  '\\'
 
 void aml_init(struct aml *a)
 {
@@ -158,6 +159,14 @@ uint32_t aml_eisaid(const char *id)
 	/* Stored big-endian: manufacturer bytes first, then product. */
 	return ((mfg >> 8) & 0xff) | ((mfg & 0xff) << 8) | (((prod >> 8) & 0xff) << 16) |
 	       ((prod & 0xff) << 24);
+}
+
+void aml_name_string(struct aml *a, const char *name, const char *str)
+{
+	aml_byte(a, AML_NAME_OP);
+	aml_nameseg(a, name);
+	aml_byte(a, AML_STRING_PREFIX);
+	aml_bytes(a, str, strlen(str) + 1);
 }
 
 void aml_name_eisaid(struct aml *a, const char *name, const char *id)

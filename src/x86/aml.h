@@ -27,6 +27,8 @@ void aml_device_open(struct aml *a, const char *name);
 void aml_close(struct aml *a);
 /* Name (NAME, integer) */
 void aml_name_int(struct aml *a, const char *name, uint64_t v);
+/* Name (NAME, "string") */
+void aml_name_string(struct aml *a, const char *name, const char *str);
 /* Name (NAME, EisaId ("PNP0501")) */
 void aml_name_eisaid(struct aml *a, const char *name, const char *id);
 /* Name (NAME, Buffer () { bytes }) */

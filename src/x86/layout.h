@@ -4,36 +4,37 @@
 #ifndef SKIFF_X86_LAYOUT_H
 #define SKIFF_X86_LAYOUT_H
 
-#define LAYOUT_GDT 0x0500
-#define LAYOUT_ZERO_PAGE 0x7000
-#define LAYOUT_PML4 0x9000
-#define LAYOUT_PDPT 0xa000
-#define LAYOUT_PD 0xb000 /* four page directories: 0xb000..0xefff */
-#define LAYOUT_CMDLINE 0x20000
+#define LAYOUT_GDT	   0x0500
+#define LAYOUT_ZERO_PAGE   0x7000
+#define LAYOUT_PML4	   0x9000
+#define LAYOUT_PDPT	   0xa000
+#define LAYOUT_PD	   0xb000 /* four page directories: 0xb000..0xefff */
+#define LAYOUT_CMDLINE	   0x20000
 #define LAYOUT_CMDLINE_MAX 0x10000
-#define LAYOUT_EBDA 0x9fc00
-#define LAYOUT_BIOS_START 0xe0000 /* ACPI tables live here, reserved in e820 */
-#define LAYOUT_BIOS_END 0x100000
-#define LAYOUT_HIMEM 0x100000
+#define LAYOUT_EBDA	   0x9fc00
+#define LAYOUT_BIOS_START  0xe0000 /* ACPI tables live here, reserved in e820 */
+#define LAYOUT_BIOS_END	   0x100000
+#define LAYOUT_HIMEM	   0x100000
 
 /* Platform devices (port I/O) */
-#define LAYOUT_COM1 0x3f8
-#define LAYOUT_COM1_IRQ 4
+#define LAYOUT_COM1	      0x3f8
+#define LAYOUT_COM1_IRQ	      4
 #define LAYOUT_ACPI_SLEEP_CTL 0x600 /* ACPI hardware-reduced sleep control */
 #define LAYOUT_ACPI_SLEEP_STS 0x601
-#define LAYOUT_ACPI_RESET 0x604 /* FADT reset register */
-#define LAYOUT_PCI_CONFIG 0xcf8 /* 0xcf8 address, 0xcf9 reset control, 0xcfc data */
+#define LAYOUT_ACPI_RESET     0x604 /* FADT reset register */
+#define LAYOUT_PVPANIC	      0x505 /* QEMU's pvpanic port */
+#define LAYOUT_PCI_CONFIG     0xcf8 /* 0xcf8 address, 0xcf9 reset control, 0xcfc data */
 #define LAYOUT_PCI_CONFIG_LEN 8
 
 /* PCI INTx: INTA..INTD of the slots share IOAPIC pins 16..23 (the DSDT's
  * _PRT says which; pci_intx_gsi() computes it). */
-#define LAYOUT_PCI_INTX_GSI 16
+#define LAYOUT_PCI_INTX_GSI	  16
 #define LAYOUT_PCI_INTX_GSI_COUNT 8
 
 /* MMIO: PCI BARs are placed in [START, END) (the DSDT's PCI0 window). */
 #define LAYOUT_PCI_MMIO_START 0xc0000000ULL
-#define LAYOUT_PCI_MMIO_END 0xfec00000ULL
-#define LAYOUT_IOAPIC 0xfec00000ULL
-#define LAYOUT_LAPIC 0xfee00000ULL
+#define LAYOUT_PCI_MMIO_END   0xfec00000ULL
+#define LAYOUT_IOAPIC	      0xfec00000ULL
+#define LAYOUT_LAPIC	      0xfee00000ULL
 
 #endif

@@ -22,7 +22,7 @@ TB_SKIFF=${SKIFF:-$TB_ROOT/build/skiff}
 # their dependencies. Networking ones in L1 serve tap/vhost-net backends.
 TB_L1_MODULES="irqbypass ccp kvm kvm-amd tun tap vhost_iotlb vhost vhost_net"
 TB_L2_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-	virtio_pci failover net_failover virtio_net virtio_blk"
+	virtio_pci failover net_failover virtio_net virtio_blk pvpanic pvpanic-mmio"
 
 # L0: the outer QEMU with a software CPU that emulates AMD SVM, so L1 gets a
 # working (hardware-like) kvm-amd. -nic none: nothing may leave the machine.
