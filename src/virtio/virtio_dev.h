@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/guest_mem.h"
+#include "iothread/poll_policy.h"
 #include "virtio/virtq.h"
 
 #define VIRTIO_MAX_QUEUES 16
@@ -78,6 +79,11 @@ struct virtio_dev {
 	const struct virtio_transport_ops *transport;
 	void *transport_data; /* owned by the transport */
 	void *priv;	      /* owned by the device model */
+	/* Adaptive polling of the queues in poll_queues (a bit per queue) by
+	 * the I/O thread; needs ioeventfd kicks. Queues whose kicks mean work
+	 * (TX, requests) qualify; a receive queue does not. */
+	struct poll_policy poll;
+	uint32_t poll_queues;
 	_Atomic uint8_t status;
 	_Atomic uint32_t config_generation;
 	pthread_mutex_t lock;

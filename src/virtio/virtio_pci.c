@@ -329,6 +329,10 @@ int virtio_pci_attach(const struct virtio_pci_env *env, struct virtio_dev *vdev,
 		snprintf(err, errlen, "%s: cannot set up the queues", vdev->name);
 		goto fail;
 	}
+	if (vp_pollers_add(vp) < 0) {
+		snprintf(err, errlen, "%s: too many polled queues for the I/O thread", vdev->name);
+		goto fail;
+	}
 	if (pci_bus_add_device(env->pci, &vp->pci, err, errlen) < 0)
 		goto fail;
 	return 0;

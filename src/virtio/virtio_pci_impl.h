@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "iothread/iothread.h"
 #include "pci/pci.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_pci.h"
@@ -84,6 +85,11 @@ struct virtio_pci_queue {
 	int kick_fd;		 /* eventfd of the ioeventfd; -1 in trap mode */
 	bool kick_assigned;	 /* registered with KVM at kick_addr */
 	uint64_t kick_addr;
+	bool polled;	/* poller registered with the I/O thread */
+	uint64_t kicks; /* ioeventfd kicks seen by the I/O thread */
+	uint64_t irqs;	/* interrupts sent for this queue (atomic adds) */
+	struct iothread_poller poller;
+	char poller_name[48];
 };
 
 struct virtio_pci {
@@ -110,6 +116,7 @@ struct virtio_pci {
 	pthread_mutex_t isr_lock;
 	uint8_t isr;
 
+	uint64_t config_irqs;	       /* configuration interrupts (atomic adds) */
 	int pci_cfg_cap;	       /* config offset of the PCI-config-access capability */
 	unsigned int ioeventfd_logged; /* under the bus's config lock */
 };
@@ -130,6 +137,8 @@ extern const struct virtio_transport_ops vp_transport_ops;
 void vp_notify_write(struct virtio_pci *vp, uint64_t rel);
 /* I/O thread: a queue's kick eventfd is readable; opaque is the queue. */
 void vp_kick_ready(void *opaque, uint32_t events);
+/* Registers the queues in vdev->poll_queues as I/O-thread pollers. */
+int vp_pollers_add(struct virtio_pci *vp);
 /* Interrupt on `vector` (MSI-X) or INTx with isr_bit; any thread. */
 void vp_interrupt(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit);
 /* Reads (and so acknowledges) the ISR; clearing deasserts INTx. */

@@ -1,9 +1,11 @@
 /* virtio-pci notifications both ways: queue kicks from the driver
  * (trapped notify writes or ioeventfds polled by the I/O thread) and
  * interrupts to the driver (MSI-X vectors, or the ISR with INTx). */
+#include <stdio.h>
 #include <unistd.h>
 
 #include "pci/pci_msix.h"
+#include "stats/counters.h"
 #include "virtio/virtio_pci_impl.h"
 
 /* Runs ops->queue_notify unless a reset is stopping the device; the
@@ -22,8 +24,91 @@ void vp_kick_ready(void *opaque, uint32_t events)
 	struct virtio_pci_queue *q = opaque;
 	uint64_t n;
 	(void)events;
-	if (read(q->kick_fd, &n, sizeof(n)) == sizeof(n))
-		vp_kick(q->vp, q->index);
+	if (read(q->kick_fd, &n, sizeof(n)) != sizeof(n))
+		return;
+	q->kicks++;
+	if (q->polled)
+		iothread_poller_kick(q->vp->io, &q->poller);
+	vp_kick(q->vp, q->index);
+}
+
+/* Poller callbacks, on the I/O thread, which is also where every pop of a
+ * polled queue happens (polling needs ioeventfd): no lock against the
+ * device is needed for the notification state. */
+static bool vp_poll_queue(void *opaque)
+{
+	struct virtio_pci_queue *q = opaque;
+	struct virtio_dev *vdev = q->vp->vdev;
+	struct virtq *vq = &vdev->vqs[q->index];
+	if (!atomic_load(&q->live) || !vq->enabled || vq->broken || !virtq_has_work(vq, vdev->gm))
+		return false;
+	vp_kick(q->vp, q->index);
+	return true;
+}
+
+static bool vp_poll_set_notify(void *opaque, bool enable)
+{
+	struct virtio_pci_queue *q = opaque;
+	struct virtio_dev *vdev = q->vp->vdev;
+	struct virtq *vq = &vdev->vqs[q->index];
+	if (!atomic_load(&q->live) || !vq->enabled || vq->broken)
+		return false;
+	if (!enable) {
+		virtq_disable_notify(vq, vdev->gm);
+		return false;
+	}
+	return virtq_enable_notify(vq, vdev->gm);
+}
+
+static void vp_poll_counters(struct virtio_pci_queue *q)
+{
+	static const struct {
+		const char *what;
+		size_t off;
+	} c[] = {
+	    {"poll starts", offsetof(struct poll_state, starts)},
+	    {"poll iterations with work", offsetof(struct poll_state, iters_work)},
+	    {"poll iterations empty", offsetof(struct poll_state, iters_empty)},
+	    {"poll stops idle", offsetof(struct poll_state, stops_idle)},
+	    {"poll stops cap", offsetof(struct poll_state, stops_cap)},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char name[96];
+		snprintf(name, sizeof(name), "%s %s", q->poller_name, c[i].what);
+		counters_register(name, (const uint64_t *)((const char *)&q->poller.st + c[i].off));
+	}
+}
+
+int vp_pollers_add(struct virtio_pci *vp)
+{
+	struct virtio_dev *vdev = vp->vdev;
+	char cname[96];
+	snprintf(cname, sizeof(cname), "%s config interrupts", vdev->name);
+	counters_register(cname, &vp->config_irqs);
+	for (unsigned int i = 0; i < vdev->num_queues; i++) {
+		struct virtio_pci_queue *q = &vp->q[i];
+		snprintf(q->poller_name, sizeof(q->poller_name), "%s q%u", vdev->name, i);
+		char name[96];
+		snprintf(name, sizeof(name), "%s ioeventfd kicks", q->poller_name);
+		counters_register(name, &q->kicks);
+		snprintf(name, sizeof(name), "%s interrupts", q->poller_name);
+		counters_register(name, &q->irqs);
+		if (!vp->use_ioeventfd || !vp->io || !(vdev->poll_queues & (1u << i)) ||
+		    vdev->poll.mode == POLL_OFF)
+			continue;
+		struct iothread_poller *p = &q->poller;
+		p->name = q->poller_name;
+		p->policy = vdev->poll;
+		p->poll = vp_poll_queue;
+		p->set_notify = vp_poll_set_notify;
+		p->opaque = q;
+		int r = iothread_add_poller(vp->io, p);
+		if (r < 0)
+			return r;
+		q->polled = true;
+		vp_poll_counters(q);
+	}
+	return 0;
 }
 
 void vp_notify_write(struct virtio_pci *vp, uint64_t rel)
@@ -83,13 +168,16 @@ void vp_interrupt(struct virtio_pci *vp, uint16_t vector, uint8_t isr_bit)
 static void vp_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
 	struct virtio_pci *vp = vdev->transport_data;
-	if (q < vdev->num_queues)
-		vp_interrupt(vp, atomic_load(&vp->q[q].vector), VIRTIO_ISR_QUEUE);
+	if (q >= vdev->num_queues)
+		return;
+	__atomic_fetch_add(&vp->q[q].irqs, 1, __ATOMIC_RELAXED);
+	vp_interrupt(vp, atomic_load(&vp->q[q].vector), VIRTIO_ISR_QUEUE);
 }
 
 static void vp_notify_config(struct virtio_dev *vdev)
 {
 	struct virtio_pci *vp = vdev->transport_data;
+	__atomic_fetch_add(&vp->config_irqs, 1, __ATOMIC_RELAXED);
 	vp_interrupt(vp, atomic_load(&vp->config_vector), VIRTIO_ISR_CONFIG);
 }
 
