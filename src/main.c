@@ -13,7 +13,8 @@ static void usage(FILE *out)
 		"  run     boot a Linux guest (skiff run --help)\n"
 		"  probe   report what this host's KVM offers (exit 0: guest kernel code\n"
 		"          runs natively; 1: /dev/kvm works but emulates it; 2: no usable KVM)\n"
-		"  unpack  decompress a bzImage's kernel into the cache ahead of time\n");
+		"  unpack  decompress a bzImage's kernel into the cache ahead of time\n"
+		"  stat    live exit accounting of a VM started with --api-sock PATH\n");
 }
 
 int main(int argc, char **argv)
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
 		return cmd_probe(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "unpack"))
 		return cmd_unpack(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stat"))
+		return cmd_stat(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

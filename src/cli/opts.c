@@ -72,6 +72,7 @@ void run_opts_usage(void)
 	       "  --stats          print exit accounting when the guest stops\n"
 	       "  --stats-json FILE  write the same as JSON\n"
 	       "  --no-seccomp     do not filter system calls once the VM runs\n"
+	       "  --api-sock PATH  control socket for 'skiff stat PATH'\n"
 	       "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n",
 	       OPTS_CPUS_MAX);
 }
@@ -90,7 +91,8 @@ enum {
 	OPT_NO_IOEVENTFD,
 	OPT_UNPACK,
 	OPT_STATS_JSON,
-	OPT_NO_SECCOMP
+	OPT_NO_SECCOMP,
+	OPT_API_SOCK
 };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
@@ -110,6 +112,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	    {"unpack", required_argument, NULL, OPT_UNPACK},
 	    {"stats-json", required_argument, NULL, OPT_STATS_JSON},
 	    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
+	    {"api-sock", required_argument, NULL, OPT_API_SOCK},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -164,6 +167,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 			}
 			o->devs[o->nr_devs].kind = c == OPT_DISK ? "disk" : "net";
 			o->devs[o->nr_devs++].spec = optarg;
+			break;
+		case OPT_API_SOCK:
+			o->api_sock = optarg;
 			break;
 		case OPT_NO_SECCOMP:
 			o->no_seccomp = true;

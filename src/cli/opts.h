@@ -28,6 +28,7 @@ struct run_opts {
 	bool stats;
 	const char *stats_json; /* --stats-json FILE */
 	bool no_seccomp;
+	const char *api_sock; /* --api-sock PATH */
 	bool no_ioeventfd;
 	bool guest_unpack; /* --unpack guest: let the bzImage decompress itself */
 	struct dev_arg devs[OPTS_MAX_DEVICES];

@@ -20,6 +20,7 @@
 #include "core/vm.h"
 #include "devices/power.h"
 #include "devices/uart8250.h"
+#include "stats/api_sock.h"
 #include "stats/counters.h"
 #include "stats/exit_sites.h"
 #include "stats/exit_stats.h"
@@ -157,8 +158,22 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	/* Files the running VMM writes are opened before the filter. */
 	if (o.stats_json && !(stats_json = fopen(o.stats_json, "w")))
 		fprintf(stderr, "skiff: cannot write %s; no JSON statistics\n", o.stats_json);
+	static struct api_sock api = {.fd = -1};
+	if (o.api_sock) {
+		if (api_sock_open(&api, o.api_sock, err, sizeof(err)) < 0) {
+			fprintf(stderr, "skiff: %s\n", err);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		api.src = (struct exit_stats_src){.vm = &vm, .sites = &sites, .io = &io};
+		api.start_ns = start_ns;
+	}
 	if (sandbox_enter() < 0) {
 		fprintf(stderr, "skiff: cannot install the seccomp filter\n");
+		goto out;
+	}
+	if (o.api_sock && api_sock_start(&api) < 0) {
+		fprintf(stderr, "skiff: cannot start the control socket\n");
 		goto out;
 	}
 	if (iothread_start(&io) < 0 || console_start(&vm, &uart) < 0) {
@@ -212,6 +227,7 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		fclose(stats_json);
 	}
 out:
+	api_sock_close(&api);
 	boot_image_close(&img);
 	console_restore();
 	/* vCPU threads are joined; free the rest and let the OS reclaim. */

@@ -1,7 +1,9 @@
 #include "stats/exit_stats.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -138,4 +140,53 @@ void exit_stats_json(FILE *out, const struct exit_stats_src *src)
 	if (src->io)
 		fprintf(out, ", \"%s\": %.6f", src->io->name, src->io->cpu_ns / 1e9);
 	fprintf(out, "}\n}\n");
+}
+
+/* CPU seconds of a thread that may still run (then its clock is read live). */
+static double thread_cpu_s(pthread_t t, int running, uint64_t final_ns)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (running && pthread_getcpuclockid(t, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+		return ts.tv_sec + ts.tv_nsec / 1e9;
+	return final_ns / 1e9;
+}
+
+void exit_stats_flat(FILE *out, const struct exit_stats_src *src)
+{
+	uint64_t total[VCPU_STAT_NR];
+	double vcpu_cpu;
+	totals(src->vm, total, &vcpu_cpu);
+	fprintf(out, "wall_s\t%.6f\n", src->wall_s);
+	for (int s = 0; s < VCPU_STAT_NR; s++)
+		fprintf(out, "exit %s\t%" PRIu64 "\n", vcpu_stat_name((enum vcpu_exit_stat)s),
+			total[s]);
+	struct exit_site *sites = calloc(EXIT_SITES_MAX, sizeof(*sites));
+	unsigned int n = sites ? exit_sites_sorted(src->sites, sites, EXIT_SITES_MAX) : 0;
+	for (unsigned int i = 0; i < n; i++) {
+		char label[96];
+		site_label(&sites[i], label, sizeof(label));
+		fprintf(out, "site %s %s\t%" PRIu64 "\n", label,
+			sites[i].is_write ? "write" : "read",
+			(uint64_t)atomic_load(&sites[i].count));
+	}
+	free(sites);
+	for (unsigned int i = 0; i < counters_count(); i++)
+		fprintf(out, "counter %s\t%" PRIu64 "\n", counters_name(i), counters_value(i));
+	struct kvm_counters *k = calloc(1, sizeof(*k));
+	if (k) {
+		kvm_totals(src->vm, k);
+		for (unsigned int i = 0; i < k->n; i++)
+			fprintf(out, "kvm %s\t%" PRIu64 "\n", k->c[i].name, k->c[i].value);
+		free(k);
+	}
+	for (int i = 0; i < src->vm->nr_cpus; i++) {
+		struct vcpu *v = src->vm->vcpus[i];
+		if (v)
+			fprintf(out, "cpu_s vcpu%d\t%.6f\n", i,
+				thread_cpu_s(v->thread, v->started, v->cpu_ns));
+	}
+	if (src->io)
+		fprintf(out, "cpu_s %s\t%.6f\n", src->io->name,
+			thread_cpu_s(src->io->thread, src->io->running, src->io->cpu_ns));
 }

@@ -20,5 +20,8 @@ struct exit_stats_src {
 
 void exit_stats_print(FILE *out, const struct exit_stats_src *src);
 void exit_stats_json(FILE *out, const struct exit_stats_src *src);
+/* One "name<TAB>value" line per metric, live (the control socket's answer;
+ * `skiff stat` turns two of them into rates). */
+void exit_stats_flat(FILE *out, const struct exit_stats_src *src);
 
 #endif
