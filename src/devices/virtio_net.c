@@ -1,11 +1,274 @@
+/* virtio-net over a tap: `--net tap=NAME[,mac=MAC]`. Setup, the virtio
+ * device ops and the I/O thread handlers; the packet paths are in
+ * virtio_net_rx.c and virtio_net_tx.c. */
 #include "devices/virtio_net.h"
 
+#include <errno.h>
+#include <linux/if_tun.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "devices/virtio_net_priv.h"
+#include "iothread/iothread.h"
+#include "virtio/virtio_pci.h"
+
+/* Every device of the process, for the duplicate-MAC check. Devices are
+ * added while the command line is processed (one thread) and live until
+ * exit; tests destroy theirs. */
+#define VIRTIO_NET_MAX_DEVS 64
+static struct virtio_net *net_devs[VIRTIO_NET_MAX_DEVS];
+
+struct virtio_net *virtio_net_find_mac(const struct machine *m, const uint8_t mac[NET_MAC_LEN])
+{
+	for (int i = 0; i < VIRTIO_NET_MAX_DEVS; i++)
+		if (net_devs[i] && net_devs[i]->m == m &&
+		    !memcmp(net_devs[i]->mac, mac, NET_MAC_LEN))
+			return net_devs[i];
+	return NULL;
+}
+
+static int net_register(struct virtio_net *n)
+{
+	for (int i = 0; i < VIRTIO_NET_MAX_DEVS; i++) {
+		if (!net_devs[i]) {
+			net_devs[i] = n;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void net_unregister(struct virtio_net *n)
+{
+	for (int i = 0; i < VIRTIO_NET_MAX_DEVS; i++)
+		if (net_devs[i] == n)
+			net_devs[i] = NULL;
+}
+
+static struct virtio_net *net_of(struct virtio_dev *vdev)
+{
+	return vdev->priv;
+}
+
+void virtio_net_schedule(struct virtio_net *n, unsigned int what)
+{
+	uint64_t one = 1;
+	atomic_fetch_or(&n->sched, what);
+	/* Fails only if the counter would overflow: a wakeup is pending. */
+	if (write(n->sched_fd, &one, sizeof(one)) < 0) {
+	}
+}
+
+void virtio_net_sched_event(void *opaque, uint32_t events)
+{
+	struct virtio_net *n = opaque;
+	uint64_t cnt;
+	(void)events;
+	if (read(n->sched_fd, &cnt, sizeof(cnt)) < 0) {
+		/* EAGAIN: another handler run consumed it; sched says what to do */
+	}
+	unsigned int what = atomic_exchange(&n->sched, 0);
+	if (what & VIRTIO_NET_SCHED_RX)
+		virtio_net_rx_run(n);
+	if (what & VIRTIO_NET_SCHED_TX)
+		virtio_net_tx_run(n);
+}
+
+/* The tap fd is registered edge-triggered for both directions: EPOLLIN
+ * needs no disarming when the guest has no buffers (the refill kick
+ * resumes RX), EPOLLOUT none while TX is not blocked. */
+void virtio_net_tap_event(void *opaque, uint32_t events)
+{
+	struct virtio_net *n = opaque;
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		virtio_net_rx_run(n);
+	if (events & EPOLLOUT)
+		virtio_net_tx_writable(n);
+}
+
+static void net_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf, uint32_t len)
+{
+	struct virtio_net *n = net_of(vdev);
+	memset(buf, 0, len);
+	if (offset < VIRTIO_NET_CONFIG_LEN && len <= VIRTIO_NET_CONFIG_LEN - offset)
+		memcpy(buf, n->config + offset, len);
+}
+
+static void net_config_write(struct virtio_dev *vdev, uint32_t offset, const void *buf,
+			     uint32_t len)
+{
+	/* Read-only with VERSION_1 (the MAC changes through a control queue,
+	 * which is not offered). */
+	(void)vdev;
+	(void)offset;
+	(void)buf;
+	(void)len;
+}
+
+/* The tap may hand the guest only the offloads it accepted; the kernel
+ * refuses TSO without checksum offload, as the spec ties them. */
+static unsigned int net_tap_offloads(const struct virtio_dev *v)
+{
+	unsigned int f = 0;
+	if (!virtio_has_feature(v, VIRTIO_NET_F_GUEST_CSUM))
+		return 0;
+	f |= TUN_F_CSUM;
+	if (virtio_has_feature(v, VIRTIO_NET_F_GUEST_TSO4))
+		f |= TUN_F_TSO4;
+	if (virtio_has_feature(v, VIRTIO_NET_F_GUEST_TSO6))
+		f |= TUN_F_TSO6;
+	return f;
+}
+
+static int net_activate(struct virtio_dev *vdev)
+{
+	struct virtio_net *n = net_of(vdev);
+	unsigned int off = net_tap_offloads(vdev);
+	int r = tap_set_offload(&n->tap, off);
+	if (r < 0 && off) {
+		/* Fewer offloads are safe: the guest then gets plain frames. */
+		fprintf(stderr, "skiff: %s: tap offloads 0x%x refused (%s); using none\n", n->name,
+			off, strerror(-r));
+		tap_set_offload(&n->tap, 0);
+	}
+	atomic_store(&n->active, true);
+	/* Packets may wait in the tap since before: their edge is gone. */
+	virtio_net_schedule(n, VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
+	return 0;
+}
+
+/* Returns only when no RX or TX work runs: each run holds its lock and
+ * checks active first, so after both locks were taken once, none will
+ * touch the queues until the next activate. */
+static void net_reset(struct virtio_dev *vdev)
+{
+	struct virtio_net *n = net_of(vdev);
+	atomic_store(&n->active, false);
+	pthread_mutex_lock(&n->rx_lock);
+	virtio_net_rx_discard(n);
+	pthread_mutex_unlock(&n->rx_lock);
+	pthread_mutex_lock(&n->tx_lock);
+	atomic_store(&n->tx_blocked, false);
+	pthread_mutex_unlock(&n->tx_lock);
+	tap_set_offload(&n->tap, 0);
+}
+
+static void net_queue_notify(struct virtio_dev *vdev, unsigned int q)
+{
+	struct virtio_net *n = net_of(vdev);
+	if (q == VIRTIO_NET_RXQ)
+		virtio_net_rx_run(n); /* buffers posted after RX starved */
+	else if (q == VIRTIO_NET_TXQ)
+		virtio_net_tx_run(n);
+}
+
+static const struct virtio_dev_ops net_ops = {
+    .config_read = net_config_read,
+    .config_write = net_config_write,
+    .activate = net_activate,
+    .reset = net_reset,
+    .queue_notify = net_queue_notify,
+};
+
+static void net_config_init(struct virtio_net *n)
+{
+	uint16_t status = VIRTIO_NET_S_LINK_UP, pairs = 1, mtu = VIRTIO_NET_MTU;
+	memcpy(n->config, n->mac, NET_MAC_LEN);
+	memcpy(n->config + 6, &status, 2); /* little-endian host: as-is */
+	memcpy(n->config + 8, &pairs, 2);
+	memcpy(n->config + 10, &mtu, 2);
+}
+
+struct virtio_net *virtio_net_create(const struct machine *m, unsigned int index, struct tap *tap,
+				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen)
+{
+	struct virtio_net *n = calloc(1, sizeof(*n));
+	if (!n) {
+		snprintf(err, errlen, "out of memory");
+		tap_close(tap);
+		return NULL;
+	}
+	n->tap = *tap;
+	n->m = m;
+	n->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (n->sched_fd < 0 || net_register(n) < 0) {
+		snprintf(err, errlen, "cannot set up the device: %s",
+			 n->sched_fd < 0 ? strerror(errno) : "too many network devices");
+		virtio_net_destroy(n);
+		return NULL;
+	}
+	memcpy(n->mac, mac, NET_MAC_LEN);
+	net_config_init(n);
+	pthread_mutex_init(&n->rx_lock, NULL);
+	pthread_mutex_init(&n->tx_lock, NULL);
+	snprintf(n->name, sizeof(n->name), "virtio-net%u", index);
+
+	struct virtio_dev *v = &n->vdev;
+	v->name = n->name;
+	v->device_id = VIRTIO_ID_NET;
+	v->host_features = 1ULL << VIRTIO_F_VERSION_1 | 1ULL << VIRTQ_F_EVENT_IDX |
+			   1ULL << VIRTQ_F_INDIRECT_DESC | 1ULL << VIRTIO_NET_F_CSUM |
+			   1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
+			   1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
+			   1ULL << VIRTIO_NET_F_HOST_TSO4 | 1ULL << VIRTIO_NET_F_HOST_TSO6 |
+			   1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS;
+	v->config_len = VIRTIO_NET_CONFIG_LEN;
+	v->num_queues = 2;
+	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
+	v->ops = &net_ops;
+	v->priv = n;
+	return n;
+}
+
+void virtio_net_destroy(struct virtio_net *n)
+{
+	if (!n)
+		return;
+	net_unregister(n);
+	tap_close(&n->tap);
+	if (n->sched_fd >= 0)
+		close(n->sched_fd);
+	free(n);
+}
 
 int virtio_net_add(struct machine *m, const char *spec, char *err, size_t errlen)
 {
-	(void)m;
-	(void)spec;
-	snprintf(err, errlen, "--net is not implemented yet");
-	return -1;
+	struct net_spec s;
+	struct tap tap;
+	char macs[NET_MAC_STRLEN];
+
+	if (net_spec_parse(spec, &s, err, errlen) < 0)
+		return -1;
+	if (!s.has_mac)
+		net_mac_default(m->nr_nets, s.mac);
+	const struct virtio_net *other = virtio_net_find_mac(m, s.mac);
+	if (other) {
+		net_mac_format(s.mac, macs);
+		snprintf(err, errlen, "mac %s is already used by %s", macs, other->name);
+		return -1;
+	}
+	if (tap_open(&tap, s.tap, err, errlen) < 0)
+		return -1;
+	struct virtio_net *n = virtio_net_create(m, m->nr_nets, &tap, s.mac, err, errlen);
+	if (!n)
+		return -1;
+	if (virtio_pci_add(m, &n->vdev, err, errlen) < 0) {
+		virtio_net_destroy(n);
+		return -1;
+	}
+	/* From here the transport knows the device: it is never freed. */
+	int r = iothread_add_fd(m->io, n->sched_fd, EPOLLIN, virtio_net_sched_event, n);
+	if (r == 0)
+		r = iothread_add_fd(m->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
+				    virtio_net_tap_event, n);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot watch tap '%s': %s", s.tap, strerror(-r));
+		return -1;
+	}
+	m->nr_nets++;
+	return 0;
 }

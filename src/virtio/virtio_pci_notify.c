@@ -53,11 +53,7 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	struct virtq *vq = &vdev->vqs[q->index];
 	if (!atomic_load(&q->live) || !vq->enabled || vq->broken)
 		return false;
-	if (!enable) {
-		virtq_disable_notify(vq, vdev->gm);
-		return false;
-	}
-	return virtq_enable_notify(vq, vdev->gm);
+	return virtq_poll_hold(vq, vdev->gm, !enable);
 }
 
 static void vp_poll_counters(struct virtio_pci_queue *q)

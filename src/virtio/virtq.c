@@ -145,6 +145,7 @@ void virtq_reset(struct virtq *vq)
 	vq->last_avail_idx = vq->used_idx = vq->signalled_used = 0;
 	vq->signalled_used_valid = false;
 	vq->notify_enabled = true;
+	vq->poll_held = false;
 	vq->used_flags = 0;
 	vq->broken = false;
 	vq->broken_reason = VIRTQ_ERR_NR;
@@ -473,8 +474,25 @@ bool virtq_enable_notify(struct virtq *vq, const struct guest_mem *gm)
 	(void)gm;
 	if (vq->broken || !vq->enabled)
 		return false;
+	if (vq->poll_held) {
+		/* A poller keeps kicks off; the device's re-check still holds.
+		 * Fence: pairs with the guest's index store, as in vq_arm_kick. */
+		atomic_thread_fence(memory_order_seq_cst);
+		return vq_load_avail_idx(vq) != vq->last_avail_idx;
+	}
 	vq->notify_enabled = true;
 	return vq_arm_kick(vq) != vq->last_avail_idx;
+}
+
+bool virtq_poll_hold(struct virtq *vq, const struct guest_mem *gm, bool hold)
+{
+	if (hold) {
+		virtq_disable_notify(vq, gm);
+		vq->poll_held = true;
+		return false;
+	}
+	vq->poll_held = false;
+	return virtq_enable_notify(vq, gm);
 }
 
 bool virtq_has_work(struct virtq *vq, const struct guest_mem *gm)

@@ -129,6 +129,7 @@ struct virtq {
 	uint16_t signalled_used;      /* used_idx at the last notify decision */
 	bool signalled_used_valid;
 	bool notify_enabled; /* guest kicks wanted (see virtq_disable_notify) */
+	bool poll_held;	     /* a poller holds kicks off (virtq_poll_hold) */
 	uint16_t used_flags; /* shadow of used->flags */
 	bool broken;
 	enum virtq_err broken_reason;
@@ -187,6 +188,11 @@ bool virtq_enable_notify(struct virtq *vq, const struct guest_mem *gm);
 /* True if the avail index is ahead of what we consumed (not validated:
  * virtq_pop does that). False when broken or not enabled. */
 bool virtq_has_work(struct virtq *vq, const struct guest_mem *gm);
+/* For an I/O-thread poller: hold=true turns kicks off and keeps them off
+ * even when the device calls virtq_enable_notify (which then only
+ * re-checks the ring); hold=false turns them back on and, like
+ * virtq_enable_notify, returns true if work arrived meanwhile. */
+bool virtq_poll_hold(struct virtq *vq, const struct guest_mem *gm, bool hold);
 
 /* For device models that find a protocol violation (e.g. a request header
  * too short): breaks the queue like a ring violation. Returns -1. */

@@ -433,6 +433,26 @@ static void test_notify_race_event_idx(void **state)
 	assert_true(guest_publish(f, 3)); /* re-armed: the guest kicks */
 }
 
+/* A poller holds kicks off; the device's own enable_notify (at the end of
+ * its run) must not turn them back on, but must still report new work. */
+static void test_poll_hold(void **state)
+{
+	struct fx *f = *state;
+	for (uint16_t i = 0; i < 4; i++)
+		desc_set(f, DESC_GPA, i, BUF_GPA, 4, W, 0);
+	assert_false(virtq_poll_hold(&f->vq, &f->fm.gm, true));
+	assert_false(guest_publish(f, 0)); /* held: no kick */
+	assert_int_equal(pop(f), 1);
+	assert_false(virtq_enable_notify(&f->vq, &f->fm.gm)); /* device's re-arm */
+	assert_false(guest_publish(f, 1));		      /* still no kick */
+	assert_true(virtq_enable_notify(&f->vq, &f->fm.gm));  /* but work is seen */
+	assert_int_equal(pop(f), 1);
+	assert_false(guest_publish(f, 2));			/* the poller stops just now... */
+	assert_true(virtq_poll_hold(&f->vq, &f->fm.gm, false)); /* ...and sees it */
+	assert_int_equal(pop(f), 1);
+	assert_true(guest_publish(f, 3)); /* released: the guest kicks again */
+}
+
 /* With EVENT_IDX and kicks wanted, running dry re-arms avail_event. */
 static void test_pop_empty_arms_event(void **state)
 {
@@ -844,6 +864,7 @@ int main(void)
 	    T(test_should_notify_flags),
 	    T(test_should_notify_event_idx),
 	    T(test_notify_race_flags),
+	    T(test_poll_hold),
 	    T(test_notify_race_event_idx),
 	    T(test_pop_empty_arms_event),
 	    T(test_reset_recovers),

@@ -1,0 +1,155 @@
+/* virtio-net internals shared by virtio_net.c (setup, ops, I/O thread
+ * handlers), virtio_net_rx.c, virtio_net_tx.c and the unit tests.
+ *
+ * Queues: rx (q0) and tx (q1), no control queue. Each queue's work runs
+ * under its own mutex, because kicks arrive on the I/O thread (ioeventfd)
+ * or on a vCPU thread (--no-ioeventfd) and tap readiness on the I/O
+ * thread. Work never blocks: the tap fd is non-blocking, and a run that
+ * hits its budget hands the rest to the I/O thread through sched_fd. */
+#ifndef SKIFF_VIRTIO_NET_PRIV_H
+#define SKIFF_VIRTIO_NET_PRIV_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/machine.h"
+#include "devices/virtio_net_spec.h"
+#include "net/tap.h"
+#include "virtio/virtio_dev.h"
+
+/* Feature bits (virtio 1.2, 5.1.3). */
+#define VIRTIO_NET_F_CSUM	0 /* device takes partially checksummed packets */
+#define VIRTIO_NET_F_GUEST_CSUM 1 /* driver takes partially checksummed packets */
+#define VIRTIO_NET_F_MAC	5
+#define VIRTIO_NET_F_GUEST_TSO4 7
+#define VIRTIO_NET_F_GUEST_TSO6 8
+#define VIRTIO_NET_F_HOST_TSO4	11
+#define VIRTIO_NET_F_HOST_TSO6	12
+#define VIRTIO_NET_F_MRG_RXBUF	15
+#define VIRTIO_NET_F_STATUS	16
+
+#define VIRTIO_NET_S_LINK_UP 1
+
+/* struct virtio_net_hdr (5.1.6). With VERSION_1 it always has num_buffers:
+ * 12 bytes, for the tap too (TUNSETVNETHDRSZ). Little-endian fields. */
+#define VIRTIO_NET_HDR_F_NEEDS_CSUM 1
+#define VIRTIO_NET_HDR_F_DATA_VALID 2
+#define VIRTIO_NET_HDR_GSO_NONE	    0
+#define VIRTIO_NET_HDR_GSO_TCPV4    1
+#define VIRTIO_NET_HDR_GSO_TCPV6    4
+#define VIRTIO_NET_HDR_GSO_ECN	    0x80
+
+struct virtio_net_hdr {
+	uint8_t flags;
+	uint8_t gso_type;
+	uint16_t hdr_len;
+	uint16_t gso_size;
+	uint16_t csum_start;
+	uint16_t csum_offset;
+	uint16_t num_buffers;
+};
+_Static_assert(sizeof(struct virtio_net_hdr) == 12, "virtio_net_hdr layout");
+#define VIRTIO_NET_HDR_LEN 12
+
+/* Config space (5.1.4): mac, status, max_virtqueue_pairs, mtu. */
+#define VIRTIO_NET_CONFIG_LEN 12
+#define VIRTIO_NET_MTU	      1500
+
+#define VIRTIO_NET_RXQ	      0
+#define VIRTIO_NET_TXQ	      1
+#define VIRTIO_NET_QUEUE_SIZE 256
+/* Packets per queue per run before yielding to the I/O thread's other fds:
+ * one busy guest cannot starve the loop. */
+#define VIRTIO_NET_BUDGET 256
+/* Largest frame (without the header) either way: a 64 KiB TSO packet plus
+ * link headers, with QEMU's margin (NET_BUFSIZE). */
+#define VIRTIO_NET_MAX_FRAME (65536 + 4096)
+/* iovecs for one readv/writev: the host header, a whole chain, the bounce
+ * buffer. Calls use at most IOV_MAX of them. */
+#define VIRTIO_NET_IOV (VIRTQ_MAX_SEGS + 2)
+
+/* Bits of sched: work the I/O thread should resume. */
+#define VIRTIO_NET_SCHED_RX 1u
+#define VIRTIO_NET_SCHED_TX 2u
+
+struct virtio_net_stats {
+	uint64_t rx_packets, rx_bytes;
+	uint64_t rx_dropped; /* frames the guest cannot take (too big, bad offload) */
+	uint64_t rx_starved; /* times RX stopped for lack of guest buffers */
+	uint64_t rx_errors;  /* tap read errors other than EAGAIN */
+	uint64_t tx_packets, tx_bytes;
+	uint64_t tx_dropped; /* malformed chains or headers from the guest */
+	uint64_t tx_errors;  /* tap write errors (packet dropped) */
+	uint64_t tx_blocked; /* times the tap said EAGAIN */
+};
+
+struct virtio_net {
+	struct virtio_dev vdev;
+	char name[24];
+	const struct machine *m; /* scope of the duplicate-MAC check */
+	struct tap tap;
+	uint8_t mac[NET_MAC_LEN];
+	uint8_t config[VIRTIO_NET_CONFIG_LEN];
+	int sched_fd; /* eventfd: the I/O thread resumes the work in sched */
+	_Atomic unsigned int sched;
+	atomic_bool active; /* between activate and reset */
+
+	pthread_mutex_t rx_lock;    /* everything rx_* and the rx queue */
+	struct virtq_elem rx_first; /* chain holding the header */
+	struct virtq_elem rx_elem;  /* further chains of a merged packet */
+	struct iovec rx_iov[VIRTIO_NET_IOV];
+	struct virtq_used_elem rx_used[VIRTIO_NET_QUEUE_SIZE];
+	struct virtio_net_hdr rx_hdr;
+	/* Frame bytes that did not fit the first chain. */
+	uint8_t rx_buf[VIRTIO_NET_MAX_FRAME];
+	/* A frame in progress: rx_nused chains popped and filled (rx_used;
+	 * the first is rx_first), rx_left bytes at rx_buf + rx_off still to
+	 * place. Non-zero rx_nused between runs means the buffers ran out
+	 * mid-frame: the chains stay popped until the refill kick, so the
+	 * frame is neither lost nor half published. */
+	unsigned int rx_nused;
+	size_t rx_off, rx_left, rx_frame;
+
+	pthread_mutex_t tx_lock; /* everything tx_* and the tx queue */
+	struct virtq_elem tx_elem;
+	struct iovec tx_iov[VIRTIO_NET_IOV];
+	struct virtio_net_hdr tx_hdr;
+	/* The tap said EAGAIN: wait for EPOLLOUT. Atomic so that the many
+	 * EPOLLOUT edges while not blocked cost no lock. */
+	atomic_bool tx_blocked;
+
+	struct virtio_net_stats stats;
+};
+
+/* Builds a device around an open tap (owned from here on, also on
+ * failure) and registers its MAC. Does not attach it to a transport or the
+ * I/O thread. Returns NULL with a reason in err. */
+struct virtio_net *virtio_net_create(const struct machine *m, unsigned int index, struct tap *tap,
+				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen);
+/* Unregisters the MAC, closes the fds, frees. Only for a device that no
+ * transport or I/O thread uses (tests, failed setup). */
+void virtio_net_destroy(struct virtio_net *n);
+/* The device already using MAC on machine m, or NULL. */
+struct virtio_net *virtio_net_find_mac(const struct machine *m, const uint8_t mac[NET_MAC_LEN]);
+
+/* I/O thread handlers (iothread_fd_fn). */
+void virtio_net_tap_event(void *opaque, uint32_t events);
+void virtio_net_sched_event(void *opaque, uint32_t events);
+/* Asks the I/O thread to resume RX and/or TX work (VIRTIO_NET_SCHED_*). */
+void virtio_net_schedule(struct virtio_net *n, unsigned int what);
+
+/* Moves packets tap -> guest until the tap is empty, the guest has no
+ * buffers (then guest kicks are re-enabled) or the budget is spent. */
+void virtio_net_rx_run(struct virtio_net *n);
+/* Drops a frame in progress (device reset: its chains need no completion).
+ * Caller holds rx_lock. */
+void virtio_net_rx_discard(struct virtio_net *n);
+/* Moves packets guest -> tap until the ring is empty, the tap is full
+ * (then waits for EPOLLOUT) or the budget is spent. */
+void virtio_net_tx_run(struct virtio_net *n);
+/* The tap became writable (EPOLLOUT). */
+void virtio_net_tx_writable(struct virtio_net *n);
+
+#endif

@@ -1,0 +1,255 @@
+/* virtio-net receive: frames from the tap into the guest's rx queue.
+ *
+ * One frame: pop a chain, readv() the tap straight into it (the 12-byte
+ * header lands in host memory first, to be checked), with the bounce
+ * buffer rx_buf after the chain for what does not fit. With MRG_RXBUF the
+ * overflow is then copied into further chains and num_buffers says how
+ * many; all of a frame's chains are published in one batch.
+ *
+ * No buffers: the tap is left unread (its queue holds packets, and drops
+ * and counts them when full), guest kicks are re-enabled and the guest's
+ * refill kick resumes RX. Buffers running out in the middle of a frame:
+ * the chains filled so far stay popped and the rest stays in rx_buf; the
+ * refill kick continues the frame. Keeping them popped (not unpopping)
+ * matters: the kick is armed at the avail index we have consumed, so
+ * chains given back would make every re-check find "work" and spin. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devices/virtio_net_priv.h"
+#include "net/iov.h"
+
+enum rx_result {
+	RX_DONE,       /* a frame delivered or dropped: go on */
+	RX_TAP_EMPTY,  /* the tap said EAGAIN (or failed): wait for EPOLLIN */
+	RX_NO_BUFFERS, /* the guest has no (or too few) buffers posted */
+	RX_BROKEN,     /* the queue is broken: stop */
+};
+
+static struct virtq *rx_vq(struct virtio_net *n)
+{
+	return &n->vdev.vqs[VIRTIO_NET_RXQ];
+}
+
+static struct iovec *rx_in(struct virtq_elem *e)
+{
+	return e->iov + e->out_num;
+}
+
+/* The header the guest gets, from the one the tap wrote. Returns false if
+ * the frame uses an offload the driver did not accept: the tap is told
+ * only what was negotiated (activate), so that is a leftover from before
+ * a reset, and is dropped. */
+static bool rx_hdr_fix(struct virtio_net *n, struct virtio_net_hdr *h)
+{
+	const struct virtio_dev *v = &n->vdev;
+
+	if (!virtio_has_feature(v, VIRTIO_NET_F_GUEST_CSUM)) {
+		/* Spec 5.1.6.4.1: flags zero, checksums complete. */
+		if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+			return false;
+		h->flags = 0;
+	}
+	h->flags &= VIRTIO_NET_HDR_F_NEEDS_CSUM | VIRTIO_NET_HDR_F_DATA_VALID;
+	switch (h->gso_type) { /* ECN is not offered (GUEST_ECN) */
+	case VIRTIO_NET_HDR_GSO_NONE:
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		if (!virtio_has_feature(v, VIRTIO_NET_F_GUEST_TSO4))
+			return false;
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		if (!virtio_has_feature(v, VIRTIO_NET_F_GUEST_TSO6))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	h->num_buffers = 0;
+	return true;
+}
+
+/* Reads one frame: header to rx_hdr, then the first chain after its
+ * header room, then rx_buf. *direct gets the frame bytes that went into
+ * the chain. Returns the frame length without header, -1 (errno) if
+ * nothing was read, -2 if a frame too short for a header was. */
+static ssize_t rx_read(struct virtio_net *n, size_t *direct)
+{
+	struct virtq_elem *a = &n->rx_first;
+	struct iovec *iov = n->rx_iov;
+	unsigned int cnt = 0;
+	ssize_t got;
+
+	iov[cnt++] = (struct iovec){&n->rx_hdr, VIRTIO_NET_HDR_LEN};
+	int k = iov_skip(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, iov + 1, IOV_MAX - 2);
+	/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
+	if (k > 0)
+		cnt += (unsigned int)k;
+	iov[cnt++] = (struct iovec){n->rx_buf, sizeof(n->rx_buf)};
+	for (int tries = 0;; tries++) {
+		got = readv(n->tap.fd, iov, (int)cnt);
+		if (got >= 0 || errno != EINTR || tries == 3)
+			break;
+	}
+	if (got == 0) {
+		errno = EAGAIN; /* end of file: only a socket in tests does that */
+		return -1;
+	}
+	if (got < 0)
+		return -1;
+	if (got < VIRTIO_NET_HDR_LEN)
+		return -2;
+	got -= VIRTIO_NET_HDR_LEN;
+	*direct = 0;
+	if (k > 0) {
+		size_t room = a->in_len - VIRTIO_NET_HDR_LEN;
+		*direct = (size_t)got < room ? (size_t)got : room;
+	}
+	return got;
+}
+
+/* Gives back the chains of the frame in progress and forgets the frame. */
+static enum rx_result rx_drop(struct virtio_net *n)
+{
+	while (n->rx_nused) {
+		virtq_unpop(rx_vq(n));
+		n->rx_nused--;
+	}
+	n->rx_left = 0;
+	n->stats.rx_dropped++;
+	return RX_DONE;
+}
+
+/* Starts a frame: pops its first chain and reads the tap. */
+static enum rx_result rx_start(struct virtio_net *n)
+{
+	struct virtq *vq = rx_vq(n);
+	struct virtq_elem *a = &n->rx_first;
+	size_t direct = 0;
+
+	int r = virtq_pop(vq, n->vdev.gm, a);
+	if (r <= 0)
+		return r < 0 ? RX_BROKEN : RX_NO_BUFFERS;
+	if (a->in_len < VIRTIO_NET_HDR_LEN) {
+		/* Spec 5.1.6.3.1: every rx buffer holds at least a header. */
+		virtq_mark_broken(vq, VIRTQ_ERR_DEVICE);
+		return RX_BROKEN;
+	}
+	n->rx_used[0] = (struct virtq_used_elem){.id = a->head};
+	n->rx_nused = 1;
+	ssize_t got = rx_read(n, &direct);
+	if (got == -2 || (got >= 0 && !rx_hdr_fix(n, &n->rx_hdr)))
+		return rx_drop(n);
+	if (got < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			n->stats.rx_errors++;
+		virtq_unpop(vq);
+		n->rx_nused = 0;
+		return RX_TAP_EMPTY;
+	}
+	/* rx_buf holds frame[direct, got): the first chain's room first
+	 * (used when the chain was too fragmented to read into). */
+	size_t room = a->in_len - VIRTIO_NET_HDR_LEN - direct;
+	size_t buffered = (size_t)got - direct;
+	size_t c = buffered < room ? buffered : room;
+	iov_from_buf(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, n->rx_buf, c);
+	n->rx_used[0].len = (uint32_t)(VIRTIO_NET_HDR_LEN + direct + c);
+	n->rx_frame = (size_t)got;
+	n->rx_off = c;
+	n->rx_left = buffered - c;
+	if (n->rx_left && !virtio_has_feature(&n->vdev, VIRTIO_NET_F_MRG_RXBUF))
+		return rx_drop(n); /* the driver must post chains big enough */
+	return RX_DONE;
+}
+
+/* Places the rest of the frame into further chains. Returns RX_DONE when
+ * all of it is placed (or the frame was dropped), RX_NO_BUFFERS if the ring
+ * ran out (the chains stay popped), RX_BROKEN. */
+static enum rx_result rx_gather(struct virtio_net *n)
+{
+	struct virtq *vq = rx_vq(n);
+	struct virtq_elem *e = &n->rx_elem;
+
+	while (n->rx_left) {
+		/* All chains popped and still not enough: waiting for a
+		 * refill would wait forever. */
+		if (n->rx_nused >= vq->size || n->rx_nused >= VIRTIO_NET_QUEUE_SIZE)
+			return rx_drop(n);
+		int r = virtq_pop(vq, n->vdev.gm, e);
+		if (r <= 0)
+			return r < 0 ? RX_BROKEN : RX_NO_BUFFERS;
+		size_t c = n->rx_left < e->in_len ? n->rx_left : e->in_len;
+		iov_from_buf(rx_in(e), e->in_num, 0, n->rx_buf + n->rx_off, c);
+		n->rx_used[n->rx_nused++] =
+		    (struct virtq_used_elem){.id = e->head, .len = (uint32_t)c};
+		n->rx_off += c;
+		n->rx_left -= c;
+	}
+	return RX_DONE;
+}
+
+static enum rx_result rx_one(struct virtio_net *n)
+{
+	struct virtq_elem *a = &n->rx_first;
+	enum rx_result res;
+
+	if (!n->rx_nused) {
+		res = rx_start(n);
+		if (res != RX_DONE || !n->rx_nused)
+			return res; /* nothing started, or dropped */
+	}
+	res = rx_gather(n);
+	if (res != RX_DONE || !n->rx_nused)
+		return res;
+	n->rx_hdr.num_buffers = (uint16_t)n->rx_nused;
+	iov_from_buf(rx_in(a), a->in_num, 0, &n->rx_hdr, VIRTIO_NET_HDR_LEN);
+	/* One batch: the driver reads num_buffers and expects all of them. */
+	if (virtq_push_batch(rx_vq(n), n->vdev.gm, n->rx_used, n->rx_nused) < 0)
+		return RX_BROKEN;
+	n->rx_nused = 0;
+	n->stats.rx_packets++;
+	n->stats.rx_bytes += n->rx_frame;
+	return RX_DONE;
+}
+
+void virtio_net_rx_discard(struct virtio_net *n)
+{
+	if (n->rx_nused)
+		n->stats.rx_dropped++;
+	n->rx_nused = 0;
+	n->rx_left = 0;
+}
+
+void virtio_net_rx_run(struct virtio_net *n)
+{
+	struct virtq *vq = rx_vq(n);
+	const struct guest_mem *gm = n->vdev.gm;
+	uint64_t pushed;
+	unsigned int budget = VIRTIO_NET_BUDGET;
+
+	pthread_mutex_lock(&n->rx_lock);
+	if (!atomic_load(&n->active) || !vq->enabled || vq->broken)
+		goto out;
+	pushed = vq->stats.pushed;
+	/* While buffers last, kicks are useless: tap readiness drives RX. */
+	virtq_disable_notify(vq, gm);
+	for (; budget; budget--) {
+		enum rx_result res = rx_one(n);
+		if (res == RX_DONE)
+			continue;
+		if (res != RX_NO_BUFFERS)
+			break;
+		n->stats.rx_starved++;
+		/* Re-arm the refill kick; buffers posted meanwhile: go on. */
+		if (!virtq_enable_notify(vq, gm))
+			break;
+		virtq_disable_notify(vq, gm);
+	}
+	if (!budget)
+		virtio_net_schedule(n, VIRTIO_NET_SCHED_RX);
+	if (vq->stats.pushed != pushed)
+		virtio_notify_if_needed(&n->vdev, VIRTIO_NET_RXQ);
+out:
+	pthread_mutex_unlock(&n->rx_lock);
+}

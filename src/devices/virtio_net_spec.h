@@ -1,0 +1,30 @@
+/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC]. */
+#ifndef SKIFF_VIRTIO_NET_SPEC_H
+#define SKIFF_VIRTIO_NET_SPEC_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NET_MAC_LEN    6
+#define NET_MAC_STRLEN 18 /* "xx:xx:xx:xx:xx:xx" + NUL */
+
+struct net_spec {
+	char tap[IFNAMSIZ];
+	uint8_t mac[NET_MAC_LEN];
+	bool has_mac;
+};
+
+/* Parses SPEC: keys tap (required, a valid interface name) and mac (a
+ * unicast address other than 00:00:00:00:00:00), each at most once.
+ * Returns 0, or -1 with a one-line reason in err. */
+int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t errlen);
+/* Parses exactly "xx:xx:xx:xx:xx:xx" (hex, either case). Returns 0 or -1. */
+int net_mac_parse(const char *s, uint8_t mac[NET_MAC_LEN]);
+void net_mac_format(const uint8_t mac[NET_MAC_LEN], char out[NET_MAC_STRLEN]);
+/* The MAC of device INDEX without mac=: 02:73:6b:69:66:INDEX ("skif" in
+ * ASCII after 02, the locally administered unicast prefix; INDEX < 256). */
+void net_mac_default(unsigned int index, uint8_t mac[NET_MAC_LEN]);
+
+#endif

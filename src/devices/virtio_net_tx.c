@@ -1,0 +1,166 @@
+/* virtio-net transmit: chains from the guest's tx queue to the tap.
+ *
+ * A chain is a 12-byte virtio_net_hdr and the frame, in any split across
+ * descriptors (VERSION_1 implies ANY_LAYOUT). The header is copied to host
+ * memory and checked against the negotiated offloads, then it and the
+ * rest of the chain go to the tap in one writev(), which reads the header
+ * as its vnet header. Guest memory is read by the kernel, never parsed
+ * here beyond the header.
+ *
+ * EAGAIN from the tap: the chain is given back (unpopped) and TX waits for
+ * EPOLLOUT; nothing is lost and nothing spins. */
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "devices/virtio_net_priv.h"
+#include "net/iov.h"
+
+enum tx_result {
+	TX_DONE,  /* sent, or dropped and counted: complete the chain */
+	TX_AGAIN, /* the tap is full: give the chain back */
+};
+
+static struct virtq *tx_vq(struct virtio_net *n)
+{
+	return &n->vdev.vqs[VIRTIO_NET_TXQ];
+}
+
+/* Offloads the driver may ask for are those it negotiated (5.1.6.2.1);
+ * the kernel validates the rest of the header (csum_start, hdr_len...). */
+static bool tx_hdr_ok(const struct virtio_net *n, struct virtio_net_hdr *h)
+{
+	const struct virtio_dev *v = &n->vdev;
+
+	if ((h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !virtio_has_feature(v, VIRTIO_NET_F_CSUM))
+		return false;
+	h->flags &= VIRTIO_NET_HDR_F_NEEDS_CSUM; /* the only flag a driver sets */
+	switch (h->gso_type) {			 /* ECN is not offered (HOST_ECN) */
+	case VIRTIO_NET_HDR_GSO_NONE:
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		if (!virtio_has_feature(v, VIRTIO_NET_F_HOST_TSO4))
+			return false;
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		if (!virtio_has_feature(v, VIRTIO_NET_F_HOST_TSO6))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	h->num_buffers = 0;
+	return true;
+}
+
+static enum tx_result tx_one(struct virtio_net *n, const struct virtq_elem *e)
+{
+	struct iovec *iov = n->tx_iov;
+	ssize_t r;
+
+	/* Readable part only: a writable tail is ignored (completed with 0). */
+	if (e->out_len < VIRTIO_NET_HDR_LEN ||
+	    e->out_len - VIRTIO_NET_HDR_LEN > VIRTIO_NET_MAX_FRAME)
+		goto drop;
+	iov_to_buf(e->iov, e->out_num, 0, &n->tx_hdr, VIRTIO_NET_HDR_LEN);
+	if (!tx_hdr_ok(n, &n->tx_hdr))
+		goto drop;
+	iov[0] = (struct iovec){&n->tx_hdr, VIRTIO_NET_HDR_LEN};
+	int k = iov_skip(e->iov, e->out_num, VIRTIO_NET_HDR_LEN, iov + 1, IOV_MAX - 1);
+	if (k < 0)
+		goto drop; /* more pieces than one writev takes */
+	for (int tries = 0;; tries++) {
+		r = writev(n->tap.fd, iov, k + 1);
+		if (r >= 0 || errno != EINTR || tries == 3)
+			break;
+	}
+	if (r < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return TX_AGAIN;
+		/* EIO (link down), EINVAL (header the kernel rejects)...: the
+		 * packet is lost, as on a wire. */
+		n->stats.tx_errors++;
+		return TX_DONE;
+	}
+	n->stats.tx_packets++;
+	n->stats.tx_bytes += e->out_len - VIRTIO_NET_HDR_LEN;
+	return TX_DONE;
+drop:
+	n->stats.tx_dropped++;
+	return TX_DONE;
+}
+
+/* After EAGAIN: EPOLLOUT (edge-triggered) comes when the tap drains. tun
+ * only signals write space to a poller that saw it full, so poll once
+ * here; if it is writable already, retry from the I/O thread. */
+static void tx_wait_writable(struct virtio_net *n)
+{
+	struct pollfd p = {.fd = n->tap.fd, .events = POLLOUT};
+
+	atomic_store(&n->tx_blocked, true);
+	n->stats.tx_blocked++;
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
+		atomic_store(&n->tx_blocked, false);
+		virtio_net_schedule(n, VIRTIO_NET_SCHED_TX);
+	}
+}
+
+/* Caller holds tx_lock. */
+static void tx_run_locked(struct virtio_net *n)
+{
+	struct virtq *vq = tx_vq(n);
+	const struct guest_mem *gm = n->vdev.gm;
+	unsigned int budget = VIRTIO_NET_BUDGET;
+	bool pushed = false;
+
+	if (!atomic_load(&n->active) || !vq->enabled || vq->broken || atomic_load(&n->tx_blocked))
+		return;
+	virtq_disable_notify(vq, gm);
+	for (;;) {
+		if (!budget) {
+			/* Kicks stay off: the I/O thread comes back. */
+			virtio_net_schedule(n, VIRTIO_NET_SCHED_TX);
+			break;
+		}
+		int r = virtq_pop(vq, gm, &n->tx_elem);
+		if (r < 0)
+			break;
+		budget--; /* also per empty-ring retry: the guest controls those */
+		if (r == 0) {
+			/* Re-arm kicks; chains added meanwhile: go on. */
+			if (!virtq_enable_notify(vq, gm))
+				break;
+			virtq_disable_notify(vq, gm);
+			continue;
+		}
+		if (tx_one(n, &n->tx_elem) == TX_AGAIN) {
+			virtq_unpop(vq);
+			tx_wait_writable(n);
+			break;
+		}
+		if (virtq_push(vq, gm, n->tx_elem.head, 0) < 0)
+			break;
+		pushed = true;
+	}
+	if (pushed)
+		virtio_notify_if_needed(&n->vdev, VIRTIO_NET_TXQ);
+}
+
+void virtio_net_tx_run(struct virtio_net *n)
+{
+	pthread_mutex_lock(&n->tx_lock);
+	tx_run_locked(n);
+	pthread_mutex_unlock(&n->tx_lock);
+}
+
+void virtio_net_tx_writable(struct virtio_net *n)
+{
+	if (!atomic_load(&n->tx_blocked))
+		return;
+	pthread_mutex_lock(&n->tx_lock);
+	if (atomic_load(&n->tx_blocked)) {
+		atomic_store(&n->tx_blocked, false);
+		tx_run_locked(n);
+	}
+	pthread_mutex_unlock(&n->tx_lock);
+}

@@ -1,0 +1,145 @@
+#include "net/tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define TAP_VNET_HDR_LEN 12 /* struct virtio_net_hdr_v1: virtio 1.x always */
+
+/* Reads a small sysfs attribute of interface NAME as an integer (base 0:
+ * tun_flags is "0x1002", ifindex decimal). Returns 0, or -errno. */
+static int tap_sysfs_read(const char *name, const char *attr, long *out)
+{
+	char path[128], buf[32];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", name, attr);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int e = errno;
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -e : -EINVAL;
+	buf[n] = 0;
+	char *end;
+	errno = 0;
+	*out = strtol(buf, &end, 0);
+	return errno || end == buf ? -EINVAL : 0;
+}
+
+/* The interface must exist and be a tap (tun_flags exists only for tun/tap
+ * devices). Gives its ifindex, to check after TUNSETIFF that we attached to
+ * it and did not create a new one (it could be deleted in between). */
+static int tap_check_exists(const char *name, long *ifindex, long *flags, char *err, size_t errlen)
+{
+	if (tap_sysfs_read(name, "ifindex", ifindex) < 0) {
+		snprintf(err, errlen,
+			 "no network interface '%s' (create it first: ip tuntap add %s mode tap)",
+			 name, name);
+		return -1;
+	}
+	if (tap_sysfs_read(name, "tun_flags", flags) < 0) {
+		snprintf(err, errlen, "interface '%s' is not a tap device", name);
+		return -1;
+	}
+	if (!(*flags & IFF_TAP)) {
+		snprintf(err, errlen, "interface '%s' is a tun (layer 3) device, not a tap", name);
+		return -1;
+	}
+	return 0;
+}
+
+static int tap_attach(int fd, const char *name, long flags, char *err, size_t errlen)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	/* A multi-queue tap only accepts multi-queue attaches; we use one. */
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (flags & IFF_MULTI_QUEUE);
+	if (ioctl(fd, TUNSETIFF, &ifr) == 0)
+		return 0;
+	switch (errno) {
+	case EBUSY:
+		snprintf(err, errlen, "tap '%s' is in use by another process or device", name);
+		break;
+	case EPERM:
+		snprintf(err, errlen, "not permitted to attach to tap '%s' (owner/group)", name);
+		break;
+	default:
+		snprintf(err, errlen, "cannot attach to tap '%s': %s", name, strerror(errno));
+	}
+	return -1;
+}
+
+int tap_open(struct tap *t, const char *name, char *err, size_t errlen)
+{
+	long ifindex, flags, after;
+	int hdr_len = TAP_VNET_HDR_LEN;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	if (!name[0] || strlen(name) >= IFNAMSIZ || strchr(name, '/')) {
+		snprintf(err, errlen, "invalid interface name '%s'", name);
+		return -1;
+	}
+	if (tap_check_exists(name, &ifindex, &flags, err, errlen) < 0)
+		return -1;
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open /dev/net/tun: %s", strerror(errno));
+		return -1;
+	}
+	if (tap_attach(fd, name, flags, err, errlen) < 0)
+		goto fail;
+	if (tap_sysfs_read(name, "ifindex", &after) < 0 || after != ifindex) {
+		snprintf(err, errlen, "tap '%s' disappeared while attaching", name);
+		goto fail;
+	}
+	if (ioctl(fd, TUNSETVNETHDRSZ, &hdr_len) < 0) {
+		snprintf(err, errlen, "tap '%s': cannot set a %d-byte vnet header: %s", name,
+			 hdr_len, strerror(errno));
+		goto fail;
+	}
+	/* No offloads until the guest negotiates them (activate). */
+	if (ioctl(fd, TUNSETOFFLOAD, 0UL) < 0) {
+		snprintf(err, errlen, "tap '%s': TUNSETOFFLOAD: %s", name, strerror(errno));
+		goto fail;
+	}
+	t->fd = fd;
+	t->is_tun = true;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+void tap_from_fd(struct tap *t, int fd)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = fd;
+	t->is_tun = false;
+	snprintf(t->name, sizeof(t->name), "fd%d", fd);
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int tap_set_offload(struct tap *t, unsigned int tun_flags)
+{
+	if (!t->is_tun)
+		return 0;
+	return ioctl(t->fd, TUNSETOFFLOAD, (unsigned long)tun_flags) < 0 ? -errno : 0;
+}
+
+void tap_close(struct tap *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
