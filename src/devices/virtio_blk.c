@@ -1,11 +1,354 @@
 #include "devices/virtio_blk.h"
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/blk_backend.h"
+#include "devices/blk_req.h"
+#include "virtio/virtio_dev.h"
+#include "virtio/virtio_pci.h"
+
+/* Feature bits (virtio 1.2 §5.2.3) */
+#define VIRTIO_BLK_F_SEG_MAX	  2
+#define VIRTIO_BLK_F_RO		  5
+#define VIRTIO_BLK_F_BLK_SIZE	  6
+#define VIRTIO_BLK_F_FLUSH	  9
+#define VIRTIO_BLK_F_DISCARD	  13
+#define VIRTIO_BLK_F_WRITE_ZEROES 14
+
+/* Ring entries; also the number of request slots, so a pop always finds
+ * one (the virtqueue refuses more chains in flight than its size). */
+#define BLK_QUEUE_SIZE 128
+
+struct blk_config { /* guest layout (§5.2.4), little-endian like the host */
+	uint64_t capacity;
+	uint32_t size_max;
+	uint32_t seg_max;
+	uint16_t cylinders;
+	uint8_t heads, sectors;
+	uint32_t blk_size;
+	uint8_t physical_block_exp, alignment_offset;
+	uint16_t min_io_size;
+	uint32_t opt_io_size;
+	uint8_t writeback, unused0;
+	uint16_t num_queues;
+	uint32_t max_discard_sectors, max_discard_seg, discard_sector_alignment;
+	uint32_t max_write_zeroes_sectors, max_write_zeroes_seg;
+	uint8_t write_zeroes_may_unmap, unused1[3];
+};
+_Static_assert(offsetof(struct blk_config, blk_size) == 20, "config layout");
+_Static_assert(offsetof(struct blk_config, num_queues) == 34, "config layout");
+_Static_assert(offsetof(struct blk_config, max_discard_sectors) == 36, "config layout");
+_Static_assert(offsetof(struct blk_config, write_zeroes_may_unmap) == 56, "config layout");
+#define BLK_CONFIG_LEN 60 /* through unused1; the secure-erase fields are not offered */
+
+struct blk_dev {
+	struct virtio_dev vdev;
+	struct blk_backend backend;
+	struct blk_config config;
+	char name[24];
+	pthread_t worker;
+
+	/* mu guards the virtqueue and everything below. */
+	pthread_mutex_t mu;
+	pthread_cond_t work_cv; /* to the worker: a request was queued, or stop */
+	pthread_cond_t idle_cv; /* from the worker: it finished a request */
+	bool active;		/* between activate and reset */
+	bool stop;		/* the worker must exit */
+	bool busy;		/* the worker is doing I/O without mu */
+	uint64_t gen;		/* bumped by reset: older requests are dropped */
+	/* Request slots: free ones on a stack, queued ones in a FIFO. */
+	struct blk_req *reqs; /* BLK_QUEUE_SIZE of them */
+	unsigned int nfree, free[BLK_QUEUE_SIZE];
+	unsigned int qhead, qlen, fifo[BLK_QUEUE_SIZE];
+	struct virtq_elem elem; /* pop buffer (16 KiB) */
+};
+
+static struct blk_dev *blk_of(struct virtio_dev *vdev)
+{
+	return vdev->priv;
+}
+
+/* ---- completion and the worker (all with mu held) ---- */
+
+static void blk_complete(struct blk_dev *blk, struct blk_req *req, bool has_status)
+{
+	if (has_status)
+		blk_req_finish(req);
+	virtio_complete(&blk->vdev, 0, req->head, has_status ? req->used_len : 0);
+}
+
+static void blk_slot_free(struct blk_dev *blk, struct blk_req *req)
+{
+	blk->free[blk->nfree++] = (unsigned int)(req - blk->reqs);
+}
+
+/* Pops every available chain: checks it, answers it if that is all it
+ * needs, else queues it for the worker. Runs to an empty ring: with
+ * EVENT_IDX the guest does not kick again until then. */
+static void blk_pop_all(struct blk_dev *blk)
+{
+	struct virtq *vq = &blk->vdev.vqs[0];
+	/* nfree is never 0 here: a slot is freed in the same critical
+	 * section as its chain is pushed (or the ring reset), and the ring
+	 * refuses more chains in flight than its size <= BLK_QUEUE_SIZE. */
+	while (blk->active && blk->nfree) {
+		if (virtq_pop(vq, blk->vdev.gm, &blk->elem) <= 0)
+			return;
+		struct blk_req *req = &blk->reqs[blk->free[--blk->nfree]];
+		enum blk_req_next next = blk_req_parse(req, &blk->elem, &blk->backend);
+		if (next != BLK_REQ_QUEUE) {
+			blk_complete(blk, req, next == BLK_REQ_DONE);
+			blk_slot_free(blk, req);
+			continue;
+		}
+		req->gen = blk->gen;
+		blk->fifo[(blk->qhead + blk->qlen++) % BLK_QUEUE_SIZE] =
+		    (unsigned int)(req - blk->reqs);
+		pthread_cond_signal(&blk->work_cv);
+	}
+}
+
+static void *blk_worker(void *arg)
+{
+	struct blk_dev *blk = arg;
+	pthread_mutex_lock(&blk->mu);
+	for (;;) {
+		while (!blk->stop && !blk->qlen)
+			pthread_cond_wait(&blk->work_cv, &blk->mu);
+		if (blk->stop)
+			break;
+		struct blk_req *req = &blk->reqs[blk->fifo[blk->qhead]];
+		blk->qhead = (blk->qhead + 1) % BLK_QUEUE_SIZE;
+		blk->qlen--;
+		blk->busy = true;
+		pthread_mutex_unlock(&blk->mu);
+		/* The slow part, without the lock: kicks keep queueing. */
+		blk_req_execute(req, &blk->backend);
+		pthread_mutex_lock(&blk->mu);
+		blk->busy = false;
+		/* After a reset the buffers belong to nobody: do not answer. */
+		if (req->gen == blk->gen)
+			blk_complete(blk, req, true);
+		blk_slot_free(blk, req);
+		pthread_cond_broadcast(&blk->idle_cv);
+	}
+	pthread_mutex_unlock(&blk->mu);
+	return NULL;
+}
+
+/* ---- virtio_dev_ops ---- */
+
+static void blk_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf, uint32_t len)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	memset(buf, 0, len);
+	/* The transport checks bounds; this keeps a slip of its from leaking
+	 * host memory. */
+	if (offset <= BLK_CONFIG_LEN && len <= BLK_CONFIG_LEN - offset)
+		memcpy(buf, (const uint8_t *)&blk->config + offset, len);
+}
+
+static void blk_config_write(struct virtio_dev *vdev, uint32_t offset, const void *buf,
+			     uint32_t len)
+{
+	/* Nothing is writable: writeback needs CONFIG_WCE, not offered. */
+	(void)vdev, (void)offset, (void)buf, (void)len;
+}
+
+static int blk_activate(struct virtio_dev *vdev)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	pthread_mutex_lock(&blk->mu);
+	blk->active = true;
+	/* Requests made available before DRIVER_OK got no kick we acted on. */
+	blk_pop_all(blk);
+	pthread_mutex_unlock(&blk->mu);
+	return 0;
+}
+
+static void blk_reset(struct virtio_dev *vdev)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	pthread_mutex_lock(&blk->mu);
+	blk->active = false;
+	blk->gen++;
+	while (blk->qlen) {
+		blk_slot_free(blk, &blk->reqs[blk->fifo[blk->qhead]]);
+		blk->qhead = (blk->qhead + 1) % BLK_QUEUE_SIZE;
+		blk->qlen--;
+	}
+	/* The transport resets the rings next: no I/O into guest buffers may
+	 * still be running then. */
+	while (blk->busy)
+		pthread_cond_wait(&blk->idle_cv, &blk->mu);
+	pthread_mutex_unlock(&blk->mu);
+}
+
+static void blk_queue_notify(struct virtio_dev *vdev, unsigned int q)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	if (q != 0)
+		return;
+	pthread_mutex_lock(&blk->mu);
+	blk_pop_all(blk);
+	pthread_mutex_unlock(&blk->mu);
+}
+
+static const struct virtio_dev_ops blk_ops = {
+    .config_read = blk_config_read,
+    .config_write = blk_config_write,
+    .activate = blk_activate,
+    .reset = blk_reset,
+    .queue_notify = blk_queue_notify,
+};
+
+/* ---- creation ---- */
+
+/* PATH[,ro] → path, ro. */
+static int blk_spec_parse(const char *spec, char *path, size_t pathlen, bool *ro, char *err,
+			  size_t errlen)
+{
+	const char *comma = strchr(spec, ',');
+	size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
+	*ro = false;
+	if (!n) {
+		snprintf(err, errlen, "empty image path");
+		return -1;
+	}
+	if (n >= pathlen) {
+		snprintf(err, errlen, "image path too long");
+		return -1;
+	}
+	memcpy(path, spec, n);
+	path[n] = '\0';
+	while (comma) {
+		const char *opt = comma + 1;
+		comma = strchr(opt, ',');
+		size_t len = comma ? (size_t)(comma - opt) : strlen(opt);
+		if (len == 2 && !strncmp(opt, "ro", 2)) {
+			*ro = true;
+			continue;
+		}
+		snprintf(err, errlen, "unknown disk option '%.*s' (known: ro)", (int)len, opt);
+		return -1;
+	}
+	return 0;
+}
+
+static void blk_config_init(struct blk_dev *blk)
+{
+	struct blk_config *c = &blk->config;
+	c->capacity = blk->backend.capacity;
+	c->seg_max = BLK_SEG_MAX;
+	c->blk_size = BLK_SECTOR_SIZE;
+	c->num_queues = 1;
+	c->max_discard_sectors = BLK_DISCARD_SECTORS_MAX;
+	c->max_discard_seg = BLK_DISCARD_SEG_MAX;
+	c->discard_sector_alignment = 4096 / BLK_SECTOR_SIZE; /* host page */
+	c->max_write_zeroes_sectors = BLK_WRITE_ZEROES_SECTORS_MAX;
+	c->max_write_zeroes_seg = BLK_DISCARD_SEG_MAX;
+	c->write_zeroes_may_unmap = 1;
+}
+
+/* VERSION_1 and the ring features are the transport's to offer. */
+static uint64_t blk_features(bool ro)
+{
+	uint64_t f = 1ULL << VIRTIO_BLK_F_SEG_MAX | 1ULL << VIRTIO_BLK_F_BLK_SIZE |
+		     1ULL << VIRTIO_BLK_F_FLUSH;
+	if (ro)
+		return f | 1ULL << VIRTIO_BLK_F_RO;
+	return f | 1ULL << VIRTIO_BLK_F_DISCARD | 1ULL << VIRTIO_BLK_F_WRITE_ZEROES;
+}
+
+struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	bool ro;
+	if (blk_spec_parse(spec, path, sizeof(path), &ro, err, errlen) < 0)
+		return NULL;
+	struct blk_dev *blk = calloc(1, sizeof(*blk));
+	if (blk)
+		blk->reqs = calloc(BLK_QUEUE_SIZE, sizeof(*blk->reqs));
+	if (!blk || !blk->reqs) {
+		snprintf(err, errlen, "out of memory");
+		goto fail_mem;
+	}
+	if (blk_backend_open(&blk->backend, path, ro, err, errlen) < 0)
+		goto fail_mem;
+	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
+	blk_config_init(blk);
+	for (unsigned int i = 0; i < BLK_QUEUE_SIZE; i++)
+		blk->free[blk->nfree++] = BLK_QUEUE_SIZE - 1 - i;
+	pthread_mutex_init(&blk->mu, NULL);
+	pthread_cond_init(&blk->work_cv, NULL);
+	pthread_cond_init(&blk->idle_cv, NULL);
+
+	struct virtio_dev *vdev = &blk->vdev;
+	vdev->name = blk->name;
+	vdev->device_id = VIRTIO_ID_BLOCK;
+	vdev->host_features = blk_features(ro);
+	vdev->config_len = BLK_CONFIG_LEN;
+	vdev->num_queues = 1;
+	vdev->queue_max_size = BLK_QUEUE_SIZE;
+	vdev->ops = &blk_ops;
+	vdev->priv = blk;
+	pthread_mutex_init(&vdev->lock, NULL);
+	int r = pthread_create(&blk->worker, NULL, blk_worker, blk);
+	if (r) {
+		snprintf(err, errlen, "cannot start the disk thread: %s", strerror(r));
+		blk_backend_close(&blk->backend);
+		goto fail_mem;
+	}
+	char tname[16];
+	snprintf(tname, sizeof(tname), "blk%u", index);
+	pthread_setname_np(blk->worker, tname);
+	return vdev;
+fail_mem:
+	if (blk)
+		free(blk->reqs);
+	free(blk);
+	return NULL;
+}
+
+void virtio_blk_drain(struct virtio_dev *vdev)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	pthread_mutex_lock(&blk->mu);
+	while (blk->qlen || blk->busy)
+		pthread_cond_wait(&blk->idle_cv, &blk->mu);
+	pthread_mutex_unlock(&blk->mu);
+}
+
+void virtio_blk_destroy(struct virtio_dev *vdev)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	blk_reset(vdev);
+	pthread_mutex_lock(&blk->mu);
+	blk->stop = true;
+	pthread_cond_signal(&blk->work_cv);
+	pthread_mutex_unlock(&blk->mu);
+	pthread_join(blk->worker, NULL);
+	blk_backend_close(&blk->backend);
+	pthread_cond_destroy(&blk->work_cv);
+	pthread_cond_destroy(&blk->idle_cv);
+	pthread_mutex_destroy(&blk->mu);
+	free(blk->reqs);
+	free(blk);
+}
 
 int virtio_blk_add(struct machine *m, const char *spec, char *err, size_t errlen)
 {
-	(void)m;
-	(void)spec;
-	snprintf(err, errlen, "--disk is not implemented yet");
-	return -1;
+	struct virtio_dev *vdev = virtio_blk_create(spec, m->nr_disks, err, errlen);
+	if (!vdev)
+		return -1;
+	if (virtio_pci_add(m, vdev, err, errlen) < 0) {
+		virtio_blk_destroy(vdev);
+		return -1;
+	}
+	m->nr_disks++;
+	return 0;
 }

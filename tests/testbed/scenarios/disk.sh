@@ -3,10 +3,11 @@
 # 16 MiB + 100 bytes: the partial tail sector is not part of the disk),
 # writes 1 MiB of random data at 1 MiB and a marker in the last sector with
 # fsync, and reports the data's sha256; L1 finds the same bytes in the
-# image. Boot 2 ("read", two disks, the second ",ro"): L2 reads the data
-# back from a cold cache, sees vdb read-only with its serial from the file
-# name, fails to write it, and reads its contents; L1 checks both checksums
-# and that the read-only image is unchanged.
+# image. Boot 2 ("read", two disks, the second ",ro", kicks trapped with
+# --no-ioeventfd): L2 reads the data back from a cold cache, sees vdb
+# read-only with its serial from the file name, fails to write it, and
+# reads its contents; L1 checks both checksums and that the read-only image
+# is unchanged.
 # No file system: the L2 kernel has ext2/ext4 only as modules, which the
 # L2 image does not carry, and busybox-static has no mkfs.
 TIMEOUT=600
@@ -18,6 +19,17 @@ DISK_RO_IMG=/tmp/ro.img
 
 # The phase L1 chose for this boot, from L2's kernel command line.
 disk_phase() { sed -n 's/.*skiff_disk=\([a-z]*\).*/\1/p' /proc/cmdline; }
+
+# disk_wait_dev NAME: waits up to 10 s for /dev/NAME. devtmpfs makes the
+# node asynchronously, so it can lag behind the driver's probe.
+disk_wait_dev() {
+	i=0
+	while [ ! -b "/dev/$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -b "/dev/$1" ]
+}
 
 # disk_sha FILE SKIP-64K-BLOCKS COUNT: sha256 of part of a file or disk.
 disk_sha() {
@@ -48,7 +60,8 @@ l1() {
 	dd if=/dev/urandom of="$DISK_RO_IMG" bs=64k count=16 2>/dev/null
 	ro_sha=$(disk_sha "$DISK_RO_IMG" 0 16)
 	L2_CMDLINE="$base skiff_disk=read"
-	skiff_boot_l2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro" ||
+	# Kicks trapped on the vCPU thread this time (boot 1 used ioeventfd).
+	skiff_boot_l2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro" --no-ioeventfd ||
 		{ fail "boot 2: skiff exited $VMM_RC"; return; }
 	L2_CMDLINE=$base
 	[ "$(disk_l1_saw readback)" = "$sha" ] || { fail "boot 2 read back '$(disk_l1_saw readback)', not $sha"; return; }
@@ -68,7 +81,7 @@ l2() {
 }
 
 disk_l2_write() {
-	[ -b /dev/vda ] || { echo "SKIFF-L2-DISK no /dev/vda"; return; }
+	disk_wait_dev vda || { echo "SKIFF-L2-DISK no /dev/vda"; return; }
 	b=/sys/block/vda
 	echo "SKIFF-L2-DISK size=$(cat $b/size) ro=$(cat $b/ro) serial=$(cat $b/serial)"
 	dd if=/dev/urandom of=/tmp/pat bs=64k count=16 2>/dev/null
@@ -81,9 +94,10 @@ disk_l2_write() {
 }
 
 disk_l2_read() {
+	disk_wait_dev vda || { echo "SKIFF-L2-DISK no /dev/vda"; return; }
+	disk_wait_dev vdb || { echo "SKIFF-L2-DISK no /dev/vdb"; return; }
 	echo "SKIFF-L2-DISK readback=$(disk_sha /dev/vda 16 16)"
 	b=/sys/block/vdb
-	[ -b /dev/vdb ] || { echo "SKIFF-L2-DISK no /dev/vdb"; return; }
 	echo "SKIFF-L2-DISK vdb ro=$(cat $b/ro) serial=$(cat $b/serial)"
 	echo "SKIFF-L2-DISK vdb_sha=$(disk_sha /dev/vdb 0 16)"
 	if dd if=/dev/zero of=/dev/vdb bs=512 count=1 conv=notrunc,fsync 2>/dev/null; then

@@ -1,0 +1,178 @@
+#include "devices/blk_backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void backend_set_serial(struct blk_backend *b, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path; /* not empty: path names a file */
+	/* GET_ID wants it NUL-padded to 20 bytes (memset by the caller),
+	 * truncated without a terminator when the name is longer. */
+	memcpy(b->serial, base, strnlen(base, sizeof(b->serial)));
+}
+
+int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->ro = ro;
+	if (!*path) {
+		snprintf(err, errlen, "empty image path");
+		return -1;
+	}
+	b->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (b->fd < 0) {
+		if (errno == EISDIR)
+			snprintf(err, errlen, "%s is a directory, not a disk image", path);
+		else
+			snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(b->fd, &st) < 0) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is a directory, not a disk image", path);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file or block device", path);
+		goto fail;
+	}
+	if (flock(b->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+		snprintf(err, errlen, "%s is in use (locked by another --disk or process)", path);
+		goto fail;
+	}
+	/* lseek works for files and block devices alike (st_size is 0 for
+	 * the latter). */
+	off_t size = lseek(b->fd, 0, SEEK_END);
+	if (size < 0) {
+		snprintf(err, errlen, "cannot get the size of %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	b->capacity = (uint64_t)size / BLK_SECTOR_SIZE;
+	backend_set_serial(b, path);
+	return 0;
+fail:
+	blk_backend_close(b);
+	return -1;
+}
+
+void blk_backend_close(struct blk_backend *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+}
+
+/* Drops the first n bytes of iov[0, *cnt), after a short transfer. */
+static struct iovec *backend_iov_advance(struct iovec *iov, unsigned int *cnt, size_t n)
+{
+	while (*cnt && n >= iov->iov_len) {
+		n -= iov->iov_len;
+		iov++;
+		(*cnt)--;
+	}
+	if (*cnt) {
+		iov->iov_base = (uint8_t *)iov->iov_base + n;
+		iov->iov_len -= n;
+	}
+	return iov;
+}
+
+static int backend_rw(struct blk_backend *b, struct iovec *iov, unsigned int n, uint64_t off,
+		      bool write)
+{
+	while (n) {
+		if (!iov->iov_len) { /* preadv would return 0: not EOF */
+			iov++;
+			n--;
+			continue;
+		}
+		ssize_t r = write ? pwritev(b->fd, iov, (int)n, (off_t)off)
+				  : preadv(b->fd, iov, (int)n, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO; /* the image shrank under us */
+		off += (uint64_t)r;
+		iov = backend_iov_advance(iov, &n, (size_t)r);
+	}
+	return 0;
+}
+
+int blk_backend_read(struct blk_backend *b, struct iovec *iov, unsigned int n, uint64_t off)
+{
+	return backend_rw(b, iov, n, off, false);
+}
+
+int blk_backend_write(struct blk_backend *b, struct iovec *iov, unsigned int n, uint64_t off)
+{
+	return backend_rw(b, iov, n, off, true);
+}
+
+int blk_backend_flush(struct blk_backend *b)
+{
+	while (fdatasync(b->fd) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+static int backend_fallocate(struct blk_backend *b, int mode, uint64_t off, uint64_t len)
+{
+	while (fallocate(b->fd, mode, (off_t)off, (off_t)len) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+int blk_backend_discard(struct blk_backend *b, uint64_t off, uint64_t len)
+{
+	int r = backend_fallocate(b, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
+	/* Discard is a hint: a host that cannot punch holes just keeps the data. */
+	return r == -EOPNOTSUPP || r == -ENOSYS ? 0 : r;
+}
+
+static int backend_write_zero_bytes(struct blk_backend *b, uint64_t off, uint64_t len)
+{
+	static const uint8_t zeroes[64 * 1024];
+	while (len) {
+		size_t chunk = len < sizeof(zeroes) ? (size_t)len : sizeof(zeroes);
+		struct iovec iov = {.iov_base = (void *)zeroes, .iov_len = chunk};
+		int r = backend_rw(b, &iov, 1, off, true);
+		if (r < 0)
+			return r;
+		off += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+int blk_backend_write_zeroes(struct blk_backend *b, uint64_t off, uint64_t len, bool unmap)
+{
+	int r = -EOPNOTSUPP;
+	/* Cheapest first; each falls through to the next when the host file
+	 * system lacks it (tmpfs has PUNCH_HOLE but not ZERO_RANGE). A hole
+	 * reads as zeroes, so it serves when the guest allows unmapping. */
+	if (unmap)
+		r = backend_fallocate(b, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
+	if (r == -EOPNOTSUPP || r == -ENOSYS)
+		r = backend_fallocate(b, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len);
+	if (r == -EOPNOTSUPP || r == -ENOSYS)
+		r = backend_write_zero_bytes(b, off, len);
+	return r;
+}

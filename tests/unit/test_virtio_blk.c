@@ -1,0 +1,703 @@
+/* Unit tests for virtio-blk (src/devices/virtio_blk.c, blk_req.c,
+ * blk_backend.c): the test plays the guest driver on a fake guest RAM and
+ * the transport (a notify_queue that counts), and drives requests through a
+ * real virtqueue against a temporary image file. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "devices/blk_req.h"
+#include "devices/virtio_blk.h"
+#include "fake_mem.h"
+#include "virtio/virtio_dev.h"
+
+#define RAM_SIZE   (1u << 20)
+#define QSZ	   64
+#define DESC_GPA   0x1000
+#define AVAIL_GPA  0x2000
+#define USED_GPA   0x3000
+#define IND_GPA	   0x8000
+#define HDR_GPA	   0x10000
+#define DATA_GPA   0x20000
+#define DATA2_GPA  0x60000
+#define STATUS_GPA 0xF0000
+#define SECTORS	   64 /* default image: 32 KiB */
+
+#define F_INDIRECT (1ULL << VIRTQ_F_INDIRECT_DESC)
+#define F_RO	   (1ULL << 5)
+
+struct fx {
+	struct fake_mem fm;
+	char dir[64], path[128];
+	struct virtio_dev *vdev;
+	uint16_t avail_idx; /* the guest driver's */
+	_Atomic int notified;
+	int broken;
+};
+
+/* ---- the transport ---- */
+
+static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
+{
+	struct fx *f = vdev->transport_data;
+	assert_int_equal(q, 0);
+	f->notified++;
+}
+
+static void fake_notify_config(struct virtio_dev *vdev)
+{
+	(void)vdev;
+}
+
+static const struct virtio_transport_ops fake_transport = {
+    .notify_queue = fake_notify_queue,
+    .notify_config = fake_notify_config,
+};
+
+static void on_broken(struct virtq *vq, void *opaque)
+{
+	(void)vq;
+	((struct fx *)opaque)->broken++;
+}
+
+/* ---- the guest side ---- */
+
+struct seg {
+	uint64_t gpa;
+	uint32_t len;
+	bool w; /* device-writable */
+};
+
+static void desc_set(struct fx *f, uint64_t table, uint16_t i, const struct seg *s, bool next)
+{
+	struct virtq_desc d = {
+	    .addr = s->gpa,
+	    .len = s->len,
+	    .flags = (uint16_t)((s->w ? VIRTQ_DESC_F_WRITE : 0) | (next ? VIRTQ_DESC_F_NEXT : 0)),
+	    .next = (uint16_t)(i + 1)};
+	memcpy(fake_mem_at(&f->fm, table + 16 * (uint64_t)i), &d, sizeof(d));
+}
+
+static void guest_publish(struct fx *f, uint16_t head)
+{
+	uint16_t *ring = fake_mem_at(&f->fm, AVAIL_GPA);
+	ring[2 + (f->avail_idx & (QSZ - 1))] = head;
+	__atomic_store_n(&ring[1], ++f->avail_idx, __ATOMIC_RELEASE);
+}
+
+static uint16_t guest_used_idx(struct fx *f)
+{
+	return __atomic_load_n((uint16_t *)fake_mem_at(&f->fm, USED_GPA + 2), __ATOMIC_ACQUIRE);
+}
+
+static struct virtq_used_elem guest_used(struct fx *f, uint16_t i)
+{
+	struct virtq_used_elem e;
+	memcpy(&e, fake_mem_at(&f->fm, USED_GPA + 4 + 8 * (uint64_t)(i & (QSZ - 1))), sizeof(e));
+	return e;
+}
+
+/* Writes chain segs at descriptor first.. and makes it available. */
+static void guest_add(struct fx *f, uint16_t first, const struct seg *segs, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		desc_set(f, DESC_GPA, (uint16_t)(first + i), &segs[i], i + 1 < n);
+	guest_publish(f, first);
+}
+
+static void kick_and_wait(struct fx *f)
+{
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	virtio_blk_drain(f->vdev);
+}
+
+/* Runs one chain to completion; returns its used element. */
+static struct virtq_used_elem run(struct fx *f, const struct seg *segs, unsigned int n)
+{
+	uint16_t before = guest_used_idx(f);
+	guest_add(f, 0, segs, n);
+	kick_and_wait(f);
+	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 1));
+	struct virtq_used_elem e = guest_used(f, before);
+	assert_int_equal(e.id, 0);
+	return e;
+}
+
+static void set_hdr(struct fx *f, uint64_t gpa, uint32_t type, uint64_t sector)
+{
+	uint32_t t[2] = {type, 0};
+	memcpy(fake_mem_at(&f->fm, gpa), t, 8);
+	memcpy(fake_mem_at(&f->fm, gpa + 8), &sector, 8);
+}
+
+static uint8_t status(struct fx *f)
+{
+	return *(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA);
+}
+
+/* A 3-part request: header, data (len bytes at DATA_GPA, writable if w),
+ * status. Returns the status byte; *used gets the used length. */
+static uint8_t request(struct fx *f, uint32_t type, uint64_t sector, uint32_t len, bool w,
+		       uint32_t *used)
+{
+	set_hdr(f, HDR_GPA, type, sector);
+	*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA) = 0xEE;
+	struct seg s[3] = {{HDR_GPA, 16, false}, {DATA_GPA, len, w}, {STATUS_GPA, 1, true}};
+	struct virtq_used_elem e = len ? run(f, s, 3) : run(f, (struct seg[]){s[0], s[2]}, 2);
+	if (used)
+		*used = e.len;
+	return status(f);
+}
+
+static uint8_t blk_read(struct fx *f, uint64_t sector, uint32_t len, uint32_t *used)
+{
+	return request(f, VIRTIO_BLK_T_IN, sector, len, true, used);
+}
+
+static uint8_t blk_write(struct fx *f, uint64_t sector, uint32_t len, uint32_t *used)
+{
+	return request(f, VIRTIO_BLK_T_OUT, sector, len, false, used);
+}
+
+static void fill(struct fx *f, uint64_t gpa, uint32_t len, uint8_t seed)
+{
+	uint8_t *p = fake_mem_at(&f->fm, gpa);
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7 + i / 512);
+}
+
+/* ---- the image ---- */
+
+static void image_create(struct fx *f, const char *name, uint64_t size)
+{
+	snprintf(f->path, sizeof(f->path), "%s/%s", f->dir, name);
+	int fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
+static void image_read(struct fx *f, uint64_t off, void *buf, size_t len)
+{
+	int fd = open(f->path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static void image_write(struct fx *f, uint64_t off, const void *buf, size_t len)
+{
+	int fd = open(f->path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+/* Creates the device on f->path with opts (",ro" or ""), and plays the
+ * transport: queue 0 configured and activated, then DRIVER_OK. */
+static void disk_open(struct fx *f, const char *opts)
+{
+	char spec[160], err[256] = "";
+	snprintf(spec, sizeof(spec), "%s%s", f->path, opts);
+	f->vdev = virtio_blk_create(spec, 0, err, sizeof(err));
+	assert_non_null(f->vdev);
+	struct virtio_dev *v = f->vdev;
+	assert_string_equal(v->name, "virtio-blk0");
+	assert_int_equal(v->device_id, VIRTIO_ID_BLOCK);
+	v->gm = &f->fm.gm;
+	v->transport = &fake_transport;
+	v->transport_data = f;
+	v->driver_features = v->host_features;
+	struct virtq *vq = &v->vqs[0];
+	assert_int_equal(virtq_init(vq, "virtio-blk0 q0", v->queue_max_size, on_broken, f), 0);
+	memset(f->fm.ram, 0, 0x8000);
+	f->avail_idx = 0;
+	assert_int_equal(virtq_set_size(vq, QSZ), 0);
+	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_DESC, DESC_GPA), 0);
+	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_AVAIL, AVAIL_GPA), 0);
+	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_USED, USED_GPA), 0);
+	assert_int_equal(virtq_set_features(vq, F_INDIRECT), 0);
+	assert_int_equal(virtq_activate(vq, &f->fm.gm), 0);
+	assert_int_equal(v->ops->activate(v), 0);
+}
+
+static void disk_close(struct fx *f)
+{
+	if (f->vdev)
+		virtio_blk_destroy(f->vdev);
+	f->vdev = NULL;
+}
+
+static uint64_t config_u64(struct fx *f, uint32_t off)
+{
+	uint64_t v = 0;
+	f->vdev->ops->config_read(f->vdev, off, &v, 8);
+	return v;
+}
+
+static uint32_t config_u32(struct fx *f, uint32_t off)
+{
+	uint32_t v = 0;
+	f->vdev->ops->config_read(f->vdev, off, &v, 4);
+	return v;
+}
+
+/* ---- fixture ---- */
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f || fake_mem_init(&f->fm, RAM_SIZE))
+		return -1;
+	const char *tmp = getenv("TMPDIR");
+	snprintf(f->dir, sizeof(f->dir), "%s/skiff-blk-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int setup_disk(void **state)
+{
+	if (setup(state))
+		return -1;
+	struct fx *f = *state;
+	image_create(f, "disk.img", SECTORS * 512);
+	disk_open(f, "");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	disk_close(f);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	fake_mem_free(&f->fm);
+	free(f);
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void test_config(void **state)
+{
+	struct fx *f = *state;
+	uint64_t feat = f->vdev->host_features;
+	assert_true(feat >> 2 & 1); /* SEG_MAX */
+	assert_false(feat & F_RO);
+	assert_true(feat >> 9 & 1);  /* FLUSH */
+	assert_true(feat >> 13 & 1); /* DISCARD */
+	assert_true(feat >> 14 & 1); /* WRITE_ZEROES */
+	assert_int_equal(config_u64(f, 0), SECTORS);
+	assert_int_equal(config_u32(f, 12), BLK_SEG_MAX);
+	assert_int_equal(config_u32(f, 20), 512);
+	assert_int_equal(config_u32(f, 40), BLK_DISCARD_SEG_MAX);
+	assert_int_equal(f->vdev->config_len, 60);
+	/* Out of range: zeroes, not whatever follows the config in memory. */
+	uint32_t v = 0xFFFFFFFF;
+	f->vdev->ops->config_read(f->vdev, 58, &v, 4);
+	assert_int_equal(v, 0);
+}
+
+static void test_write_read_roundtrip(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	uint8_t file[1024], back[1024];
+	fill(f, DATA_GPA, 1024, 3);
+	assert_int_equal(blk_write(f, 5, 1024, &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 1);
+	image_read(f, 5 * 512, file, sizeof(file));
+	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA), 1024);
+
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0, 1024);
+	assert_int_equal(blk_read(f, 5, 1024, &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 1025);
+	memcpy(back, fake_mem_at(&f->fm, DATA_GPA), 1024);
+	assert_memory_equal(back, file, 1024);
+	assert_true(f->notified >= 2);
+	assert_int_equal(f->broken, 0);
+}
+
+/* Data in many buffers, status sharing the last one, header spanning two. */
+static void test_scattered_buffers(void **state)
+{
+	struct fx *f = *state;
+	uint8_t file[1536];
+	fill(f, DATA_GPA, 4096, 9);
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_OUT, 10);
+	struct seg w[] = {{HDR_GPA, 5, false},		 {HDR_GPA + 5, 11, false},
+			  {DATA_GPA, 100, false},	 {DATA_GPA + 100, 924, false},
+			  {DATA_GPA + 1024, 512, false}, {STATUS_GPA, 1, true}};
+	run(f, w, 6);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	image_read(f, 10 * 512, file, sizeof(file));
+	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA), sizeof(file));
+
+	/* Read it back: 1536 data bytes in two writable buffers, the second
+	 * ending with the status byte. */
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_IN, 10);
+	memset(fake_mem_at(&f->fm, DATA2_GPA), 0xAA, 2048);
+	struct seg r[] = {
+	    {HDR_GPA, 16, false}, {DATA2_GPA, 1000, true}, {DATA2_GPA + 1000, 537, true}};
+	struct virtq_used_elem e = run(f, r, 3);
+	assert_int_equal(e.len, 1537);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA2_GPA), file, sizeof(file));
+	assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, DATA2_GPA + 1536), VIRTIO_BLK_S_OK);
+
+	/* Header and data in one readable buffer (any layout). */
+	set_hdr(f, DATA_GPA, VIRTIO_BLK_T_OUT, 20);
+	struct seg one[] = {{DATA_GPA, 16 + 512, false}, {STATUS_GPA, 1, true}};
+	run(f, one, 2);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	image_read(f, 20 * 512, file, 512);
+	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA + 16), 512);
+}
+
+static void test_read_only(void **state)
+{
+	struct fx *f = *state;
+	uint8_t pattern[512], file[512];
+	memset(pattern, 0x5A, sizeof(pattern));
+	image_write(f, 0, pattern, sizeof(pattern));
+	disk_close(f);
+	disk_open(f, ",ro");
+	assert_true(f->vdev->host_features & F_RO);
+	assert_false(f->vdev->host_features >> 13 & 1); /* no DISCARD offered */
+
+	fill(f, DATA_GPA, 512, 1);
+	assert_int_equal(blk_write(f, 0, 512, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 16, false, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
+			 VIRTIO_BLK_S_IOERR);
+	image_read(f, 0, file, sizeof(file));
+	assert_memory_equal(file, pattern, sizeof(file));
+	/* Reads and flushes still work. */
+	assert_int_equal(blk_read(f, 0, 512, NULL), VIRTIO_BLK_S_OK);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA_GPA), pattern, 512);
+	assert_int_equal(request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false, NULL), VIRTIO_BLK_S_OK);
+}
+
+static void test_flush(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	fill(f, DATA_GPA, 512, 4);
+	assert_int_equal(blk_write(f, 1, 512, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false, &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 1);
+}
+
+static void test_get_id(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	uint8_t want[20] = "disk.img";
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0xAA, 32);
+	assert_int_equal(request(f, VIRTIO_BLK_T_GET_ID, 0, 20, true, &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 21);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA_GPA), want, 20); /* NUL-padded */
+
+	/* A name of 20 bytes or more: the first 20, no terminator. */
+	disk_close(f);
+	image_create(f, "a-rather-long-image-name.raw", 4096);
+	disk_open(f, "");
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0xAA, 32);
+	assert_int_equal(request(f, VIRTIO_BLK_T_GET_ID, 0, 20, true, &used), VIRTIO_BLK_S_OK);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA_GPA), "a-rather-long-image-", 20);
+	assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, DATA_GPA + 20), 0xAA);
+
+	/* A buffer shorter than 20 bytes gets what fits. */
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0xAA, 32);
+	assert_int_equal(request(f, VIRTIO_BLK_T_GET_ID, 0, 8, true, &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 9);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA_GPA), "a-rather", 8);
+	assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, DATA_GPA + 8), 0xAA);
+}
+
+static void test_out_of_range(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	assert_int_equal(blk_read(f, SECTORS - 1, 512, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(blk_read(f, SECTORS - 1, 1024, &used), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(used, 1);
+	assert_int_equal(blk_read(f, SECTORS, 512, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(blk_write(f, SECTORS, 512, NULL), VIRTIO_BLK_S_IOERR);
+	/* sector + length wraps around: must not pass as "in range". */
+	assert_int_equal(blk_read(f, UINT64_MAX, 512, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(blk_write(f, UINT64_MAX / 512 + 1, 512, NULL), VIRTIO_BLK_S_IOERR);
+	struct stat st;
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, SECTORS * 512); /* nothing written past the end */
+}
+
+static void test_odd_image_size(void **state)
+{
+	struct fx *f = *state;
+	disk_close(f);
+	image_create(f, "odd.img", 10 * 512 + 100);
+	disk_open(f, "");
+	assert_int_equal(config_u64(f, 0), 10);
+	assert_int_equal(blk_read(f, 9, 512, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(blk_read(f, 9, 1024, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(blk_read(f, 10, 512, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(blk_write(f, 10, 512, NULL), VIRTIO_BLK_S_IOERR);
+	struct stat st;
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 10 * 512 + 100);
+}
+
+static void test_bad_data_length(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(blk_read(f, 0, 100, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(blk_write(f, 0, 513, NULL), VIRTIO_BLK_S_IOERR);
+	/* Zero-length reads and writes inside the disk are harmless no-ops. */
+	assert_int_equal(blk_read(f, 0, 0, NULL), VIRTIO_BLK_S_OK);
+}
+
+static void test_unknown_type(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	assert_int_equal(request(f, 99, 0, 0, false, &used), VIRTIO_BLK_S_UNSUPP);
+	assert_int_equal(used, 1);
+	assert_int_equal(request(f, 10 /* GET_LIFETIME */, 0, 64, true, NULL), VIRTIO_BLK_S_UNSUPP);
+	assert_int_equal(request(f, 0x80000000u | VIRTIO_BLK_T_IN, 0, 512, true, NULL),
+			 VIRTIO_BLK_S_UNSUPP);
+}
+
+static void test_missing_status(void **state)
+{
+	struct fx *f = *state;
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_OUT, 0);
+	struct seg only_hdr[] = {{HDR_GPA, 16, false}};
+	assert_int_equal(run(f, only_hdr, 1).len, 0);
+	struct seg no_status[] = {{HDR_GPA, 16, false}, {DATA_GPA, 512, false}};
+	assert_int_equal(run(f, no_status, 2).len, 0);
+	/* A zero-length writable buffer is not a status byte either. */
+	struct seg empty[] = {{HDR_GPA, 16, false}, {STATUS_GPA, 0, true}};
+	assert_int_equal(run(f, empty, 2).len, 0);
+	/* ...but one after the status byte is allowed. */
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_FLUSH, 0);
+	*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA) = 0xEE;
+	struct seg trailing[] = {{HDR_GPA, 16, false}, {STATUS_GPA, 1, true}, {DATA_GPA, 0, true}};
+	assert_int_equal(run(f, trailing, 3).len, 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	/* The device carries on. */
+	assert_int_equal(blk_read(f, 0, 512, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(f->broken, 0);
+}
+
+static void test_short_header(void **state)
+{
+	struct fx *f = *state;
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_IN, 0);
+	*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA) = 0xEE;
+	struct seg s[] = {{HDR_GPA, 15, false}, {STATUS_GPA, 1, true}};
+	assert_int_equal(run(f, s, 2).len, 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	/* No readable part at all. */
+	*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA) = 0xEE;
+	struct seg w[] = {{DATA_GPA, 512, true}, {STATUS_GPA, 1, true}};
+	run(f, w, 2);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+}
+
+/* More data buffers than seg_max (through an indirect table): IOERR. */
+static void test_too_many_segments(void **state)
+{
+	struct fx *f = *state;
+	unsigned int n = BLK_SEG_MAX + 3; /* header + 127 data + status */
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_IN, 0);
+	*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA) = 0xEE;
+	desc_set(f, IND_GPA, 0, &(struct seg){HDR_GPA, 16, false}, true);
+	for (unsigned int i = 1; i < n - 1; i++)
+		desc_set(f, IND_GPA, (uint16_t)i, &(struct seg){DATA_GPA + 512 * i, 512, true},
+			 true);
+	desc_set(f, IND_GPA, (uint16_t)(n - 1), &(struct seg){STATUS_GPA, 1, true}, false);
+	struct virtq_desc d = {.addr = IND_GPA, .len = 16 * n, .flags = VIRTQ_DESC_F_INDIRECT};
+	memcpy(fake_mem_at(&f->fm, DESC_GPA), &d, sizeof(d));
+	guest_publish(f, 0);
+	kick_and_wait(f);
+	assert_int_equal(guest_used_idx(f), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+}
+
+static void put_range(struct fx *f, uint64_t gpa, uint64_t sector, uint32_t num, uint32_t flags)
+{
+	memcpy(fake_mem_at(&f->fm, gpa), &sector, 8);
+	memcpy(fake_mem_at(&f->fm, gpa + 8), &num, 4);
+	memcpy(fake_mem_at(&f->fm, gpa + 12), &flags, 4);
+}
+
+static void test_write_zeroes_and_discard(void **state)
+{
+	struct fx *f = *state;
+	uint8_t ones[4096], file[4096], zero[4096] = {0};
+	memset(ones, 0xFF, sizeof(ones));
+	image_write(f, 0, ones, sizeof(ones));
+	/* Sectors 1-2 without unmap, 5 with: both must read back as zeroes. */
+	put_range(f, DATA_GPA, 1, 2, 0);
+	put_range(f, DATA_GPA + 16, 5, 1, BLK_WRITE_ZEROES_FLAG_UNMAP);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 32, false, NULL),
+			 VIRTIO_BLK_S_OK);
+	image_read(f, 0, file, sizeof(file));
+	assert_memory_equal(file, ones, 512);
+	assert_memory_equal(file + 512, zero, 1024);
+	assert_memory_equal(file + 1536, ones, 1024);
+	assert_memory_equal(file + 2560, zero, 512);
+	assert_memory_equal(file + 3072, ones, 1024);
+
+	put_range(f, DATA_GPA, 0, 8, 0);
+	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 16, false, NULL), VIRTIO_BLK_S_OK);
+	/* Spec: unmap on a discard, or an unknown flag, is unsupported. */
+	put_range(f, DATA_GPA, 0, 8, BLK_WRITE_ZEROES_FLAG_UNMAP);
+	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 16, false, NULL), VIRTIO_BLK_S_UNSUPP);
+	put_range(f, DATA_GPA, 0, 8, 2);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
+			 VIRTIO_BLK_S_UNSUPP);
+	/* Out of range, overflowing, too long, malformed, too many ranges. */
+	put_range(f, DATA_GPA, SECTORS - 1, 2, 0);
+	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 16, false, NULL), VIRTIO_BLK_S_IOERR);
+	put_range(f, DATA_GPA, UINT64_MAX, 1, 0);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
+			 VIRTIO_BLK_S_IOERR);
+	put_range(f, DATA_GPA, 0, BLK_WRITE_ZEROES_SECTORS_MAX + 1, 0);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
+			 VIRTIO_BLK_S_IOERR);
+	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 20, false, NULL), VIRTIO_BLK_S_IOERR);
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0, 16 * (BLK_DISCARD_SEG_MAX + 1));
+	assert_int_equal(
+	    request(f, VIRTIO_BLK_T_DISCARD, 0, 16 * (BLK_DISCARD_SEG_MAX + 1), false, NULL),
+	    VIRTIO_BLK_S_UNSUPP);
+	struct stat st;
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, SECTORS * 512);
+}
+
+/* Many requests in flight at once complete, each once, in any order. */
+static void test_many_in_flight(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 20 };
+	for (unsigned int i = 0; i < N; i++) {
+		uint64_t hdr = HDR_GPA + 16 * i, st = STATUS_GPA + i, data = DATA_GPA + 1024 * i;
+		set_hdr(f, hdr, VIRTIO_BLK_T_OUT, 2 * i);
+		fill(f, data, 1024, (uint8_t)i);
+		struct seg s[] = {{hdr, 16, false}, {data, 1024, false}, {st, 1, true}};
+		guest_add(f, (uint16_t)(3 * i), s, 3);
+	}
+	kick_and_wait(f);
+	assert_int_equal(guest_used_idx(f), N);
+	unsigned int seen = 0;
+	for (unsigned int i = 0; i < N; i++) {
+		struct virtq_used_elem e = guest_used(f, (uint16_t)i);
+		assert_int_equal(e.id % 3, 0);
+		seen |= 1u << (e.id / 3);
+		assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA + e.id / 3), 0);
+	}
+	assert_int_equal(seen, (1u << N) - 1);
+	uint8_t file[N * 1024];
+	image_read(f, 0, file, sizeof(file));
+	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA), sizeof(file));
+}
+
+/* Reset returns only when no request can touch guest RAM any more: with
+ * RAM made inaccessible right after it, any late access would fault. */
+static void test_reset_quiesces(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 16 };
+	disk_close(f);
+	image_create(f, "big.img", 1 << 20);
+	disk_open(f, "");
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_OUT, 0);
+	for (unsigned int i = 0; i < N; i++) {
+		struct seg s[] = {
+		    {HDR_GPA, 16, false}, {DATA_GPA, 16384, false}, {STATUS_GPA, 1, true}};
+		guest_add(f, (uint16_t)(3 * i), s, 3);
+	}
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	f->vdev->ops->reset(f->vdev);
+	uint16_t used = guest_used_idx(f);
+	assert_true(used <= N);
+	fake_mem_protect(&f->fm, false);
+	usleep(50 * 1000);
+	fake_mem_protect(&f->fm, true);
+	assert_int_equal(guest_used_idx(f), used);
+	/* Kicks after reset, before the next DRIVER_OK, do nothing. */
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), used);
+}
+
+/* --disk specs that must be refused with a reason. */
+static void test_bad_specs(void **state)
+{
+	struct fx *f = *state;
+	char err[256], spec[200];
+	struct {
+		const char *spec, *why;
+	} bad[] = {
+	    {"", "empty"},
+	    {",ro", "empty"},
+	    {"/nonexistent/skiff.img", "No such file"},
+	    {f->dir, "directory"},
+	    {"%s,foo", "unknown disk option 'foo'"},
+	    {"%s,ro,", "unknown disk option ''"},
+	    {"/dev/null", "not a regular file"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(spec, sizeof(spec), bad[i].spec, f->path);
+		err[0] = '\0';
+		assert_null(virtio_blk_create(spec, 0, err, sizeof(err)));
+		if (!strstr(err, bad[i].why))
+			fail_msg("spec '%s': got '%s', want '%s'", spec, err, bad[i].why);
+		assert_null(strchr(err, '\n'));
+	}
+	snprintf(spec, sizeof(spec), "%s,ro", f->dir);
+	assert_null(virtio_blk_create(spec, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "directory"));
+	/* The image is locked while a device (f->vdev) has it open. */
+	assert_null(virtio_blk_create(f->path, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "in use"));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_disk, teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_config),
+	    T(test_write_read_roundtrip),
+	    T(test_scattered_buffers),
+	    T(test_read_only),
+	    T(test_flush),
+	    T(test_get_id),
+	    T(test_out_of_range),
+	    T(test_odd_image_size),
+	    T(test_bad_data_length),
+	    T(test_unknown_type),
+	    T(test_missing_status),
+	    T(test_short_header),
+	    T(test_too_many_segments),
+	    T(test_write_zeroes_and_discard),
+	    T(test_many_in_flight),
+	    T(test_reset_quiesces),
+	    T(test_bad_specs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
