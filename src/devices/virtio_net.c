@@ -127,6 +127,8 @@ static unsigned int net_tap_offloads(const struct virtio_dev *v)
 static int net_activate(struct virtio_dev *vdev)
 {
 	struct virtio_net *n = net_of(vdev);
+	if (n->vhost_on && virtio_net_vhost_start(n) == 0)
+		return 0; /* n->active stays false: the built-in path is idle */
 	unsigned int off = net_tap_offloads(vdev);
 	int r = tap_set_offload(&n->tap, off);
 	if (r < 0 && off) {
@@ -147,6 +149,7 @@ static int net_activate(struct virtio_dev *vdev)
 static void net_reset(struct virtio_dev *vdev)
 {
 	struct virtio_net *n = net_of(vdev);
+	virtio_net_vhost_stop(n);
 	atomic_store(&n->active, false);
 	pthread_mutex_lock(&n->rx_lock);
 	virtio_net_rx_discard(n);
@@ -229,6 +232,8 @@ void virtio_net_destroy(struct virtio_net *n)
 	if (!n)
 		return;
 	net_unregister(n);
+	if (n->vhost_on)
+		vhost_net_close(&n->vhost);
 	tap_close(&n->tap);
 	if (n->sched_fd >= 0)
 		close(n->sched_fd);
@@ -251,11 +256,26 @@ int virtio_net_add(struct machine *m, const char *spec, char *err, size_t errlen
 		snprintf(err, errlen, "mac %s is already used by %s", macs, other->name);
 		return -1;
 	}
+	if ((s.vhost || s.poll.mode != POLL_OFF) && !m->use_ioeventfd) {
+		snprintf(err, errlen, "%s needs ioeventfd kicks (drop --no-ioeventfd)",
+			 s.vhost ? "vhost=on" : "poll=");
+		return -1;
+	}
 	if (tap_open(&tap, s.tap, err, errlen) < 0)
 		return -1;
 	struct virtio_net *n = virtio_net_create(m, m->nr_nets, &tap, s.mac, err, errlen);
 	if (!n)
 		return -1;
+	n->vdev.poll = s.poll;
+	n->vdev.poll_queues = 1u << VIRTIO_NET_TXQ; /* RX kicks only mean "refilled" */
+	if (s.vhost) {
+		if (vhost_net_open(&n->vhost, err, errlen) < 0) {
+			virtio_net_destroy(n);
+			return -1;
+		}
+		n->vhost_on = true;
+		n->vhost_busyloop_us = s.vhost_busyloop_us;
+	}
 	if (virtio_pci_add(m, &n->vdev, err, errlen) < 0) {
 		virtio_net_destroy(n);
 		return -1;

@@ -17,6 +17,7 @@
 #include "core/machine.h"
 #include "devices/virtio_net_spec.h"
 #include "net/tap.h"
+#include "net/vhost_net.h"
 #include "virtio/virtio_dev.h"
 
 /* Feature bits (virtio 1.2, 5.1.3). */
@@ -121,6 +122,12 @@ struct virtio_net {
 	atomic_bool tx_blocked;
 
 	struct virtio_net_stats stats;
+
+	/* vhost=on: the kernel moves packets; skiff only sets it up. */
+	bool vhost_on;
+	bool vhost_running; /* between a successful activate and reset */
+	unsigned int vhost_busyloop_us;
+	struct vhost_net vhost;
 };
 
 /* Builds a device around an open tap (owned from here on, also on
@@ -136,6 +143,10 @@ struct virtio_net *virtio_net_find_mac(const struct machine *m, const uint8_t ma
 
 /* I/O thread handlers (iothread_fd_fn). */
 void virtio_net_tap_event(void *opaque, uint32_t events);
+/* virtio_net_vhost.c: hand both rings to vhost at activate (0), or -1 to
+ * use the built-in data path; give them back at reset. */
+int virtio_net_vhost_start(struct virtio_net *n);
+void virtio_net_vhost_stop(struct virtio_net *n);
 void virtio_net_sched_event(void *opaque, uint32_t events);
 /* Asks the I/O thread to resume RX and/or TX work (VIRTIO_NET_SCHED_*). */
 void virtio_net_schedule(struct virtio_net *n, unsigned int what);

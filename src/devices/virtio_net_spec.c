@@ -1,7 +1,10 @@
 #include "devices/virtio_net_spec.h"
 
+#include "iothread/poll_opts.h"
+
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int hexval(char c)
@@ -126,8 +129,42 @@ static int net_spec_item(const char *item, size_t len, struct net_spec *out, boo
 		}
 		return net_spec_mac(val, vlen, out, err, errlen);
 	}
-	snprintf(err, errlen, "unknown option '%.*s' (expected tap=NAME[,mac=MAC])", (int)klen,
-		 item);
+	int r = poll_opt_parse(item, klen, val, vlen, &out->poll, err, errlen);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (klen == 5 && !strncmp(item, "vhost", 5)) {
+		if (vlen == 2 && !strncmp(val, "on", 2))
+			out->vhost = true;
+		else if (vlen == 3 && !strncmp(val, "off", 3))
+			out->vhost = false;
+		else {
+			snprintf(err, errlen, "invalid vhost=%.*s (use on or off)", (int)vlen, val);
+			return -1;
+		}
+		return 0;
+	}
+	if (klen == 14 && !strncmp(item, "vhost-busyloop", 14)) {
+		char buf[12];
+		char *end;
+		if (vlen == 0 || vlen >= sizeof(buf) || val[0] < '0' || val[0] > '9') {
+			snprintf(err, errlen, "invalid vhost-busyloop=%.*s (microseconds)",
+				 (int)vlen, val);
+			return -1;
+		}
+		memcpy(buf, val, vlen);
+		buf[vlen] = 0;
+		unsigned long v = strtoul(buf, &end, 10);
+		if (*end || v > 1000000) {
+			snprintf(err, errlen, "invalid vhost-busyloop=%s (0-1000000 microseconds)",
+				 buf);
+			return -1;
+		}
+		out->vhost_busyloop_us = (unsigned int)v;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "unknown option '%.*s' (expected tap=NAME[,mac=MAC][,poll=...][,vhost=on])",
+		 (int)klen, item);
 	return -1;
 }
 
@@ -135,6 +172,7 @@ int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t err
 {
 	bool seen_tap = false;
 	memset(out, 0, sizeof(*out));
+	poll_policy_default(&out->poll);
 	if (!spec || !spec[0]) {
 		snprintf(err, errlen, "tap=NAME is required");
 		return -1;

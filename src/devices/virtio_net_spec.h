@@ -1,4 +1,6 @@
-/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC]. */
+/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,poll=off|adaptive|always]
+ * [,poll-start=K][,poll-idle=USEC][,poll-max=USEC][,vhost=on|off]
+ * [,vhost-busyloop=USEC]. */
 #ifndef SKIFF_VIRTIO_NET_SPEC_H
 #define SKIFF_VIRTIO_NET_SPEC_H
 
@@ -7,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iothread/poll_policy.h"
+
 #define NET_MAC_LEN    6
 #define NET_MAC_STRLEN 18 /* "xx:xx:xx:xx:xx:xx" + NUL */
 
@@ -14,6 +18,9 @@ struct net_spec {
 	char tap[IFNAMSIZ];
 	uint8_t mac[NET_MAC_LEN];
 	bool has_mac;
+	struct poll_policy poll; /* poll=..., see iothread/poll_opts.h */
+	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
+	unsigned int vhost_busyloop_us;
 };
 
 /* Parses SPEC: keys tap (required, a valid interface name) and mac (a

@@ -146,6 +146,20 @@ enum pci_msix_result pci_msix_notify(struct pci_device *dev, unsigned int vector
 	return res;
 }
 
+int pci_msix_vector_fd(struct pci_device *dev, unsigned int vector)
+{
+	struct pci_msix *mx = dev->msix;
+	int fd = -1;
+	if (!mx)
+		return -1;
+	pthread_mutex_lock(&mx->lock);
+	if (mx->enabled && vector < mx->nr && mx->vec[vector].use_irqfd &&
+	    vec_deliverable(mx, &mx->vec[vector]))
+		fd = mx->vec[vector].efd;
+	pthread_mutex_unlock(&mx->lock);
+	return fd;
+}
+
 bool pci_msix_enabled(struct pci_device *dev)
 {
 	struct pci_msix *mx = dev->msix;

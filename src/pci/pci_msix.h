@@ -51,6 +51,10 @@ void pci_msix_destroy(struct pci_device *dev);
 /* Signals `vector`; any thread. */
 enum pci_msix_result pci_msix_notify(struct pci_device *dev, unsigned int vector);
 bool pci_msix_enabled(struct pci_device *dev);
+/* The irqfd of `vector` if it is routed and deliverable now, for an
+ * in-kernel backend (vhost) to signal directly; else -1. Masking the
+ * vector later is not seen by such a backend. */
+int pci_msix_vector_fd(struct pci_device *dev, unsigned int vector);
 
 /* Config bytes [off, off + len) were written (bus config lock held):
  * picks up enable and function-mask changes. */

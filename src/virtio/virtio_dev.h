@@ -63,6 +63,13 @@ struct virtio_transport_ops {
 	void (*notify_queue)(struct virtio_dev *vdev, unsigned int q);
 	/* Configuration-change interrupt (also used after NEEDS_RESET). */
 	void (*notify_config)(struct virtio_dev *vdev);
+	/* Hands queue q to an in-kernel backend (vhost): returns its kick
+	 * eventfd (the ioeventfd, no longer read by the I/O thread) and an
+	 * eventfd that interrupts the guest for q directly (the vector's
+	 * irqfd). 0, or -1 if the transport cannot (trapped kicks, INTx). */
+	int (*queue_handoff)(struct virtio_dev *vdev, unsigned int q, int *kick_fd, int *call_fd);
+	/* Takes handed-off queues back (device reset). */
+	void (*queue_takeback)(struct virtio_dev *vdev, unsigned int q);
 };
 
 struct virtio_dev {

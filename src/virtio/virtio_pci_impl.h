@@ -85,9 +85,10 @@ struct virtio_pci_queue {
 	int kick_fd;		 /* eventfd of the ioeventfd; -1 in trap mode */
 	bool kick_assigned;	 /* registered with KVM at kick_addr */
 	uint64_t kick_addr;
-	bool polled;	/* poller registered with the I/O thread */
-	uint64_t kicks; /* ioeventfd kicks seen by the I/O thread */
-	uint64_t irqs;	/* interrupts sent for this queue (atomic adds) */
+	bool polled;	 /* poller registered with the I/O thread */
+	bool handed_off; /* kicks go to vhost, not the I/O thread */
+	uint64_t kicks;	 /* ioeventfd kicks seen by the I/O thread */
+	uint64_t irqs;	 /* interrupts sent for this queue (atomic adds) */
 	struct iothread_poller poller;
 	char poller_name[48];
 };

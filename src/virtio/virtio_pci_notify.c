@@ -2,6 +2,7 @@
  * (trapped notify writes or ioeventfds polled by the I/O thread) and
  * interrupts to the driver (MSI-X vectors, or the ISR with INTx). */
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "pci/pci_msix.h"
@@ -24,7 +25,10 @@ void vp_kick_ready(void *opaque, uint32_t events)
 	struct virtio_pci_queue *q = opaque;
 	uint64_t n;
 	(void)events;
-	if (read(q->kick_fd, &n, sizeof(n)) != sizeof(n))
+	/* A kick already in this epoll batch when vhost took the queue is
+	 * vhost's to read. */
+	if (__atomic_load_n(&q->handed_off, __ATOMIC_ACQUIRE) ||
+	    read(q->kick_fd, &n, sizeof(n)) != sizeof(n))
 		return;
 	q->kicks++;
 	if (q->polled)
@@ -177,7 +181,37 @@ static void vp_notify_config(struct virtio_dev *vdev)
 	vp_interrupt(vp, atomic_load(&vp->config_vector), VIRTIO_ISR_CONFIG);
 }
 
+static int vp_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick_fd, int *call_fd)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	if (q >= vdev->num_queues || vp->q[q].kick_fd < 0 || !vp->io)
+		return -1;
+	int call = pci_msix_vector_fd(&vp->pci, atomic_load(&vp->q[q].vector));
+	if (call < 0)
+		return -1;
+	if (!vp->q[q].handed_off) {
+		/* Both epoll and vhost reading the eventfd would split kicks. */
+		if (iothread_del_fd(vp->io, vp->q[q].kick_fd) < 0)
+			return -1;
+		__atomic_store_n(&vp->q[q].handed_off, true, __ATOMIC_RELEASE);
+	}
+	*kick_fd = vp->q[q].kick_fd;
+	*call_fd = call;
+	return 0;
+}
+
+static void vp_queue_takeback(struct virtio_dev *vdev, unsigned int q)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	if (q >= vdev->num_queues || !vp->q[q].handed_off)
+		return;
+	if (iothread_add_fd(vp->io, vp->q[q].kick_fd, EPOLLIN, vp_kick_ready, &vp->q[q]) == 0)
+		vp->q[q].handed_off = false;
+}
+
 const struct virtio_transport_ops vp_transport_ops = {
     .notify_queue = vp_notify_queue,
     .notify_config = vp_notify_config,
+    .queue_handoff = vp_queue_handoff,
+    .queue_takeback = vp_queue_takeback,
 };
