@@ -84,3 +84,21 @@ skiff_boot_l2() {
 
 # l2_saw LINE: whether L2's console (of the last vmm_boot_l2) had LINE.
 l2_saw() { grep -qxF "$1" /tmp/l2.log 2>/dev/null; }
+
+# expect_usage_error DESC WHAT SKIFF-ARGS...: one bad-input case. Appends
+# DESC to BAD unless skiff exits 2 with exactly one stderr line matching the
+# extended regex WHAT (case-insensitive): the line must be about what the
+# case breaks, or the case tests nothing.
+expect_usage_error() {
+	desc=$1 what=$2
+	shift 2
+	rc=0
+	timeout 60 skiff "$@" </dev/null >/tmp/bad.out 2>/tmp/bad.err || rc=$?
+	lines=$(wc -l </tmp/bad.err)
+	echo "bad input: $desc: rc=$rc stderr_lines=$lines: $(head -n1 /tmp/bad.err)"
+	if [ "$rc" != 2 ] || [ "$lines" != 1 ]; then
+		BAD="$BAD [$desc: rc=$rc lines=$lines]"
+	elif ! grep -qiE -- "$what" /tmp/bad.err; then
+		BAD="$BAD [$desc: message not about /$what/]"
+	fi
+}

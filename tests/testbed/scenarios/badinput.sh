@@ -4,23 +4,6 @@
 # timeout) rather than as a crash of the host's software KVM.
 TIMEOUT=300
 
-# expect_usage_error DESC WHAT SKIFF-ARGS...: one case. Appends DESC to BAD
-# unless skiff exits 2 with exactly one stderr line that matches the
-# extended regex WHAT (case-insensitive; "" for any): the line must be about
-# what the case breaks, or the case tests nothing.
-expect_usage_error() {
-	desc=$1 what=$2
-	shift 2
-	rc=0
-	timeout 60 skiff "$@" </dev/null >/tmp/bad.out 2>/tmp/bad.err || rc=$?
-	lines=$(wc -l </tmp/bad.err)
-	echo "badinput: $desc: rc=$rc stderr_lines=$lines: $(head -n1 /tmp/bad.err)"
-	if [ "$rc" != 2 ] || [ "$lines" != 1 ]; then
-		BAD="$BAD [$desc: rc=$rc lines=$lines]"
-	elif ! grep -qiE -- "$what" /tmp/bad.err; then
-		BAD="$BAD [$desc: message not about /$what/]"
-	fi
-}
 
 l1() {
 	command -v skiff >/dev/null || { fail "no skiff in L1"; return; }
