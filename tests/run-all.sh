@@ -5,16 +5,20 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 total_pass=0 total_fail=0 status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 
 run_part() { # NAME COMMAND...: runs a part, adds its "N passed, N failed"
 	local name=$1 out rc line
 	shift
 	echo "=== $name"
-	out=$("$@" 2>&1 | tee /dev/stderr)
+	# tee to a file, not /dev/stderr: reopening that truncates a log file.
+	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	out=$(cat "$log")
 	line=$(grep -E '^[a-z-]*:? ?[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -1)
 	local p f
-	p=$(sed -E 's/.*[^0-9]?([0-9]+) passed.*/\1/' <<<"$line")
+	p=$(sed -E 's/^[^0-9]*([0-9]+) passed.*/\1/' <<<"$line")
 	f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
 	total_pass=$((total_pass + ${p:-0}))
 	total_fail=$((total_fail + ${f:-0}))
