@@ -113,7 +113,14 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		return EXIT_USAGE;
 	}
 	struct boot_image img;
-	if (boot_image_open(&img, o.kernel, o.initrd, o.cmdline, o.mem,
+	/* Platform default, as kvmtool and Firecracker do: reboot through the
+	 * i8042 reset line, which skiff catches. Linux's default (ACPI reset
+	 * register first) was seen to spin in the guest's shutdown path
+	 * before reaching either register. A user's own reboot= wins. */
+	static char cmdline[LAYOUT_CMDLINE_MAX];
+	snprintf(cmdline, sizeof(cmdline), "%s%s", o.cmdline,
+		 strstr(o.cmdline, "reboot=") ? "" : " reboot=k");
+	if (boot_image_open(&img, o.kernel, o.initrd, cmdline, o.mem,
 			    o.guest_unpack ? BOOT_UNPACK_GUEST : BOOT_UNPACK_HOST, err,
 			    sizeof(err)) < 0) {
 		fprintf(stderr, "skiff: %s\n", err);
