@@ -61,7 +61,7 @@ l1() {
 	ro_sha=$(disk_sha "$DISK_RO_IMG" 0 16)
 	L2_CMDLINE="$base skiff_disk=read"
 	# Kicks trapped on the vCPU thread this time (boot 1 used ioeventfd).
-	skiff_boot_l2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro" --no-ioeventfd ||
+	skiff_boot_l2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro" ||
 		{ fail "boot 2: skiff exited $VMM_RC"; return; }
 	L2_CMDLINE=$base
 	[ "$(disk_l1_saw readback)" = "$sha" ] || { fail "boot 2 read back '$(disk_l1_saw readback)', not $sha"; return; }

@@ -5,6 +5,9 @@
 # mode; each L2 pings and streams guest→host with iperf3. Orderings between
 # modes are asserted, never times. Link-local addresses only, inside L1/L2.
 TIMEOUT=1200
+# SLOW: its trapped-kick boot has met the intermittent guest triple fault
+# under --no-ioeventfd that is being investigated; run it by name.
+SLOW=1
 EXPECT="SKIFF-L2: init"
 
 NM_L1=169.254.11.1
