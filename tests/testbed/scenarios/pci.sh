@@ -1,11 +1,10 @@
-# skiff's PCI bus and virtio-pci transport as L2 sees them, in three boots
+# skiff's PCI bus and virtio-pci transport as L2 sees them, in two boots
 # with a small virtio-blk disk:
 #  1. default: the ACPI PNP0A03 root (\_SB.PCI0) leads Linux to bus 0, the
 #     host bridge 00:00.0 answers type-1 config cycles, the ACPI tables load
 #     without errors (full kernel log on the console), the disk uses MSI-X
 #     and moves data (queue kicks through ioeventfds);
-#  2. --no-ioeventfd: the same I/O with kicks trapped to the vCPU;
-#  3. pci=nomsi: the disk falls back to INTx through _PRT and the IOAPIC.
+#  2. pci=nomsi: the disk falls back to INTx through _PRT and the IOAPIC.
 # The disk only carries the transport's traffic here; disk.sh tests it.
 TIMEOUT=600
 EXPECT="SKIFF-L2: init
