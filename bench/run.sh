@@ -1,0 +1,367 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# The benchmark suite: configurations x workloads in the nested testbed,
+# interleaved, with statistics against a baseline. See BENCHMARKS.md.
+#
+#   bench/run.sh [--quick] [--configs a,b] [--workloads x,y] [--reps N]
+#                [--secs S] [--seed N] [--baseline CONFIG] [--out DIR]
+#                [--list] [--no-plots]
+#
+# One round = one L0+L1 boot running every configuration once, in an order
+# shuffled per round (seeded), each VM configuration with one L2 boot that
+# serves every workload: rounds interleave A B C ... so drift hits all
+# alike. The configurations and workloads are defined in
+# tests/testbed/scenarios/bench-round.sh (one line per configuration).
+# Output: DIR/results.json (every sample), DIR/report.md (full table with
+# verdicts), DIR/summary.md (headline table), DIR/headline.png and
+# DIR/<workload>.png (gnuplot), the raw
+# tool outputs under DIR/raw/ and each round's console under DIR/logs/.
+# Default DIR: .cache/bench/<date>-<time>/ (and .cache/bench/latest).
+set -euo pipefail
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../tests/testbed/lib.sh
+. "$BENCH/../tests/testbed/lib.sh"
+SCENARIO=bench-round
+SCENARIO_FILE=$(tb_scenario_file "$SCENARIO")
+ROUNDS=$BENCH/skiffbench/rounds.py
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() {
+	sed -n '/^#   bench/,/^#   *\[--list/p' "${BASH_SOURCE[0]}" | sed 's/^# //'
+	cat <<EOF
+
+  --quick          the short suite: $QUICK_DESC
+  --configs a,b    configurations (default: all; --list shows them)
+  --workloads x,y  workloads (default: all)
+  --reps N         rounds, i.e. runs per configuration and workload (default 5)
+  --secs S         length of each stream / request-response run (default 3)
+  --seed N         seed of the per-round shuffle (default 1)
+  --baseline C     configuration the others are compared with
+                   (default qemu-vhost-off, else the first configuration)
+  --out DIR        output directory
+  --list           print the configurations and workloads, and exit
+  --no-plots       no gnuplot images
+EOF
+}
+
+# Defined by the scenario file: BENCH_CONFIGS (NAME KIND ARGS lines) and
+# BENCH_WORKLOADS.
+scenario_var() {
+	(
+		# shellcheck disable=SC1090
+		. "$SCENARIO_FILE"
+		eval "printf '%s\n' \"\$$1\""
+	)
+}
+ALL_CONFIGS=$(scenario_var BENCH_CONFIGS | awk 'NF { print $1 }' | paste -sd, -)
+NATIVE_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "native" { print $1 }' | paste -sd, -)
+QEMU_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "qemu" { print $1 }' | paste -sd, -)
+ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
+
+QUICK_CONFIGS=skiff-ioeventfd,qemu-vhost-off
+QUICK_REPS=4 QUICK_SECS=2
+QUICK_DESC="$QUICK_CONFIGS, all workloads, $QUICK_REPS rounds, ${QUICK_SECS} s runs"
+configs='' workloads='' reps='' secs='' seed=1
+baseline='' out='' plots=1 quick=0 command="bench/run.sh $*"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1 ;;
+	--configs | --workloads | --reps | --secs | --seed | --baseline | --out)
+		[ $# -ge 2 ] || tb_die "$1 needs a value"
+		v=$2
+		case "$1" in
+		--configs) configs=$v ;;
+		--workloads) workloads=$v ;;
+		--reps) reps=$v ;;
+		--secs) secs=$v ;;
+		--seed) seed=$v ;;
+		--baseline) baseline=$v ;;
+		--out) out=$v ;;
+		esac
+		shift
+		;;
+	--no-plots) plots=0 ;;
+	--list)
+		echo "configurations (tests/testbed/scenarios/$SCENARIO.sh):"
+		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
+		echo "workloads: $ALL_WORKLOADS"
+		exit 0
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*) tb_die "unknown option $1 (see --help)" ;;
+	esac
+	shift
+done
+# --quick changes the defaults; explicit options still win.
+if [ "$quick" = 1 ]; then
+	: "${configs:=$QUICK_CONFIGS}" "${reps:=$QUICK_REPS}" "${secs:=$QUICK_SECS}"
+fi
+: "${configs:=$ALL_CONFIGS}" "${workloads:=$ALL_WORKLOADS}" "${reps:=5}" "${secs:=3}"
+
+in_list() { case ",$2," in *",$1,"*) return 0 ;; esac; return 1; }
+for c in ${configs//,/ }; do
+	in_list "$c" "$ALL_CONFIGS" || tb_die "no configuration $c (have: $ALL_CONFIGS)"
+done
+for w in ${workloads//,/ }; do
+	in_list "$w" "$ALL_WORKLOADS" || tb_die "no workload $w (have: $ALL_WORKLOADS)"
+done
+[[ "$reps" =~ ^[1-9][0-9]*$ ]] || tb_die "--reps must be a positive number"
+[[ "$secs" =~ ^[1-9][0-9]*$ ]] || tb_die "--secs must be a positive number"
+[[ "$seed" =~ ^[0-9]+$ ]] || tb_die "--seed must be a number"
+if [ -z "$baseline" ]; then
+	baseline=qemu-vhost-off
+	in_list "$baseline" "$configs" || baseline=${configs%%,*}
+fi
+in_list "$baseline" "$configs" || tb_die "baseline $baseline is not among --configs"
+
+[ -x "$TB_SKIFF" ] || tb_say "warning: no $TB_SKIFF; skiff configurations will fail"
+stamp=$(date +%Y%m%d-%H%M%S)
+if [ -z "$out" ]; then
+	out=$TB_ROOT/.cache/bench/$stamp
+	mkdir -p "$out"
+	ln -sfn "$stamp" "$TB_ROOT/.cache/bench/latest"
+fi
+mkdir -p "$out/logs"
+out=$(cd "$out" && pwd)
+results=$out/results.json
+[ ! -e "$results" ] || tb_die "$results exists: pick another --out"
+
+# ---- the L1 initrd, built once for every round ----
+
+# bench_build_initrd OUT: L1 base + overlay (skiff, QEMU, the scenario, the
+# veth module) with an L2 initrd = L2 base + overlay (the scenario and
+# sockperf with the libraries the L2 base lacks).
+bench_build_initrd() {
+	local initrd=$1 work f m
+	work=$(mktemp -d "$TB_CACHE/run.bench.XXXXXX")
+	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed" "$work/l2base"
+	tb_stage_skiff "$work/l1" || true
+	[ -z "$QEMU_SEL" ] || tb_pack_qemu "$work/l1"
+	cp "$SCENARIO_FILE" "$work/l1/testbed/scenario.sh"
+	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
+	chmod 755 "$work/l1/scenario-l1.sh"
+	if [ -n "$NATIVE_SEL" ]; then
+		m=$(tb_module_closure veth | tail -n1)
+		[ -n "$m" ] || tb_die "no veth module in $(tb_moddir)"
+		mkdir -p "$work/l1/lib/modules/bench"
+		case "$m" in
+		*.xz) xz -dc "$m" >"$work/l1/lib/modules/bench/veth.ko" ;;
+		*) cp "$m" "$work/l1/lib/modules/bench/veth.ko" ;;
+		esac
+	fi
+	cp "$SCENARIO_FILE" "$work/l2/testbed/scenario.sh"
+	tb_wrapper "$SCENARIO" l2 >"$work/l2/scenario-l2.sh"
+	chmod 755 "$work/l2/scenario-l2.sh"
+	tb_copy_bin "$work/l2" /usr/bin/sockperf
+	# Libraries the L2 base already has stay out of the overlay.
+	(cd "$work/l2base" && zcat "$TB_L2_BASE" | cpio -it --quiet 2>/dev/null) >"$work/l2base.list"
+	while read -r f; do
+		f=${f#./}
+		case "$f" in lib/* | lib64/* | usr/lib/*) [ -f "$work/l2/$f" ] && rm -f "$work/l2/$f" ;; esac
+	done <"$work/l2base.list"
+	tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
+	tb_concat_initrd "$initrd" "$TB_L1_BASE" "$work/l1"
+	rm -rf "$work"
+}
+
+# ---- rounds ----
+
+L0_PID=
+stop_l0() {
+	local p
+	[ -n "$L0_PID" ] || return 0
+	# tb_boot_l0's child is timeout(1) (or flock while it waits): TERM
+	# makes timeout stop QEMU.
+	for p in $(ps -o pid= --ppid "$L0_PID" 2>/dev/null); do
+		kill "$p" 2>/dev/null || true
+	done
+	wait "$L0_PID" 2>/dev/null || true
+	L0_PID=
+}
+interrupted=0
+on_signal() {
+	interrupted=1
+	echo
+	tb_say "interrupted: stopping the current round, reporting what was measured"
+	stop_l0
+}
+trap on_signal INT TERM
+trap 'stop_l0; rm -f "${INITRD:-}"' EXIT
+
+csv_inter() { # the items of $1 also in $2
+	local x r=
+	for x in ${1//,/ }; do in_list "$x" "$2" && r=$r${r:+,}$x; done
+	echo "$r"
+}
+NATIVE_SEL=$(csv_inter "$configs" "$NATIVE_CONFIGS")
+QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
+
+plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
+	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL")
+total=$(awk -F'\t' '$1 == "total" { print $2 }' <<<"$plan")
+
+"$TB_DIR/build-images.sh"
+INITRD=$(mktemp "$TB_CACHE/run.bench-initrd.XXXXXX")
+tb_say "building the L1 image for the rounds"
+bench_build_initrd "$INITRD"
+
+machine="$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(uname -sr)"
+skiff_rev=$(git -C "$TB_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+python3 "$ROUNDS" init "$results" \
+	--meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" --meta "machine=$machine" \
+	--meta "command=$command" --meta "reps=$reps" --meta "baseline=$baseline" \
+	--meta "configs=$configs" --meta "workloads=$workloads" \
+	--meta "secs_per_run=$secs" --meta "seed=$seed" --meta "skiff=$skiff_rev" \
+	--meta "qemu=$(qemu-system-x86_64 --version | head -n1)" \
+	--meta "testbed=L0 QEMU/TCG -smp 2 -m 4G, L1 and L2 Linux $(tb_kernel_version), L2 1 vCPU 256 MiB"
+
+# Bound of one round: L1's boot, then per configuration its L2 boot and
+# exit, each workload's bound and the data transfer. L1 bounds each step
+# itself; this only stops a round that hangs anyway, and so does the stall
+# watchdog: no console output for STALL_S seconds (L1 prints a line at least
+# every run; an L2 boot's wait for "ready" is bounded by 120 s in L1).
+nw=$(tr ',' '\n' <<<"$workloads" | grep -vc '^boot$' || true)
+per_cfg=$((120 + 60 + nw * (secs + 40) + 60))
+STALL_S=${BENCH_STALL_S:-$((180 + secs))} # the variable: for testing the watchdog
+# A round that dies (L1 hung, say) is made up at the end for the
+# configurations it lost, at most MAKEUP_MAX times per suite.
+MAKEUP_MAX=2
+tb_say "$total runs in $reps rounds: configs $configs; workloads $workloads; ${secs}s runs; baseline $baseline"
+tb_say "output: $out"
+t0=$(date +%s)
+done_runs=0 active=0 makeups=''
+
+# The host's own noise, as a witness: CPU seconds the whole machine was
+# busy (and stolen by its hypervisor) during a round, against what this
+# script's children (the round's L0, mostly) used. "others" is everyone
+# else, e.g. builds of other engineers. Goes into the results' meta.
+host_cpu() { # busy steal own, in clock ticks; run `times >FILE` first
+	local t
+	t=$(tail -n1 "$out/logs/.times")
+	awk -v t="$t" '$1 == "cpu" {
+		split(t, a, " "); own = 0
+		for (i = 1; i <= 2; i++) {
+			m = a[i]; sub(/s$/, "", m); split(m, b, "m")
+			own += b[1] * 60 + b[2]
+		}
+		printf "%d %d %.0f\n", $2 + $3 + $4 + $7 + $8, $9, own * 100 }' /proc/stat
+}
+note_host_load() {
+	local label=$1 before=$2 after
+	times >"$out/logs/.times"
+	after=$(host_cpu)
+	python3 "$ROUNDS" init "$results" --meta "host_cpu_round_$label=$(awk -v a="$after" -v b="$before" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		busy = (x[1] - y[1]) / 100; steal = (x[2] - y[2]) / 100; own = (x[3] - y[3]) / 100
+		printf "busy %.0f s, bench (L0) %.0f s, others %.0f s, stolen %.0f s", busy, own, busy - own, steal }')"
+}
+
+# wait_quiet: before a round, wait (up to QUIET_MAX_S) until the machine
+# is nearly idle: less than QUIET_PCT % of all CPUs busy over 5 s. The L0
+# lock serializes this checkout's testbed runs, not other checkouts' (or
+# builds), and a second L0 on 2 cores halves everything measured.
+QUIET_MAX_S=${BENCH_QUIET_MAX_S:-900} QUIET_PCT=25
+busy_pct() {
+	local a b
+	a=$(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	sleep 5
+	b=$(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		d = y[2] - x[2]; printf "%d\n", (d > 0 ? 100 * (y[1] - x[1]) / d : 0) }'
+}
+wait_quiet() {
+	local waited=0 pct
+	[ "$QUIET_MAX_S" -gt 0 ] || return 0
+	while pct=$(busy_pct) && [ "$pct" -ge "$QUIET_PCT" ]; do
+		[ "$interrupted" = 0 ] || return 0
+		if [ "$waited" -ge "$QUIET_MAX_S" ]; then
+			tb_say "the machine is still ${pct}% busy after ${waited}s: running anyway (see host_cpu_round_* in the report)"
+			return 0
+		fi
+		[ "$waited" -gt 0 ] || tb_say "waiting for the machine to quiet down (${pct}% busy: $(ps -eo pcpu=,comm= --sort=-pcpu | head -n 3 | awk '{ printf "%s%s %s%%", (NR > 1 ? ", " : ""), $2, $1 }'))"
+		sleep 10
+		waited=$((waited + 15))
+	done
+}
+
+# run_round REP ORDER NRUNS LABEL: one L0+L1 boot running the configurations
+# of ORDER; ingests its data. Adds "REP:CONFIG,..." to makeups for the
+# configurations that sent no data.
+run_round() {
+	local rep=$1 order=$2 nruns=$3 label=$4 n_cfg bound log rc=0 frc=0 stalled=()
+	n_cfg=$(tr ',' '\n' <<<"$order" | grep -c .)
+	bound=$((120 + n_cfg * per_cfg))
+	log=$out/logs/round-$label.log
+	: >"$log"
+	wait_quiet
+	tb_say "round $label: $order"
+	# shellcheck disable=SC2034 # read by tb_boot_l0
+	TB_L0_APPEND="console=ttyS0 quiet panic=-1 bench_rep=$rep bench_configs=$order bench_workloads=$workloads bench_secs=$secs"
+	times >"$out/logs/.times" # in this shell: its children's CPU so far
+	host_before=$(host_cpu)
+	tb_boot_l0 "$INITRD" "$log" "$bound" &
+	L0_PID=$!
+	# In the background: a trapped signal interrupts `wait`, not a
+	# foreground command.
+	python3 "$ROUNDS" follow --log "$log" --pid "$L0_PID" --total "$total" \
+		--done "$done_runs" --active-before "$active" --state "$out/logs/.active" \
+		--stall "$STALL_S" &
+	wait $! || frc=$?
+	if [ "$frc" = 3 ]; then
+		stalled=(--stalled)
+		stop_l0
+	fi
+	[ -z "$L0_PID" ] || wait "$L0_PID" || rc=$?
+	L0_PID=
+	note_host_load "$label" "$host_before"
+	python3 "$ROUNDS" ingest --log "$log" --out "$out" --results "$results" \
+		--rep "$rep" --configs "$order" --workloads "$workloads" \
+		--native "$NATIVE_SEL" --l0-rc "$rc" "${stalled[@]}" \
+		--lost "$out/logs/.lost" || true
+	if [ -s "$out/logs/.lost" ] && [ "$(cat "$out/logs/.lost")" != "" ]; then
+		makeups="$makeups $rep:$(cat "$out/logs/.lost")"
+		makeups=${makeups# }
+	fi
+	rm -f "$out/logs/.lost"
+	done_runs=$((done_runs + nruns))
+	active=$(awk -v a="$active" '{ printf "%.1f", a + $1 }' "$out/logs/.active" 2>/dev/null || echo "$active")
+}
+
+while IFS=$'\t' read -r kind rep order nruns <&3; do
+	[ "$kind" = round ] || continue
+	[ "$interrupted" = 0 ] || break
+	run_round "$rep" "$order" "$nruns" "$rep"
+done 3<<<"$plan"
+
+n_makeup=0
+while [ -n "${makeups// /}" ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt "$MAKEUP_MAX" ]; do
+	item=${makeups# }
+	item=${item%% *}
+	makeups=${makeups# }
+	makeups=${makeups#"$item"}
+	rep=${item%%:*} order=${item#*:}
+	n_makeup=$((n_makeup + 1))
+	nruns=0
+	for c in ${order//,/ }; do
+		nruns=$((nruns + nw))
+		in_list "$c" "$NATIVE_SEL" || ! in_list boot "$workloads" || nruns=$((nruns + 1))
+	done
+	total=$((total + nruns))
+	tb_say "making up round $rep for $order (its round died)"
+	run_round "$rep" "$order" "$nruns" "$rep-makeup$n_makeup"
+done
+[ -z "${makeups// /}" ] || tb_say "not made up (limit $MAKEUP_MAX): $makeups"
+
+tb_say "done in $(($(date +%s) - t0))s, of which ${active%.*}s in rounds (the rest: waiting for other testbed users)"
+report_args=(--out "$out" --baseline "$baseline")
+[ "$plots" = 1 ] || report_args+=(--no-plots)
+python3 "$BENCH/report.py" "$results" "${report_args[@]}"
+summary_args=(--baseline "$baseline" --out "$out/summary.md")
+[ "$plots" = 0 ] || summary_args+=(--plot "$out")
+python3 "$BENCH/skiffbench/summary.py" "$results" "${summary_args[@]}" || true
+cat "$out/summary.md" 2>/dev/null || true
+echo "full report: $out/report.md"
+[ "$interrupted" = 0 ] || exit 130

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The headline table of a benchmark: one row per workload and key metric,
+one column per configuration, the baseline first.
+
+  python3 bench/skiffbench/summary.py RESULTS.json [--baseline C] [--out F]
+      [--plot DIR]   also DIR/headline.png: one panel per row of the table
+
+A cell is the median over the runs, then, for a candidate, the ratio to
+the baseline's median and the verdict of stats.verdict (the same as
+report.md's): "+" faster (better), "−" slower (worse), "≈" within noise,
+"?" insufficient data. report.md has every metric, the CI and p-values;
+this table is what BENCHMARKS.md and the end of bench/run.sh show.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from skiffbench import metrics, plot, report, stats  # noqa: E402
+
+# (workload, metric, label). A workload's rows appear only when measured.
+HEADLINE = (
+    ("boot", "boot_init_ms", "start → L2 init, ms"),
+    ("boot", "boot_first_kvm_run_ms", "start → first KVM_RUN, ms"),
+    ("boot", "kvm_exits", "KVM exits to init"),
+    ("boot", "cpu_s_total", "VMM CPU to init, s"),
+    ("boot", "mem_overhead_kib", "VMM memory beyond guest RAM, KiB"),
+    ("tcp-g2h", "throughput_gbps", "TCP guest→host, Gbit/s"),
+    ("tcp-g2h", "exits_per_mb", "  KVM exits per MB"),
+    ("tcp-g2h", "cpu_s_total", "  VMM CPU, s"),
+    ("tcp-h2g", "throughput_gbps", "TCP host→guest, Gbit/s"),
+    ("tcp-h2g", "exits_per_mb", "  KVM exits per MB"),
+    ("tcp-h2g", "cpu_s_total", "  VMM CPU, s"),
+    ("udp-g2h", "udp_pps", "UDP 64 B guest→host, packets/s"),
+    ("udp-g2h", "udp_loss_pct", "  loss, %"),
+    ("udp-g2h", "exits_per_s", "  KVM exits per s"),
+    ("rr", "latency_p50_us", "UDP request/response p50, µs one-way"),
+    ("rr", "latency_p99_us", "  p99, µs"),
+    ("rr", "exits_per_s", "  KVM exits per s"),
+    ("ping", "ping_avg_ms", "ping avg RTT, ms"),
+)
+
+MARK = {stats.VERDICT_BETTER: "+", stats.VERDICT_WORSE: "−",
+        stats.VERDICT_NOISE: "≈", stats.VERDICT_NODATA: "?"}
+
+
+def summary_rows(doc, baseline, iters=10000, seed=1):
+    data, counts, _notes, configs = report.group(doc)
+    order = [baseline] + [c for c in configs if c != baseline]
+    rows = []
+    for workload, name, label in HEADLINE:
+        per_cfg = data.get(workload, {}).get(name)
+        if not per_cfg:
+            continue
+        base = per_cfg.get(baseline, [])
+        cells = []
+        for config in order:
+            vals = per_cfg.get(config, [])
+            if not vals:
+                cells.append("—")
+                continue
+            cell = report.fmt(stats.median(vals))
+            n_runs = counts.get(workload, {}).get(config, 0)
+            if config != baseline and base:
+                res = stats.verdict(base, vals, metrics.direction(name),
+                                    iters=iters, seed=seed)
+                if res["ratio"] is not None:
+                    cell += f" ({res['ratio']:.2f}× {MARK.get(res['verdict'], '')})"
+            if len(vals) != n_runs or n_runs < max(
+                    counts.get(workload, {}).values() or [0]):
+                cell += f" n={len(vals)}"
+            cells.append(cell)
+        rows.append((label, cells))
+    return order, rows
+
+
+def summary_markdown(doc, baseline=None, iters=10000, seed=1):
+    baseline = baseline or doc.get("meta", {}).get("baseline")
+    order, rows = summary_rows(doc, baseline, iters, seed)
+    out = ["| metric | " + " | ".join(
+        c + (" (baseline)" if c == baseline else "") for c in order) + " |",
+        "|---|" + "---|" * len(order)]
+    for label, cells in rows:
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out += ["", f"Median of the runs; (ratio to {baseline} and verdict: "
+            "+ better, − worse, ≈ within noise, ? insufficient data; "
+            "95% bootstrap CI of the ratio of medians, see report.md). "
+            "n= when a configuration has fewer runs than the others."]
+    return "\n".join(out) + "\n"
+
+
+def headline_plot(doc, out_dir, baseline=None):
+    """DIR/headline.png (gnuplot): the summary's rows as panels, runs as
+    points, medians as bars. Returns (image or None, why not)."""
+    baseline = baseline or doc.get("meta", {}).get("baseline")
+    data, counts, _notes, configs = report.group(doc)
+    order = [baseline] + [c for c in configs if c != baseline]
+    by_metric = {}
+    hint = {True: " (↑ better)", False: " (↓ better)"}
+    k = 0
+    for workload, name, label in HEADLINE:
+        per_cfg = data.get(workload, {}).get(name)
+        if not per_cfg:
+            continue
+        k += 1
+        # Panels sort by name: the number keeps the table's order.
+        title = (f"{k:02d} {workload} {name}"
+                 f"{hint.get(metrics.direction(name), '')}")
+        by_metric[title] = per_cfg
+    if not by_metric:
+        return None, "no headline metrics"
+    return plot.plot_workload("headline", by_metric, order, out_dir)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results")
+    ap.add_argument("--baseline")
+    ap.add_argument("--out")
+    ap.add_argument("--plot", metavar="DIR")
+    args = ap.parse_args(argv)
+    try:
+        doc = report.load_results(args.results)
+        text = summary_markdown(doc, args.baseline)
+    except (OSError, ValueError) as e:
+        print(f"summary.py: {e}", file=sys.stderr)
+        return 2
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    if args.plot:
+        image, why = headline_plot(doc, args.plot, args.baseline)
+        if image is None:
+            print(f"summary.py: no headline plot: {why}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

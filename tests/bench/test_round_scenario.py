@@ -1,0 +1,86 @@
+"""The L1 side of a benchmark round (tests/testbed/scenarios/bench-round.sh):
+its snapshot and delta functions, run by busybox sh on the host as they
+run in L1, and its configuration table as bench/run.sh reads it."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import benchpath
+
+SCENARIO = os.path.join(benchpath.REPO, "tests", "testbed", "scenarios",
+                        "bench-round.sh")
+GUEST_LIB = os.path.join(benchpath.REPO, "tests", "testbed", "guest",
+                         "lib.sh")
+BUSYBOX = shutil.which("busybox")
+
+
+def ash(script, **env):
+    """Run script in busybox ash after sourcing the guest library and the
+    scenario, as L1 does."""
+    full = f". {GUEST_LIB}\n. {SCENARIO}\n{script}"
+    res = subprocess.run([BUSYBOX, "sh", "-c", full], capture_output=True,
+                         text=True, timeout=60,
+                         env={**os.environ, **env})
+    if res.returncode != 0:
+        raise AssertionError(f"ash failed ({res.returncode}): {res.stderr}")
+    return res.stdout
+
+
+def kv(text):
+    return dict(line.split("=", 1) for line in text.split() if "=" in line)
+
+
+@unittest.skipUnless(BUSYBOX, "busybox not installed")
+class RoundScenarioTest(unittest.TestCase):
+    def test_delta(self):
+        before = ("time 1000000000\nkvm exits 100\nkvm io_exits 10\n"
+                  "task 99 50 qemu-system-x86\ntask 120 10 CPU 0/KVM\n"
+                  "task 130 0 vhost-99\nmem 1000 500\n")
+        # Thread ids out of order, as a shell glob lists them; a new thread.
+        after = ("time 3500000000\nkvm exits 400\nkvm io_exits 12\n"
+                 "task 120 210 CPU 0/KVM\ntask 130 40 vhost-99\n"
+                 "task 99 60 qemu-system-x86\ntask 1000 5 worker\n"
+                 "task 999 7 worker\nmem 300000 262144\n")
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("b", before), ("a", after)):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            out = kv(ash(f"bench_delta {d}/b {d}/a"))
+        self.assertEqual(out["window_s"], "2.500")
+        self.assertEqual(out["kvm_exits"], "300")
+        self.assertEqual(out["exits_io"], "2")
+        self.assertEqual(out["cpu_s.CPU_0_KVM"], "2.00")
+        self.assertEqual(out["cpu_s.vhost"], "0.40")
+        self.assertEqual(out["cpu_s.qemu-system-x86"], "0.10")
+        # Same name: numbered in thread-id order, not glob order.
+        self.assertEqual(out["cpu_s.worker"], "0.07")
+        self.assertEqual(out["cpu_s.worker.2"], "0.05")
+        self.assertEqual(out["mem_rss_kib"], "300000")
+        self.assertEqual(out["mem_overhead_kib"], str(300000 - 262144))
+
+    def test_snapshot_of_a_live_process(self):
+        proc = subprocess.Popen(["sleep", "30"])
+        try:
+            out = ash(f"BENCH_MEM_KIB=262144 bench_snap {proc.pid}")
+        finally:
+            proc.kill()
+            proc.wait()
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("time "))
+        self.assertIn(f"task {proc.pid} ", out)
+        self.assertTrue(any(line.startswith("mem ") for line in lines))
+
+    def test_config_table(self):
+        out = ash('for c in skiff-trap qemu-vhost-on native-veth nosuch; do '
+                  'echo "$c=[$(bench_config_line $c)]"; done')
+        self.assertIn("skiff-trap=[skiff --no-ioeventfd]", out)
+        self.assertIn("qemu-vhost-on=[qemu vhost=on]", out)
+        self.assertIn("native-veth=[native]", out)
+        self.assertIn("nosuch=[]", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,238 @@
+"""Rounds of bench/run.sh: plan, console data transfer, ingest, progress,
+and the headline summary."""
+
+import base64
+import hashlib
+import io
+import json
+import os
+import tarfile
+import tempfile
+import unittest
+
+import benchpath
+from skiffbench import report, rounds, summary
+
+
+def make_tar(files):
+    """tar.gz bytes of {path: text}."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def console_blob(rep, config, data, corrupt=False, cut=False):
+    b64 = base64.b64encode(data).decode()
+    lines = [f"SKIFF-BENCH-DATA-BEGIN rep={rep} config={config}\r"]
+    for i in range(0, len(b64), 76):
+        chunk = b64[i:i + 76]
+        if corrupt and i == 0:
+            chunk = ("A" if chunk[0] != "A" else "B") + chunk[1:]
+        lines.append(f"SKIFF-BENCH-B64 {chunk}\r")
+    if not cut:
+        lines.append(f"SKIFF-BENCH-DATA-END rep={rep} config={config} "
+                     f"sha256={hashlib.sha256(data).hexdigest()}\r")
+    return "\n".join(lines) + "\n"
+
+
+class PlanTest(unittest.TestCase):
+    def test_rounds_cover_every_config_and_skip_native_boot(self):
+        plan = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 3,
+                                  seed=2, native=["n"])
+        self.assertEqual([rep for rep, _, _ in plan], [1, 2, 3])
+        for _, order, n in plan:
+            self.assertEqual(sorted(order), ["a", "b", "n"])
+            self.assertEqual(n, 2 + 2 + 1)
+        again = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 3,
+                                   seed=2, native=["n"])
+        self.assertEqual(plan, again)
+        # Rotation: each configuration once in each position.
+        for pos in range(3):
+            self.assertEqual(sorted(order[pos] for _, order, _ in plan),
+                             ["a", "b", "n"])
+
+    def test_two_configs_alternate(self):
+        plan = rounds.plan_rounds(["a", "b"], ["tcp"], 4, seed=1)
+        firsts = [order[0] for _, order, _ in plan]
+        self.assertEqual(firsts[0::2], [firsts[0]] * 2)
+        self.assertNotEqual(firsts[0], firsts[1])
+
+    def test_cli_plan(self):
+        out = io.StringIO()
+        import contextlib
+        with contextlib.redirect_stdout(out):
+            rounds.main(["plan", "--configs", "a,b", "--workloads", "boot",
+                         "--reps", "2", "--native", "b"])
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0], "total\t2")
+        self.assertEqual(len(lines), 3)
+
+
+class BlobTest(unittest.TestCase):
+    def test_good_garbled_and_cut_off(self):
+        data = make_tar({"x/w/metrics": "kvm_exits=5\n"})
+        log = ("noise\n" + console_blob(1, "x", data)
+               + "[ 12.3] kernel says hi\n"
+               + console_blob(1, "y", data, corrupt=True)
+               + console_blob(1, "z", data, cut=True))
+        blobs = rounds.extract_blobs(log)
+        self.assertEqual(blobs[(1, "x")], (data, None))
+        self.assertIsNone(blobs[(1, "y")][0])
+        self.assertIn("sha256", blobs[(1, "y")][1])
+        self.assertIsNone(blobs[(1, "z")][0])
+        self.assertIn("cut off", blobs[(1, "z")][1])
+
+    def test_unsafe_members_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("../evil", "/abs", "other/file"):
+                with self.assertRaises(ValueError):
+                    rounds.safe_extract(make_tar({name: "x"}), d, "cfg")
+
+
+class IngestTest(unittest.TestCase):
+    def test_round_to_samples(self):
+        iperf = benchpath.fixture("iperf3_tcp.json")
+        ping = benchpath.fixture("ping_busybox.txt")
+        files = {
+            "vm/boot/metrics": "window_s=8.5\nkvm_exits=40000\n"
+                               "boot_init_ms=8500\ncpu_s.vcpu=3.5\n",
+            "vm/tcp/iperf3.json": iperf,
+            "vm/tcp/metrics": "window_s=4.2\nkvm_exits=420\n"
+                              "cpu_s.a=1.0\ncpu_s.b=0.5\n",
+            "vm/tcp/duration_ms": "4300\n",
+            "vm/ping/error": "ping did not finish within 32s\n",
+        }
+        log = ("SKIFF-L1: ready uptime=4\n"
+               + console_blob(2, "vm", make_tar(files)))
+        with tempfile.TemporaryDirectory() as d:
+            logf = os.path.join(d, "round.log")
+            with open(logf, "w") as f:
+                f.write(log)
+            results = os.path.join(d, "results.json")
+            said = []
+            ok, failed = rounds.ingest_round(
+                logf, d, results, 2, ["vm", "gone"], ["boot", "tcp", "ping"],
+                native=["gone"], l0_rc=124, say=said.append)
+            self.assertEqual((ok, failed), (2, 1 + 2))
+            with open(results) as f:
+                doc = json.load(f)
+            report.validate(doc)
+            by = {(s["config"], s["workload"]): s for s in doc["samples"]}
+            self.assertEqual(len(by), 5)  # gone has no boot: native
+            boot = by[("vm", "boot")]["metrics"]
+            self.assertEqual(boot["boot_init_ms"], 8500)
+            self.assertAlmostEqual(boot["exits_per_s"], 40000 / 8.5)
+            tcp = by[("vm", "tcp")]
+            self.assertAlmostEqual(tcp["metrics"]["cpu_s_total"], 1.5)
+            self.assertEqual(tcp["metrics"]["window_s"], 4.2)
+            self.assertIn("exits_per_mb", tcp["metrics"])
+            self.assertEqual(tcp["duration_s"], 4.3)
+            self.assertEqual(tcp["raw"]["iperf3"], "raw/r2/vm/tcp/iperf3.json")
+            self.assertTrue(os.path.exists(os.path.join(d, tcp["raw"]["iperf3"])))
+            self.assertIn("did not finish", by[("vm", "ping")]["error"])
+            self.assertIn("time bound", by[("gone", "tcp")]["error"])
+
+    def test_hung_round_reports_lost_configs(self):
+        data = make_tar({"a/tcp/metrics": "window_s=1\n",
+                         "a/tcp/ping.txt": benchpath.fixture(
+                             "ping_busybox.txt")})
+        log = ("SKIFF-L1: ready uptime=4\n" + console_blob(1, "a", data)
+               + "[  340.9] watchdog: BUG: soft lockup - CPU#1 stuck for "
+                 "22s! [khugepaged:36]\n")
+        with tempfile.TemporaryDirectory() as d:
+            logf = os.path.join(d, "round.log")
+            with open(logf, "w") as f:
+                f.write(log)
+            lost = []
+            ok, failed = rounds.ingest_round(
+                logf, d, os.path.join(d, "r.json"), 1, ["a", "b", "c"],
+                ["tcp"], l0_rc=143, say=lambda s: None, stalled=True,
+                lost=lost)
+            self.assertEqual((ok, failed, lost), (1, 2, ["b", "c"]))
+            with open(os.path.join(d, "r.json")) as f:
+                errors = [s.get("error") for s in json.load(f)["samples"]]
+            self.assertIn("soft lockup", errors[1])
+
+    def test_l1_never_ready(self):
+        with tempfile.TemporaryDirectory() as d:
+            logf = os.path.join(d, "round.log")
+            with open(logf, "w") as f:
+                f.write("qemu: could not load kernel\n")
+            results = os.path.join(d, "results.json")
+            ok, failed = rounds.ingest_round(logf, d, results, 1, ["a"],
+                                             ["tcp"], say=lambda s: None,
+                                             l0_rc=1)
+            self.assertEqual((ok, failed), (0, 1))
+            with open(results) as f:
+                self.assertIn("L1 never became ready",
+                              json.load(f)["samples"][0]["error"])
+
+
+class FollowTest(unittest.TestCase):
+    def test_progress_lines(self):
+        with tempfile.TemporaryDirectory() as d:
+            logf = os.path.join(d, "log")
+            with open(logf, "w") as f:
+                f.write("SKIFF-L1: ready\r\n"
+                        "SKIFF-BENCH: run rep=1 config=a workload=boot\r\n"
+                        "SKIFF-BENCH: done rep=1 config=a workload=boot rc=0\n"
+                        "SKIFF-BENCH: run rep=1 config=a workload=tcp\n"
+                        "SKIFF-BENCH: done rep=1 config=a workload=tcp rc=1\n"
+                        "SKIFF-BENCH: run rep=1 config=b workload=tcp")
+            out = io.StringIO()
+            states = iter([True, False])
+            state = os.path.join(d, "state")
+            n = rounds.follow(logf, 0, 10, 4, 30.0, out=out, poll=0,
+                              alive=lambda: next(states), state=state,
+                              clock=lambda: 100.0)
+            with open(state) as f:
+                self.assertEqual(f.read().strip(), "0.0")
+            self.assertEqual(n, 3)
+            lines = out.getvalue().splitlines()
+            self.assertTrue(lines[0].startswith("[5/10] a boot rep 1 "
+                                                "— elapsed 30s"))
+            self.assertIn("a tcp: exit status 1", lines[2])
+            self.assertTrue(lines[3].startswith("[7/10] b tcp rep 1"))
+
+
+class StallTest(unittest.TestCase):
+    def test_stall_detected(self):
+        with tempfile.TemporaryDirectory() as d:
+            logf = os.path.join(d, "log")
+            with open(logf, "w") as f:
+                f.write("SKIFF-L1: ready\n")
+            now = [0.0]
+
+            def clock():
+                now[0] += 10
+                return now[0]
+            out = io.StringIO()
+            n = rounds.follow(logf, 0, 5, 0, out=out, poll=0,
+                              alive=lambda: True, clock=clock, stall=60)
+            self.assertEqual(n, rounds.STALLED)
+            self.assertIn("L1 hung", out.getvalue())
+
+
+class SummaryTest(unittest.TestCase):
+    def test_headline_table(self):
+        doc = {"meta": {"baseline": "q"}, "samples": []}
+        for rep in range(1, 6):
+            doc["samples"].append({"config": "q", "workload": "tcp-g2h",
+                                   "rep": rep, "metrics": {
+                                       "throughput_gbps": 0.4 + rep / 100}})
+            doc["samples"].append({"config": "s", "workload": "tcp-g2h",
+                                   "rep": rep, "metrics": {
+                                       "throughput_gbps": 0.8 + rep / 100}})
+        text = summary.summary_markdown(doc)
+        self.assertIn("| metric | q (baseline) | s |", text)
+        self.assertIn("| TCP guest→host, Gbit/s | 0.43 | 0.83 (1.93× +) |",
+                      text)
+
+
+if __name__ == "__main__":
+    unittest.main()

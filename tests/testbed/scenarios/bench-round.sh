@@ -1,0 +1,465 @@
+# One round of the benchmark harness (bench/run.sh): in one L1 boot, every
+# configuration of the plan once, in the plan's order. A VM configuration
+# boots L2 once (the "boot" workload times that boot) and runs every other
+# workload against it; "native-veth" runs them between L1's root network
+# namespace and a second one over a veth pair (the ceiling, no VMM).
+#
+# Every measurement tool runs in L1; L2 only runs the servers (iperf3,
+# sockperf) and answers ping. So "g2h" (guest to host) is iperf3 -R: the
+# server in L2 sends. Around each workload L1 takes a snapshot of KVM's exit
+# counters (debugfs, summed over live VMs: one VM at a time here), of the
+# VMM's threads' CPU ticks (/proc/PID/task/*/stat, plus its vhost kernel
+# threads) and of its memory (/proc/PID/smaps); bench_delta turns two
+# snapshots into metrics. Each configuration's raw outputs go to the console
+# as a base64 tar.gz between SKIFF-BENCH-DATA markers, for
+# bench/skiffbench/rounds.py to unpack on the host.
+#
+# The plan comes from L1's kernel command line (bench/run.sh sets it):
+#   bench_rep=N bench_configs=a,b bench_workloads=boot,tcp-g2h bench_secs=S
+# Without one (tests/testbed/run-one.sh bench-round) it is a smoke test:
+# every VM configuration, boot/ping/tcp-g2h, 2 s streams; PASS when every
+# run produced its output (run-one.sh packs neither sockperf into L2 nor
+# the veth module into L1: no rr, no native-veth). Link-local addresses
+# only, inside L1 and L2.
+TIMEOUT=900
+SLOW=1
+PEERS=qemu
+
+# The configurations, one line each: NAME KIND [ARGS...]. Adding one is
+# adding a line (and, if it needs new guest-visible hardware, nothing else:
+# L2 brings up whatever eth0 it gets).
+#   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net)
+#   qemu OPTS    QEMU 7.2 -M microvm,pcie=on, virtio-net-pci on tap0 with
+#                ",OPTS" appended to its -netdev tap
+#   native       no VM: L1 to a second network namespace over veth
+# skiff-poll's thresholds are scaled for the testbed, as in net-modes.sh:
+# emulated time runs ~20x slow, so kicks come milliseconds apart.
+BENCH_CONFIGS="
+skiff-trap      skiff --no-ioeventfd
+skiff-ioeventfd skiff
+skiff-poll      skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
+skiff-vhost     skiff --net tap=tap0,vhost=on
+qemu-vhost-on   qemu vhost=on
+qemu-vhost-off  qemu vhost=off
+native-veth     native
+"
+# Every workload, in run order. boot is skipped for native configurations.
+BENCH_WORKLOADS="boot tcp-g2h tcp-h2g udp-g2h rr ping"
+
+BENCH_L1_IP=169.254.10.1
+BENCH_L2_IP=169.254.10.2
+BENCH_NS_L1_IP=169.254.20.1
+BENCH_NS_IP=169.254.20.2
+BENCH_MAC=02:73:6b:69:66:00 # skiff's default; QEMU gets the same
+BENCH_SOCKPERF_PORT=11111
+BENCH_QUIT_PORT=9999
+BENCH_DIR=/tmp/bench
+BENCH_READY_S=120 # start to "L2 ready" (boot + modules + eth0 up)
+BENCH_EXIT_S=30   # quit request to VMM exit, then SIGKILL
+
+# bench_arg NAME DEFAULT: value of NAME= on the kernel command line.
+bench_arg() {
+	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n1)
+	echo "${v:-$2}"
+}
+
+# bench_config_line NAME: "KIND ARGS..." of a configuration, or nothing.
+bench_config_line() {
+	echo "$BENCH_CONFIGS" | awk -v n="$1" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }'
+}
+
+bench_mark() { echo "SKIFF-BENCH: $*"; }
+
+# ---- snapshots ----
+
+# bench_snap PID: time, KVM's counters and, with a PID, the CPU ticks of the
+# VMM's threads (and of BENCH_EXTRA_TASKS, its vhost workers) and its
+# memory. `read` rather than cat: no fork per file, the snapshot stays cheap.
+bench_snap() {
+	echo "time $(now_ns)"
+	bs_pid=$1
+	[ -n "$bs_pid" ] || return 0
+	for bs_c in exits io_exits mmio_exits halt_exits irq_exits; do
+		bs_f=/sys/kernel/debug/kvm/$bs_c
+		[ -r "$bs_f" ] && read -r bs_v <"$bs_f" && echo "kvm $bs_c $bs_v"
+	done
+	for bs_t in /proc/"$bs_pid"/task/* $BENCH_EXTRA_TASKS; do
+		read -r bs_s <"$bs_t/stat" 2>/dev/null || continue
+		read -r bs_name <"$bs_t/comm" 2>/dev/null || continue
+		# "tid (comm) state ppid ...": comm may hold spaces and ")".
+		# shellcheck disable=SC2086 # the fields after the comm
+		set -- ${bs_s##*) }
+		echo "task ${bs_t##*/} $((${12} + ${13})) $bs_name"
+	done
+	# Guest RAM: the anonymous mappings at least as large as L2's RAM
+	# (skiff: one mmap of --mem; QEMU: its RAM block). The rest of the
+	# resident set is the VMM's own.
+	awk -v mem="$BENCH_MEM_KIB" '
+		/^[0-9a-f]+-[0-9a-f]+ / { anon = (NF < 6) }
+		/^Size:/ { size = $2 }
+		/^Rss:/ { rss += $2; if (anon && size >= mem) guest += $2 }
+		END { if (rss) printf "mem %d %d\n", rss, guest }' "/proc/$bs_pid/smaps" 2>/dev/null
+}
+
+# bench_delta BEFORE AFTER: the metrics between two snapshots, key=value.
+# Threads are named by comm (sanitized; vhost-PID -> vhost); a name held by
+# several threads gets .2, .3 ... in thread-id (creation) order. A thread
+# that started inside the window counts from 0; one that ended inside it is
+# lost.
+bench_delta() {
+	{
+		grep -v '^task ' "$2"
+		grep '^task ' "$2" | sort -n -k2,2
+	} | awk '
+		function label(name) {
+			gsub(/[^A-Za-z0-9_.-]/, "_", name)
+			sub(/^vhost-[0-9]+$/, "vhost", name)
+			return name
+		}
+		FNR == NR {
+			if ($1 == "time") t0 = $2
+			if ($1 == "kvm") k0[$2] = $3
+			if ($1 == "task") c0[$2] = $3
+			next
+		}
+		$1 == "time" { t1 = $2 }
+		$1 == "kvm" { k1[$2] = $3 }
+		$1 == "task" {
+			name = $4; for (i = 5; i <= NF; i++) name = name " " $i
+			name = label(name)
+			seen[name]++
+			if (seen[name] > 1) name = name "." seen[name]
+			cpu[name] += ($3 - c0[$2]) / 100.0
+		}
+		$1 == "mem" { rss = $2; guest = $3; have_mem = 1 }
+		END {
+			printf "window_s=%.3f\n", (t1 - t0) / 1e9
+			if ("exits" in k1) {
+				printf "kvm_exits=%d\n", k1["exits"] - k0["exits"]
+				split("io_exits mmio_exits halt_exits irq_exits", names, " ")
+				for (i = 1; i <= 4; i++) if (names[i] in k1) {
+					short = names[i]; sub(/_exits$/, "", short)
+					printf "exits_%s=%d\n", short, k1[names[i]] - k0[names[i]]
+				}
+			}
+			for (n in cpu) printf "cpu_s.%s=%.2f\n", n, cpu[n]
+			if (have_mem) {
+				printf "mem_rss_kib=%d\n", rss
+				printf "mem_overhead_kib=%d\n", rss - guest
+			}
+		}' "$1" -
+}
+
+# ---- workloads ----
+
+# bench_run_workload CONFIG W TARGET PID: one workload against TARGET, its
+# outputs and metrics in BENCH_DIR/CONFIG/W/. A timeout leaves an "error".
+bench_run_workload() {
+	rw_c=$1 rw_w=$2 rw_ip=$3 rw_pid=$4
+	rw_d=$BENCH_DIR/$rw_c/$rw_w
+	mkdir -p "$rw_d"
+	bench_mark "run rep=$BENCH_REP config=$rw_c workload=$rw_w"
+	rw_s=$BENCH_SECS
+	rw_bound=$((rw_s + 30))
+	rw_t0=$(now_ns)
+	bench_snap "$rw_pid" >"$rw_d/snap.before"
+	rw_rc=0
+	case "$rw_w" in
+	tcp-g2h)
+		timeout "$rw_bound" iperf3 -c "$rw_ip" -R -t "$rw_s" -J \
+			>"$rw_d/iperf3.json" 2>&1 || rw_rc=$?
+		;;
+	tcp-h2g)
+		timeout "$rw_bound" iperf3 -c "$rw_ip" -t "$rw_s" -J \
+			>"$rw_d/iperf3.json" 2>&1 || rw_rc=$?
+		;;
+	udp-g2h)
+		timeout "$rw_bound" iperf3 -c "$rw_ip" -R -u -l 64 -b 0 -t "$rw_s" -J \
+			>"$rw_d/iperf3.json" 2>&1 || rw_rc=$?
+		;;
+	rr)
+		timeout "$rw_bound" sockperf ping-pong -i "$rw_ip" -p "$BENCH_SOCKPERF_PORT" \
+			-t "$rw_s" -m 64 >"$rw_d/sockperf.txt" 2>&1 || rw_rc=$?
+		;;
+	ping)
+		timeout "$rw_bound" ping -c 10 -i 0.2 -W 5 "$rw_ip" \
+			>"$rw_d/ping.txt" 2>&1 || rw_rc=$?
+		;;
+	*) echo "unknown workload $rw_w" >"$rw_d/error" ;;
+	esac
+	bench_snap "$rw_pid" >"$rw_d/snap.after"
+	bench_delta "$rw_d/snap.before" "$rw_d/snap.after" >"$rw_d/metrics"
+	echo "$((($(now_ns) - rw_t0) / 1000000))" >"$rw_d/duration_ms"
+	# 124/143: timeout killed it. Other failures show in the tool's output,
+	# which the host's parsers reject with the reason.
+	case "$rw_rc" in
+	124 | 143 | 137) echo "$rw_w did not finish within ${rw_bound}s" >"$rw_d/error" ;;
+	esac
+	bench_mark "done rep=$BENCH_REP config=$rw_c workload=$rw_w rc=$rw_rc"
+}
+
+# bench_fail_rest CONFIG WHY WORKLOADS...: record WHY for workloads that
+# could not run, so the host counts them as failed runs, not as missing.
+bench_fail_rest() {
+	fr_c=$1 fr_why=$2
+	shift 2
+	for fr_w in "$@"; do
+		mkdir -p "$BENCH_DIR/$fr_c/$fr_w"
+		[ -e "$BENCH_DIR/$fr_c/$fr_w/metrics" ] ||
+			echo "$fr_why" >"$BENCH_DIR/$fr_c/$fr_w/error"
+	done
+	case "$BENCH_BAD" in
+	*"[$fr_c: $fr_why]"*) ;;
+	*) BENCH_BAD="$BENCH_BAD [$fr_c: $fr_why]" ;;
+	esac
+}
+
+# bench_ship CONFIG: the configuration's directory to the console, as
+# base64 of a tar.gz with its sha256, for the host to unpack.
+bench_ship() {
+	(cd "$BENCH_DIR" && tar czf "$BENCH_DIR/ship.tgz" "$1")
+	sum=$(sha256sum <"$BENCH_DIR/ship.tgz" | cut -d' ' -f1)
+	echo "SKIFF-BENCH-DATA-BEGIN rep=$BENCH_REP config=$1"
+	base64 "$BENCH_DIR/ship.tgz" | sed 's/^/SKIFF-BENCH-B64 /'
+	echo "SKIFF-BENCH-DATA-END rep=$BENCH_REP config=$1 sha256=$sum"
+	rm -f "$BENCH_DIR/ship.tgz"
+}
+
+# ---- a VM configuration ----
+
+# bench_relay DIR: L2's console (from the VMM's stdout) to L1's console and
+# DIR/l2.log, timestamping L2's init marker (with a snapshot of the VMM at
+# that moment: the boot's cost) and its ready marker.
+bench_relay() {
+	cr=$(printf '\r')
+	while IFS= read -r line; do
+		line=${line%"$cr"}
+		case "$line" in
+		"SKIFF-L2: init"*)
+			if [ ! -e "$1/init.snap" ]; then
+				bench_snap "$BENCH_VMM_PID" >"$1/init.snap.tmp"
+				mv "$1/init.snap.tmp" "$1/init.snap"
+			fi
+			;;
+		"SKIFF-BENCH-L2: ready"*) [ -e "$1/ready.ns" ] || now_ns >"$1/ready.ns" ;;
+		esac
+		printf '%s\n' "$line"
+		printf '%s\n' "$line" >>"$1/l2.log"
+	done
+}
+
+# bench_wait_file FILE SECONDS PID: wait for FILE while PID lives.
+bench_wait_file() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt $(($2 * 10)) ]; do
+		kill -0 "$3" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -e "$1" ]
+}
+
+# bench_vm CONFIG KIND ARGS...: boot L2 under the VMM, run the workloads,
+# ask L2 to power off, wait for the VMM (SIGKILL after BENCH_EXIT_S).
+bench_vm() {
+	vm_c=$1 vm_kind=$2
+	shift 2
+	vm_d=$BENCH_DIR/$vm_c
+	case "$vm_kind" in
+	skiff)
+		case " $* " in *" --net "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
+		# shellcheck disable=SC2086 # vm_net is two words or none
+		set -- skiff run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
+			--cmdline "$L2_CMDLINE" --mem "$L2_MEM" --cpus 1 --timing \
+			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
+		;;
+	qemu)
+		vm_o=
+		[ $# -gt 0 ] && vm_o=",$(echo "$*" | tr ' ' ',')"
+		set -- qemu-system-x86_64 -M microvm,pcie=on -enable-kvm -cpu host \
+			-m "$L2_MEM" -smp 1 -L /usr/share/qemu -nodefaults -no-user-config \
+			-nographic -serial stdio -no-reboot -name l2,debug-threads=on \
+			-kernel "$L2_KERNEL" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
+			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
+			-device "virtio-net-pci,netdev=n0,mac=$BENCH_MAC,romfile="
+		;;
+	*)
+		# shellcheck disable=SC2086 # a list of names
+		bench_fail_rest "$vm_c" "unknown kind $vm_kind" $BENCH_PLAN_WORKLOADS
+		return
+		;;
+	esac
+	echo "$*" >"$vm_d/cmdline"
+	ip neigh flush dev tap0 2>/dev/null
+	rm -f "$BENCH_DIR/con.fifo"
+	mkfifo "$BENCH_DIR/con.fifo"
+	# The VMM's child blocks opening the FIFO until the relay opens it, so
+	# t0 is taken before the VMM can start.
+	"$@" </dev/null >"$BENCH_DIR/con.fifo" 2>"$vm_d/vmm.err" &
+	BENCH_VMM_PID=$!
+	BENCH_EXTRA_TASKS=
+	vm_t0=$(now_ns)
+	bench_relay "$vm_d" <"$BENCH_DIR/con.fifo" &
+	vm_relay=$!
+	echo "time $vm_t0" >"$vm_d/start.snap"
+	vm_why=
+	if bench_wait_file "$vm_d/ready.ns" "$BENCH_READY_S" "$BENCH_VMM_PID"; then
+		# The VMM's vhost workers are kernel threads "vhost-PID", made
+		# when the driver starts the device: find them once it is up.
+		BENCH_EXTRA_TASKS=$(grep -lx "vhost-$BENCH_VMM_PID" /proc/[0-9]*/comm 2>/dev/null |
+			sed 's#/comm$##' | tr '\n' ' ')
+		# ARP and a first exchange before measuring; L2 must answer.
+		vm_i=0
+		until ping -c 1 -W 2 "$BENCH_L2_IP" >/dev/null 2>&1; do
+			vm_i=$((vm_i + 1))
+			[ $vm_i -lt 10 ] || { vm_why="L2 does not answer ping"; break; }
+		done
+	elif kill -0 "$BENCH_VMM_PID" 2>/dev/null; then
+		vm_why="L2 not ready within ${BENCH_READY_S}s"
+	else
+		vm_why="VMM exited before L2 was ready: $(tail -n 2 "$vm_d/vmm.err" | tr '\n' ' ')"
+	fi
+
+	# boot: start -> L2's init marker, with the VMM's cost up to then.
+	if echo "$BENCH_PLAN_WORKLOADS" | grep -qw boot; then
+		if [ -e "$vm_d/init.snap" ]; then
+			mkdir -p "$vm_d/boot"
+			bench_mark "run rep=$BENCH_REP config=$vm_c workload=boot"
+			bench_delta "$vm_d/start.snap" "$vm_d/init.snap" >"$vm_d/boot/metrics"
+			vm_init=$(awk '$1 == "time" { print $2 }' "$vm_d/init.snap")
+			echo "boot_init_ms=$(((vm_init - vm_t0) / 1000000))" >>"$vm_d/boot/metrics"
+			[ -e "$vm_d/ready.ns" ] &&
+				echo "boot_ready_ms=$((($(cat "$vm_d/ready.ns") - vm_t0) / 1000000))" >>"$vm_d/boot/metrics"
+			vm_us=$(sed -n 's/^skiff: first KVM_RUN after \([0-9]*\) us.*/\1/p' "$vm_d/vmm.err" | head -n1)
+			[ -n "$vm_us" ] && awk -v u="$vm_us" 'BEGIN { printf "boot_first_kvm_run_ms=%.3f\n", u / 1000 }' >>"$vm_d/boot/metrics"
+			bench_mark "done rep=$BENCH_REP config=$vm_c workload=boot rc=0"
+		else
+			bench_fail_rest "$vm_c" "no L2 init marker: ${vm_why:-boot failed}" boot
+		fi
+	fi
+	for vm_w in $BENCH_PLAN_WORKLOADS; do
+		[ "$vm_w" = boot ] && continue
+		if [ -z "$vm_why" ]; then
+			bench_run_workload "$vm_c" "$vm_w" "$BENCH_L2_IP" "$BENCH_VMM_PID"
+		else
+			bench_fail_rest "$vm_c" "$vm_why" "$vm_w"
+		fi
+	done
+
+	# Ask L2 to power off; kill the VMM if it does not stop.
+	[ -z "$vm_why" ] && nc -w 5 "$BENCH_L2_IP" "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1
+	vm_i=0
+	while kill -0 "$BENCH_VMM_PID" 2>/dev/null && [ $vm_i -lt $((BENCH_EXIT_S * 10)) ]; do
+		sleep 0.1
+		vm_i=$((vm_i + 1))
+	done
+	if kill -0 "$BENCH_VMM_PID" 2>/dev/null; then
+		echo "bench: $vm_c still running ${BENCH_EXIT_S}s after the quit request: killed"
+		kill -9 "$BENCH_VMM_PID"
+	fi
+	wait "$BENCH_VMM_PID"
+	echo "$?" >"$vm_d/vmm.rc"
+	wait "$vm_relay"
+	rm -f "$BENCH_DIR/con.fifo"
+}
+
+# ---- native-veth ----
+
+bench_native_setup() {
+	[ -e /run/netns/bench ] && return 0
+	[ -e /sys/module/veth ] || insmod /lib/modules/bench/veth.ko || return 1
+	ip netns add bench &&
+		ip link add veth0 type veth peer name veth1 &&
+		ip link set veth1 netns bench &&
+		ip addr add "$BENCH_NS_L1_IP/24" dev veth0 &&
+		ip link set veth0 up &&
+		ip netns exec bench ip addr add "$BENCH_NS_IP/24" dev veth1 &&
+		ip netns exec bench ip link set veth1 up &&
+		ip netns exec bench ip link set lo up &&
+		ip netns exec bench iperf3 -s -D >/dev/null 2>&1 &&
+		{ ip netns exec bench sockperf server -i "$BENCH_NS_IP" \
+			-p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 & } &&
+		sleep 1
+}
+
+bench_native() {
+	c=$1
+	if ! bench_native_setup; then
+		# shellcheck disable=SC2086 # a list of names
+		bench_fail_rest "$c" "veth/netns setup failed" $BENCH_PLAN_WORKLOADS
+		return
+	fi
+	for w in $BENCH_PLAN_WORKLOADS; do
+		[ "$w" = boot ] && continue
+		bench_run_workload "$c" "$w" "$BENCH_NS_IP" ""
+	done
+}
+
+# ---- L1 and L2 ----
+
+l1() {
+	BENCH_REP=$(bench_arg bench_rep 1)
+	BENCH_SECS=$(bench_arg bench_secs 2)
+	# The smoke test's default: every configuration, but native ones only
+	# if bench/run.sh packed the veth module (run-one.sh does not).
+	native=1
+	[ -e /lib/modules/bench/veth.ko ] || [ -e /sys/module/veth ] || native=0
+	configs=$(echo "$BENCH_CONFIGS" | awk -v native=$native 'NF && (native || $2 != "native") { print $1 }' | tr '\n' ',')
+	configs=$(bench_arg bench_configs "$configs")
+	BENCH_PLAN_WORKLOADS=$(bench_arg bench_workloads boot,ping,tcp-g2h | tr ',' ' ')
+	BENCH_MEM_KIB=$(($(echo "$L2_MEM" | tr -d M) * 1024))
+	BENCH_BAD=
+	mkdir -p "$BENCH_DIR"
+	# khugepaged once wedged L1 in the middle of a round (a soft lockup
+	# while it collapsed pages during an L2 run; L1 never recovered). Huge
+	# pages at fault time stay as they are (both VMMs madvise guest RAM);
+	# only the background collapsing is put off for an hour.
+	thp=/sys/kernel/mm/transparent_hugepage
+	[ -w $thp/khugepaged/scan_sleep_millisecs ] &&
+		echo 3600000 >$thp/khugepaged/scan_sleep_millisecs
+	echo "bench: L1 THP enabled: $(cat $thp/enabled 2>/dev/null), defrag: $(cat $thp/defrag 2>/dev/null)"
+	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
+	if ! ip addr add "$BENCH_L1_IP/24" dev tap0 || ! ip link set tap0 up; then
+		fail "tap0 setup failed"
+		return
+	fi
+	bench_mark "round rep=$BENCH_REP configs=$configs workloads=$BENCH_PLAN_WORKLOADS secs=$BENCH_SECS"
+	for c in $(echo "$configs" | tr ',' ' '); do
+		line=$(bench_config_line "$c")
+		mkdir -p "$BENCH_DIR/$c"
+		if [ -z "$line" ]; then
+			# shellcheck disable=SC2086 # a list of names
+			bench_fail_rest "$c" "no configuration $c" $BENCH_PLAN_WORKLOADS
+		else
+			# shellcheck disable=SC2086 # KIND ARGS...
+			set -- $line
+			case "$1" in
+			native) bench_native "$c" ;;
+			*) bench_vm "$c" "$@" ;;
+			esac
+		fi
+		bench_mark "config-done rep=$BENCH_REP config=$c"
+		bench_ship "$c"
+	done
+	if [ -n "$BENCH_BAD" ]; then fail "$BENCH_BAD"; else pass; fi
+}
+
+l2() {
+	i=0
+	while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -e /sys/class/net/eth0 ] || { echo "SKIFF-BENCH-L2: no eth0"; return; }
+	if ! ip addr add "$BENCH_L2_IP/24" dev eth0 || ! ip link set eth0 up; then
+		echo "SKIFF-BENCH-L2: eth0 setup failed"
+		return
+	fi
+	iperf3 -s -D >/dev/null 2>&1
+	if command -v sockperf >/dev/null; then
+		sockperf server -i "$BENCH_L2_IP" -p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 &
+	fi
+	echo "SKIFF-BENCH-L2: ready"
+	# Until L1 connects to the quit port (bounded: L1 would be gone).
+	timeout 1800 nc -l -p "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1
+}
