@@ -143,6 +143,24 @@ struct virtio_net *virtio_net_find_mac(const struct machine *m, const uint8_t ma
 
 /* I/O thread handlers (iothread_fd_fn). */
 void virtio_net_tap_event(void *opaque, uint32_t events);
+/* Whether a header's GSO type is one the driver accepted; the feature bits
+ * are GUEST_TSO4/6 for receive and HOST_TSO4/6 for transmit. ECN and UDP
+ * segmentation are not offered. */
+static inline bool virtio_net_gso_ok(const struct virtio_dev *v, uint8_t gso, unsigned int tso4,
+				     unsigned int tso6)
+{
+	switch (gso) {
+	case VIRTIO_NET_HDR_GSO_NONE:
+		return true;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		return virtio_has_feature(v, tso4);
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		return virtio_has_feature(v, tso6);
+	default:
+		return false;
+	}
+}
+
 /* virtio_net_vhost.c: hand both rings to vhost at activate (0), or -1 to
  * use the built-in data path; give them back at reset. */
 int virtio_net_vhost_start(struct virtio_net *n);

@@ -52,20 +52,8 @@ static bool rx_hdr_fix(struct virtio_net *n, struct virtio_net_hdr *h)
 		h->flags = 0;
 	}
 	h->flags &= VIRTIO_NET_HDR_F_NEEDS_CSUM | VIRTIO_NET_HDR_F_DATA_VALID;
-	switch (h->gso_type) { /* ECN is not offered (GUEST_ECN) */
-	case VIRTIO_NET_HDR_GSO_NONE:
-		break;
-	case VIRTIO_NET_HDR_GSO_TCPV4:
-		if (!virtio_has_feature(v, VIRTIO_NET_F_GUEST_TSO4))
-			return false;
-		break;
-	case VIRTIO_NET_HDR_GSO_TCPV6:
-		if (!virtio_has_feature(v, VIRTIO_NET_F_GUEST_TSO6))
-			return false;
-		break;
-	default:
+	if (!virtio_net_gso_ok(v, h->gso_type, VIRTIO_NET_F_GUEST_TSO4, VIRTIO_NET_F_GUEST_TSO6))
 		return false;
-	}
 	h->num_buffers = 0;
 	return true;
 }

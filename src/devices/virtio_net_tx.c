@@ -35,20 +35,8 @@ static bool tx_hdr_ok(const struct virtio_net *n, struct virtio_net_hdr *h)
 	if ((h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !virtio_has_feature(v, VIRTIO_NET_F_CSUM))
 		return false;
 	h->flags &= VIRTIO_NET_HDR_F_NEEDS_CSUM; /* the only flag a driver sets */
-	switch (h->gso_type) {			 /* ECN is not offered (HOST_ECN) */
-	case VIRTIO_NET_HDR_GSO_NONE:
-		break;
-	case VIRTIO_NET_HDR_GSO_TCPV4:
-		if (!virtio_has_feature(v, VIRTIO_NET_F_HOST_TSO4))
-			return false;
-		break;
-	case VIRTIO_NET_HDR_GSO_TCPV6:
-		if (!virtio_has_feature(v, VIRTIO_NET_F_HOST_TSO6))
-			return false;
-		break;
-	default:
+	if (!virtio_net_gso_ok(v, h->gso_type, VIRTIO_NET_F_HOST_TSO4, VIRTIO_NET_F_HOST_TSO6))
 		return false;
-	}
 	h->num_buffers = 0;
 	return true;
 }
