@@ -256,7 +256,7 @@ note_host_load() {
 	python3 "$ROUNDS" init "$results" --meta "host_cpu_round_$label=$(awk -v a="$after" -v b="$before" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		busy = (x[1] - y[1]) / 100; steal = (x[2] - y[2]) / 100; own = (x[3] - y[3]) / 100
-		printf "busy %.0f s, bench (L0) %.0f s, others %.0f s, stolen %.0f s", busy, own, busy - own, steal }')"
+		printf "busy %.0f s, bench (L0) %.0f s, others %.0f s, stolen %.0f s", busy, own, (busy > own ? busy - own : 0), steal }')"
 }
 
 # wait_quiet: before a round, wait (up to QUIET_MAX_S) until the machine

@@ -46,9 +46,18 @@ MARK = {stats.VERDICT_BETTER: "+", stats.VERDICT_WORSE: "−",
         stats.VERDICT_NOISE: "≈", stats.VERDICT_NODATA: "?"}
 
 
+def config_order(doc, baseline, configs):
+    """Baseline first, then the order of meta.configs (the order the user
+    gave) when the results have one, else the order of first appearance."""
+    given = str(doc.get("meta", {}).get("configs", "")).split(",")
+    ranked = [c for c in given if c in configs]
+    ranked += [c for c in configs if c not in ranked]
+    return [baseline] + [c for c in ranked if c != baseline]
+
+
 def summary_rows(doc, baseline, iters=10000, seed=1):
     data, counts, _notes, configs = report.group(doc)
-    order = [baseline] + [c for c in configs if c != baseline]
+    order = config_order(doc, baseline, configs)
     rows = []
     for workload, name, label in HEADLINE:
         per_cfg = data.get(workload, {}).get(name)
@@ -96,7 +105,7 @@ def headline_plot(doc, out_dir, baseline=None):
     points, medians as bars. Returns (image or None, why not)."""
     baseline = baseline or doc.get("meta", {}).get("baseline")
     data, counts, _notes, configs = report.group(doc)
-    order = [baseline] + [c for c in configs if c != baseline]
+    order = config_order(doc, baseline, configs)
     by_metric = {}
     hint = {True: " (↑ better)", False: " (↓ better)"}
     k = 0

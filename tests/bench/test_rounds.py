@@ -233,6 +233,13 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("| TCP guest→host, Gbit/s | 0.43 | 0.83 (1.93× +) |",
                       text)
 
+    def test_columns_follow_meta_configs(self):
+        doc = {"meta": {"baseline": "b", "configs": "c,a,b"}, "samples": [
+            {"config": k, "workload": "ping", "rep": 1,
+             "metrics": {"ping_avg_ms": 1.0}} for k in ("a", "b", "c")]}
+        self.assertIn("| metric | b (baseline) | c | a |",
+                      summary.summary_markdown(doc))
+
 
 if __name__ == "__main__":
     unittest.main()
