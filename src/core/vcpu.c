@@ -7,19 +7,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "x86/cpu.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
-
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void kick_handler(int sig)
 {
@@ -191,9 +183,7 @@ static void *vcpu_thread(void *arg)
 			break;
 		}
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	v->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	v->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "core/clock.h"
 #include "core/vm.h"
 
 struct kvm_run;
@@ -45,6 +46,5 @@ void vcpu_join(struct vcpu *v);
 void vcpu_signals_init(void);
 
 const char *vcpu_stat_name(enum vcpu_exit_stat s);
-uint64_t monotonic_ns(void);
 
 #endif

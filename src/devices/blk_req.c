@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "core/iov.h"
+
 struct blk_hdr { /* guest layout, little-endian like the host */
 	uint32_t type;
 	uint32_t reserved; /* ioprio in old drivers: ignored */
@@ -15,68 +17,6 @@ struct blk_dwz_seg { /* one DISCARD / WRITE_ZEROES range, guest layout */
 	uint32_t flags;
 };
 _Static_assert(sizeof(struct blk_dwz_seg) == 16, "discard segment is 16 bytes");
-
-/* ---- byte ranges of a buffer list (readable or writable part) ---- */
-
-/* Copies len bytes at offset off of iov[0, n) into buf (to_iov false) or
- * from buf into them (to_iov true). The caller has checked the range. */
-static void req_iov_copy(const struct iovec *iov, unsigned int n, size_t off, void *buf, size_t len,
-			 bool to_iov)
-{
-	uint8_t *p = buf;
-	for (unsigned int i = 0; i < n && len; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t chunk = iov[i].iov_len - off;
-		if (chunk > len)
-			chunk = len;
-		uint8_t *g = (uint8_t *)iov[i].iov_base + off;
-		if (to_iov)
-			memcpy(g, p, chunk);
-		else
-			memcpy(p, g, chunk);
-		p += chunk;
-		len -= chunk;
-		off = 0;
-	}
-}
-
-/* Fills req->iov with the bytes [off, off + len) of iov[0, n). Returns false
- * if that takes more than BLK_SEG_MAX buffers. */
-static bool req_iov_slice(struct blk_req *req, const struct iovec *iov, unsigned int n, size_t off,
-			  size_t len)
-{
-	req->niov = 0;
-	for (unsigned int i = 0; i < n && len; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t chunk = iov[i].iov_len - off;
-		if (chunk > len)
-			chunk = len;
-		if (req->niov == BLK_SEG_MAX)
-			return false;
-		req->iov[req->niov++] =
-		    (struct iovec){.iov_base = (uint8_t *)iov[i].iov_base + off, .iov_len = chunk};
-		len -= chunk;
-		off = 0;
-	}
-	return true;
-}
-
-/* Host pointer to byte off of iov[0, n); the caller has checked the range. */
-static uint8_t *req_iov_byte(const struct iovec *iov, unsigned int n, size_t off)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		if (off < iov[i].iov_len)
-			return (uint8_t *)iov[i].iov_base + off;
-		off -= iov[i].iov_len;
-	}
-	return NULL;
-}
 
 /* ---- checks ---- */
 
@@ -97,9 +37,12 @@ static enum blk_req_next req_parse_rw(struct blk_req *req, const struct blk_back
 				      uint64_t sector, const struct iovec *iov, unsigned int n,
 				      size_t data_off, size_t data_len)
 {
-	if (data_len % BLK_SECTOR_SIZE || !req_in_range(b, sector, data_len / BLK_SECTOR_SIZE) ||
-	    !req_iov_slice(req, iov, n, data_off, data_len))
+	if (data_len % BLK_SECTOR_SIZE || !req_in_range(b, sector, data_len / BLK_SECTOR_SIZE))
 		return req_done(req, VIRTIO_BLK_S_IOERR);
+	int k = iov_slice(iov, n, data_off, data_len, req->iov, BLK_SEG_MAX);
+	if (k < 0) /* more than BLK_SEG_MAX buffers */
+		return req_done(req, VIRTIO_BLK_S_IOERR);
+	req->niov = (unsigned int)k;
 	req->off = sector * BLK_SECTOR_SIZE;
 	return BLK_REQ_QUEUE;
 }
@@ -118,8 +61,8 @@ static enum blk_req_next req_parse_ranges(struct blk_req *req, const struct blk_
 	req->nranges = (unsigned int)(len / sizeof(struct blk_dwz_seg));
 	for (unsigned int i = 0; i < req->nranges; i++) {
 		struct blk_dwz_seg s;
-		req_iov_copy(elem->iov, elem->out_num, VIRTIO_BLK_HDR_LEN + i * sizeof(s), &s,
-			     sizeof(s), false);
+		iov_to_buf(elem->iov, elem->out_num, VIRTIO_BLK_HDR_LEN + i * sizeof(s), &s,
+			   sizeof(s));
 		/* Spec: unknown flags, or unmap on a discard, are unsupported. */
 		if (s.flags & ~BLK_WRITE_ZEROES_FLAG_UNMAP || (discard && s.flags))
 			return req_done(req, VIRTIO_BLK_S_UNSUPP);
@@ -137,7 +80,7 @@ static enum blk_req_next req_get_id(struct blk_req *req, const struct blk_backen
 				    const struct iovec *in, unsigned int in_num, size_t room)
 {
 	size_t n = room < sizeof(b->serial) ? room : sizeof(b->serial);
-	req_iov_copy(in, in_num, 0, (void *)b->serial, n, true);
+	iov_from_buf(in, in_num, 0, b->serial, n);
 	req->used_len = (uint32_t)n + 1;
 	return req_done(req, VIRTIO_BLK_S_OK);
 }
@@ -156,12 +99,12 @@ enum blk_req_next blk_req_parse(struct blk_req *req, const struct virtq_elem *el
 		return BLK_REQ_DROP;
 	/* The last writable byte, wherever it is: trailing zero-length buffers
 	 * are legal and skipped. */
-	req->status_ptr = req_iov_byte(in, elem->in_num, elem->in_len - 1);
+	req->status_ptr = iov_byte(in, elem->in_num, elem->in_len - 1);
 	if (!req->status_ptr) /* cannot happen: in_len sums the buffers */
 		return BLK_REQ_DROP;
 	if (elem->out_len < VIRTIO_BLK_HDR_LEN)
 		return req_done(req, VIRTIO_BLK_S_IOERR);
-	req_iov_copy(elem->iov, elem->out_num, 0, &h, sizeof(h), false);
+	iov_to_buf(elem->iov, elem->out_num, 0, &h, sizeof(h));
 	req->type = h.type;
 	/* Bytes around the header and status that the type does not use (the
 	 * writable part of an OUT, say) are ignored, as QEMU does. */

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_net_priv.h"
-#include "net/iov.h"
+#include "core/iov.h"
 
 enum rx_result {
 	RX_DONE,       /* a frame delivered or dropped: go on */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_net_priv.h"
-#include "net/iov.h"
+#include "core/iov.h"
 
 enum tx_result {
 	TX_DONE,  /* sent, or dropped and counted: complete the chain */

@@ -1,11 +1,12 @@
 #include "iothread/iothread.h"
 
+#include "core/clock.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 /* epoll data points at one of these; they live as long as the I/O thread
@@ -65,16 +66,9 @@ int iothread_add_poller(struct iothread *io, struct iothread_poller *p)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void iothread_poller_kick(struct iothread *io, struct iothread_poller *p)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	if (!poll_on_kick(&p->st, &p->policy, now))
 		return;
 	p->set_notify(p->opaque, false);
@@ -125,12 +119,10 @@ static void *iothread_loop(void *arg)
 			h->fn(h->opaque, evs[i].events);
 		}
 		if (io->nr_polling)
-			iothread_poll_once(io, now_ns());
+			iothread_poll_once(io, monotonic_ns());
 	}
 out:;
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	io->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	io->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 

@@ -21,7 +21,7 @@
 #include "devices/virtio_net_priv.h"
 #include "devices/virtio_net_spec.h"
 #include "fake_mem.h"
-#include "net/iov.h"
+#include "core/iov.h"
 #include "net/tap.h"
 
 #define RAM_SIZE (4u << 20)
