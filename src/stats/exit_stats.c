@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -146,9 +145,8 @@ void exit_stats_json(FILE *out, const struct exit_stats_src *src)
 static double thread_cpu_s(pthread_t t, int running, uint64_t final_ns)
 {
 	clockid_t cid;
-	struct timespec ts;
-	if (running && pthread_getcpuclockid(t, &cid) == 0 && clock_gettime(cid, &ts) == 0)
-		return ts.tv_sec + ts.tv_nsec / 1e9;
+	if (running && pthread_getcpuclockid(t, &cid) == 0)
+		return clock_ns(cid) / 1e9;
 	return final_ns / 1e9;
 }
 
