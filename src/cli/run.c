@@ -163,8 +163,12 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	}
 	boot_image_close(&img);
 	/* Files the running VMM writes are opened before the filter. */
-	if (o.stats_json && !(stats_json = fopen(o.stats_json, "w")))
-		fprintf(stderr, "skiff: cannot write %s; no JSON statistics\n", o.stats_json);
+	if (o.stats_json && !(stats_json = fopen(o.stats_json, "w"))) {
+		fprintf(stderr, "skiff: cannot write --stats-json %s: %s\n", o.stats_json,
+			strerror(errno));
+		status = EXIT_USAGE;
+		goto out;
+	}
 	static struct api_sock api = {.fd = -1};
 	if (o.api_sock) {
 		if (api_sock_open(&api, o.api_sock, err, sizeof(err)) < 0) {

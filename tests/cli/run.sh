@@ -37,6 +37,7 @@ expect 2 "invalid --mem" -- "$SKIFF" run --kernel "$T/notkernel" --mem 12Q
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 0
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 1000
 expect 2 "unknown option" -- "$SKIFF" run --kernel "$T/notkernel" --frobnicate
+expect 2 "invalid --unpack" -- "$SKIFF" run --kernel "$T/notkernel" --unpack sideways
 expect 2 "needs a value" -- "$SKIFF" run --kernel
 expect 2 "no kernel" -- "$SKIFF" run
 expect 2 "unknown command" -- "$SKIFF" frobnicate
@@ -50,6 +51,8 @@ if [ -n "$KERNEL" ]; then
 	expect 2 "initrd .* does not fit" -- "$SKIFF" run --kernel "$KERNEL" --initrd "$T/bigrd" --mem 128M
 	expect 2 "cannot open initrd" -- "$SKIFF" run --kernel "$KERNEL" --initrd "$T/missing"
 	expect 2 "too small for the kernel" -- "$SKIFF" run --kernel "$KERNEL" --mem 16M
+	expect 2 "cannot write --stats-json" -- "$SKIFF" run --kernel "$KERNEL" --stats-json "$T/no/such/dir/s.json"
+	expect 2 "cannot listen on" -- "$SKIFF" run --kernel "$KERNEL" --api-sock "$T/no/such/dir/api.sock"
 	expect 2 "command line too long" -- "$SKIFF" run --kernel "$KERNEL" --cmdline "$(head -c 5000 /dev/zero | tr '\0' a)"
 	# No access to /dev/kvm: an unprivileged user (the device is root-only
 	# here; on hosts where it is world-accessible this check is skipped).

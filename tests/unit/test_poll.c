@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "iothread/iothread.h"
+#include "iothread/poll_opts.h"
 #include "iothread/poll_policy.h"
 
 static struct poll_policy adaptive(void)
@@ -161,6 +162,41 @@ static void test_no_kick_lost_when_polling_stops(void **state)
 	assert_int_equal(q.used, q.avail);
 }
 
+static int opt(const char *kv, struct poll_policy *p, char *err)
+{
+	const char *eq = strchr(kv, '=');
+	return poll_opt_parse(kv, (size_t)(eq - kv), eq + 1, strlen(eq + 1), p, err, 128);
+}
+
+static void test_poll_options(void **state)
+{
+	(void)state;
+	struct poll_policy p;
+	char err[128];
+	poll_policy_default(&p);
+	assert_int_equal(opt("poll=adaptive", &p, err), 1);
+	assert_int_equal(p.mode, POLL_ADAPTIVE);
+	assert_int_equal(opt("poll-start=2", &p, err), 1);
+	assert_int_equal(p.start_kicks, 2);
+	assert_int_equal(opt("poll-idle=75", &p, err), 1);
+	assert_int_equal(p.idle_ns, 75000);
+	assert_int_equal(opt("poll-max=1000", &p, err), 1);
+	assert_int_equal(p.max_ns, 1000000);
+	assert_int_equal(opt("poll-window=20000", &p, err), 1);
+	assert_int_equal(p.window_ns, 20000000);
+	assert_int_equal(opt("mac=02:00:00:00:00:01", &p, err), 0); /* not a poll key */
+	/* bad values: one line naming the option */
+	assert_int_equal(opt("poll=sometimes", &p, err), -1);
+	assert_non_null(strstr(err, "poll=sometimes"));
+	assert_int_equal(opt("poll-start=0", &p, err), -1);
+	assert_int_equal(opt("poll-start=x", &p, err), -1);
+	assert_int_equal(opt("poll-idle=", &p, err), -1);
+	assert_int_equal(opt("poll-idle=-5", &p, err), -1);
+	assert_int_equal(opt("poll-max=99999999999", &p, err), -1);
+	assert_non_null(strstr(err, "poll-max"));
+	assert_null(strchr(err, '\n'));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +204,7 @@ int main(void)
 	    cmocka_unit_test(test_modes_off_and_always),
 	    cmocka_unit_test(test_stop_after_idle_and_cap),
 	    cmocka_unit_test(test_no_kick_lost_when_polling_stops),
+	    cmocka_unit_test(test_poll_options),
 	};
 	return cmocka_run_group_tests_name("poll", tests, NULL, NULL);
 }
