@@ -1,7 +1,13 @@
 /* MSI-X: capability, table and PBA, delivery through irqfds. See
  * pci_msix.h. One lock per function orders table writes, mask changes and
  * deliveries, so a pending bit is never lost between "masked, set pending"
- * on one thread and "unmask, fire pending" on another. */
+ * on one thread and "unmask, fire pending" on another.
+ *
+ * A masked vector's irqfd is unbound from its GSI, so a backend that writes
+ * the eventfd itself (vhost) cannot inject through a mask: its writes stay
+ * in the eventfd's counter, show as pending in the PBA, and KVM injects
+ * them when the vector is unmasked and the irqfd bound again (binding an
+ * irqfd whose counter is non-zero injects at once). */
 #include "pci/pci_msix.h"
 
 #include <errno.h>
@@ -9,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -20,7 +27,7 @@ struct msix_vector {
 	uint32_t entry[ENTRY_WORDS]; /* the guest-visible table entry */
 	int efd;		     /* irqfd: a write injects the GSI's MSI */
 	int gsi;		     /* -1 until the vector is first deliverable */
-	bool bound;		     /* efd is assigned to gsi */
+	bool bound;		     /* efd is assigned to gsi (only while deliverable) */
 	bool use_irqfd;		     /* bound, and the GSI carries the current message */
 	uint64_t routed_addr;
 	uint32_t routed_data;
@@ -61,14 +68,31 @@ static void msix_log(struct pci_msix *mx, const char *what, int err)
 		what, strerror(-err));
 }
 
-/* Points the vector's GSI at its current message; the first time, creates
- * the route and binds the irqfd. On failure fire() injects directly. */
+/* Binds (on) or unbinds the vector's irqfd from its GSI. */
+static void vec_bind(struct pci_msix *mx, struct msix_vector *v, bool on)
+{
+	if (v->gsi < 0 || v->bound == on)
+		return;
+	void *host;
+	int r = msix_host(mx, &host)->irqfd(host, v->efd, (uint32_t)v->gsi, on);
+	if (r < 0) {
+		msix_log(mx, on ? "irqfd" : "irqfd unbind", r);
+		return;
+	}
+	v->bound = on;
+}
+
+/* Points the vector's GSI at its current message (the first time, creates
+ * the route) and binds the irqfd, in that order: a count already in the
+ * eventfd is injected with the current message. On failure fire() injects
+ * directly. */
 static void vec_route_sync(struct pci_msix *mx, struct msix_vector *v)
 {
 	void *host;
 	const struct pci_host_ops *ops = msix_host(mx, &host);
 	uint64_t addr = vec_addr(v);
 	uint32_t data = v->entry[ENTRY_DATA];
+	v->use_irqfd = false;
 	if (v->gsi < 0) {
 		int gsi = ops->msi_route_add(host, addr, data);
 		if (gsi < 0) {
@@ -76,21 +100,17 @@ static void vec_route_sync(struct pci_msix *mx, struct msix_vector *v)
 			return;
 		}
 		v->gsi = gsi;
-		int r = ops->irqfd(host, v->efd, (uint32_t)gsi, true);
-		if (r < 0)
-			msix_log(mx, "irqfd", r);
-		v->bound = r == 0;
 	} else if (addr != v->routed_addr || data != v->routed_data) {
 		int r = ops->msi_route_update(host, (uint32_t)v->gsi, addr, data);
 		if (r < 0) {
 			msix_log(mx, "route update", r);
-			v->use_irqfd = false;
 			return;
 		}
 	}
-	v->use_irqfd = v->bound;
 	v->routed_addr = addr;
 	v->routed_data = data;
+	vec_bind(mx, v, true);
+	v->use_irqfd = v->bound;
 }
 
 static void vec_fire(struct pci_msix *mx, struct msix_vector *v)
@@ -113,12 +133,30 @@ static bool pba_test_clear(struct pci_msix *mx, unsigned int i)
 	return was;
 }
 
+/* Caller holds the lock. A masked vector whose eventfd a backend wrote is
+ * pending: move that into the PBA, so the guest sees it. */
+static void pba_collect(struct pci_msix *mx)
+{
+	for (unsigned int i = 0; i < mx->nr; i++) {
+		struct msix_vector *v = &mx->vec[i];
+		struct pollfd p = {.fd = v->efd, .events = POLLIN};
+		if (v->bound || poll(&p, 1, 0) != 1)
+			continue;
+		uint64_t n;
+		if (read(v->efd, &n, sizeof(n)) == sizeof(n))
+			mx->pba[i / 64] |= 1ULL << (i % 64);
+	}
+}
+
 /* After any change to vector i or to the function's mask state. */
 static void vec_update(struct pci_msix *mx, unsigned int i)
 {
 	struct msix_vector *v = &mx->vec[i];
-	if (!vec_deliverable(mx, v))
+	if (!vec_deliverable(mx, v)) {
+		vec_bind(mx, v, false);
+		v->use_irqfd = false;
 		return;
+	}
 	vec_route_sync(mx, v);
 	if (pba_test_clear(mx, i))
 		vec_fire(mx, v);
@@ -153,8 +191,7 @@ int pci_msix_vector_fd(struct pci_device *dev, unsigned int vector)
 	if (!mx)
 		return -1;
 	pthread_mutex_lock(&mx->lock);
-	if (mx->enabled && vector < mx->nr && mx->vec[vector].use_irqfd &&
-	    vec_deliverable(mx, &mx->vec[vector]))
+	if (mx->enabled && vector < mx->nr)
 		fd = mx->vec[vector].efd;
 	pthread_mutex_unlock(&mx->lock);
 	return fd;
@@ -227,6 +264,7 @@ static void msix_bar_handler(void *opaque, struct bus_access *acc)
 			     (unsigned int)(rel % PCI_MSIX_ENTRY_SIZE) / 4, len / 4, acc->data,
 			     acc->is_write);
 	} else if (off >= PCI_MSIX_PBA_OFFSET && off + len <= pba_end && !acc->is_write) {
+		pba_collect(mx);
 		memcpy(acc->data, (uint8_t *)mx->pba + (off - PCI_MSIX_PBA_OFFSET), len);
 	}
 	pthread_mutex_unlock(&mx->lock);

@@ -51,9 +51,10 @@ void pci_msix_destroy(struct pci_device *dev);
 /* Signals `vector`; any thread. */
 enum pci_msix_result pci_msix_notify(struct pci_device *dev, unsigned int vector);
 bool pci_msix_enabled(struct pci_device *dev);
-/* The irqfd of `vector` if it is routed and deliverable now, for an
- * in-kernel backend (vhost) to signal directly; else -1. Masking the
- * vector later is not seen by such a backend. */
+/* The eventfd of `vector` (while MSI-X is enabled; else -1), for an
+ * in-kernel backend (vhost) to signal directly. Masking is honoured: while
+ * the vector is masked its irqfd is unbound, writes stay in the eventfd and
+ * show in the PBA, and they are injected when the vector is unmasked. */
 int pci_msix_vector_fd(struct pci_device *dev, unsigned int vector);
 
 /* Config bytes [off, off + len) were written (bus config lock held):

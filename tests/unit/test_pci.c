@@ -428,6 +428,53 @@ static void test_msix(void **state)
 	assert_int_equal(pci_msix_notify(&t->pci, 0), PCI_MSIX_OFF);
 }
 
+/* A backend that writes a vector's eventfd itself (vhost) must not get
+ * through a mask: masking unbinds the irqfd, the write shows in the PBA,
+ * and unmasking binds it again (KVM injects a non-zero count on bind). */
+static void test_msix_backend_masking(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	struct tdev *t = fx_add(f, true);
+	uint32_t cap = cfg_find_cap(b, 1, PCI_CAP_ID_MSIX, 0);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t tab = cfg_bar64(b, 1, 2), pba = tab + PCI_MSIX_PBA_OFFSET;
+	assert_int_equal(pci_msix_vector_fd(&t->pci, 1), -1); /* MSI-X off */
+	cfg_wr(b, 1, cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
+	int efd = pci_msix_vector_fd(&t->pci, 1); /* masked, never routed: still given */
+	assert_true(efd >= 0);
+	assert_int_equal(pci_msix_vector_fd(&t->pci, 4), -1);
+	uint64_t one = 1;
+	assert_int_equal(write(efd, &one, 8), 8); /* the backend signals while masked */
+	assert_int_equal(mmio_rd(b, pba, 8), 2);  /* pending, and taken into the PBA */
+	assert_int_equal(efd_take(efd), 0);
+
+	mmio_wr(b, tab + 16, 8, 0xfee00000ULL);
+	mmio_wr(b, tab + 16 + 8, 4, 0x4051);
+	mmio_wr(b, tab + 16 + 12, 4, 0); /* unmask: route, bind, fire the pending one */
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+	assert_int_equal(f->host.irqfd_efd[0], efd);
+	assert_int_equal(efd_take(efd), 1);
+	assert_int_equal(mmio_rd(b, pba, 8), 0);
+
+	mmio_wr(b, tab + 16 + 12, 4, 1); /* mask: unbound */
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	assert_int_equal(write(efd, &one, 8), 8);
+	mmio_wr(b, tab + 16 + 8, 4, 0x4052);		  /* new message while masked */
+	mmio_wr(b, tab + 16 + 12, 4, 0);		  /* unmask without a PBA read */
+	assert_int_equal(f->host.routes[0].data, 0x4052); /* routed before bound */
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+	assert_int_equal(efd_take(efd), 1); /* left for KVM to inject on bind */
+
+	/* The function mask unbinds too. */
+	cfg_wr(b, 1, cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	cfg_wr(b, 1, cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+	assert_int_equal(pci_msix_notify(&t->pci, 1), PCI_MSIX_SENT);
+	assert_int_equal(efd_take(efd), 1);
+}
+
 /* Random config cycles and MMIO at every device: must not crash or touch
  * memory out of bounds (run under ASan by make unit-asan). */
 static void test_fuzz(void **state)
@@ -544,6 +591,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_slots_full, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_intx_shared_line, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msix, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msix_backend_masking, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_fuzz, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_aml_resources),
 	    cmocka_unit_test(test_dsdt_pci_root),
