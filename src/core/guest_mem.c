@@ -1,8 +1,6 @@
 #include "core/guest_mem.h"
 
 #include <errno.h>
-#include <stdatomic.h>
-#include <string.h>
 #include <sys/mman.h>
 
 void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size)
@@ -53,38 +51,4 @@ void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 bool guest_mem_valid(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 {
 	return guest_mem_ptr(gm, gpa, len) != NULL;
-}
-
-int dma_read_relaxed(const struct guest_mem *gm, uint64_t gpa, void *buf, size_t len)
-{
-	const void *p = guest_mem_ptr(gm, gpa, len);
-	if (!p)
-		return -1;
-	memcpy(buf, p, len);
-	return 0;
-}
-
-int dma_write_relaxed(const struct guest_mem *gm, uint64_t gpa, const void *buf, size_t len)
-{
-	void *p = guest_mem_ptr(gm, gpa, len);
-	if (!p)
-		return -1;
-	memcpy(p, buf, len);
-	return 0;
-}
-
-int dma_read(const struct guest_mem *gm, uint64_t gpa, void *buf, size_t len)
-{
-	/* Orders this read after every earlier access of this thread, e.g. after
-	 * the load of an index that says the data is ready. */
-	atomic_thread_fence(memory_order_seq_cst);
-	return dma_read_relaxed(gm, gpa, buf, len);
-}
-
-int dma_write(const struct guest_mem *gm, uint64_t gpa, const void *buf, size_t len)
-{
-	/* Orders this write after every earlier access, so data written before
-	 * cannot be seen after it by the guest. */
-	atomic_thread_fence(memory_order_seq_cst);
-	return dma_write_relaxed(gm, gpa, buf, len);
 }

@@ -1,23 +1,11 @@
 /* Guest physical memory: the one checked translation from guest addresses to
- * host pointers, and the DMA accessors every device model uses.
+ * host pointers. Device models do not use it directly: they go through the DMA
+ * accessors in core/dma.h, which also state the memory-ordering rule.
  *
  * Layout: RAM below the 32-bit PCI hole starts at GPA 0 (at most
  * GUEST_MEM_LOW_MAX bytes); whatever does not fit continues at 4 GiB. Both
  * parts live in one host mapping: [host, host + low_size) is low RAM,
- * [host + low_size, host + size) is high RAM.
- *
- * Ordering rule for the DMA accessors:
- *  - dma_read()/dma_write() issue a full fence (seq_cst) before the access.
- *    Use them by default: a device reading a descriptor the guest just
- *    published, or writing data before publishing a used index, is then
- *    ordered against every earlier access, whatever the caller forgot.
- *  - dma_read_relaxed()/dma_write_relaxed() do no fencing. Use them only on
- *    a hot path whose ordering is already established by an explicit fence
- *    next to it (for example the virtqueue layer, which fences once per
- *    avail-index read and once before each used-index store) and say so in a
- *    comment at the call site.
- * Measured in the field: a full barrier per accessor costs <1% on network
- * streams, so correctness by default is cheap. */
+ * [host + low_size, host + size) is high RAM. */
 #ifndef SKIFF_GUEST_MEM_H
 #define SKIFF_GUEST_MEM_H
 
@@ -49,12 +37,5 @@ void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
 
 /* True if [gpa, gpa + len) is RAM. */
 bool guest_mem_valid(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
-
-/* Copies between guest RAM and host buffers; -1 (nothing copied) if the
- * range is not RAM. See the ordering rule above. */
-int dma_read(const struct guest_mem *gm, uint64_t gpa, void *buf, size_t len);
-int dma_write(const struct guest_mem *gm, uint64_t gpa, const void *buf, size_t len);
-int dma_read_relaxed(const struct guest_mem *gm, uint64_t gpa, void *buf, size_t len);
-int dma_write_relaxed(const struct guest_mem *gm, uint64_t gpa, const void *buf, size_t len);
 
 #endif

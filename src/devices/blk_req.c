@@ -1,8 +1,6 @@
 #include "devices/blk_req.h"
 
-#include <string.h>
-
-#include "core/iov.h"
+#include "core/dma.h"
 
 struct blk_hdr { /* guest layout, little-endian like the host */
 	uint32_t type;
@@ -39,7 +37,7 @@ static enum blk_req_next req_parse_rw(struct blk_req *req, const struct blk_back
 {
 	if (data_len % BLK_SECTOR_SIZE || !req_in_range(b, sector, data_len / BLK_SECTOR_SIZE))
 		return req_done(req, VIRTIO_BLK_S_IOERR);
-	int k = iov_slice(iov, n, data_off, data_len, req->iov, BLK_SEG_MAX);
+	int k = dma_sg_slice(iov, n, data_off, data_len, req->iov, BLK_SEG_MAX);
 	if (k < 0) /* more than BLK_SEG_MAX buffers */
 		return req_done(req, VIRTIO_BLK_S_IOERR);
 	req->niov = (unsigned int)k;
@@ -58,11 +56,11 @@ static enum blk_req_next req_parse_ranges(struct blk_req *req, const struct blk_
 		return req_done(req, VIRTIO_BLK_S_IOERR);
 	if (len / sizeof(struct blk_dwz_seg) > BLK_DISCARD_SEG_MAX)
 		return req_done(req, VIRTIO_BLK_S_UNSUPP);
+	struct blk_dwz_seg segs[BLK_DISCARD_SEG_MAX];
 	req->nranges = (unsigned int)(len / sizeof(struct blk_dwz_seg));
+	dma_sg_read(elem->iov, elem->out_num, VIRTIO_BLK_HDR_LEN, segs, len);
 	for (unsigned int i = 0; i < req->nranges; i++) {
-		struct blk_dwz_seg s;
-		iov_to_buf(elem->iov, elem->out_num, VIRTIO_BLK_HDR_LEN + i * sizeof(s), &s,
-			   sizeof(s));
+		const struct blk_dwz_seg s = segs[i];
 		/* Spec: unknown flags, or unmap on a discard, are unsupported. */
 		if (s.flags & ~BLK_WRITE_ZEROES_FLAG_UNMAP || (discard && s.flags))
 			return req_done(req, VIRTIO_BLK_S_UNSUPP);
@@ -80,7 +78,7 @@ static enum blk_req_next req_get_id(struct blk_req *req, const struct blk_backen
 				    const struct iovec *in, unsigned int in_num, size_t room)
 {
 	size_t n = room < sizeof(b->serial) ? room : sizeof(b->serial);
-	iov_from_buf(in, in_num, 0, b->serial, n);
+	dma_sg_write(in, in_num, 0, b->serial, n);
 	req->used_len = (uint32_t)n + 1;
 	return req_done(req, VIRTIO_BLK_S_OK);
 }
@@ -99,12 +97,11 @@ enum blk_req_next blk_req_parse(struct blk_req *req, const struct virtq_elem *el
 		return BLK_REQ_DROP;
 	/* The last writable byte, wherever it is: trailing zero-length buffers
 	 * are legal and skipped. */
-	req->status_ptr = iov_byte(in, elem->in_num, elem->in_len - 1);
-	if (!req->status_ptr) /* cannot happen: in_len sums the buffers */
-		return BLK_REQ_DROP;
+	if (dma_sg_slice(in, elem->in_num, elem->in_len - 1, 1, &req->status_sg, 1) != 1)
+		return BLK_REQ_DROP; /* cannot happen: in_len sums the buffers */
 	if (elem->out_len < VIRTIO_BLK_HDR_LEN)
 		return req_done(req, VIRTIO_BLK_S_IOERR);
-	iov_to_buf(elem->iov, elem->out_num, 0, &h, sizeof(h));
+	dma_sg_read(elem->iov, elem->out_num, 0, &h, sizeof(h));
 	req->type = h.type;
 	/* Bytes around the header and status that the type does not use (the
 	 * writable part of an OUT, say) are ignored, as QEMU does. */
@@ -174,7 +171,5 @@ void blk_req_execute(struct blk_req *req, struct blk_backend *b)
 
 void blk_req_finish(const struct blk_req *req)
 {
-	/* Plain store: virtq_push's release fence orders it before the used
-	 * index, which is all the guest relies on. */
-	*req->status_ptr = req->status;
+	dma_sg_write(&req->status_sg, 1, 0, &req->status, 1);
 }

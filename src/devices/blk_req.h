@@ -5,7 +5,9 @@
  * the readable part (it may span several buffers), then the data (readable
  * for OUT/DISCARD/WRITE_ZEROES, writable for IN/GET_ID), then one status
  * byte: the last writable byte. Everything the guest wrote is copied out
- * once (header, discard ranges) before it is checked. */
+ * once (header, discard ranges) before it is checked. Guest memory is
+ * accessed through core/dma.h with the ordered accessors: a fence is small
+ * next to the system call a request costs anyway. */
 #ifndef SKIFF_BLK_REQ_H
 #define SKIFF_BLK_REQ_H
 
@@ -55,11 +57,11 @@ struct blk_range {
 struct blk_req {
 	uint16_t head;
 	uint32_t type;
-	uint8_t status;	     /* VIRTIO_BLK_S_* to report */
-	uint8_t *status_ptr; /* host pointer to the guest's status byte */
-	uint32_t used_len;   /* bytes written to the guest, status included */
-	uint64_t off;	     /* IN / OUT: byte offset in the image */
-	unsigned int niov;   /* IN / OUT: data buffers (guest RAM) */
+	uint8_t status;		/* VIRTIO_BLK_S_* to report */
+	struct iovec status_sg; /* the guest's status byte (a dma_sg_slice) */
+	uint32_t used_len;	/* bytes written to the guest, status included */
+	uint64_t off;		/* IN / OUT: byte offset in the image */
+	unsigned int niov;	/* IN / OUT: data buffers (guest RAM) */
 	struct iovec iov[BLK_SEG_MAX];
 	unsigned int nranges; /* DISCARD / WRITE_ZEROES */
 	struct blk_range ranges[BLK_DISCARD_SEG_MAX];
@@ -72,9 +74,10 @@ struct blk_req {
 enum blk_req_next blk_req_parse(struct blk_req *req, const struct virtq_elem *elem,
 				const struct blk_backend *b);
 /* Does the I/O of a BLK_REQ_QUEUE request and sets req->status. May block:
- * call it off the vCPU thread. Touches guest RAM only through req->iov. */
+ * call it off the vCPU thread. Touches guest RAM only by preadv/pwritev on
+ * req->iov (a dma_sg_slice: see the rule in core/dma.h). */
 void blk_req_execute(struct blk_req *req, struct blk_backend *b);
-/* Writes the status byte into the guest's buffer. */
+/* Writes the status byte into the guest's buffer (ordered, dma_sg_write). */
 void blk_req_finish(const struct blk_req *req);
 
 #endif

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_net_priv.h"
-#include "core/iov.h"
+#include "core/dma.h"
 
 enum rx_result {
 	RX_DONE,       /* a frame delivered or dropped: go on */
@@ -70,7 +70,9 @@ static ssize_t rx_read(struct virtio_net *n, size_t *direct)
 	ssize_t got;
 
 	iov[cnt++] = (struct iovec){&n->rx_hdr, VIRTIO_NET_HDR_LEN};
-	int k = iov_skip(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, iov + 1, IOV_MAX - 2);
+	/* readv writes the chain before virtq_push_batch's release fence. */
+	int k =
+	    dma_sg_slice(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, SIZE_MAX, iov + 1, IOV_MAX - 2);
 	/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
 	if (k > 0)
 		cnt += (unsigned int)k;
@@ -141,7 +143,8 @@ static enum rx_result rx_start(struct virtio_net *n)
 	size_t room = a->in_len - VIRTIO_NET_HDR_LEN - direct;
 	size_t buffered = (size_t)got - direct;
 	size_t c = buffered < room ? buffered : room;
-	iov_from_buf(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, n->rx_buf, c);
+	/* Relaxed: ordered by virtq_push_batch's release fence (rx_one). */
+	dma_sg_write_relaxed(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, n->rx_buf, c);
 	n->rx_used[0].len = (uint32_t)(VIRTIO_NET_HDR_LEN + direct + c);
 	n->rx_frame = (size_t)got;
 	n->rx_off = c;
@@ -168,7 +171,8 @@ static enum rx_result rx_gather(struct virtio_net *n)
 		if (r <= 0)
 			return r < 0 ? RX_BROKEN : RX_NO_BUFFERS;
 		size_t c = n->rx_left < e->in_len ? n->rx_left : e->in_len;
-		iov_from_buf(rx_in(e), e->in_num, 0, n->rx_buf + n->rx_off, c);
+		/* Relaxed: ordered by virtq_push_batch's release fence (rx_one). */
+		dma_sg_write_relaxed(rx_in(e), e->in_num, 0, n->rx_buf + n->rx_off, c);
 		n->rx_used[n->rx_nused++] =
 		    (struct virtq_used_elem){.id = e->head, .len = (uint32_t)c};
 		n->rx_off += c;
@@ -191,7 +195,8 @@ static enum rx_result rx_one(struct virtio_net *n)
 	if (res != RX_DONE || !n->rx_nused)
 		return res;
 	n->rx_hdr.num_buffers = (uint16_t)n->rx_nused;
-	iov_from_buf(rx_in(a), a->in_num, 0, &n->rx_hdr, VIRTIO_NET_HDR_LEN);
+	/* Relaxed: ordered by virtq_push_batch's release fence below. */
+	dma_sg_write_relaxed(rx_in(a), a->in_num, 0, &n->rx_hdr, VIRTIO_NET_HDR_LEN);
 	/* One batch: the driver reads num_buffers and expects all of them. */
 	if (virtq_push_batch(rx_vq(n), n->vdev.gm, n->rx_used, n->rx_nused) < 0)
 		return RX_BROKEN;

@@ -5,7 +5,7 @@
  * memory and checked against the negotiated offloads, then it and the
  * rest of the chain go to the tap in one writev(), which reads the header
  * as its vnet header. Guest memory is read by the kernel, never parsed
- * here beyond the header.
+ * here beyond the header (core/dma.h: the rule for both).
  *
  * EAGAIN from the tap: the chain is given back (unpopped) and TX waits for
  * EPOLLOUT; nothing is lost and nothing spins. */
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_net_priv.h"
-#include "core/iov.h"
+#include "core/dma.h"
 
 enum tx_result {
 	TX_DONE,  /* sent, or dropped and counted: complete the chain */
@@ -50,11 +50,14 @@ static enum tx_result tx_one(struct virtio_net *n, const struct virtq_elem *e)
 	if (e->out_len < VIRTIO_NET_HDR_LEN ||
 	    e->out_len - VIRTIO_NET_HDR_LEN > VIRTIO_NET_MAX_FRAME)
 		goto drop;
-	iov_to_buf(e->iov, e->out_num, 0, &n->tx_hdr, VIRTIO_NET_HDR_LEN);
+	/* Relaxed: ordered by virtq_pop's acquire fence after the avail index. */
+	dma_sg_read_relaxed(e->iov, e->out_num, 0, &n->tx_hdr, VIRTIO_NET_HDR_LEN);
 	if (!tx_hdr_ok(n, &n->tx_hdr))
 		goto drop;
 	iov[0] = (struct iovec){&n->tx_hdr, VIRTIO_NET_HDR_LEN};
-	int k = iov_skip(e->iov, e->out_num, VIRTIO_NET_HDR_LEN, iov + 1, IOV_MAX - 1);
+	/* writev reads the chain after virtq_pop's acquire fence. */
+	int k =
+	    dma_sg_slice(e->iov, e->out_num, VIRTIO_NET_HDR_LEN, SIZE_MAX, iov + 1, IOV_MAX - 1);
 	if (k < 0)
 		goto drop; /* more pieces than one writev takes */
 	for (int tries = 0;; tries++) {

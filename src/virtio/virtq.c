@@ -1,6 +1,6 @@
 /* Split virtqueue, device side. See virtq.h for the trust model.
  *
- * Memory ordering follows the rule in core/guest_mem.h: ring memory is
+ * Memory ordering follows the rule in core/dma.h: ring memory is
  * accessed without per-access fences, and each place where order matters has
  * one explicit fence with a comment naming the race it prevents. Ring index
  * fields are plain uint16_t in guest memory, accessed with __atomic builtins
@@ -222,14 +222,15 @@ int virtq_activate(struct virtq *vq, const struct guest_mem *gm)
 static uint16_t vq_load_avail_idx(const struct virtq *vq)
 {
 	uint16_t idx = __atomic_load_n(vq_avail_idx(vq), __ATOMIC_RELAXED);
-	/* Acquire: ring slots and descriptors the guest wrote before publishing
-	 * idx must not be read before it (we would see stale entries). */
+	/* Acquire: ring slots, descriptors and buffers the guest wrote before
+	 * publishing idx must not be read before it (we would see stale
+	 * entries). Devices' relaxed reads (core/dma.h) rely on this fence. */
 	atomic_thread_fence(memory_order_acquire);
 	return idx;
 }
 
 /* Copies one descriptor out of guest memory; only the copy is used after.
- * Ordered by the acquire fence in vq_load_avail_idx (guest_mem.h rule). */
+ * Ordered by the acquire fence in vq_load_avail_idx (core/dma.h rule). */
 static void vq_read_desc(const uint8_t *table, uint32_t i, struct virtq_desc *d)
 {
 	memcpy(d, table + 16 * (size_t)i, sizeof(*d));
@@ -402,7 +403,8 @@ int virtq_push_batch(struct virtq *vq, const struct guest_mem *gm,
 		       sizeof(elems[i]));
 	/* Release: the used elements and the data written into the buffers must
 	 * be visible before the new used index, or the guest completes a
-	 * request with a stale element or stale data. */
+	 * request with a stale element or stale data. Devices' relaxed writes
+	 * (core/dma.h) rely on this fence. */
 	atomic_thread_fence(memory_order_release);
 	new = (uint16_t)(old + n);
 	__atomic_store_n((uint16_t *)(vq->used + 2), new, __ATOMIC_RELAXED);

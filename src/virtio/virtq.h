@@ -91,8 +91,8 @@ struct virtq_stats {
 /* One popped chain. iov[0, out_num) are device-readable, then
  * iov[out_num, out_num + in_num) device-writable: the spec orders them so,
  * and virtq_pop enforces it. iov_base points into guest RAM (already
- * range-checked); out_len/in_len are byte totals. ~16 KiB: keep off small
- * stacks. */
+ * range-checked): devices access it only through core/dma.h. out_len and
+ * in_len are byte totals. ~16 KiB: keep off small stacks. */
 struct virtq_elem {
 	uint16_t head;
 	unsigned int out_num, in_num;

@@ -21,7 +21,6 @@
 #include "devices/virtio_net_priv.h"
 #include "devices/virtio_net_spec.h"
 #include "fake_mem.h"
-#include "core/iov.h"
 #include "net/tap.h"
 
 #define RAM_SIZE (4u << 20)
@@ -765,27 +764,6 @@ static void test_tx_budget(void **state)
 	assert_true(atomic_load(&f->n->sched) & VIRTIO_NET_SCHED_TX);
 }
 
-/* ---- iov helpers ---- */
-
-static void test_iov_helpers(void **state)
-{
-	(void)state;
-	uint8_t a[3], b[5], c[4], out[12];
-	struct iovec iov[4] = {{a, 3}, {NULL, 0}, {b, 5}, {c, 4}}, rest[4];
-	const uint8_t src[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-	assert_int_equal(iov_from_buf(iov, 4, 2, src, 12), 10);
-	assert_int_equal(a[2], 0);
-	assert_int_equal(b[0], 1);
-	assert_int_equal(c[3], 9);
-	assert_int_equal(iov_to_buf(iov, 4, 3, out, 12), 9);
-	assert_memory_equal(out, src + 1, 9);
-	assert_int_equal(iov_skip(iov, 4, 4, rest, 4), 2);
-	assert_ptr_equal(rest[0].iov_base, b + 1);
-	assert_int_equal(rest[0].iov_len, 4);
-	assert_int_equal(iov_skip(iov, 4, 0, rest, 2), -1); /* three non-empty pieces */
-	assert_int_equal(iov_skip(iov, 4, 12, rest, 4), 0);
-}
-
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -793,7 +771,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_spec_good),
 	    cmocka_unit_test(test_spec_bad),
-	    cmocka_unit_test(test_iov_helpers),
 	    T(test_add_refusals),
 	    T(test_config_space),
 	    T(test_rx_mergeable),
