@@ -54,6 +54,9 @@ scenario_var() {
 	)
 }
 ALL_CONFIGS=$(scenario_var BENCH_CONFIGS | awk 'NF { print $1 }' | paste -sd, -)
+# Known but not run unless named: BENCH_EXTRA_CONFIGS (the poll-idle sweep).
+KNOWN_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
+	awk 'NF { print $1 }' | paste -sd, -)
 NATIVE_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "native" { print $1 }' | paste -sd, -)
 QEMU_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "qemu" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
@@ -84,6 +87,8 @@ while [ $# -gt 0 ]; do
 	--list)
 		echo "configurations (tests/testbed/scenarios/$SCENARIO.sh):"
 		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
+		echo "run only when named (--configs):"
+		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
 		echo "workloads: $ALL_WORKLOADS"
 		exit 0
 		;;
@@ -103,7 +108,7 @@ fi
 
 in_list() { case ",$2," in *",$1,"*) return 0 ;; esac; return 1; }
 for c in ${configs//,/ }; do
-	in_list "$c" "$ALL_CONFIGS" || tb_die "no configuration $c (have: $ALL_CONFIGS)"
+	in_list "$c" "$KNOWN_CONFIGS" || tb_die "no configuration $c (have: $KNOWN_CONFIGS)"
 done
 for w in ${workloads//,/ }; do
 	in_list "$w" "$ALL_WORKLOADS" || tb_die "no workload $w (have: $ALL_WORKLOADS)"

@@ -27,7 +27,9 @@
  *    between virtq_pop's acquire and virtq_push's release like any other
  *    access of the thread, and the compiler cannot move accesses across the
  *    call. Asynchronous or zero-copy I/O (io_uring, AIO, MSG_ZEROCOPY) would
- *    break this: its completion must come before the push. */
+ *    break this: its completion must come before the push.
+ * Cost: a field report measured a full barrier in every DMA accessor at
+ * under 1% of a netperf stream (in the noise), so ordered is the default. */
 #ifndef SKIFF_CORE_DMA_H
 #define SKIFF_CORE_DMA_H
 
