@@ -140,9 +140,9 @@ results=$out/results.json
 # veth module) with an L2 initrd = L2 base + overlay (the scenario and
 # sockperf with the libraries the L2 base lacks).
 bench_build_initrd() {
-	local initrd=$1 work f m
+	local initrd=$1 work m
 	work=$(mktemp -d "$TB_CACHE/run.bench.XXXXXX")
-	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed" "$work/l2base"
+	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed"
 	tb_stage_skiff "$work/l1" || true
 	[ -z "$QEMU_SEL" ] || tb_pack_qemu "$work/l1"
 	cp "$SCENARIO_FILE" "$work/l1/testbed/scenario.sh"
@@ -162,11 +162,7 @@ bench_build_initrd() {
 	chmod 755 "$work/l2/scenario-l2.sh"
 	tb_copy_bin "$work/l2" /usr/bin/sockperf
 	# Libraries the L2 base already has stay out of the overlay.
-	(cd "$work/l2base" && zcat "$TB_L2_BASE" | cpio -it --quiet 2>/dev/null) >"$work/l2base.list"
-	while read -r f; do
-		f=${f#./}
-		case "$f" in lib/* | lib64/* | usr/lib/*) [ -f "$work/l2/$f" ] && rm -f "$work/l2/$f" ;; esac
-	done <"$work/l2base.list"
+	tb_drop_base_libs "$work/l2" "$TB_L2_BASE"
 	tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
 	tb_concat_initrd "$initrd" "$TB_L1_BASE" "$work/l1"
 	rm -rf "$work"

@@ -15,7 +15,9 @@ KCACHE="$ROOT/.cache/kernel"
 PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev
 	qemu-system-x86 busybox-static iperf3 iproute2 cpio xz-utils gzip
 	python3 gnuplot-nox sockperf
-	kmod) # kmod: modinfo reads guest module dependencies when building images
+	kmod      # modinfo reads guest module dependencies when building images
+	e2fsprogs # mke2fs and /etc/mke2fs.conf for the disk scenario's guest
+)
 
 export DEBIAN_FRONTEND=noninteractive
 

@@ -215,20 +215,35 @@ tb_concat_initrd() {
 	fi
 }
 
+# tb_drop_base_libs OVERLAY BASE: removes from the staging tree OVERLAY the
+# libraries and modules (lib/, lib64/, usr/lib/) that the gzip'd image BASE
+# already has: they come from the same host files.
+tb_drop_base_libs() {
+	local overlay=$1 base=$2 f
+	while read -r f; do
+		f=${f#./}
+		case "$f" in
+		lib/* | lib64/* | usr/lib/*) [ ! -f "$overlay/$f" ] || rm -f "$overlay/$f" ;;
+		esac
+	done < <(zcat "$base" | cpio -it --quiet 2>/dev/null)
+}
+
 # Host-side settings of scenario NAME, from its file in a subshell, as
-# shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2.
+# shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2,
+# S_L2_FILES, S_L2_MODULES.
 tb_scenario_file() { echo "$TB_DIR/scenarios/$1.sh"; }
 tb_scenario_settings() {
 	local file
 	file=$(tb_scenario_file "$1")
 	[ -f "$file" ] || tb_die "no scenario $1 (no $file)"
 	(
-		TIMEOUT=600 SLOW=0 PEERS="" EXPECT=""
+		TIMEOUT=600 SLOW=0 PEERS="" EXPECT="" L2_EXTRA_FILES="" L2_EXTRA_MODULES=""
 		# shellcheck disable=SC1090
 		. "$file"
-		printf 'S_TIMEOUT=%q S_SLOW=%q S_PEERS=%q S_EXPECT=%q S_HAS_L2=%q\n' \
+		printf 'S_TIMEOUT=%q S_SLOW=%q S_PEERS=%q S_EXPECT=%q S_HAS_L2=%q ' \
 			"$TIMEOUT" "$SLOW" "$PEERS" "$EXPECT" \
 			"$(declare -F l2 >/dev/null && echo 1 || echo 0)"
+		printf 'S_L2_FILES=%q S_L2_MODULES=%q\n' "$L2_EXTRA_FILES" "$L2_EXTRA_MODULES"
 	)
 }
 
@@ -247,11 +262,29 @@ if type $part >/dev/null 2>&1; then $part; else fail "scenario has no $part func
 EOW
 }
 
+# tb_add_l2_extras DEST FILES MODULES: a scenario's L2_EXTRA_FILES (each
+# with its libraries) and L2_EXTRA_MODULES (with their dependencies) in the
+# L2 overlay DEST, without what the L2 base already has. The overlay's
+# /etc/testbed-modules lists the base's modules and then these, in load
+# order, and replaces the base's list.
+tb_add_l2_extras() {
+	local dest=$1 files=$2 modules=$3 f
+	[ -n "$files$modules" ] || return 0
+	for f in $files; do
+		[ -e "$f" ] || tb_die "L2_EXTRA_FILES: no $f on this host (tests/install-deps.sh installs it)"
+		tb_copy_bin "$dest" "$f"
+	done
+	# shellcheck disable=SC2086 # lists of names
+	[ -z "$modules" ] || tb_add_modules "$dest" $TB_L2_MODULES $modules
+	tb_drop_base_libs "$dest" "$TB_L2_BASE"
+}
+
 # tb_build_run_initrd NAME OUT: the L1 initrd for one run of scenario NAME:
 # L1 base + overlay (skiff, peers, scenario scripts, the L2 initrd = L2 base
-# + overlay with the scenario's L2 part).
+# + overlay with the scenario's L2 part and extra files and modules).
 tb_build_run_initrd() {
-	local name=$1 out=$2 work file S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2
+	local name=$1 out=$2 work file S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
+		S_L2_FILES S_L2_MODULES
 	eval "$(tb_scenario_settings "$name")"
 	file=$(tb_scenario_file "$name")
 	work=$(mktemp -d "$TB_CACHE/run.XXXXXX")
@@ -267,6 +300,9 @@ tb_build_run_initrd() {
 		cp "$file" "$work/l2/testbed/scenario.sh"
 		tb_wrapper "$name" l2 >"$work/l2/scenario-l2.sh"
 		chmod 755 "$work/l2/scenario-l2.sh"
+	fi
+	tb_add_l2_extras "$work/l2" "$S_L2_FILES" "$S_L2_MODULES"
+	if [ "$S_HAS_L2" = 1 ] || [ -n "$S_L2_FILES$S_L2_MODULES" ]; then
 		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
 	else
 		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE"
