@@ -345,7 +345,7 @@ int virtio_blk_add(struct machine *m, const char *spec, char *err, size_t errlen
 	struct virtio_dev *vdev = virtio_blk_create(spec, m->nr_disks, err, errlen);
 	if (!vdev)
 		return -1;
-	if (virtio_pci_add(m, vdev, err, errlen) < 0) {
+	if (virtio_pci_add(m, vdev, machine_iothread(m), err, errlen) < 0) {
 		virtio_blk_destroy(vdev);
 		return -1;
 	}
