@@ -58,6 +58,12 @@ if [ -n "$KERNEL" ]; then
 	expect 2 "cannot write --stats-json" -- "$SKIFF" run --kernel "$KERNEL" --stats-json "$T/no/such/dir/s.json"
 	expect 2 "cannot listen on" -- "$SKIFF" run --kernel "$KERNEL" --api-sock "$T/no/such/dir/api.sock"
 	expect 2 "command line too long" -- "$SKIFF" run --kernel "$KERNEL" --cmdline "$(head -c 5000 /dev/zero | tr '\0' a)"
+	# Disk options are checked when the disk is attached (after the VM
+	# exists, before any guest code runs).
+	truncate -s 1M "$T/disk.img"
+	expect 2 "invalid poll=sometimes" -- "$SKIFF" run --kernel "$KERNEL" --disk "$T/disk.img,poll=sometimes"
+	expect 2 "invalid poll-idle=x" -- "$SKIFF" run --kernel "$KERNEL" --iothreads 2 --disk "$T/disk.img,poll=adaptive,poll-idle=x"
+	expect 2 "poll= needs ioeventfd" -- "$SKIFF" run --kernel "$KERNEL" --no-ioeventfd --disk "$T/disk.img,poll=always"
 	# No access to /dev/kvm: an unprivileged user (the device is root-only
 	# here; on hosts where it is world-accessible this check is skipped).
 	if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/kvm 2>/dev/null &&
