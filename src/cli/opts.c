@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iothread/iothread.h"
+
 int parse_size(const char *s, uint64_t *out)
 {
 	if (!s || !isdigit((unsigned char)s[0]))
@@ -63,8 +65,12 @@ void run_opts_usage(void)
 	       "  --cmdline STR    kernel command line (default \"" OPTS_DEFAULT_CMDLINE "\")\n"
 	       "  --mem SIZE       guest RAM, e.g. 256M, 2G (default 256M)\n"
 	       "  --cpus N         vCPUs, 1-%d (default 1)\n"
-	       "  --disk PATH[,ro] virtio-blk disk from a raw image (repeatable)\n"
-	       "  --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
+	       "  --disk PATH[,ro][,poll=...]  virtio-blk disk from a raw image (repeatable)\n"
+	       "  --net tap=NAME[,mac=MAC][,poll=...][,vhost=on]  virtio-net on a tap device\n"
+	       "                   (repeatable); both take poll=off|adaptive|always (default\n"
+	       "                   off), poll-start=K, poll-window=, poll-idle=, poll-max=USEC\n"
+	       "  --iothreads N    I/O threads, 1-%d (default 1); devices are spread over\n"
+	       "                   them round-robin in command-line order\n"
 	       "  --no-ioeventfd   trap queue kicks to the vCPU thread (for comparison)\n"
 	       "  --unpack host|guest  decompress the kernel on the host, cached (default),\n"
 	       "                   or let the bzImage decompress itself in the guest\n"
@@ -74,7 +80,7 @@ void run_opts_usage(void)
 	       "  --no-seccomp     do not filter system calls once the VM runs\n"
 	       "  --api-sock PATH  control socket for 'skiff stat PATH'\n"
 	       "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n",
-	       OPTS_CPUS_MAX);
+	       OPTS_CPUS_MAX, IOTHREAD_MAX);
 }
 
 enum {
@@ -92,7 +98,8 @@ enum {
 	OPT_UNPACK,
 	OPT_STATS_JSON,
 	OPT_NO_SECCOMP,
-	OPT_API_SOCK
+	OPT_API_SOCK,
+	OPT_IOTHREADS
 };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
@@ -113,12 +120,14 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	    {"stats-json", required_argument, NULL, OPT_STATS_JSON},
 	    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	    {"api-sock", required_argument, NULL, OPT_API_SOCK},
+	    {"iothreads", required_argument, NULL, OPT_IOTHREADS},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
 	o->cmdline = OPTS_DEFAULT_CMDLINE;
 	o->mem = 256ULL << 20;
 	o->cpus = 1;
+	o->iothreads = 1;
 	opterr = 0;
 	optind = 1;
 	long v;
@@ -151,6 +160,14 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 				return -1;
 			}
 			o->cpus = (int)v;
+			break;
+		case OPT_IOTHREADS:
+			if (parse_int(optarg, 1, IOTHREAD_MAX, &v) < 0) {
+				snprintf(err, errlen, "invalid --iothreads '%s': use 1 to %d",
+					 optarg, IOTHREAD_MAX);
+				return -1;
+			}
+			o->iothreads = (int)v;
 			break;
 		case OPT_TIMING:
 			o->timing = true;

@@ -24,6 +24,7 @@ struct run_opts {
 	const char *cmdline;
 	uint64_t mem;
 	int cpus;
+	int iothreads; /* --iothreads N, 1..IOTHREAD_MAX */
 	bool timing;
 	bool stats;
 	const char *stats_json; /* --stats-json FILE */

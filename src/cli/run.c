@@ -96,6 +96,23 @@ static int vcpus_create(struct vm *vm, uint64_t entry, char *err, size_t errlen)
 	return 0;
 }
 
+/* Before the seccomp filter, which refuses epoll_create1; the threads
+ * start after it. Each publishes its wakeups and handled events. */
+static int iothreads_init(struct iothread *io, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "io%u", i);
+		if (iothread_init(&io[i], name) < 0)
+			return -1;
+		snprintf(name, sizeof(name), "io%u wakeups", i);
+		counters_register(name, &io[i].wakeups);
+		snprintf(name, sizeof(name), "io%u events", i);
+		counters_register(name, &io[i].events);
+	}
+	return 0;
+}
+
 static void wait_for_exit(struct vm *vm)
 {
 	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
@@ -129,8 +146,9 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	}
 	static struct vm vm;
 	static struct uart8250 uart;
-	static struct iothread io;
-	struct machine m = {.vm = &vm, .io = &io, .use_ioeventfd = !o.no_ioeventfd};
+	static struct iothread io[IOTHREAD_MAX];
+	unsigned int nr_io = (unsigned int)o.iothreads;
+	struct machine m = {.vm = &vm, .io = io, .nr_io = nr_io, .use_ioeventfd = !o.no_ioeventfd};
 	int status = EXIT_RUNTIME;
 	FILE *stats_json = NULL;
 	uint64_t entry;
@@ -146,8 +164,8 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	exit_sites_init(&sites);
 	vm.bus.account = exit_sites_bus_account;
 	vm.bus.account_opaque = &sites;
-	if (iothread_init(&io, "io0") < 0 || !(m.pci = pci_bus_create(&vm))) {
-		fprintf(stderr, "skiff: cannot set up the I/O thread or PCI bus\n");
+	if (iothreads_init(io, nr_io) < 0 || !(m.pci = pci_bus_create(&vm))) {
+		fprintf(stderr, "skiff: cannot set up the I/O threads or PCI bus\n");
 		goto out;
 	}
 	if (devices_attach(&m, o.devs, o.nr_devs, err, sizeof(err)) < 0) {
@@ -176,7 +194,8 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 			status = EXIT_USAGE;
 			goto out;
 		}
-		api.src = (struct exit_stats_src){.vm = &vm, .sites = &sites, .io = &io};
+		api.src =
+		    (struct exit_stats_src){.vm = &vm, .sites = &sites, .io = io, .nr_io = nr_io};
 		api.start_ns = start_ns;
 	}
 	if (sandbox_enter() < 0) {
@@ -187,7 +206,13 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		fprintf(stderr, "skiff: cannot start the control socket\n");
 		goto out;
 	}
-	if (iothread_start(&io) < 0 || console_start(&vm, &uart) < 0) {
+	for (unsigned int i = 0; i < nr_io; i++) {
+		if (iothread_start(&io[i]) < 0) {
+			fprintf(stderr, "skiff: cannot start I/O thread %s\n", io[i].name);
+			goto out;
+		}
+	}
+	if (console_start(&vm, &uart) < 0) {
 		fprintf(stderr, "skiff: cannot start the console\n");
 		goto out;
 	}
@@ -211,7 +236,8 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	for (int i = 0; i < vm.nr_cpus; i++)
 		vcpu_join(vm.vcpus[i]);
 	console_restore();
-	iothread_stop(&io);
+	for (unsigned int i = 0; i < nr_io; i++)
+		iothread_stop(&io[i]);
 
 	switch (atomic_load(&vm.exit_kind)) {
 	case VM_EXIT_POWEROFF:
@@ -229,8 +255,11 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		fprintf(stderr, "skiff: %s\n", vm.exit_reason);
 		status = EXIT_RUNTIME;
 	}
-	struct exit_stats_src src = {
-	    .vm = &vm, .sites = &sites, .io = &io, .wall_s = (monotonic_ns() - start_ns) / 1e9};
+	struct exit_stats_src src = {.vm = &vm,
+				     .sites = &sites,
+				     .io = io,
+				     .nr_io = nr_io,
+				     .wall_s = (monotonic_ns() - start_ns) / 1e9};
 	if (o.stats)
 		exit_stats_print(stderr, &src);
 	if (stats_json) {
@@ -242,7 +271,8 @@ out:
 	boot_image_close(&img);
 	console_restore();
 	/* vCPU threads are joined; free the rest and let the OS reclaim. */
-	iothread_destroy(&io);
+	for (unsigned int i = 0; i < nr_io; i++)
+		iothread_destroy(&io[i]);
 	for (int i = 0; i < vm.nr_cpus; i++)
 		vcpu_destroy(vm.vcpus[i]);
 	if (m.pci)

@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "core/thread.h"
 #include "core/vm.h"
 
 static struct termios saved_tio;
@@ -81,6 +82,7 @@ static void *console_thread(void *arg)
 {
 	struct console_ctx *c = arg;
 	int state = 0;
+	thread_name_self("console");
 	uint8_t in[256];
 	for (;;) {
 		struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},

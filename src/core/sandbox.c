@@ -5,6 +5,7 @@
 #include <seccomp.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 
 static atomic_bool enabled;
 
@@ -92,6 +93,11 @@ int sandbox_enter(void)
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+	/* Threads name themselves when they start (core/thread.h); no other
+	 * prctl. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+				     SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
 	if (r == 0)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (r == 0)

@@ -1,11 +1,13 @@
-/* The system-call filter skiff runs under once the VM is set up (libseccomp).
- * The main thread loads it for every thread of the process at once (TSYNC)
- * right before the I/O thread, console and vCPUs start, so all of them run
- * filtered from their first instruction. What the filter allows is what the running VMM needs: I/O
- * on fds it already has, KVM/tun/vhost/terminal ioctls, memory management, futexes, timers and
- * signals. Opening files, sockets, exec and fork are refused with EPERM rather than killing the
- * process: a missed path becomes an error message, not a crash, while a compromised VMM still
- * cannot use them. */
+/* The system-call filter skiff runs under once the VM is set up
+ * (libseccomp). The main thread loads it for every thread of the process at
+ * once (TSYNC) right before the I/O threads, console and vCPUs start, so
+ * all of them run filtered from their first instruction. What the filter
+ * allows is what the running VMM needs: I/O on fds it already has,
+ * KVM/tun/vhost/terminal ioctls, memory management, futexes, timers,
+ * signals, new threads and a thread naming itself (prctl PR_SET_NAME).
+ * Opening files, sockets, exec and fork are refused with EPERM rather than
+ * killing the process: a missed path becomes an error message, not a
+ * crash, while a compromised VMM still cannot use them. */
 #ifndef SKIFF_SANDBOX_H
 #define SKIFF_SANDBOX_H
 

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/thread.h"
 #include "x86/cpu.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -122,6 +123,7 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
+	thread_name_self("vcpu%d", v->index);
 
 	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
 		if (!v->first_run_ns)

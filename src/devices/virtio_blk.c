@@ -1,13 +1,14 @@
 #include "devices/virtio_blk.h"
 
-#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/thread.h"
 #include "devices/blk_backend.h"
 #include "devices/blk_req.h"
+#include "devices/virtio_blk_spec.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_pci.h"
 
@@ -50,6 +51,7 @@ struct blk_dev {
 	struct blk_backend backend;
 	struct blk_config config;
 	char name[24];
+	unsigned int index; /* N of virtio-blkN; the worker is "blkN" */
 	pthread_t worker;
 
 	/* mu guards the virtqueue and everything below. */
@@ -115,6 +117,7 @@ static void blk_pop_all(struct blk_dev *blk)
 static void *blk_worker(void *arg)
 {
 	struct blk_dev *blk = arg;
+	thread_name_self("blk%u", blk->index);
 	pthread_mutex_lock(&blk->mu);
 	for (;;) {
 		while (!blk->stop && !blk->qlen)
@@ -208,37 +211,6 @@ static const struct virtio_dev_ops blk_ops = {
 
 /* ---- creation ---- */
 
-/* PATH[,ro] → path, ro. */
-static int blk_spec_parse(const char *spec, char *path, size_t pathlen, bool *ro, char *err,
-			  size_t errlen)
-{
-	const char *comma = strchr(spec, ',');
-	size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
-	*ro = false;
-	if (!n) {
-		snprintf(err, errlen, "empty image path");
-		return -1;
-	}
-	if (n >= pathlen) {
-		snprintf(err, errlen, "image path too long");
-		return -1;
-	}
-	memcpy(path, spec, n);
-	path[n] = '\0';
-	while (comma) {
-		const char *opt = comma + 1;
-		comma = strchr(opt, ',');
-		size_t len = comma ? (size_t)(comma - opt) : strlen(opt);
-		if (len == 2 && !strncmp(opt, "ro", 2)) {
-			*ro = true;
-			continue;
-		}
-		snprintf(err, errlen, "unknown disk option '%.*s' (known: ro)", (int)len, opt);
-		return -1;
-	}
-	return 0;
-}
-
 static void blk_config_init(struct blk_dev *blk)
 {
 	struct blk_config *c = &blk->config;
@@ -266,10 +238,15 @@ static uint64_t blk_features(bool ro)
 
 struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
-	bool ro;
-	if (blk_spec_parse(spec, path, sizeof(path), &ro, err, errlen) < 0)
+	struct blk_spec *s = malloc(sizeof(*s)); /* PATH_MAX: off the stack */
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
+	}
+	if (blk_spec_parse(spec, s, err, errlen) < 0) {
+		free(s);
+		return NULL;
+	}
 	struct blk_dev *blk = calloc(1, sizeof(*blk));
 	if (blk)
 		blk->reqs = calloc(BLK_QUEUE_SIZE, sizeof(*blk->reqs));
@@ -277,9 +254,10 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 		snprintf(err, errlen, "out of memory");
 		goto fail_mem;
 	}
-	if (blk_backend_open(&blk->backend, path, ro, err, errlen) < 0)
+	if (blk_backend_open(&blk->backend, s->path, s->ro, err, errlen) < 0)
 		goto fail_mem;
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
+	blk->index = index;
 	blk_config_init(blk);
 	for (unsigned int i = 0; i < BLK_QUEUE_SIZE; i++)
 		blk->free[blk->nfree++] = BLK_QUEUE_SIZE - 1 - i;
@@ -290,12 +268,23 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 	struct virtio_dev *vdev = &blk->vdev;
 	vdev->name = blk->name;
 	vdev->device_id = VIRTIO_ID_BLOCK;
-	vdev->host_features = blk_features(ro);
+	vdev->host_features = blk_features(s->ro);
 	vdev->config_len = BLK_CONFIG_LEN;
 	vdev->num_queues = 1;
 	vdev->queue_max_size = BLK_QUEUE_SIZE;
 	vdev->ops = &blk_ops;
 	vdev->priv = blk;
+	vdev->poll = s->poll;
+	vdev->poll_queues = 1u << 0;
+	/* The worker pushes completions and reads the guest's interrupt
+	 * suppression under mu, while a poller on the I/O thread checks the
+	 * ring and turns guest kicks off and on. Those happen to touch
+	 * different virtq fields, but rather than depend on that, the poller
+	 * takes mu as well (the transport honours queue_lock): every access
+	 * to this queue, from any thread, is under mu. Moving pushes to the
+	 * I/O thread would need a completion queue and a wakeup per request;
+	 * the lock costs the poller one uncontended mutex per check. */
+	vdev->queue_lock = &blk->mu;
 	pthread_mutex_init(&vdev->lock, NULL);
 	int r = pthread_create(&blk->worker, NULL, blk_worker, blk);
 	if (r) {
@@ -303,14 +292,13 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 		blk_backend_close(&blk->backend);
 		goto fail_mem;
 	}
-	char tname[16];
-	snprintf(tname, sizeof(tname), "blk%u", index);
-	pthread_setname_np(blk->worker, tname);
+	free(s);
 	return vdev;
 fail_mem:
 	if (blk)
 		free(blk->reqs);
 	free(blk);
+	free(s);
 	return NULL;
 }
 
@@ -345,7 +333,12 @@ int virtio_blk_add(struct machine *m, const char *spec, char *err, size_t errlen
 	struct virtio_dev *vdev = virtio_blk_create(spec, m->nr_disks, err, errlen);
 	if (!vdev)
 		return -1;
-	if (virtio_pci_add(m, vdev, err, errlen) < 0) {
+	if (vdev->poll.mode != POLL_OFF && !m->use_ioeventfd) {
+		snprintf(err, errlen, "poll= needs ioeventfd kicks (drop --no-ioeventfd)");
+		virtio_blk_destroy(vdev);
+		return -1;
+	}
+	if (virtio_pci_add(m, vdev, machine_iothread(m), err, errlen) < 0) {
 		virtio_blk_destroy(vdev);
 		return -1;
 	}

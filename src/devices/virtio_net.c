@@ -276,14 +276,17 @@ int virtio_net_add(struct machine *m, const char *spec, char *err, size_t errlen
 		n->vhost_on = true;
 		n->vhost_busyloop_us = s.vhost_busyloop_us;
 	}
-	if (virtio_pci_add(m, &n->vdev, err, errlen) < 0) {
+	/* Kicks, pollers, the tap and the scheduler eventfd all on one I/O
+	 * thread: the tap handler runs both the RX and the TX path. */
+	n->io = machine_iothread(m);
+	if (virtio_pci_add(m, &n->vdev, n->io, err, errlen) < 0) {
 		virtio_net_destroy(n);
 		return -1;
 	}
 	/* From here the transport knows the device: it is never freed. */
-	int r = iothread_add_fd(m->io, n->sched_fd, EPOLLIN, virtio_net_sched_event, n);
+	int r = iothread_add_fd(n->io, n->sched_fd, EPOLLIN, virtio_net_sched_event, n);
 	if (r == 0)
-		r = iothread_add_fd(m->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
+		r = iothread_add_fd(n->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
 				    virtio_net_tap_event, n);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot watch tap '%s': %s", s.tap, strerror(-r));

@@ -90,6 +90,7 @@ struct virtio_net {
 	struct virtio_dev vdev;
 	char name[24];
 	const struct machine *m; /* scope of the duplicate-MAC check */
+	struct iothread *io;	 /* runs all of this device's work (machine_iothread) */
 	struct tap tap;
 	uint8_t mac[NET_MAC_LEN];
 	uint8_t config[VIRTIO_NET_CONFIG_LEN];

@@ -46,7 +46,7 @@ int virtio_net_vhost_start(struct virtio_net *n)
 		return -1;
 	}
 	/* The tap now belongs to vhost: stop watching it. */
-	iothread_del_fd(n->m->io, n->tap.fd);
+	iothread_del_fd(n->io, n->tap.fd);
 	n->vhost_running = true;
 	return 0;
 }
@@ -58,6 +58,6 @@ void virtio_net_vhost_stop(struct virtio_net *n)
 	vhost_net_stop(&n->vhost);
 	for (unsigned int q = 0; q < 2; q++)
 		n->vdev.transport->queue_takeback(&n->vdev, q);
-	iothread_add_fd(n->m->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET, virtio_net_tap_event, n);
+	iothread_add_fd(n->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET, virtio_net_tap_event, n);
 	n->vhost_running = false;
 }

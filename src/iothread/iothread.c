@@ -1,20 +1,23 @@
 #include "iothread/iothread.h"
 
 #include "core/clock.h"
+#include "core/thread.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* epoll data points at one of these; they live as long as the I/O thread
- * (devices are never removed while it runs, only at VM teardown). */
+/* epoll data points at one of these; they live until iothread_destroy
+ * (an event for a removed fd may still be in the loop's current batch). */
 struct iothread_handler {
 	iothread_fd_fn fn;
 	void *opaque;
 	int fd;
+	struct iothread_handler *next; /* io->handlers */
 };
 
 #define IOTHREAD_MAX_EVENTS 32
@@ -22,7 +25,7 @@ struct iothread_handler {
 int iothread_init(struct iothread *io, const char *name)
 {
 	memset(io, 0, sizeof(*io));
-	io->name = name;
+	snprintf(io->name, sizeof(io->name), "%s", name);
 	io->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (io->epfd < 0)
 		return -errno;
@@ -47,13 +50,19 @@ int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn
 		free(h);
 		return -e;
 	}
+	/* Callers may add while the loop runs (vhost gives a tap back from a
+	 * vCPU thread): push without a lock; nothing pops before destroy. */
+	h->next = __atomic_load_n(&io->handlers, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&io->handlers, &h->next, h, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
 	return 0;
 }
 
 int iothread_del_fd(struct iothread *io, int fd)
 {
-	/* The handler leaks by design: an event for it may still be in the
-	 * loop's current batch. Removal happens only at reset/teardown. */
+	/* The handler stays allocated until iothread_destroy: an event for
+	 * it may still be in the loop's current batch. */
 	return epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 ? -errno : 0;
 }
 
@@ -101,6 +110,7 @@ static void *iothread_loop(void *arg)
 {
 	struct iothread *io = arg;
 	struct epoll_event evs[IOTHREAD_MAX_EVENTS];
+	thread_name_self("%s", io->name);
 	for (;;) {
 		/* While a queue is polled, only peek at the other fds. */
 		int n = epoll_wait(io->epfd, evs, IOTHREAD_MAX_EVENTS, io->nr_polling ? 0 : -1);
@@ -155,4 +165,9 @@ void iothread_destroy(struct iothread *io)
 	if (io->epfd > 0)
 		close(io->epfd);
 	io->stop_fd = io->epfd = -1;
+	while (io->handlers) { /* the loop has stopped */
+		struct iothread_handler *h = io->handlers;
+		io->handlers = h->next;
+		free(h);
+	}
 }

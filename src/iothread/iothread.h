@@ -1,6 +1,8 @@
 /* An I/O thread: an epoll loop that runs device work (queue kicks from
- * ioeventfds, tap and disk completions) off the vCPU threads. An idle
- * I/O thread sleeps in epoll_wait. */
+ * ioeventfds, tap events, polled queues) off the vCPU threads. An idle
+ * I/O thread sleeps in epoll_wait. A VM has 1 to IOTHREAD_MAX of them
+ * (--iothreads N), named io0, io1, ...; each device is served by exactly
+ * one (see machine_iothread). */
 #ifndef SKIFF_IOTHREAD_H
 #define SKIFF_IOTHREAD_H
 
@@ -11,7 +13,9 @@
 #include "iothread/poll_policy.h"
 
 typedef void (*iothread_fd_fn)(void *opaque, uint32_t events);
+struct iothread_handler;
 
+#define IOTHREAD_MAX	     8 /* --iothreads N: 1..IOTHREAD_MAX */
 #define IOTHREAD_MAX_POLLERS 32
 
 /* A queue the I/O thread may poll instead of waiting for kicks. */
@@ -29,18 +33,22 @@ struct iothread_poller {
 };
 
 struct iothread {
-	const char *name;
+	char name[16]; /* "io0": also the thread's name */
 	int epfd;
 	int stop_fd; /* eventfd: wakes the loop to stop */
 	pthread_t thread;
 	int running;
+	/* epoll_wait returns (not counting empty peeks while polling), and fd
+	 * handlers run; published as "ioN wakeups" / "ioN events". */
 	uint64_t wakeups, events;
 	struct iothread_poller *pollers[IOTHREAD_MAX_POLLERS];
 	unsigned int nr_pollers; /* fixed before iothread_start */
 	unsigned int nr_polling;
-	uint64_t cpu_ns; /* thread CPU time, set when the thread ends */
+	uint64_t cpu_ns;		   /* thread CPU time, set when the thread ends */
+	struct iothread_handler *handlers; /* every fd handler added; freed by destroy */
 };
 
+/* name is copied (at most 15 bytes). */
 int iothread_init(struct iothread *io, const char *name);
 /* Calls fn(opaque, events) on the I/O thread when fd is ready (EPOLLIN
  * etc.). Safe while the thread runs. */

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/thread.h"
 #include "core/vcpu.h"
 
 int api_sock_open(struct api_sock *a, const char *path, char *err, size_t errlen)
@@ -59,6 +60,7 @@ static void api_sock_serve(struct api_sock *a, int c)
 static void *api_sock_thread(void *arg)
 {
 	struct api_sock *a = arg;
+	thread_name_self("api");
 	for (;;) {
 		int c = accept4(a->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {

@@ -91,8 +91,8 @@ void exit_stats_print(FILE *out, const struct exit_stats_src *src)
 	for (int i = 0; i < src->vm->nr_cpus; i++)
 		if (src->vm->vcpus[i])
 			fprintf(out, "  vcpu%-34d %12.3f\n", i, src->vm->vcpus[i]->cpu_ns / 1e9);
-	if (src->io)
-		fprintf(out, "  %-38s %12.3f\n", src->io->name, src->io->cpu_ns / 1e9);
+	for (unsigned int i = 0; i < src->nr_io; i++)
+		fprintf(out, "  %-38s %12.3f\n", src->io[i].name, src->io[i].cpu_ns / 1e9);
 }
 
 void exit_stats_json(FILE *out, const struct exit_stats_src *src)
@@ -136,8 +136,8 @@ void exit_stats_json(FILE *out, const struct exit_stats_src *src)
 		if (src->vm->vcpus[i])
 			fprintf(out, "%s\"vcpu%d\": %.6f", i ? ", " : "", i,
 				src->vm->vcpus[i]->cpu_ns / 1e9);
-	if (src->io)
-		fprintf(out, ", \"%s\": %.6f", src->io->name, src->io->cpu_ns / 1e9);
+	for (unsigned int i = 0; i < src->nr_io; i++)
+		fprintf(out, ", \"%s\": %.6f", src->io[i].name, src->io[i].cpu_ns / 1e9);
 	fprintf(out, "}\n}\n");
 }
 
@@ -184,7 +184,9 @@ void exit_stats_flat(FILE *out, const struct exit_stats_src *src)
 			fprintf(out, "cpu_s vcpu%d\t%.6f\n", i,
 				thread_cpu_s(v->thread, v->started, v->cpu_ns));
 	}
-	if (src->io)
-		fprintf(out, "cpu_s %s\t%.6f\n", src->io->name,
-			thread_cpu_s(src->io->thread, src->io->running, src->io->cpu_ns));
+	for (unsigned int i = 0; i < src->nr_io; i++) {
+		const struct iothread *io = &src->io[i];
+		fprintf(out, "cpu_s %s\t%.6f\n", io->name,
+			thread_cpu_s(io->thread, io->running, io->cpu_ns));
+	}
 }

@@ -1,6 +1,7 @@
 /* The exit-accounting report: exits by reason (skiff's and KVM's own
  * counters), by device register, unclaimed addresses, published counters
- * (kicks, interrupts, polling) and CPU time per thread; as a table
+ * (kicks, interrupts, polling, I/O-thread wakeups) and CPU time per
+ * thread (every vCPU and I/O thread); as a table
  * (--stats) or JSON (--stats-json FILE). */
 #ifndef SKIFF_EXIT_STATS_H
 #define SKIFF_EXIT_STATS_H
@@ -14,7 +15,8 @@ struct exit_sites;
 struct exit_stats_src {
 	struct vm *vm;
 	struct exit_sites *sites;
-	struct iothread *io;
+	struct iothread *io; /* an array of nr_io */
+	unsigned int nr_io;
 	double wall_s; /* seconds since skiff started */
 };
 

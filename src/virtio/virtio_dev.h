@@ -3,9 +3,9 @@
  * knows nothing about disks or packets (kvmtool's split).
  *
  * Threads: the transport calls ops from vCPU threads (config space, status,
- * reset) and, for queue kicks, from the I/O thread (ioeventfd mode) or the
- * vCPU thread (trapped-kick mode). A device serializes its own queue work
- * with vdev->lock or per-queue locks as it documents. */
+ * reset) and, for queue kicks, from the device's I/O thread (ioeventfd
+ * mode) or the vCPU thread (trapped-kick mode). A device serializes its own
+ * queue work with vdev->lock or per-queue locks as it documents. */
 #ifndef SKIFF_VIRTIO_DEV_H
 #define SKIFF_VIRTIO_DEV_H
 
@@ -91,6 +91,13 @@ struct virtio_dev {
 	 * (TX, requests) qualify; a receive queue does not. */
 	struct poll_policy poll;
 	uint32_t poll_queues;
+	/* Optional: the mutex the device holds whenever it touches its
+	 * virtqueues, for a device that does so from threads other than the
+	 * I/O thread (virtio-blk completes on its worker). The poller then
+	 * takes it too when it checks a ring or turns guest kicks off and
+	 * on, so every access to such a queue is under one lock. NULL: all
+	 * queue work runs on the I/O thread (virtio-net with polling). */
+	pthread_mutex_t *queue_lock;
 	_Atomic uint8_t status;
 	_Atomic uint32_t config_generation;
 	pthread_mutex_t lock;

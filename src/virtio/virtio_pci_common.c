@@ -310,8 +310,9 @@ void vp_common_write(struct virtio_pci *vp, uint32_t off, const uint8_t *data, u
 void vp_reset(struct virtio_pci *vp)
 {
 	struct virtio_dev *vdev = vp->vdev;
-	/* No new kicks reach the device; wait out the ones in progress
-	 * (seq_cst pairs with vp_kick: a kick that saw live is counted). */
+	/* No new kicks or poller work reach the device; wait out what is in
+	 * progress (seq_cst pairs with vp_work_enter: work that saw live is
+	 * counted), as the rings are reset below. */
 	atomic_store(&vp->live, false);
 	for (unsigned int i = 0; i < vdev->num_queues; i++)
 		atomic_store(&vp->q[i].live, false);

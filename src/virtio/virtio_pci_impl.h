@@ -109,7 +109,8 @@ struct virtio_pci {
 	struct virtio_pci_queue q[VIRTIO_MAX_QUEUES];
 	unsigned int logged; /* driver mistakes logged (capped) */
 
-	/* Kick gating: reset clears live, then waits for kicks_inflight. */
+	/* Gating of kicks and poller callbacks: reset clears live, then waits
+	 * for kicks_inflight. */
 	_Atomic bool live;
 	_Atomic int kicks_inflight;
 

@@ -9,14 +9,30 @@
 #include "stats/counters.h"
 #include "virtio/virtio_pci_impl.h"
 
-/* Runs ops->queue_notify unless a reset is stopping the device; the
- * counter lets vp_reset wait for a kick that already passed the check. */
-static void vp_kick(struct virtio_pci *vp, unsigned int q)
+/* Queue work from outside the vCPU threads (a kick, a poller) starts here
+ * unless a reset is stopping the device. The counter lets vp_reset wait for
+ * work that already passed the check: it then resets the rings, which that
+ * work reads. Returns false if the queue is not live. */
+static bool vp_work_enter(struct virtio_pci *vp, unsigned int q)
 {
 	atomic_fetch_add(&vp->kicks_inflight, 1);
 	if (atomic_load(&vp->live) && atomic_load(&vp->q[q].live))
-		vp->vdev->ops->queue_notify(vp->vdev, q);
+		return true;
 	atomic_fetch_sub(&vp->kicks_inflight, 1);
+	return false;
+}
+
+static void vp_work_exit(struct virtio_pci *vp)
+{
+	atomic_fetch_sub(&vp->kicks_inflight, 1);
+}
+
+static void vp_kick(struct virtio_pci *vp, unsigned int q)
+{
+	if (!vp_work_enter(vp, q))
+		return;
+	vp->vdev->ops->queue_notify(vp->vdev, q);
+	vp_work_exit(vp);
 }
 
 /* I/O thread: the queue's ioeventfd fired. */
@@ -36,18 +52,38 @@ void vp_kick_ready(void *opaque, uint32_t events)
 	vp_kick(q->vp, q->index);
 }
 
-/* Poller callbacks, on the I/O thread, which is also where every pop of a
- * polled queue happens (polling needs ioeventfd): no lock against the
- * device is needed for the notification state. */
+/* Poller callbacks run on the device's I/O thread, which is also where the
+ * device pops a polled queue (polling needs ioeventfd). A device that
+ * touches its queues from another thread too (virtio-blk pushes from its
+ * worker) names its lock in vdev->queue_lock: the ring check and the kick
+ * suppression state then change under that lock, like every other access
+ * to the queue, instead of relying on which virtq fields each side
+ * happens to touch. The lock is not held across queue_notify, which takes
+ * it itself. */
+static void vp_queue_lock(struct virtio_dev *vdev, bool lock)
+{
+	if (!vdev->queue_lock)
+		return;
+	if (lock)
+		pthread_mutex_lock(vdev->queue_lock);
+	else
+		pthread_mutex_unlock(vdev->queue_lock);
+}
+
 static bool vp_poll_queue(void *opaque)
 {
 	struct virtio_pci_queue *q = opaque;
 	struct virtio_dev *vdev = q->vp->vdev;
 	struct virtq *vq = &vdev->vqs[q->index];
-	if (!atomic_load(&q->live) || !vq->enabled || vq->broken || !virtq_has_work(vq, vdev->gm))
+	if (!vp_work_enter(q->vp, q->index))
 		return false;
-	vp_kick(q->vp, q->index);
-	return true;
+	vp_queue_lock(vdev, true);
+	bool work = virtq_has_work(vq, vdev->gm);
+	vp_queue_lock(vdev, false);
+	if (work)
+		vdev->ops->queue_notify(vdev, q->index);
+	vp_work_exit(q->vp);
+	return work;
 }
 
 static bool vp_poll_set_notify(void *opaque, bool enable)
@@ -55,9 +91,15 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	struct virtio_pci_queue *q = opaque;
 	struct virtio_dev *vdev = q->vp->vdev;
 	struct virtq *vq = &vdev->vqs[q->index];
-	if (!atomic_load(&q->live) || !vq->enabled || vq->broken)
+	if (!vp_work_enter(q->vp, q->index))
 		return false;
-	return virtq_poll_hold(vq, vdev->gm, !enable);
+	bool more = false;
+	vp_queue_lock(vdev, true);
+	if (vq->enabled && !vq->broken)
+		more = virtq_poll_hold(vq, vdev->gm, !enable);
+	vp_queue_lock(vdev, false);
+	vp_work_exit(q->vp);
+	return more;
 }
 
 static void vp_poll_counters(struct virtio_pci_queue *q)

@@ -38,6 +38,10 @@ expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 0
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 1000
 expect 2 "unknown option" -- "$SKIFF" run --kernel "$T/notkernel" --frobnicate
 expect 2 "invalid --unpack" -- "$SKIFF" run --kernel "$T/notkernel" --unpack sideways
+expect 2 "invalid --iothreads '0': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 0
+expect 2 "invalid --iothreads '9': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 9
+expect 2 "invalid --iothreads 'abc': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads abc
+expect 2 "needs a value" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads
 expect 2 "needs a value" -- "$SKIFF" run --kernel
 expect 2 "no kernel" -- "$SKIFF" run
 expect 2 "unknown command" -- "$SKIFF" frobnicate
@@ -54,6 +58,12 @@ if [ -n "$KERNEL" ]; then
 	expect 2 "cannot write --stats-json" -- "$SKIFF" run --kernel "$KERNEL" --stats-json "$T/no/such/dir/s.json"
 	expect 2 "cannot listen on" -- "$SKIFF" run --kernel "$KERNEL" --api-sock "$T/no/such/dir/api.sock"
 	expect 2 "command line too long" -- "$SKIFF" run --kernel "$KERNEL" --cmdline "$(head -c 5000 /dev/zero | tr '\0' a)"
+	# Disk options are checked when the disk is attached (after the VM
+	# exists, before any guest code runs).
+	truncate -s 1M "$T/disk.img"
+	expect 2 "invalid poll=sometimes" -- "$SKIFF" run --kernel "$KERNEL" --disk "$T/disk.img,poll=sometimes"
+	expect 2 "invalid poll-idle=x" -- "$SKIFF" run --kernel "$KERNEL" --iothreads 2 --disk "$T/disk.img,poll=adaptive,poll-idle=x"
+	expect 2 "poll= needs ioeventfd" -- "$SKIFF" run --kernel "$KERNEL" --no-ioeventfd --disk "$T/disk.img,poll=always"
 	# No access to /dev/kvm: an unprivileged user (the device is root-only
 	# here; on hosts where it is world-accessible this check is skipped).
 	if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/kvm 2>/dev/null &&

@@ -1,5 +1,5 @@
-/* Core helpers: size and option parsing, the guest-address helper, the
- * trap table, the console escape. */
+/* Core helpers: size and option parsing, the I/O thread a device gets, the
+ * guest-address helper, the trap table, the console escape. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,8 @@
 #include "core/bus.h"
 #include "core/console.h"
 #include "core/guest_mem.h"
+#include "core/machine.h"
+#include "iothread/iothread.h"
 
 static void test_parse_size(void **state)
 {
@@ -80,6 +82,52 @@ static void test_run_opts(void **state)
 	assert_non_null(strstr(err, "needs a value"));
 	const char *extra[] = {"run", "--kernel", "k", "stray"};
 	assert_int_equal(parse(extra, 4, &o, err), -1);
+}
+
+static void test_run_opts_iothreads(void **state)
+{
+	(void)state;
+	struct run_opts o;
+	char err[256];
+	const char *dflt[] = {"run", "--kernel", "k"};
+	assert_int_equal(parse(dflt, 3, &o, err), 0);
+	assert_int_equal(o.iothreads, 1);
+	const char *four[] = {"run", "--kernel", "k", "--iothreads", "4"};
+	assert_int_equal(parse(four, 5, &o, err), 0);
+	assert_int_equal(o.iothreads, 4);
+	const char *max[] = {"run", "--kernel", "k", "--iothreads", "8"};
+	assert_int_equal(parse(max, 5, &o, err), 0);
+	assert_int_equal(o.iothreads, IOTHREAD_MAX);
+	static const char *const bad[] = {"0", "9", "abc", "", "-1", "2x", "99999999999999999999"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = {"run", "--kernel", "k", "--iothreads", bad[i]};
+		err[0] = '\0';
+		assert_int_equal(parse(args, 5, &o, err), -1);
+		assert_non_null(strstr(err, "invalid --iothreads"));
+		assert_non_null(strstr(err, "use 1 to 8"));
+		assert_null(strchr(err, '\n'));
+	}
+}
+
+/* Whole devices go round-robin over the I/O threads in the order they are
+ * added, disks and network cards alike. */
+static void test_machine_iothread_round_robin(void **state)
+{
+	(void)state;
+	struct iothread io[3];
+	struct machine m = {.io = io, .nr_io = 3};
+	struct iothread *want[] = {&io[0], &io[1], &io[2], &io[0], &io[1]};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_ptr_equal(machine_iothread(&m), want[i]);
+		if (i % 2)
+			m.nr_nets++;
+		else
+			m.nr_disks++;
+	}
+	m.nr_io = 1;
+	assert_ptr_equal(machine_iothread(&m), &io[0]);
+	struct machine none = {0};
+	assert_null(machine_iothread(&none));
 }
 
 static void test_guest_mem_ptr_bounds(void **state)
@@ -208,6 +256,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_size),
 	    cmocka_unit_test(test_run_opts),
+	    cmocka_unit_test(test_run_opts_iothreads),
+	    cmocka_unit_test(test_machine_iothread_round_robin),
 	    cmocka_unit_test(test_guest_mem_ptr_bounds),
 	    cmocka_unit_test(test_guest_mem_high_region),
 	    cmocka_unit_test(test_bus_dispatch),

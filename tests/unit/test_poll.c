@@ -1,10 +1,16 @@
-/* Adaptive polling: when to start and stop, and the stop/kick race. */
+/* The I/O thread's loop, and adaptive polling: when to start and stop,
+ * and the stop/kick race. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "iothread/iothread.h"
 #include "iothread/poll_opts.h"
@@ -162,6 +168,61 @@ static void test_no_kick_lost_when_polling_stops(void **state)
 	assert_int_equal(q.used, q.avail);
 }
 
+struct handled {
+	int efd;
+	pid_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void on_ready(void *opaque, uint32_t events)
+{
+	struct handled *h = opaque;
+	uint64_t n;
+	assert_true(events & EPOLLIN);
+	assert_int_equal(read(h->efd, &n, sizeof(n)), sizeof(n));
+	pthread_mutex_lock(&h->mu);
+	h->tid = gettid();
+	h->done = true;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* A running I/O thread calls fd handlers on itself, under the name the
+ * benchmark harness reads from /proc (comm), and counts its wakeups. */
+static void test_iothread_runs_handlers_named(void **state)
+{
+	(void)state;
+	struct iothread io;
+	struct handled h = {.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+	pthread_mutex_init(&h.mu, NULL);
+	pthread_cond_init(&h.cv, NULL);
+	assert_int_equal(iothread_init(&io, "io3-and-a-long-name"), 0);
+	assert_string_equal(io.name, "io3-and-a-long-"); /* the kernel keeps 15 bytes */
+	assert_int_equal(iothread_add_fd(&io, h.efd, EPOLLIN, on_ready, &h), 0);
+	assert_int_equal(iothread_start(&io), 0);
+	uint64_t one = 1;
+	assert_int_equal(write(h.efd, &one, sizeof(one)), sizeof(one));
+	pthread_mutex_lock(&h.mu);
+	while (!h.done)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+	assert_int_not_equal(h.tid, gettid());
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)h.tid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	assert_string_equal(comm, "io3-and-a-long-\n");
+	iothread_stop(&io);
+	assert_true(io.wakeups >= 1);
+	assert_int_equal(io.events, 1);
+	iothread_destroy(&io); /* frees the handler (ASan would say) */
+	close(h.efd);
+}
+
 static int opt(const char *kv, struct poll_policy *p, char *err)
 {
 	const char *eq = strchr(kv, '=');
@@ -205,6 +266,7 @@ int main(void)
 	    cmocka_unit_test(test_stop_after_idle_and_cap),
 	    cmocka_unit_test(test_no_kick_lost_when_polling_stops),
 	    cmocka_unit_test(test_poll_options),
+	    cmocka_unit_test(test_iothread_runs_handlers_named),
 	};
 	return cmocka_run_group_tests_name("poll", tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 # --disk refuses bad input before the guest starts: exit status 2 and one
 # line on stderr about the problem. Cases: an empty path, a missing file, a
 # directory (read-write and ",ro"), a character device, an unknown option,
-# an empty option, and one image given twice (it is locked while in use).
+# an empty option, bad polling options (and polling without ioeventfd),
+# and one image given twice (it is locked while in use).
 TIMEOUT=300
 
 
@@ -19,6 +20,9 @@ l1() {
 	expect_usage_error "char device" "not a regular file" run --kernel /l2/vmlinuz --mem 256M --disk /dev/null
 	expect_usage_error "unknown option" "unknown disk option 'foo'" run --kernel /l2/vmlinuz --mem 256M --disk "$I,foo"
 	expect_usage_error "empty option" "unknown disk option ''" run --kernel /l2/vmlinuz --mem 256M --disk "$I,"
+	expect_usage_error "bad poll mode" "invalid poll=sometimes" run --kernel /l2/vmlinuz --mem 256M --disk "$I,poll=sometimes"
+	expect_usage_error "bad poll-start" "invalid poll-start=0" run --kernel /l2/vmlinuz --mem 256M --iothreads 2 --disk "$I,poll=adaptive,poll-start=0"
+	expect_usage_error "poll, trapped kicks" "poll= needs ioeventfd" run --kernel /l2/vmlinuz --mem 256M --no-ioeventfd --disk "$I,poll=always"
 	expect_usage_error "image twice" "in use" run --kernel /l2/vmlinuz --mem 256M --disk "$I" --disk "$I"
 	expect_usage_error "image twice, once ro" "in use" run --kernel /l2/vmlinuz --mem 256M --disk "$I,ro" --disk "$I"
 	rm -rf "$I" /tmp/imgdir

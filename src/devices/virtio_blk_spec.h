@@ -1,0 +1,24 @@
+/* `--disk SPEC` for virtio-blk: PATH[,ro][,poll=off|adaptive|always]
+ * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]. The
+ * polling options are --net's (iothread/poll_opts.h); disks default to
+ * poll=off. */
+#ifndef SKIFF_VIRTIO_BLK_SPEC_H
+#define SKIFF_VIRTIO_BLK_SPEC_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "iothread/poll_policy.h"
+
+struct blk_spec {
+	char path[PATH_MAX];
+	bool ro;
+	struct poll_policy poll; /* of the request queue */
+};
+
+/* Parses SPEC: a non-empty path up to the first comma, then options.
+ * Returns 0, or -1 with a one-line reason in err. */
+int blk_spec_parse(const char *spec, struct blk_spec *out, char *err, size_t errlen);
+
+#endif
