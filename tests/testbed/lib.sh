@@ -184,7 +184,10 @@ tb_boot_l0() {
 		flock "$lockfd"
 	fi
 	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
+	# The monitor socket is for looking at a frozen L1 from outside
+	# (tests/testbed/l0-monitor.py 'info registers -a').
 	timeout --kill-after=10 "$bound" "${TB_L0_CMD[@]}" \
+		-monitor "unix:$TB_CACHE/l0.monitor,server=on,wait=off" \
 		-kernel "$(tb_vmlinuz)" -initrd "$initrd" -append "$TB_L0_APPEND" \
 		</dev/null >"$log" 2>&1 || rc=$?
 	exec {lockfd}>&-
