@@ -28,9 +28,9 @@ dur_run_trial() {
 	t=$1
 	r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 	target=$((2 + r % 30))
+	# Odd trials trap kicks on the vCPU thread, even ones use ioeventfd.
 	mode=ioeventfd flag=
-	# (Trapped kicks are left out: a guest triple fault was seen once in 20
-	# trials with --no-ioeventfd, a bug under investigation.)
+	[ $((t % 2)) = 1 ] && mode=no-ioeventfd flag=--no-ioeventfd
 	rm -f "$DUR_IMG"
 	dur_blank_image
 	# Not through timeout(1): $! must be skiff itself, for kill -9.
