@@ -57,14 +57,17 @@ dur_run_trial() {
 	wait "$pid"
 	rc=$?
 	# Every record L2 reported (after the kill too: the log is final now)
-	# must be in its sector.
-	res=$(tr -d '\r' <"$DUR_LOG" | awk -v t="$t" '
+	# must be in its sector. Only whole lines count: the console's lines
+	# end in CR LF, and the kill can cut the last one short ("SKIFF-L2-REC
+	# 9 " is no report).
+	res=$(awk -v t="$t" '
 		FNR == NR { disk[FNR - 1] = $0; next }
-		$1 == "SKIFF-L2-REC" && $2 == t {
+		!sub(/\r$/, "") { next }
+		$1 == "SKIFF-L2-REC" && $2 == t && $3 ~ /^[0-9]+$/ {
 			n++
 			if (disk[$3] !~ ("^REC " t " " $3 " ")) miss = miss " " $3
 		}
-		END { printf "%d%s\n", n, miss == "" ? "" : " missing:" miss }' "$DUR_IMG" -)
+		END { printf "%d%s\n", n, miss == "" ? "" : " missing:" miss }' "$DUR_IMG" "$DUR_LOG")
 	lost=$(echo "${res#* missing:}" | wc -w)
 	reported=${res%% *}
 	echo "durability: trial $t ($mode): target $target, skiff $how (rc $rc), L2 reported $res"
