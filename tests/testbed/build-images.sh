@@ -89,6 +89,7 @@ fill_l1() {
 	cp "$TB_DIR/guest/profile" "$d/etc/profile"
 	cp "$(tb_vmlinuz)" "$d/l2/vmlinuz"
 	install -m 755 "$TB_DIR/guest/l1-init" "$d/init"
+	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/kvm-hold" "$TB_DIR/guest/kvm-hold.c"
 	# skiff decompresses a bzImage's kernel once and caches it; do that here,
 	# natively, instead of in emulated L1 on every scenario's first boot.
 	if [ -x "$TB_SKIFF" ]; then
