@@ -25,6 +25,17 @@ now_ns() {
 	esac
 }
 
+# wait_for PATH: waits up to 10 s for PATH to exist (device nodes and
+# network interfaces appear asynchronously, after the driver's probe).
+wait_for() {
+	wf_i=0
+	while [ ! -e "$1" ] && [ $wf_i -lt 100 ]; do
+		sleep 0.1
+		wf_i=$((wf_i + 1))
+	done
+	[ -e "$1" ]
+}
+
 # Defaults for booting L2 from L1; a scenario may override them.
 L2_KERNEL=/l2/vmlinuz
 L2_INITRD=/l2/initrd.gz

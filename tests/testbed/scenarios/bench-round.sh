@@ -455,12 +455,7 @@ l1() {
 }
 
 l2() {
-	i=0
-	while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -e /sys/class/net/eth0 ] || { echo "SKIFF-BENCH-L2: no eth0"; return; }
+	wait_for /sys/class/net/eth0 || { echo "SKIFF-BENCH-L2: no eth0"; return; }
 	if ! ip addr add "$BENCH_L2_IP/24" dev eth0 || ! ip link set eth0 up; then
 		echo "SKIFF-BENCH-L2: eth0 setup failed"
 		return

@@ -41,14 +41,7 @@ disk_phase() { sed -n 's/.*skiff_disk=\([a-z]*\).*/\1/p' /proc/cmdline; }
 
 # disk_wait_dev NAME: waits up to 10 s for /dev/NAME. devtmpfs makes the
 # node asynchronously, so it can lag behind the driver's probe.
-disk_wait_dev() {
-	i=0
-	while [ ! -b "/dev/$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -b "/dev/$1" ]
-}
+disk_wait_dev() { wait_for "/dev/$1" && [ -b "/dev/$1" ]; }
 
 # disk_sha FILE: sha256 of a file or of stdin ("-").
 disk_sha() { sha256sum "$1" | cut -d' ' -f1; }

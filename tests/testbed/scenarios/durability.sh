@@ -100,11 +100,7 @@ l1() {
 
 l2() {
 	t=$(sed -n 's/.*skiff_trial=\([0-9]*\).*/\1/p' /proc/cmdline)
-	i=0 # devtmpfs makes the node asynchronously: give it up to 10 s
-	while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_for /dev/vda
 	[ -b /dev/vda ] || { echo "SKIFF-L2-REC-ERROR no /dev/vda"; return; }
 	n=1
 	while [ "$n" -le "$DUR_RECS" ]; do

@@ -152,11 +152,7 @@ l1() {
 }
 
 l2() {
-	i=0
-	while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_for /sys/class/net/eth0 || echo "stress: L2 has no eth0"
 	ip addr add "$L2_IP/24" dev eth0 && ip link set eth0 up
 	iperf3 -s -D >/dev/null 2>&1
 	echo "SKIFF-STRESS-L2: ready"
