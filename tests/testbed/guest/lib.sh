@@ -36,6 +36,12 @@ wait_for() {
 	[ -e "$1" ]
 }
 
+# tap_up ADDR: makes tap0 (iproute2: busybox ip cannot) with ADDR/24 and
+# brings it up; fails if any step does. L1 only, link-local ADDR only.
+tap_up() {
+	ip tuntap add tap0 mode tap && ip addr add "$1/24" dev tap0 && ip link set tap0 up
+}
+
 # Defaults for booting L2 from L1; a scenario may override them.
 L2_KERNEL=/l2/vmlinuz
 L2_INITRD=/l2/initrd.gz

@@ -428,11 +428,7 @@ l1() {
 	[ -w $thp/khugepaged/scan_sleep_millisecs ] &&
 		echo 3600000 >$thp/khugepaged/scan_sleep_millisecs
 	echo "bench: L1 THP enabled: $(cat $thp/enabled 2>/dev/null), defrag: $(cat $thp/defrag 2>/dev/null)"
-	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
-	if ! ip addr add "$BENCH_L1_IP/24" dev tap0 || ! ip link set tap0 up; then
-		fail "tap0 setup failed"
-		return
-	fi
+	tap_up "$BENCH_L1_IP" || { fail "tap0 setup failed"; return; }
 	bench_mark "round rep=$BENCH_REP configs=$configs workloads=$BENCH_PLAN_WORKLOADS secs=$BENCH_SECS"
 	for c in $(echo "$configs" | tr ',' ' '); do
 		line=$(bench_config_line "$c")

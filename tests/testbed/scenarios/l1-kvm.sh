@@ -6,11 +6,7 @@ TIMEOUT=180
 l1() {
 	[ -c /dev/kvm ] || { fail "no /dev/kvm"; return; }
 	grep -q '^kvm_amd ' /proc/modules || { fail "kvm_amd not loaded"; return; }
-	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
-	if ! ip addr add 169.254.10.1/24 dev tap0 || ! ip link set tap0 up; then
-		fail "tap0 setup failed"
-		return
-	fi
+	tap_up 169.254.10.1 || { fail "tap0 setup failed"; return; }
 	metric l1_nproc "$(nproc)"
 	pass
 }

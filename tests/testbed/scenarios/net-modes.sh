@@ -50,8 +50,7 @@ nm_mode() { # NAME SKIFF-ARGS...
 }
 
 l1() {
-	ip tuntap add tap0 mode tap && ip addr add "$NM_L1/24" dev tap0 && ip link set tap0 up ||
-		{ fail "tap0 setup failed"; return; }
+	tap_up "$NM_L1" || { fail "tap0 setup failed"; return; }
 	ok=1
 	nm_mode trap --net tap=tap0 --no-ioeventfd || ok=0
 	nm_mode ioeventfd --net tap=tap0 || ok=0

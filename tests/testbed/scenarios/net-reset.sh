@@ -11,11 +11,7 @@ NET_L1=169.254.10.1
 NET_L2=169.254.10.2
 
 l1() {
-	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
-	if ! ip addr add "$NET_L1/24" dev tap0 || ! ip link set tap0 up; then
-		fail "tap0 setup failed"
-		return
-	fi
+	tap_up "$NET_L1" || { fail "tap0 setup failed"; return; }
 	# A persistent echo server: what L2 sends comes back (both queues).
 	nc -ll -p 5003 -e cat &
 	echo_pid=$!

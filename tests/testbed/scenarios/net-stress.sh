@@ -133,11 +133,7 @@ stress_vm() {
 }
 
 l1() {
-	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
-	if ! ip addr add "$L1_IP/24" dev tap0 || ! ip link set tap0 up; then
-		fail "tap0 setup failed"
-		return
-	fi
+	tap_up "$L1_IP" || { fail "tap0 setup failed"; return; }
 	STRESS_BAD=
 	b=0
 	while [ $b -lt $STRESS_BOOTS ]; do

@@ -10,11 +10,7 @@ NET_L1=169.254.10.1
 NET_L2=169.254.10.2
 
 l1() {
-	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
-	if ! ip addr add "$NET_L1/24" dev tap0 || ! ip link set tap0 up; then
-		fail "tap0 setup failed"
-		return
-	fi
+	tap_up "$NET_L1" || { fail "tap0 setup failed"; return; }
 	iperf3 -s >/tmp/iperf3-server.log 2>&1 &
 	iperf_pid=$!
 	rc=0

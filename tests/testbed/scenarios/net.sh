@@ -33,11 +33,7 @@ net_random() {
 }
 
 l1() {
-	ip tuntap add tap0 mode tap || { fail "ip tuntap add failed"; return; }
-	if ! ip addr add "$NET_L1/24" dev tap0 || ! ip link set tap0 up; then
-		fail "tap0 setup failed"
-		return
-	fi
+	tap_up "$NET_L1" || { fail "tap0 setup failed"; return; }
 	net_random /tmp/down.bin || { fail "cannot make /tmp/down.bin"; return; }
 	down_sha=$(net_sha /tmp/down.bin)
 	# Servers for L2: iperf3 for both directions, one nc connection each
