@@ -11,7 +11,8 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit unit-asan testbed bench format format-check clean
+.PHONY: all deps run test unit unit-asan testbed bench format format-check clean \
+	fuzz fuzz-ci fuzz-build
 all: $(BUILD)/skiff
 
 $(BUILD)/%.o: %.c
@@ -39,6 +40,37 @@ unit: $(TESTS)
 unit-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan \
 		OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
+
+# libFuzzer targets (tests/fuzz/README.md): clang, ASan + UBSan, the
+# library built again with coverage. `make fuzz [SECS=N]` runs each target
+# N seconds; `make fuzz-ci` runs each briefly on its committed corpus.
+FUZZ_BUILD := build/fuzz
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_MAKE  := $(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang \
+	OPT="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
+	EXTRA_CFLAGS="-Wno-missing-field-initializers -Wno-gnu-variable-sized-type-not-at-end"
+FUZZ_NAMES := $(filter-out common,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_BINS  := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
+comma := ,
+# Guest-memory entry points the fake RAM's mutator hooks (fuzz_common.h).
+FUZZ_WRAP  := $(patsubst %,-Wl$(comma)--wrap=%,guest_mem_ptr dma_read dma_read_relaxed \
+	dma_sg_read dma_sg_read_relaxed)
+SECS ?= 60
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fuzz_common.h \
+		$(FUZZ_BUILD)/libskiff.a
+	$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -fsanitize=fuzzer -Itests/fuzz -Itests/unit \
+		-o $@ $< tests/fuzz/fuzz_common.c $(FUZZ_BUILD)/libskiff.a $(FUZZ_WRAP) $(LDLIBS_ALL)
+
+fuzz-build:
+	@tests/install-deps.sh --fuzz
+	@$(FUZZ_MAKE) $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh --secs $(SECS) $(FUZZ_NAMES)
+
+fuzz-ci: fuzz-build
+	@tests/fuzz/run.sh --ci $(FUZZ_NAMES)
 
 testbed: $(BUILD)/skiff
 	@tests/testbed/run-scenarios.sh

@@ -7,7 +7,14 @@
 # The kernel is NOT installed: a VMM's setup must never touch the host's /boot.
 # Prints one line per action taken, nothing otherwise. Works non-interactively
 # (CI=true, no stdin) on a fresh Debian 12 machine as root.
+#
+# --fuzz: only what the libFuzzer targets need (`make fuzz`, `make fuzz-ci`):
+# the build packages plus clang and its runtime (libFuzzer, sanitizers), so
+# plain builds and CI runs without fuzzing do not pay for clang.
 set -euo pipefail
+
+FUZZ=0
+if [ "${1:-}" = --fuzz ]; then FUZZ=1; fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE="$ROOT/.cache/kernel"
@@ -18,6 +25,10 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev
 	kmod      # modinfo reads guest module dependencies when building images
 	e2fsprogs # mke2fs and /etc/mke2fs.conf for the disk scenario's guest
 )
+if [ "$FUZZ" -eq 1 ]; then
+	# libclang-rt-dev: libFuzzer and the ASan/UBSan runtimes for clang.
+	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev clang libclang-rt-dev)
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 
@@ -58,6 +69,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	echo "install-deps: installing ${missing[*]}"
 	quiet "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+[ "$FUZZ" -eq 1 ] && exit 0
 
 # The guest kernel: the version that the linux-image-amd64 metapackage names,
 # e.g. linux-image-6.1.0-57-amd64. apt-cache needs package lists: if it finds
