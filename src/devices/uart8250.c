@@ -168,8 +168,10 @@ size_t uart_receive(struct uart8250 *u, const uint8_t *buf, size_t len)
 
 void uart_bus_handler(void *opaque, struct bus_access *acc)
 {
-	/* Wider accesses touch consecutive registers, as on real hardware. */
-	for (uint32_t i = 0; i < acc->len; i++)
+	/* Wider accesses touch consecutive registers, as on real hardware;
+	 * bytes past the last port belong to nobody (a read leaves them 0xff)
+	 * and must not wrap onto THR/RBR. */
+	for (uint32_t i = 0; i < acc->len && acc->offset + i < 8; i++)
 		uart_access(opaque, (unsigned int)(acc->offset + i), &acc->data[i], acc->is_write);
 }
 
