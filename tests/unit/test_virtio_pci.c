@@ -672,15 +672,19 @@ static void test_attach_errors(void **state)
 	assert_null(more[PCI_MAX_DEVICES - 1].vdev.transport);
 }
 
-/* Random accesses to the register BAR, the MSI-X BAR and config space:
- * no crash, no access outside the fake RAM (ASan in make unit-asan). */
+/* Random accesses of every width (1..8) to the register BAR, the MSI-X
+ * BAR and config space, with resets: after each step the read-only
+ * registers read back and the device is never given more queues than it
+ * has; after the loop a reset and a normal bring-up work and a kick
+ * reaches the device. Memory errors: ASan in make unit-asan.
+ * tests/fuzz/fuzz_virtio_pci.c does this with coverage feedback. */
 static void test_fuzz(void **state)
 {
 	struct vfx *f = *state;
 	srand(42);
 	for (int i = 0; i < 50000; i++) {
 		uint64_t v = ((uint64_t)rand() << 33) ^ ((uint64_t)rand() << 7) ^ (uint64_t)rand();
-		uint32_t len = 1u << (rand() % 4);
+		uint32_t len = 1 + (uint32_t)rand() % 8;
 		int pick = rand() % 8;
 		uint64_t off;
 		if (pick < 4) /* mostly the common configuration */
@@ -702,7 +706,34 @@ static void test_fuzz(void **state)
 			       1 << (rand() % 3), (uint32_t)v);
 		if (rand() % 64 == 0)
 			f->t.vdev.transport->notify_queue(&f->t.vdev, (unsigned int)rand() % 3);
+		/* The loop may turn memory decoding off: read through config
+		 * space, which it cannot make writable. */
+		assert_int_equal(cfg_rd(&f->trap, 1, PCI_VENDOR_ID, 2), VIRTIO_PCI_VENDOR);
+		assert_int_equal(cfg_rd(&f->trap, 1, PCI_DEVICE_ID, 2), 0x1040 + VIRTIO_ID_BLOCK);
+		assert_int_equal(f->t.notifies[2], 0); /* no queue 2 */
 	}
+	/* Back to a known state: decoding on at the original BARs, reset,
+	 * then the usual bring-up must work and a kick reach queue 0. */
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, 0);
+	cfg_wr(&f->trap, 1, PCI_BAR0, 4, (uint32_t)f->bar);
+	cfg_wr(&f->trap, 1, PCI_BAR0 + 4, 4, f->bar >> 32);
+	cfg_wr(&f->trap, 1, PCI_BAR0 + 4 * VP_MSIX_BAR, 4, (uint32_t)f->tab);
+	cfg_wr(&f->trap, 1, PCI_BAR0 + 4 * VP_MSIX_BAR + 4, 4, f->tab >> 32);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	cw(f, VP_STATUS, 1, 0);
+	assert_int_equal(status(f), 0);
+	int kicks = f->t.notifies[0];
+	bring_up(f, FEAT_OK);
+	kick(f, 0);
+	assert_int_equal(f->t.notifies[0], kicks + 1);
+	assert_int_equal(cr(f, VP_NUM_QUEUES, 2), NQ);
+	/* And a reset still undoes all of it. */
+	cw(f, VP_STATUS, 1, 0);
+	cw(f, VP_Q_SELECT, 2, 0);
+	assert_int_equal(cr(f, VP_Q_ENABLE, 2), 0);
+	assert_int_equal(cr(f, VP_Q_SIZE, 2), QMAX);
+	kick(f, 0);
+	assert_int_equal(f->t.notifies[0], kicks + 1);
 }
 
 #define VT(fn) cmocka_unit_test_setup_teardown(fn, vfx_setup, vfx_teardown)
