@@ -2,6 +2,7 @@
 #include "fuzz_common.h"
 
 #include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -35,6 +36,14 @@ void fz_begin(const uint8_t *data, size_t size)
 	}
 	fz.mutate = true;
 	fz_thread = pthread_self();
+}
+
+void fz_fail(const char *file, int line, const char *what)
+{
+	char msg[300];
+	snprintf(msg, sizeof(msg), "fuzz invariant failed: %s:%d: %s", file, line, what);
+	__sanitizer_report_error_summary(msg);
+	abort();
 }
 
 bool fz_more(void)

@@ -61,14 +61,13 @@ static inline uint8_t *fz_at(uint64_t gpa)
 /* True if [p, p + len) lies inside fake guest RAM. */
 bool fz_in_ram(const void *p, size_t len);
 
-/* An invariant the target checks failed: report and abort (a finding). */
+/* An invariant the target checks failed: report and abort (a finding).
+ * The sanitizers' report channel survives -close_fd_mask=2. */
+void fz_fail(const char *file, int line, const char *what);
 #define FZ_CHECK(cond)                                                                             \
 	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, __LINE__,  \
-				#cond);                                                            \
-			abort();                                                                   \
-		}                                                                                  \
+		if (!(cond))                                                                       \
+			fz_fail(__FILE__, __LINE__, #cond);                                        \
 	} while (0)
 
 #endif

@@ -57,7 +57,7 @@ static void do_pop(void)
 
 static void do_push(uint8_t sel)
 {
-	struct virtq_used_elem e[8];
+	struct virtq_used_elem e[9]; /* up to 8 popped ones and a bogus one */
 	unsigned int n = 1 + sel % 8, k = 0;
 
 	for (; k < n && k < ninflight; k++)

@@ -1,0 +1,191 @@
+/* virtio-net TX and RX (src/devices/virtio_net*.c) with a SOCK_SEQPACKET
+ * socketpair as the tap (tap_from_fd, one packet per message, 12-byte vnet
+ * header in front): fuzz bytes pick the negotiated features (offloads,
+ * MRG_RXBUF), build chains on both queues, send frames of any length and
+ * header from the "host" side, kick, fill the wire until TX blocks, and
+ * reset. Guest RAM changes under the device (fuzz_common.h).
+ *
+ * Checked beyond ASan/UBSan: every packet the device writes to the tap has
+ * a whole header, a frame no longer than VIRTIO_NET_MAX_FRAME, and only the
+ * header flags and GSO types the driver negotiated. */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "devices/virtio_net_priv.h"
+#include "fuzz_common.h"
+
+static struct machine machine;
+static struct virtio_net *net;
+static int wire = -1; /* the host's end of the "tap" */
+static uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_MAX_FRAME + 64];
+
+static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
+{
+	(void)vdev, (void)q;
+}
+
+static void fake_notify_config(struct virtio_dev *vdev)
+{
+	(void)vdev;
+}
+
+static const struct virtio_transport_ops fake_transport = {
+    .notify_queue = fake_notify_queue,
+    .notify_config = fake_notify_config,
+};
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	char err[200];
+	struct tap tap;
+	int sv[2];
+
+	(void)argc, (void)argv;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) < 0)
+		abort();
+	tap_from_fd(&tap, sv[0]);
+	wire = sv[1];
+	net = virtio_net_create(&machine, 0, &tap, mac, err, sizeof(err));
+	if (!net)
+		abort();
+	net->vdev.gm = &fz_gm;
+	net->vdev.transport = &fake_transport;
+	pthread_mutex_init(&net->vdev.lock, NULL);
+	return 0;
+}
+
+/* Reads what the device sent and checks it. */
+static void wire_drain(void)
+{
+	const struct virtio_dev *v = &net->vdev;
+	ssize_t r;
+
+	while ((r = recv(wire, frame, sizeof(frame), MSG_TRUNC)) >= 0) {
+		struct virtio_net_hdr h;
+		FZ_CHECK(r >= VIRTIO_NET_HDR_LEN);
+		FZ_CHECK(r - VIRTIO_NET_HDR_LEN <= VIRTIO_NET_MAX_FRAME);
+		memcpy(&h, frame, sizeof(h));
+		FZ_CHECK((h.flags & ~VIRTIO_NET_HDR_F_NEEDS_CSUM) == 0);
+		FZ_CHECK(!h.flags || virtio_has_feature(v, VIRTIO_NET_F_CSUM));
+		FZ_CHECK(virtio_net_gso_ok(v, h.gso_type, VIRTIO_NET_F_HOST_TSO4,
+					   VIRTIO_NET_F_HOST_TSO6));
+		FZ_CHECK(h.num_buffers == 0);
+	}
+}
+
+/* Empties both ends and the scheduler's eventfd: a clean start. */
+static void flush_all(void)
+{
+	uint64_t cnt;
+	while (recv(wire, frame, sizeof(frame), MSG_TRUNC) >= 0) {
+	}
+	while (recv(net->tap.fd, frame, sizeof(frame), MSG_TRUNC) >= 0) {
+	}
+	while (read(net->sched_fd, &cnt, sizeof(cnt)) > 0) {
+	}
+	atomic_store(&net->sched, 0);
+}
+
+/* A frame from the host: a header from the stream, a length, a pattern. */
+static void wire_send(void)
+{
+	uint8_t sel = fz_u8();
+	size_t len = sel & 1 ? fz_u16() % (VIRTIO_NET_MAX_FRAME + 64) : fz_u8();
+	size_t head = len < 64 ? len : 64;
+
+	if (sel & 2) {
+		memset(frame, 0, VIRTIO_NET_HDR_LEN);
+		frame[0] = fz_u8() & 3;
+		frame[1] = fz_u8();
+	} else {
+		fz_bytes(frame, VIRTIO_NET_HDR_LEN);
+	}
+	if (sel & 4) /* shorter than a header */
+		len = fz_u8() % VIRTIO_NET_HDR_LEN, head = 0;
+	else
+		len += VIRTIO_NET_HDR_LEN;
+	fz_bytes(frame + (len > head ? len - head : 0), head);
+	if (send(wire, frame, len, 0) < 0 && errno != EAGAIN)
+		abort();
+}
+
+/* The host stops reading: fill the wire until sends fail. */
+static void wire_fill(void)
+{
+	static const uint8_t junk[2048];
+	while (send(net->tap.fd, junk, sizeof(junk), 0) >= 0) {
+	}
+}
+
+static void dev_reset(struct virtio_dev *v)
+{
+	v->ops->reset(v);
+	virtq_reset(&v->vqs[0]);
+	virtq_reset(&v->vqs[1]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct virtio_dev *v = &net->vdev;
+	struct fz_q g[2];
+	bool active = false;
+
+	fz_begin(data, size);
+	flush_all();
+	v->driver_features = v->host_features & ~fz_u64();
+	if (virtio_dev_init_queues(v) < 0)
+		abort();
+	for (unsigned int q = 0; q < 2; q++)
+		fzq_layout(&g[q], q, (uint16_t)(1u << (fz_u8() % 9))); /* 1..256 */
+	for (unsigned int steps = 0; fz_more() && steps < 512; steps++) {
+		uint8_t op = fz_u8();
+		switch (op % 12) {
+		case 0: /* DRIVER_OK */
+			if (active)
+				break;
+			for (unsigned int q = 0; q < 2; q++) {
+				fzq_configure(&v->vqs[q], &g[q], v->driver_features);
+				virtq_activate(&v->vqs[q], &fz_gm);
+			}
+			active = v->ops->activate(v) == 0;
+			break;
+		case 1:
+			v->ops->queue_notify(v, op >> 7); /* RX refill or TX kick */
+			break;
+		case 2:
+			wire_send();
+			break;
+		case 3:
+			virtio_net_tap_event(net, EPOLLIN);
+			break;
+		case 4:
+			wire_drain();
+			virtio_net_tap_event(net, EPOLLOUT);
+			break;
+		case 5:
+			virtio_net_sched_event(net, EPOLLIN);
+			break;
+		case 6:
+			if (op & 0x80)
+				wire_fill();
+			else
+				wire_drain();
+			break;
+		case 7:
+			dev_reset(v);
+			g[0].avail_idx = g[1].avail_idx = 0;
+			active = false;
+			break;
+		default:
+			fzq_driver_op(&g[op >> 7], fz_u8());
+		}
+	}
+	wire_drain();
+	dev_reset(v);
+	return 0;
+}
