@@ -11,9 +11,16 @@ struct guest_mem fz_gm;
 uint8_t *fz_ram;
 static pthread_t fz_thread;
 
+static void fz_split(const uint8_t *data, size_t size);
+
 void fz_begin(const uint8_t *data, size_t size)
 {
-	size_t mlen = 0;
+	fz_begin_noram(data, size);
+	memset(fz_ram, 0, FZ_LOW + FZ_HIGH);
+}
+
+void fz_begin_noram(const uint8_t *data, size_t size)
+{
 
 	if (!fz_ram) {
 		fz_ram = malloc(FZ_LOW + FZ_HIGH);
@@ -23,7 +30,13 @@ void fz_begin(const uint8_t *data, size_t size)
 		fz_gm.size = FZ_LOW + FZ_HIGH;
 		fz_gm.low_size = FZ_LOW;
 	}
-	memset(fz_ram, 0, FZ_LOW + FZ_HIGH);
+	fz_split(data, size);
+}
+
+static void fz_split(const uint8_t *data, size_t size)
+{
+	size_t mlen = 0;
+
 	memset(&fz, 0, sizeof(fz));
 	if (size) {
 		mlen = (size_t)data[0] * 4;

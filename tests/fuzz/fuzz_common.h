@@ -43,6 +43,8 @@ extern uint8_t *fz_ram; /* FZ_LOW + FZ_HIGH bytes */
 
 /* Splits the input (see above), zeroes guest RAM, turns mutation on. */
 void fz_begin(const uint8_t *data, size_t size);
+/* The same without zeroing guest RAM, for targets that do not use it. */
+void fz_begin_noram(const uint8_t *data, size_t size);
 bool fz_more(void);
 uint8_t fz_u8(void);
 uint16_t fz_u16(void);

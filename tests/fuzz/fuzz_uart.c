@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       .opaque = &u,
 			       .name = "uart0"};
 
-	fz_begin(data, size);
+	fz_begin_noram(data, size);
 	uart_init(&u, on_irq, on_tx, NULL);
 	tx_seen = 0;
 	irq_level = 0;
