@@ -12,7 +12,7 @@ TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
 .PHONY: all deps run test unit unit-asan testbed bench format format-check clean \
-	fuzz fuzz-ci fuzz-build
+	fuzz fuzz-ci fuzz-build fuzz-bins
 all: $(BUILD)/skiff
 
 $(BUILD)/%.o: %.c
@@ -62,9 +62,11 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fu
 	$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -fsanitize=fuzzer -Itests/fuzz -Itests/unit \
 		-o $@ $< tests/fuzz/fuzz_common.c $(FUZZ_BUILD)/libskiff.a $(FUZZ_WRAP) $(LDLIBS_ALL)
 
+fuzz-bins: $(FUZZ_BINS)
+
 fuzz-build:
 	@tests/install-deps.sh --fuzz
-	@$(FUZZ_MAKE) $(FUZZ_BINS)
+	@$(FUZZ_MAKE) fuzz-bins
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh --secs $(SECS) $(FUZZ_NAMES)
