@@ -17,7 +17,7 @@
 #include "x86/boot.h"
 #include "x86/bzimage.h"
 
-#define RAM_MAX (48u << 20)
+#define RAM_MAX (64u << 20) /* the largest size the selector byte picks */
 
 static int kernel_fd = -1, initrd_fd = -1;
 static uint8_t *ram;
@@ -66,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_parse(data, size);
 
 	uint64_t mem = (16u << 20) + (uint64_t)(sel & 3) * (16u << 20) - (sel & 4 ? 4096 : 0);
+	FZ_CHECK(mem <= RAM_MAX); /* else the harness, not skiff, overflows */
 	size_t initrd = sel & 8 ? (size_t)(sel >> 4) * 65536 + 100 : 0;
 	size_t cmdlen = (size_t)cl * 16 % sizeof(cmdline);
 	if (ftruncate(kernel_fd, 0) < 0 || pwrite(kernel_fd, data, size, 0) != (ssize_t)size ||
