@@ -68,8 +68,8 @@ static void test_spec_options(void **state)
 	    {"d.img,poll-idle=-5", "invalid poll-idle=-5"},
 	    {"d.img,poll-window=abc", "invalid poll-window=abc"},
 	    {"d.img,poll-max=99999999999", "invalid poll-max=99999999999"},
-	    {"d.img,polling=always", "unknown disk option 'polling=always'"},
-	    {"d.img,ro=1", "unknown disk option 'ro=1'"},
+	    {"d.img,polling=always", "unknown disk option 'polling'"},
+	    {"d.img,ro=1", "invalid ro=1 (ro takes no value)"},
 	    {"d.img,", "unknown disk option ''"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
