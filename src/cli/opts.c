@@ -108,7 +108,8 @@ static const struct opt run_opts_fixed[] = {
 static const struct opt_table *run_table(void)
 {
 	static struct opt rows[RUN_NR_FIXED + 16];
-	static struct opt_table t = {.opts = rows, .what = "option", .see = "see 'skiff run --help'"};
+	static struct opt_table t = {
+	    .opts = rows, .what = "option", .see = "see 'skiff run --help'"};
 	if (t.n)
 		return &t;
 	for (size_t i = 0; i < RUN_NR_FIXED; i++) {

@@ -304,12 +304,14 @@ void opt_print_synopsis(FILE *out, const struct opt_table *t, bool spec, int ind
 		if (spec && (o->flags & OPT_POSITIONAL))
 			snprintf(item, sizeof(item), "%s", o->metavar);
 		else if (spec)
-			snprintf(item, sizeof(item), "%s%s%s%s%s%s", (o->flags & OPT_REQUIRED) ? "" : "[",
-				 i ? "," : "", o->name, o->metavar ? "=" : "",
-				 o->metavar ? o->metavar : "", (o->flags & OPT_REQUIRED) ? "" : "]");
+			snprintf(item, sizeof(item), "%s%s%s%s%s%s",
+				 (o->flags & OPT_REQUIRED) ? "" : "[", i ? "," : "", o->name,
+				 o->metavar ? "=" : "", o->metavar ? o->metavar : "",
+				 (o->flags & OPT_REQUIRED) ? "" : "]");
 		else
-			snprintf(item, sizeof(item), "%s--%s%s%s%s", (o->flags & OPT_REQUIRED) ? "" : "[",
-				 o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "",
+			snprintf(item, sizeof(item), "%s--%s%s%s%s",
+				 (o->flags & OPT_REQUIRED) ? "" : "[", o->name,
+				 o->metavar ? " " : "", o->metavar ? o->metavar : "",
 				 (o->flags & OPT_REQUIRED) ? "" : "]");
 		int len = (int)strlen(item) + (spec ? 0 : 1);
 		if (col + len > width && col > indent) {

@@ -53,7 +53,10 @@ struct opt_table {
 	const char *see;  /* appended to unknown-key errors, or NULL */
 };
 
-#define OPT_TABLE(arr, w, s) {.opts = (arr), .n = sizeof(arr) / sizeof((arr)[0]), .what = (w), .see = (s)}
+#define OPT_TABLE(arr, w, s)                                                                       \
+	{                                                                                          \
+		.opts = (arr), .n = sizeof(arr) / sizeof((arr)[0]), .what = (w), .see = (s)        \
+	}
 
 /* Parses argv[1..argc) of a command ("--name value", "--name=value" and
  * "--flag") into target. 0, or -1 with one line in err. */

@@ -46,8 +46,8 @@ struct dev_ops {
 struct device {
 	void *dev;
 	const struct dev_ops *ops;
-	struct virtio_dev *vdev;  /* for virtio transports */
-	struct pci_device *pci;	  /* for PCI-native devices */
+	struct virtio_dev *vdev; /* for virtio transports */
+	struct pci_device *pci;	 /* for PCI-native devices */
 };
 
 #endif

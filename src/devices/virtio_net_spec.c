@@ -58,7 +58,7 @@ static bool net_ifname_valid(const char *s, size_t len)
 }
 
 static int net_spec_mac(const struct opt *o, const char *val, void *target, char *err,
-			 size_t errlen)
+			size_t errlen)
 {
 	(void)o;
 	struct net_spec *out = target;
@@ -81,7 +81,7 @@ static int net_spec_mac(const struct opt *o, const char *val, void *target, char
 }
 
 static int net_spec_tap(const struct opt *o, const char *val, void *target, char *err,
-			 size_t errlen)
+			size_t errlen)
 {
 	(void)o;
 	struct net_spec *out = target;

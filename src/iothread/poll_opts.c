@@ -15,7 +15,8 @@ int poll_opt_parse(const char *key, size_t klen, const char *val, size_t vlen,
 {
 	bool known = false;
 	for (size_t i = 0; i < poll_table.n; i++)
-		known |= strlen(poll_opts[i].name) == klen && !strncmp(poll_opts[i].name, key, klen);
+		known |=
+		    strlen(poll_opts[i].name) == klen && !strncmp(poll_opts[i].name, key, klen);
 	if (!known)
 		return 0;
 	char item[64];

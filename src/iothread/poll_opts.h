@@ -14,15 +14,11 @@
 extern const char *const poll_mode_names[]; /* indexed by enum poll_mode */
 
 #define POLL_OPT_US(key, base, field, what)                                                        \
-	{.name = key,                                                                              \
-	 .type = OPT_U64,                                                                          \
-	 .off = (base) + offsetof(struct poll_policy, field),                                      \
-	 .min = 1,                                                                                 \
-	 .max = 10000000,                                                                          \
-	 .scale = 1000,                                                                            \
-	 .hint = "microseconds, 1-10000000",                                                       \
-	 .metavar = "USEC",                                                                        \
-	 .help = what}
+	{                                                                                          \
+		.name = key, .type = OPT_U64, .off = (base) + offsetof(struct poll_policy, field), \
+		.min = 1, .max = 10000000, .scale = 1000, .hint = "microseconds, 1-10000000",      \
+		.metavar = "USEC", .help = what                                                    \
+	}
 
 #define POLL_OPT_ROWS(base)                                                                        \
 	{.name = "poll",                                                                           \
@@ -40,8 +36,10 @@ extern const char *const poll_mode_names[]; /* indexed by enum poll_mode */
 	     .hint = "kicks, 1-1000",                                                              \
 	     .metavar = "K",                                                                       \
 	     .help = "adaptive: start after K kicks within poll-window (4)"},                      \
-	    POLL_OPT_US("poll-window", base, window_ns, "adaptive: the kick-counting window (1000)"), \
-	    POLL_OPT_US("poll-idle", base, idle_ns, "stop polling after this long without work (50)"), \
+	    POLL_OPT_US("poll-window", base, window_ns,                                            \
+			"adaptive: the kick-counting window (1000)"),                              \
+	    POLL_OPT_US("poll-idle", base, idle_ns,                                                \
+			"stop polling after this long without work (50)"),                         \
 	    POLL_OPT_US("poll-max", base, max_ns, "adaptive: longest continuous polling (20000)")
 
 /* Handles one key=value item if it is a polling option: returns 1 (taken),

@@ -38,7 +38,7 @@ struct snap {
 	struct snap_item {
 		char name[80];
 		uint64_t value;
-	} *items;
+	} * items;
 	unsigned int n, cap;
 };
 

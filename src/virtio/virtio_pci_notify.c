@@ -256,7 +256,8 @@ void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, vo
 		for (size_t k = 0; q->polled && k < sizeof(poll) / sizeof(poll[0]); k++) {
 			snprintf(what, sizeof(what), "q%u %s", i, poll[k].what);
 			emit(ctx, vdev->name, what,
-			     counter_get((const counter_t *)((const char *)&q->poller.st + poll[k].off)));
+			     counter_get(
+				 (const counter_t *)((const char *)&q->poller.st + poll[k].off)));
 		}
 		virtq_counters(&vdev->vqs[i], emit, ctx);
 	}

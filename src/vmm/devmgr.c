@@ -24,13 +24,14 @@ static void spec_value(const char *spec, const char *key, char *out, size_t outl
 	}
 }
 
-const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen)
+static const struct dm_kind *kind_find(const struct dm_kind *kinds, size_t n, const char *option,
+				       const char *spec, char *err, size_t errlen)
 {
 	char model[32];
 	spec_value(spec, "model", model, sizeof(model));
 	const struct dm_kind *first = NULL;
-	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct dm_kind *k = &dm_kinds[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct dm_kind *k = &kinds[i];
 		if (strcmp(k->option, option))
 			continue;
 		if (!first)
@@ -43,6 +44,11 @@ const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *er
 	else
 		snprintf(err, errlen, "invalid model=%s (no such %s model)", model, option);
 	return NULL;
+}
+
+const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen)
+{
+	return kind_find(dm_kinds, dm_nr_kinds, option, spec, err, errlen);
 }
 
 /* mac= settled by the VM: the default follows the card's index among all
@@ -83,8 +89,7 @@ static unsigned int dm_count_prefix(const struct devmgr *dm, const char *prefix)
 	return n;
 }
 
-static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *err,
-		  size_t errlen)
+static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *err, size_t errlen)
 {
 	if (dm->nr == DEVMGR_MAX) {
 		snprintf(err, errlen, "too many devices (at most %d)", DEVMGR_MAX);
@@ -100,10 +105,8 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 	 * order: a device's queues and its other event sources share state,
 	 * and one thread per device needs no locking between them. */
 	struct iothread *io = dm->nr_io ? &dm->io[dm->nr % dm->nr_io] : NULL;
-	struct dev_ctx ctx = {.name = e->name,
-			      .index = dm_count_prefix(dm, k->prefix),
-			      .gm = dm->gm,
-			      .io = io};
+	struct dev_ctx ctx = {
+	    .name = e->name, .index = dm_count_prefix(dm, k->prefix), .gm = dm->gm, .io = io};
 	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
 	if (dm_attach(dm, e, io, err, errlen) < 0) {
@@ -118,10 +121,12 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 
 /* Finds the kind, parses spec with its table and checks what the VM must
  * offer; returns the parsed spec (free it) or NULL with a reason. */
-static void *dm_parse(const char *option, const char *spec, bool use_ioeventfd,
-		      const struct dm_kind **kind, char *err, size_t errlen)
+static void *dm_parse(const struct devmgr *dm, const char *option, const char *spec,
+		      bool use_ioeventfd, const struct dm_kind **kind, char *err, size_t errlen)
 {
-	const struct dm_kind *k = devmgr_kind(option, spec, err, errlen);
+	const struct dm_kind *k =
+	    dm && dm->kinds ? kind_find(dm->kinds, dm->nr_kinds, option, spec, err, errlen)
+			    : devmgr_kind(option, spec, err, errlen);
 	void *parsed = k ? calloc(1, k->spec_size) : NULL;
 	if (k && !parsed)
 		snprintf(err, errlen, "out of memory");
@@ -141,12 +146,11 @@ static void *dm_parse(const char *option, const char *spec, bool use_ioeventfd,
 	return NULL;
 }
 
-int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err,
-		 size_t errlen)
+int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
 {
 	char why[400];
 	const struct dm_kind *k;
-	void *parsed = dm_parse(option, spec, use_ioeventfd, &k, why, sizeof(why));
+	void *parsed = dm_parse(NULL, option, spec, use_ioeventfd, &k, why, sizeof(why));
 	if (!parsed)
 		snprintf(err, errlen, "--%s %s: %s", option, spec, why);
 	free(parsed);
@@ -157,7 +161,7 @@ int devmgr_add(struct devmgr *dm, const char *option, const char *spec, char *er
 {
 	char why[400];
 	const struct dm_kind *k;
-	void *parsed = dm_parse(option, spec, dm->use_ioeventfd, &k, why, sizeof(why));
+	void *parsed = dm_parse(dm, option, spec, dm->use_ioeventfd, &k, why, sizeof(why));
 	int r = parsed ? dm_add(dm, k, parsed, why, sizeof(why)) : -1;
 	free(parsed);
 	if (r < 0)

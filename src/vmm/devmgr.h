@@ -58,6 +58,8 @@ struct devmgr {
 	struct iothread *io; /* nr_io of them; devices go round-robin */
 	unsigned int nr_io;
 	bool use_ioeventfd;
+	const struct dm_kind *kinds; /* NULL: dm_kinds (tests bring their own) */
+	size_t nr_kinds;
 	struct dm_entry devs[DEVMGR_MAX];
 	unsigned int nr, nr_net;
 	bool stopped;
@@ -81,7 +83,6 @@ void devmgr_destroy(struct devmgr *dm);
 /* Every device's and transport's counters. */
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
-const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err,
-				  size_t errlen);
+const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);
 
 #endif

@@ -44,8 +44,8 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 	return 0;
 }
 
-int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status,
-	      char *err, size_t errlen)
+int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
+	      size_t errlen)
 {
 	struct boot_image img;
 	memset(v, 0, sizeof(*v));

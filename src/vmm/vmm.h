@@ -67,8 +67,8 @@ struct vmm {
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:
  * failure at run time) in *status. */
-int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status,
-	      char *err, size_t errlen);
+int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
+	      size_t errlen);
 /* 0 once the guest stopped (see vm.exit_kind), or -1 with one line in err
  * if a thread could not start. */
 int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen);

@@ -115,8 +115,7 @@ struct tspec {
 	uint64_t us, size;
 };
 
-static int tspec_path(const struct opt *o, const char *val, void *target, char *err,
-		      size_t errlen)
+static int tspec_path(const struct opt *o, const char *val, void *target, char *err, size_t errlen)
 {
 	(void)o;
 	struct tspec *t = target;
@@ -130,21 +129,59 @@ static int tspec_path(const struct opt *o, const char *val, void *target, char *
 
 static const char *const modes[] = {"off", "on", "all", NULL};
 static const struct opt topts[] = {
-    {.name = "path", .type = OPT_CUSTOM, .flags = OPT_POSITIONAL | OPT_REQUIRED,
-     .parse = tspec_path, .metavar = "PATH", .help = "the path"},
+    {.name = "path",
+     .type = OPT_CUSTOM,
+     .flags = OPT_POSITIONAL | OPT_REQUIRED,
+     .parse = tspec_path,
+     .metavar = "PATH",
+     .help = "the path"},
     {.name = "ro", .type = OPT_FLAG, .off = offsetof(struct tspec, ro), .help = "read-only"},
-    {.name = "sw", .type = OPT_ONOFF, .off = offsetof(struct tspec, sw), .hint = "use on or off",
-     .metavar = "on|off", .help = "a switch"},
-    {.name = "n", .type = OPT_INT, .off = offsetof(struct tspec, n), .flags = OPT_ONCE,
-     .min = 1, .max = 9, .hint = "1-9", .metavar = "N", .help = "a number"},
-    {.name = "mode", .type = OPT_ENUM, .off = offsetof(struct tspec, mode), .choices = modes,
-     .hint = "use off, on or all", .metavar = "MODE", .help = "a mode"},
-    {.name = "u", .type = OPT_UINT, .off = offsetof(struct tspec, u), .max = 5, .hint = "0-5",
-     .metavar = "U", .help = "unsigned"},
-    {.name = "us", .type = OPT_U64, .off = offsetof(struct tspec, us), .min = 1, .max = 100,
-     .scale = 1000, .hint = "microseconds", .metavar = "USEC", .help = "a time"},
-    {.name = "size", .type = OPT_SIZE, .off = offsetof(struct tspec, size), .min = 1024,
-     .max = 1ULL << 30, .hint = "1K-1G", .metavar = "SIZE", .help = "a size"},
+    {.name = "sw",
+     .type = OPT_ONOFF,
+     .off = offsetof(struct tspec, sw),
+     .hint = "use on or off",
+     .metavar = "on|off",
+     .help = "a switch"},
+    {.name = "n",
+     .type = OPT_INT,
+     .off = offsetof(struct tspec, n),
+     .flags = OPT_ONCE,
+     .min = 1,
+     .max = 9,
+     .hint = "1-9",
+     .metavar = "N",
+     .help = "a number"},
+    {.name = "mode",
+     .type = OPT_ENUM,
+     .off = offsetof(struct tspec, mode),
+     .choices = modes,
+     .hint = "use off, on or all",
+     .metavar = "MODE",
+     .help = "a mode"},
+    {.name = "u",
+     .type = OPT_UINT,
+     .off = offsetof(struct tspec, u),
+     .max = 5,
+     .hint = "0-5",
+     .metavar = "U",
+     .help = "unsigned"},
+    {.name = "us",
+     .type = OPT_U64,
+     .off = offsetof(struct tspec, us),
+     .min = 1,
+     .max = 100,
+     .scale = 1000,
+     .hint = "microseconds",
+     .metavar = "USEC",
+     .help = "a time"},
+    {.name = "size",
+     .type = OPT_SIZE,
+     .off = offsetof(struct tspec, size),
+     .min = 1024,
+     .max = 1ULL << 30,
+     .hint = "1K-1G",
+     .metavar = "SIZE",
+     .help = "a size"},
     {.name = "secret", .type = OPT_FLAG, .off = offsetof(struct tspec, sw)},
 };
 static const struct opt_table ttable = OPT_TABLE(topts, "test option", NULL);
@@ -243,9 +280,9 @@ static void test_help_from_table(void **state)
 	f = open_memstream(&buf, &len);
 	run_opts_usage(f);
 	fclose(f);
-	static const char *const must[] = {"--kernel BZIMAGE", "--disk", "--net", "tap=NAME",
-					   "vhost=on|off", "poll-idle=USEC", "--iothreads N",
-					   "--api-sock PATH"};
+	static const char *const must[] = {"--kernel BZIMAGE", "--disk",	 "--net",
+					   "tap=NAME",	       "vhost=on|off",	 "poll-idle=USEC",
+					   "--iothreads N",    "--api-sock PATH"};
 	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
 		if (!strstr(buf, must[i]))
 			fail_msg("run --help lacks '%s'", must[i]);
@@ -257,8 +294,8 @@ static void test_run_opts_devices(void **state)
 	(void)state;
 	struct run_opts o;
 	char err[256];
-	const char *args[] = {"run", "--kernel", "k", "--disk", "a.img", "--net", "tap=t0",
-			      "--disk=b.img,ro"};
+	const char *args[] = {"run",   "--kernel", "k",	     "--disk",
+			      "a.img", "--net",	   "tap=t0", "--disk=b.img,ro"};
 	assert_int_equal(parse(args, 8, &o, err), 0);
 	assert_int_equal(o.vm.nr_devs, 3);
 	assert_string_equal(o.vm.devs[0].option, "disk");
@@ -275,12 +312,9 @@ static void test_run_opts_devices(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_size),
-	    cmocka_unit_test(test_run_opts),
-	    cmocka_unit_test(test_run_opts_iothreads),
-	    cmocka_unit_test(test_run_opts_devices),
-	    cmocka_unit_test(test_spec_values),
-	    cmocka_unit_test(test_spec_errors),
+	    cmocka_unit_test(test_parse_size),	       cmocka_unit_test(test_run_opts),
+	    cmocka_unit_test(test_run_opts_iothreads), cmocka_unit_test(test_run_opts_devices),
+	    cmocka_unit_test(test_spec_values),	       cmocka_unit_test(test_spec_errors),
 	    cmocka_unit_test(test_help_from_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
