@@ -3,7 +3,7 @@
 # harness's own tests, then the testbed scenarios. Each part prints its own
 # closing line; the last line sums them. Exit status non-zero if any failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 total_pass=0 total_fail=0 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/thread.h"
-#include "x86/cpu.h"
+#include "core/arch.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 
@@ -51,7 +51,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		v->run = NULL;
 		goto fail;
 	}
-	int r = x86_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
+	int r = arch_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
 	if (r < 0) {
 		errno = -r;
 		goto fail;

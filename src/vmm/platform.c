@@ -7,7 +7,7 @@
 
 #include "core/console.h"
 #include "core/vcpu.h"
-#include "devices/power.h"
+#include "x86/power.h"
 #include "vmm/vmm.h"
 #include "x86/cpu.h"
 #include "x86/layout.h"

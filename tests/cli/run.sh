@@ -3,9 +3,9 @@
 # stderr and exit status 2, before any guest runs (so these need no usable
 # KVM). Prints "cli: N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 SKIFF=${SKIFF:-build/skiff}
-KERNEL=$(ls .cache/kernel/boot/vmlinuz-* 2>/dev/null | head -n1)
+KERNEL=$(find .cache/kernel/boot -name "vmlinuz-*" 2>/dev/null | sort | head -n1)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
