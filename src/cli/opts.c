@@ -146,19 +146,20 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 void run_opts_synopsis(FILE *out)
 {
 	fprintf(out, "skiff run ");
-	opt_print_synopsis(out, run_table(), false, 10, 78);
+	opt_print_synopsis(out, run_table(), false, 10, 10, 78);
 	fprintf(out, "\n");
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		fprintf(out, "  --%s%s%s: ", dm_kinds[k].option, dm_kinds[k].model ? " model=" : "",
-			dm_kinds[k].model ? dm_kinds[k].model : "");
-		opt_print_synopsis(out, dm_kinds[k].spec, true, 6, 78);
+		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
+			continue;
+		int col = fprintf(out, "  --%s ", dm_kinds[k].option);
+		opt_print_synopsis(out, dm_kinds[k].spec, true, col, 6, 78);
 		fprintf(out, "\n");
 	}
 }
 
 void run_opts_usage(FILE *out)
 {
-	fprintf(out, "usage: ");
+	fprintf(out, "usage:\n");
 	run_opts_synopsis(out);
 	fprintf(out, "Options:\n");
 	opt_print_help(out, run_table(), false);

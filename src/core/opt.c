@@ -293,32 +293,30 @@ void opt_print_help(FILE *out, const struct opt_table *t, bool spec)
 	}
 }
 
-void opt_print_synopsis(FILE *out, const struct opt_table *t, bool spec, int indent, int width)
+void opt_print_synopsis(FILE *out, const struct opt_table *t, bool spec, int col, int indent,
+			int width)
 {
-	int col = indent;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct opt *o = &t->opts[i];
 		if (!o->help)
 			continue;
-		char item[96];
+		bool req = o->flags & OPT_REQUIRED, rep = o->flags & OPT_REPEAT;
+		const char *mv = o->metavar ? o->metavar : "";
+		char item[128];
 		if (spec && (o->flags & OPT_POSITIONAL))
-			snprintf(item, sizeof(item), "%s", o->metavar);
+			snprintf(item, sizeof(item), "%s", mv);
 		else if (spec)
-			snprintf(item, sizeof(item), "%s%s%s%s%s%s",
-				 (o->flags & OPT_REQUIRED) ? "" : "[", i ? "," : "", o->name,
-				 o->metavar ? "=" : "", o->metavar ? o->metavar : "",
-				 (o->flags & OPT_REQUIRED) ? "" : "]");
+			snprintf(item, sizeof(item), "%s%s%s%s%s%s", req ? "" : "[", i ? "," : "",
+				 o->name, *mv ? "=" : "", mv, req ? "" : "]");
 		else
-			snprintf(item, sizeof(item), "%s--%s%s%s%s",
-				 (o->flags & OPT_REQUIRED) ? "" : "[", o->name,
-				 o->metavar ? " " : "", o->metavar ? o->metavar : "",
-				 (o->flags & OPT_REQUIRED) ? "" : "]");
+			snprintf(item, sizeof(item), "%s--%s%s%s%s%s", req ? "" : "[", o->name,
+				 *mv ? " " : "", mv, req ? "" : "]", rep ? "..." : "");
 		int len = (int)strlen(item) + (spec ? 0 : 1);
 		if (col + len > width && col > indent) {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
 		}
-		fprintf(out, "%s%s", (spec || col == indent) ? "" : " ", item);
+		fprintf(out, "%s%s", spec || col == indent ? "" : " ", item);
 		col += len;
 	}
 }

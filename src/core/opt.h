@@ -69,8 +69,10 @@ int opt_parse_spec(const struct opt_table *t, const char *spec, void *target, ch
 /* Prints one help line per visible option (a help text), for --help:
  * "--name METAVAR" or, for a spec, "key=METAVAR". */
 void opt_print_help(FILE *out, const struct opt_table *t, bool spec);
-/* Prints the options as a synopsis: "[--name METAVAR]" or "[,key=METAVAR]". */
-void opt_print_synopsis(FILE *out, const struct opt_table *t, bool spec, int indent, int width);
+/* Prints the options as a synopsis, "[--name METAVAR]" or "[,key=METAVAR]",
+ * starting at column col, wrapping at width to indent. */
+void opt_print_synopsis(FILE *out, const struct opt_table *t, bool spec, int col, int indent,
+			int width);
 
 /* Value parsers shared with other commands. */
 int parse_size(const char *s, uint64_t *out);

@@ -74,5 +74,17 @@ if [ -n "$KERNEL" ]; then
 else
 	echo "note: no cached kernel (.cache/kernel); kernel-based checks skipped"
 fi
+# The README's synopsis is the one `skiff run --help` prints (both come
+# from the option tables).
+"$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
+sed -n '/^skiff run --kernel/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
+if [ -s "$T/synopsis" ] && diff -u "$T/readme" "$T/synopsis" >"$T/diff"; then
+	pass=$((pass + 1))
+	echo "ok   README synopsis matches skiff run --help"
+else
+	fail=$((fail + 1))
+	echo "FAIL README synopsis differs from skiff run --help:"
+	sed 's/^/     /' "$T/diff"
+fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

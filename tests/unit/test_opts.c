@@ -259,7 +259,7 @@ static void test_help_from_table(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	opt_print_help(f, &ttable, true);
-	opt_print_synopsis(f, &ttable, true, 2, 60);
+	opt_print_synopsis(f, &ttable, true, 2, 2, 60);
 	fclose(f);
 	for (size_t i = 0; i < ttable.n; i++) {
 		char want[64];
