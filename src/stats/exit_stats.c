@@ -21,7 +21,7 @@ static void totals(const struct vm *vm, uint64_t *total, double *vcpu_cpu_s)
 		if (!vm->vcpus[i])
 			continue;
 		for (int s = 0; s < VCPU_STAT_NR; s++)
-			total[s] += vm->vcpus[i]->exits[s];
+			total[s] += counter_get(&vm->vcpus[i]->exits[s]);
 		*vcpu_cpu_s += vm->vcpus[i]->cpu_ns / 1e9;
 	}
 }
@@ -97,7 +97,7 @@ void exit_stats_print(FILE *out, const struct exit_stats_src *src)
 	for (unsigned int i = 0; i < n && i < TOP_SITES; i++) {
 		char label[96];
 		site_label(&sites[i], label, sizeof(label));
-		uint64_t c = atomic_load(&sites[i].count);
+		uint64_t c = counter_get(&sites[i].count);
 		fprintf(out, "  %-32s %5s %12" PRIu64 " %10.1f\n", label,
 			sites[i].is_write ? "write" : "read", c, c / src->wall_s);
 	}
@@ -147,7 +147,7 @@ void exit_stats_json(FILE *out, const struct exit_stats_src *src)
 			"%" PRIu64 "}",
 			i ? "," : "", label, space_name(sites[i].space),
 			sites[i].is_write ? "write" : "read",
-			(uint64_t)atomic_load(&sites[i].count));
+			(uint64_t)counter_get(&sites[i].count));
 	}
 	free(sites);
 	fprintf(out, "\n  ],\n  \"counters\": {");
@@ -200,7 +200,7 @@ void exit_stats_flat(FILE *out, const struct exit_stats_src *src)
 		site_label(&sites[i], label, sizeof(label));
 		fprintf(out, "site %s %s\t%" PRIu64 "\n", label,
 			sites[i].is_write ? "write" : "read",
-			(uint64_t)atomic_load(&sites[i].count));
+			(uint64_t)counter_get(&sites[i].count));
 	}
 	free(sites);
 	struct snap cs = snap_take(src);
