@@ -15,27 +15,27 @@ POWER_L2=169.254.10.2
 l1() {
 	tap_up "$POWER_L1" || { fail "tap0 setup failed"; return; }
 	iperf3 -s >/tmp/iperf3-server.log 2>&1 &
-	bad="" t=1
-	while [ "$t" -le "$POWER_TRIALS" ]; do
+	po_bad="" po_t=1
+	while [ "$po_t" -le "$POWER_TRIALS" ]; do
 		rm -f "$POWER_IMG"
 		truncate -s 256M "$POWER_IMG"
-		vhost=off
-		[ $((t % 2)) = 1 ] && vhost=on
-		L2_CMDLINE="$L2_CMDLINE skiff_trial=$t"
-		skiff_boot_l2 --disk "$POWER_IMG" --net "tap=tap0,vhost=$vhost"
+		po_vhost=off
+		[ $((po_t % 2)) = 1 ] && po_vhost=on
+		L2_CMDLINE="$L2_CMDLINE skiff_trial=$po_t"
+		skiff_boot_l2 --disk "$POWER_IMG" --net "tap=tap0,vhost=$po_vhost"
 		L2_CMDLINE=${L2_CMDLINE% skiff_trial=*}
-		seen=no
-		l2_saw "SKIFF-L2-MARK load $t" && seen=yes
-		echo "poweroff-io: trial $t (vhost=$vhost): skiff exited $VMM_RC, load started: $seen"
-		if [ "$VMM_RC" != 0 ] || [ "$seen" != yes ]; then
-			bad="$bad [trial $t: rc $VMM_RC, load $seen]"
+		po_seen=no
+		l2_saw "SKIFF-L2-MARK load $po_t" && po_seen=yes
+		echo "poweroff-io: trial $po_t (vhost=$po_vhost): skiff exited $VMM_RC, load started: $po_seen"
+		if [ "$VMM_RC" != 0 ] || [ "$po_seen" != yes ]; then
+			po_bad="$po_bad [trial $po_t: rc $VMM_RC, load $po_seen]"
 			tail -n 5 /tmp/vmm.err
 		fi
-		t=$((t + 1))
+		po_t=$((po_t + 1))
 	done
 	rm -f "$POWER_IMG"
 	metric poweroff_trials "$POWER_TRIALS"
-	if [ -n "$bad" ]; then fail "$bad"; else pass; fi
+	if [ -n "$po_bad" ]; then fail "$po_bad"; else pass; fi
 }
 
 l2() {
