@@ -11,7 +11,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit unit-asan testbed bench format format-check clean \
+.PHONY: all deps run test unit unit-asan testbed bench format format-check lint check-layers clean \
 	fuzz fuzz-ci fuzz-build fuzz-bins
 all: $(BUILD)/skiff
 
@@ -88,6 +88,14 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(if $(QUICK),--quick)
+
+# Include edges follow the layers (tests/check-layers.sh lists them).
+check-layers:
+	@tests/check-layers.sh
+
+# shellcheck over the scripts, then the layers.
+lint:
+	@tests/lint.sh
 
 format:
 	clang-format -i $$(find src tests bench -name '*.[ch]')

@@ -11,7 +11,7 @@
 # shuffled per round (seeded), each VM configuration with one L2 boot that
 # serves every workload: rounds interleave A B C ... so drift hits all
 # alike. The configurations and workloads are defined in
-# tests/testbed/scenarios/bench-round.sh (one line per configuration).
+# bench/bench-round.sh (one line per configuration).
 # Output: DIR/results.json (every sample), DIR/report.md (full table with
 # verdicts), DIR/summary.md (headline table), DIR/headline.png and
 # DIR/<workload>.png (gnuplot), the raw

@@ -24,6 +24,7 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev
 	python3 gnuplot-nox sockperf
 	kmod      # modinfo reads guest module dependencies when building images
 	e2fsprogs # mke2fs and /etc/mke2fs.conf for the disk scenario's guest
+	shellcheck # make lint
 )
 if [ "$FUZZ" -eq 1 ]; then
 	# libclang-rt-dev: libFuzzer and the ASan/UBSan runtimes for clang.

@@ -4,7 +4,7 @@
 # installed on first use), then the testbed scenarios. Each part prints its own
 # closing line; the last line sums them. Exit status non-zero if any failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 total_pass=0 total_fail=0 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -2,7 +2,7 @@
 
 One round is one L0+L1 boot that runs every configuration once, in a
 shuffled order, each with every workload (see
-tests/testbed/scenarios/bench-round.sh for the L1 side). This module plans
+bench/bench-round.sh for the L1 side). This module plans
 the rounds, follows a round's console log to print progress, and turns the
 data L1 sends over the console into samples of the results JSON.
 

@@ -99,9 +99,9 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 	if (!r) {
 		/* Counters are statistics only; a lost increment is harmless. */
 		if (is_write)
-			__atomic_fetch_add(&t->unclaimed_writes, 1, __ATOMIC_RELAXED);
+			counter_add(&t->unclaimed_writes, 1);
 		else
-			__atomic_fetch_add(&t->unclaimed_reads, 1, __ATOMIC_RELAXED);
+			counter_add(&t->unclaimed_reads, 1);
 		pthread_rwlock_unlock(&bus->lock);
 		if (bus->account)
 			bus->account(bus->account_opaque, sp, NULL, addr, is_write);

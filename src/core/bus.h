@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/counter.h"
+
 enum bus_space { BUS_PIO, BUS_MMIO, BUS_NR_SPACES };
 
 struct bus_access {
@@ -35,7 +37,7 @@ struct bus_region {
 struct bus_table {
 	struct bus_region *regions; /* sorted by base, non-overlapping */
 	unsigned int count, cap;
-	uint64_t unclaimed_reads, unclaimed_writes;
+	counter_t unclaimed_reads, unclaimed_writes;
 };
 
 /* Exit accounting hook: called for every dispatched access, with the

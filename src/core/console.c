@@ -62,7 +62,8 @@ void console_tx(void *opaque, const uint8_t *buf, size_t len)
 
 struct console_ctx {
 	struct vm *vm;
-	struct uart8250 *uart;
+	console_receive_fn receive;
+	void *opaque;
 };
 
 /* Delivers bytes, waiting for the guest to drain its FIFO if it is full
@@ -70,7 +71,7 @@ struct console_ctx {
 static void console_deliver(struct console_ctx *c, const uint8_t *buf, size_t len)
 {
 	while (len && atomic_load(&c->vm->exit_kind) == VM_EXIT_NONE) {
-		size_t n = uart_receive(c->uart, buf, len);
+		size_t n = c->receive(c->opaque, buf, len);
 		buf += n;
 		len -= n;
 		if (len)
@@ -115,7 +116,7 @@ static void *console_thread(void *arg)
 	return NULL;
 }
 
-int console_start(struct vm *vm, struct uart8250 *uart)
+int console_start(struct vm *vm, console_receive_fn receive, void *opaque, pthread_t *thread)
 {
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		struct termios raw = saved_tio;
@@ -131,13 +132,12 @@ int console_start(struct vm *vm, struct uart8250 *uart)
 	if (!c)
 		return -ENOMEM;
 	c->vm = vm;
-	c->uart = uart;
-	pthread_t t;
-	int r = pthread_create(&t, NULL, console_thread, c);
+	c->receive = receive;
+	c->opaque = opaque;
+	int r = pthread_create(thread, NULL, console_thread, c);
 	if (r) {
 		free(c);
 		return -r;
 	}
-	pthread_detach(t);
 	return 0;
 }

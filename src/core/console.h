@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "devices/uart8250.h"
+#include <pthread.h>
 
 struct vm;
 
@@ -20,13 +20,17 @@ enum console_action { CONSOLE_PASS, CONSOLE_QUIT };
  * guest to out (at most 2), sets *out_len. Pure, for testing. */
 enum console_action console_escape_feed(int *state, uint8_t c, uint8_t *out, size_t *out_len);
 
-/* Starts forwarding stdin to `uart`; puts a tty in raw mode. */
-int console_start(struct vm *vm, struct uart8250 *uart);
+/* Takes bytes for the guest; returns how many fit (0: try again later). */
+typedef size_t (*console_receive_fn)(void *opaque, const uint8_t *buf, size_t len);
+
+/* Starts forwarding stdin to receive() on a thread that ends once the VM
+ * is asked to stop (join it then); puts a tty in raw mode. 0 or -errno. */
+int console_start(struct vm *vm, console_receive_fn receive, void *opaque, pthread_t *thread);
 /* Restores the terminal if it was changed; safe to call more than once
  * and from a signal handler. */
 void console_restore(void);
 
-/* uart_tx_fn writing guest output to stdout. */
+/* Writes guest output to stdout (a uart_tx_fn). */
 void console_tx(void *opaque, const uint8_t *buf, size_t len);
 
 #endif

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/thread.h"
-#include "x86/cpu.h"
+#include "core/arch.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 
@@ -51,7 +51,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		v->run = NULL;
 		goto fail;
 	}
-	int r = x86_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
+	int r = arch_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
 	if (r < 0) {
 		errno = -r;
 		goto fail;
@@ -132,7 +132,7 @@ static void *vcpu_thread(void *arg)
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				v->run->immediate_exit = 0;
-				v->exits[VCPU_STAT_INTR]++;
+				counter_add(&v->exits[VCPU_STAT_INTR], 1);
 				continue;
 			}
 			vm_request_exit(vm, VM_EXIT_ERROR, "KVM_RUN failed on vCPU %d: %s",
@@ -141,45 +141,45 @@ static void *vcpu_thread(void *arg)
 		}
 		switch (v->run->exit_reason) {
 		case KVM_EXIT_IO:
-			v->exits[VCPU_STAT_IO]++;
+			counter_add(&v->exits[VCPU_STAT_IO], 1);
 			vcpu_handle_io(v);
 			break;
 		case KVM_EXIT_MMIO:
-			v->exits[VCPU_STAT_MMIO]++;
+			counter_add(&v->exits[VCPU_STAT_MMIO], 1);
 			vcpu_handle_mmio(v);
 			break;
 		case KVM_EXIT_HLT:
-			v->exits[VCPU_STAT_HLT]++;
+			counter_add(&v->exits[VCPU_STAT_HLT], 1);
 			break;
 		case KVM_EXIT_INTR:
-			v->exits[VCPU_STAT_INTR]++;
+			counter_add(&v->exits[VCPU_STAT_INTR], 1);
 			break;
 		case KVM_EXIT_SHUTDOWN:
-			v->exits[VCPU_STAT_SHUTDOWN]++;
+			counter_add(&v->exits[VCPU_STAT_SHUTDOWN], 1);
 			vm_request_exit(vm, VM_EXIT_ERROR,
 					"guest triple fault on vCPU %d at rip %#llx", v->index,
 					(unsigned long long)vcpu_rip(v));
 			break;
 		case KVM_EXIT_SYSTEM_EVENT:
-			v->exits[VCPU_STAT_SYSTEM_EVENT]++;
+			counter_add(&v->exits[VCPU_STAT_SYSTEM_EVENT], 1);
 			vcpu_handle_system_event(v);
 			break;
 		case KVM_EXIT_FAIL_ENTRY:
-			v->exits[VCPU_STAT_OTHER]++;
+			counter_add(&v->exits[VCPU_STAT_OTHER], 1);
 			vm_request_exit(
 			    vm, VM_EXIT_ERROR, "vCPU %d failed to enter the guest (reason %#llx)",
 			    v->index,
 			    (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
 			break;
 		case KVM_EXIT_INTERNAL_ERROR:
-			v->exits[VCPU_STAT_OTHER]++;
+			counter_add(&v->exits[VCPU_STAT_OTHER], 1);
 			vm_request_exit(vm, VM_EXIT_ERROR,
 					"KVM internal error on vCPU %d (suberror %u) at rip %#llx",
 					v->index, v->run->internal.suberror,
 					(unsigned long long)vcpu_rip(v));
 			break;
 		default:
-			v->exits[VCPU_STAT_OTHER]++;
+			counter_add(&v->exits[VCPU_STAT_OTHER], 1);
 			vm_request_exit(vm, VM_EXIT_ERROR, "unhandled KVM exit %u on vCPU %d",
 					v->run->exit_reason, v->index);
 			break;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/clock.h"
+#include "core/counter.h"
 #include "core/vm.h"
 
 struct kvm_run;
@@ -30,9 +31,9 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	int started;
-	uint64_t exits[VCPU_STAT_NR]; /* written by the vCPU thread only */
-	uint64_t first_run_ns;	      /* CLOCK_MONOTONIC of the first KVM_RUN */
-	uint64_t cpu_ns;	      /* thread CPU time, set when the thread ends */
+	counter_t exits[VCPU_STAT_NR]; /* by the vCPU thread; read by stats */
+	uint64_t first_run_ns;	       /* CLOCK_MONOTONIC of the first KVM_RUN */
+	uint64_t cpu_ns;	       /* thread CPU time, set when the thread ends */
 };
 
 /* Creates vCPU `index` with CPUID and boot MSRs; NULL with errno. */

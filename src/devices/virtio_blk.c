@@ -10,7 +10,6 @@
 #include "devices/blk_req.h"
 #include "devices/virtio_blk_spec.h"
 #include "virtio/virtio_dev.h"
-#include "virtio/virtio_pci.h"
 
 /* Feature bits (virtio 1.2 §5.2.3) */
 #define VIRTIO_BLK_F_SEG_MAX	  2
@@ -236,17 +235,9 @@ static uint64_t blk_features(bool ro)
 	return f | 1ULL << VIRTIO_BLK_F_DISCARD | 1ULL << VIRTIO_BLK_F_WRITE_ZEROES;
 }
 
-struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char *err, size_t errlen)
+static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, char *err,
+				  size_t errlen)
 {
-	struct blk_spec *s = malloc(sizeof(*s)); /* PATH_MAX: off the stack */
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (blk_spec_parse(spec, s, err, errlen) < 0) {
-		free(s);
-		return NULL;
-	}
 	struct blk_dev *blk = calloc(1, sizeof(*blk));
 	if (blk)
 		blk->reqs = calloc(BLK_QUEUE_SIZE, sizeof(*blk->reqs));
@@ -292,14 +283,25 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 		blk_backend_close(&blk->backend);
 		goto fail_mem;
 	}
-	free(s);
 	return vdev;
 fail_mem:
 	if (blk)
 		free(blk->reqs);
 	free(blk);
-	free(s);
 	return NULL;
+}
+
+struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char *err, size_t errlen)
+{
+	struct blk_spec *s = malloc(sizeof(*s)); /* PATH_MAX: off the stack */
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	struct virtio_dev *vdev =
+	    blk_spec_parse(spec, s, err, errlen) < 0 ? NULL : blk_new(s, index, err, errlen);
+	free(s);
+	return vdev;
 }
 
 void virtio_blk_drain(struct virtio_dev *vdev)
@@ -311,15 +313,31 @@ void virtio_blk_drain(struct virtio_dev *vdev)
 	pthread_mutex_unlock(&blk->mu);
 }
 
-void virtio_blk_destroy(struct virtio_dev *vdev)
+/* Stops the worker once its queued requests are done: their completions
+ * still reach the guest's ring, which is mapped until the VM is destroyed. */
+void virtio_blk_stop(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	blk_reset(vdev);
 	pthread_mutex_lock(&blk->mu);
+	if (blk->stop) {
+		pthread_mutex_unlock(&blk->mu);
+		return;
+	}
+	while (blk->qlen || blk->busy)
+		pthread_cond_wait(&blk->idle_cv, &blk->mu);
+	blk->active = false;
 	blk->stop = true;
 	pthread_cond_signal(&blk->work_cv);
 	pthread_mutex_unlock(&blk->mu);
 	pthread_join(blk->worker, NULL);
+}
+
+void virtio_blk_destroy(struct virtio_dev *vdev)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	if (!blk->stop)
+		blk_reset(vdev);
+	virtio_blk_stop(vdev);
 	blk_backend_close(&blk->backend);
 	pthread_cond_destroy(&blk->work_cv);
 	pthread_cond_destroy(&blk->idle_cv);
@@ -328,20 +346,33 @@ void virtio_blk_destroy(struct virtio_dev *vdev)
 	free(blk);
 }
 
-int virtio_blk_add(struct machine *m, const char *spec, char *err, size_t errlen)
+static void blk_dev_stop(void *dev)
 {
-	struct virtio_dev *vdev = virtio_blk_create(spec, m->nr_disks, err, errlen);
+	virtio_blk_stop(dev);
+}
+
+static void blk_dev_destroy(void *dev)
+{
+	virtio_blk_destroy(dev);
+}
+
+static const struct dev_ops blk_dev_ops = {
+    .stop = blk_dev_stop,
+    .destroy = blk_dev_destroy,
+};
+
+int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
+			  char *err, size_t errlen)
+{
+	const struct blk_spec *s = spec;
+	struct virtio_dev *vdev = blk_new(s, ctx->index, err, errlen);
 	if (!vdev)
 		return -1;
-	if (vdev->poll.mode != POLL_OFF && !m->use_ioeventfd) {
-		snprintf(err, errlen, "poll= needs ioeventfd kicks (drop --no-ioeventfd)");
-		virtio_blk_destroy(vdev);
-		return -1;
-	}
-	if (virtio_pci_add(m, vdev, machine_iothread(m), err, errlen) < 0) {
-		virtio_blk_destroy(vdev);
-		return -1;
-	}
-	m->nr_disks++;
+	*out = (struct device){.dev = vdev, .ops = &blk_dev_ops, .vdev = vdev};
 	return 0;
+}
+
+const char *virtio_blk_needs_ioeventfd(const void *spec)
+{
+	return ((const struct blk_spec *)spec)->poll.mode != POLL_OFF ? "poll=" : NULL;
 }

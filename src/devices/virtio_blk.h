@@ -11,21 +11,25 @@
 
 #include <stddef.h>
 
-#include "core/machine.h"
+#include "devices/device.h"
 
 struct virtio_dev;
 
-/* --disk PATH[,ro][,poll=...]: opens the image, attaches virtio-blkN (N =
- * m->nr_disks) to the PCI bus, served by machine_iothread(m). Returns 0,
- * or -1 with a one-line reason. */
-int virtio_blk_add(struct machine *m, const char *spec, char *err, size_t errlen);
+/* The device kind behind --disk (a struct blk_spec, virtio_blk_spec.h):
+ * opens the image and starts the worker "blkN" (N = ctx->index). */
+int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
+			  char *err, size_t errlen);
+/* What in spec needs ioeventfd kicks ("poll="), or NULL. */
+const char *virtio_blk_needs_ioeventfd(const void *spec);
 
-/* The device without a transport (virtio_blk_add uses it; so do tests):
+/* The same from a spec string, for tests:
  * parses spec (virtio_blk_spec.h), opens the image and starts the worker;
  * vdev->poll comes from the spec. The caller fills in vdev->transport, gm
  * and the virtqueues. NULL with a reason on error. */
 struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char *err,
 				     size_t errlen);
+/* Waits for queued requests to complete, then stops the worker. */
+void virtio_blk_stop(struct virtio_dev *vdev);
 /* Stops the worker (dropping queued requests) and frees the device. */
 void virtio_blk_destroy(struct virtio_dev *vdev);
 /* Waits until every queued request has completed. */

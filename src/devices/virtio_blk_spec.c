@@ -5,34 +5,12 @@
 
 #include "iothread/poll_opts.h"
 
-/* One option of length len after the path. */
-static int blk_spec_item(const char *item, size_t len, struct blk_spec *out, char *err,
+static int blk_spec_path(const struct opt *o, const char *val, void *target, char *err,
 			 size_t errlen)
 {
-	if (len == 2 && !strncmp(item, "ro", 2)) {
-		out->ro = true;
-		return 0;
-	}
-	const char *eq = memchr(item, '=', len);
-	size_t klen = eq ? (size_t)(eq - item) : len;
-	const char *val = eq ? eq + 1 : "";
-	size_t vlen = eq ? len - klen - 1 : 0;
-	int r = poll_opt_parse(item, klen, val, vlen, &out->poll, err, errlen);
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	snprintf(err, errlen,
-		 "unknown disk option '%.*s' (known: ro, poll=, poll-start=, poll-window=, "
-		 "poll-idle=, poll-max=)",
-		 (int)len, item);
-	return -1;
-}
-
-int blk_spec_parse(const char *spec, struct blk_spec *out, char *err, size_t errlen)
-{
-	memset(out, 0, sizeof(*out));
-	poll_policy_default(&out->poll); /* mode POLL_OFF */
-	const char *comma = strchr(spec, ',');
-	size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
+	(void)o;
+	struct blk_spec *out = target;
+	size_t n = strlen(val);
 	if (!n) {
 		snprintf(err, errlen, "empty image path");
 		return -1;
@@ -41,14 +19,34 @@ int blk_spec_parse(const char *spec, struct blk_spec *out, char *err, size_t err
 		snprintf(err, errlen, "image path too long");
 		return -1;
 	}
-	memcpy(out->path, spec, n);
-	out->path[n] = '\0';
-	while (comma) {
-		const char *opt = comma + 1;
-		comma = strchr(opt, ',');
-		size_t len = comma ? (size_t)(comma - opt) : strlen(opt);
-		if (blk_spec_item(opt, len, out, err, errlen) < 0)
-			return -1;
-	}
+	memcpy(out->path, val, n + 1);
 	return 0;
+}
+
+static const struct opt blk_opts[] = {
+    {.name = "path",
+     .type = OPT_CUSTOM,
+     .flags = OPT_POSITIONAL | OPT_REQUIRED,
+     .parse = blk_spec_path,
+     .metavar = "PATH",
+     .help = "a raw image file"},
+    {.name = "ro",
+     .type = OPT_FLAG,
+     .off = offsetof(struct blk_spec, ro),
+     .help = "read-only: the guest's writes fail"},
+    POLL_OPT_ROWS(offsetof(struct blk_spec, poll)),
+};
+const struct opt_table blk_spec_table = OPT_TABLE(blk_opts, "disk option", NULL);
+
+void blk_spec_init(void *spec)
+{
+	struct blk_spec *s = spec;
+	memset(s, 0, sizeof(*s));
+	poll_policy_default(&s->poll); /* mode POLL_OFF */
+}
+
+int blk_spec_parse(const char *spec, struct blk_spec *out, char *err, size_t errlen)
+{
+	blk_spec_init(out);
+	return opt_parse_spec(&blk_spec_table, spec, out, err, errlen);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/opt.h"
 #include "iothread/poll_policy.h"
 
 struct blk_spec {
@@ -16,6 +17,10 @@ struct blk_spec {
 	bool ro;
 	struct poll_policy poll; /* of the request queue */
 };
+
+/* The option table of --disk and the defaults it starts from. */
+extern const struct opt_table blk_spec_table;
+void blk_spec_init(void *spec);
 
 /* Parses SPEC: a non-empty path up to the first comma, then options.
  * Returns 0, or -1 with a one-line reason in err. */

@@ -4,6 +4,7 @@
 #include "devices/virtio_net.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <linux/if_tun.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,40 +15,6 @@
 
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
-#include "virtio/virtio_pci.h"
-
-/* Every device of the process, for the duplicate-MAC check. Devices are
- * added while the command line is processed (one thread) and live until
- * exit; tests destroy theirs. */
-#define VIRTIO_NET_MAX_DEVS 64
-static struct virtio_net *net_devs[VIRTIO_NET_MAX_DEVS];
-
-struct virtio_net *virtio_net_find_mac(const struct machine *m, const uint8_t mac[NET_MAC_LEN])
-{
-	for (int i = 0; i < VIRTIO_NET_MAX_DEVS; i++)
-		if (net_devs[i] && net_devs[i]->m == m &&
-		    !memcmp(net_devs[i]->mac, mac, NET_MAC_LEN))
-			return net_devs[i];
-	return NULL;
-}
-
-static int net_register(struct virtio_net *n)
-{
-	for (int i = 0; i < VIRTIO_NET_MAX_DEVS; i++) {
-		if (!net_devs[i]) {
-			net_devs[i] = n;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static void net_unregister(struct virtio_net *n)
-{
-	for (int i = 0; i < VIRTIO_NET_MAX_DEVS; i++)
-		if (net_devs[i] == n)
-			net_devs[i] = NULL;
-}
 
 static struct virtio_net *net_of(struct virtio_dev *vdev)
 {
@@ -186,7 +153,7 @@ static void net_config_init(struct virtio_net *n)
 	memcpy(n->config + 10, &mtu, 2);
 }
 
-struct virtio_net *virtio_net_create(const struct machine *m, unsigned int index, struct tap *tap,
+struct virtio_net *virtio_net_create(const char *name, struct tap *tap,
 				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen)
 {
 	struct virtio_net *n = calloc(1, sizeof(*n));
@@ -196,11 +163,9 @@ struct virtio_net *virtio_net_create(const struct machine *m, unsigned int index
 		return NULL;
 	}
 	n->tap = *tap;
-	n->m = m;
 	n->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (n->sched_fd < 0 || net_register(n) < 0) {
-		snprintf(err, errlen, "cannot set up the device: %s",
-			 n->sched_fd < 0 ? strerror(errno) : "too many network devices");
+	if (n->sched_fd < 0) {
+		snprintf(err, errlen, "cannot set up the device: %s", strerror(errno));
 		virtio_net_destroy(n);
 		return NULL;
 	}
@@ -208,7 +173,7 @@ struct virtio_net *virtio_net_create(const struct machine *m, unsigned int index
 	net_config_init(n);
 	pthread_mutex_init(&n->rx_lock, NULL);
 	pthread_mutex_init(&n->tx_lock, NULL);
-	snprintf(n->name, sizeof(n->name), "virtio-net%u", index);
+	snprintf(n->name, sizeof(n->name), "%s", name);
 
 	struct virtio_dev *v = &n->vdev;
 	v->name = n->name;
@@ -231,7 +196,6 @@ void virtio_net_destroy(struct virtio_net *n)
 {
 	if (!n)
 		return;
-	net_unregister(n);
 	if (n->vhost_on)
 		vhost_net_close(&n->vhost);
 	tap_close(&n->tap);
@@ -240,58 +204,97 @@ void virtio_net_destroy(struct virtio_net *n)
 	free(n);
 }
 
-int virtio_net_add(struct machine *m, const char *spec, char *err, size_t errlen)
-{
-	struct net_spec s;
-	struct tap tap;
-	char macs[NET_MAC_STRLEN];
+/* ---- the device kind ---- */
 
-	if (net_spec_parse(spec, &s, err, errlen) < 0)
-		return -1;
-	if (!s.has_mac)
-		net_mac_default(m->nr_nets, s.mac);
-	const struct virtio_net *other = virtio_net_find_mac(m, s.mac);
-	if (other) {
-		net_mac_format(s.mac, macs);
-		snprintf(err, errlen, "mac %s is already used by %s", macs, other->name);
-		return -1;
+static int net_dev_start(void *dev, char *err, size_t errlen)
+{
+	struct virtio_net *n = dev;
+	if (!n->io)
+		return 0;
+	int r = iothread_add_fd(n->io, n->sched_fd, EPOLLIN, virtio_net_sched_event, n);
+	if (r == 0)
+		r = iothread_add_fd(n->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
+				    virtio_net_tap_event, n);
+	if (r < 0)
+		snprintf(err, errlen, "cannot watch tap '%s': %s", n->tap.name, strerror(-r));
+	return r < 0 ? -1 : 0;
+}
+
+/* The I/O thread has stopped; vhost's kernel worker has not: closing the
+ * vhost fd stops it touching guest memory (the kernel flushes first). */
+static void net_dev_stop(void *dev)
+{
+	struct virtio_net *n = dev;
+	if (n->vhost_on) {
+		vhost_net_close(&n->vhost);
+		n->vhost_on = false;
 	}
-	if ((s.vhost || s.poll.mode != POLL_OFF) && !m->use_ioeventfd) {
-		snprintf(err, errlen, "%s needs ioeventfd kicks (drop --no-ioeventfd)",
-			 s.vhost ? "vhost=on" : "poll=");
+}
+
+static void net_dev_destroy(void *dev)
+{
+	virtio_net_destroy(dev);
+}
+
+static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
+{
+	static const struct {
+		const char *what;
+		size_t off;
+	} c[] = {
+	    {"rx packets", offsetof(struct virtio_net_stats, rx_packets)},
+	    {"rx bytes", offsetof(struct virtio_net_stats, rx_bytes)},
+	    {"rx dropped", offsetof(struct virtio_net_stats, rx_dropped)},
+	    {"rx starved", offsetof(struct virtio_net_stats, rx_starved)},
+	    {"rx errors", offsetof(struct virtio_net_stats, rx_errors)},
+	    {"tx packets", offsetof(struct virtio_net_stats, tx_packets)},
+	    {"tx bytes", offsetof(struct virtio_net_stats, tx_bytes)},
+	    {"tx dropped", offsetof(struct virtio_net_stats, tx_dropped)},
+	    {"tx errors", offsetof(struct virtio_net_stats, tx_errors)},
+	    {"tx blocked", offsetof(struct virtio_net_stats, tx_blocked)},
+	};
+	const struct virtio_net *n = dev;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		emit(ctx, n->name, c[i].what,
+		     counter_get((const counter_t *)((const char *)&n->stats + c[i].off)));
+}
+
+static const struct dev_ops net_dev_ops = {
+    .start = net_dev_start,
+    .stop = net_dev_stop,
+    .destroy = net_dev_destroy,
+    .counters = net_dev_counters,
+};
+
+int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
+			  char *err, size_t errlen)
+{
+	const struct net_spec *s = spec;
+	struct tap tap;
+	if (tap_open(&tap, s->tap, err, errlen) < 0)
 		return -1;
-	}
-	if (tap_open(&tap, s.tap, err, errlen) < 0)
-		return -1;
-	struct virtio_net *n = virtio_net_create(m, m->nr_nets, &tap, s.mac, err, errlen);
+	struct virtio_net *n = virtio_net_create(ctx->name, &tap, s->mac, err, errlen);
 	if (!n)
 		return -1;
-	n->vdev.poll = s.poll;
+	n->vdev.poll = s->poll;
 	n->vdev.poll_queues = 1u << VIRTIO_NET_TXQ; /* RX kicks only mean "refilled" */
-	if (s.vhost) {
+	if (s->vhost) {
 		if (vhost_net_open(&n->vhost, err, errlen) < 0) {
 			virtio_net_destroy(n);
 			return -1;
 		}
 		n->vhost_on = true;
-		n->vhost_busyloop_us = s.vhost_busyloop_us;
+		n->vhost_busyloop_us = s->vhost_busyloop_us;
 	}
 	/* Kicks, pollers, the tap and the scheduler eventfd all on one I/O
 	 * thread: the tap handler runs both the RX and the TX path. */
-	n->io = machine_iothread(m);
-	if (virtio_pci_add(m, &n->vdev, n->io, err, errlen) < 0) {
-		virtio_net_destroy(n);
-		return -1;
-	}
-	/* From here the transport knows the device: it is never freed. */
-	int r = iothread_add_fd(n->io, n->sched_fd, EPOLLIN, virtio_net_sched_event, n);
-	if (r == 0)
-		r = iothread_add_fd(n->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
-				    virtio_net_tap_event, n);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot watch tap '%s': %s", s.tap, strerror(-r));
-		return -1;
-	}
-	m->nr_nets++;
+	n->io = ctx->io;
+	*out = (struct device){.dev = n, .ops = &net_dev_ops, .vdev = &n->vdev};
 	return 0;
+}
+
+const char *virtio_net_needs_ioeventfd(const void *spec)
+{
+	const struct net_spec *s = spec;
+	return s->vhost ? "vhost=on" : s->poll.mode != POLL_OFF ? "poll=" : NULL;
 }

@@ -9,10 +9,14 @@
 #ifndef SKIFF_VIRTIO_NET_H
 #define SKIFF_VIRTIO_NET_H
 
-#include "core/machine.h"
+#include "devices/device.h"
 
-/* --net SPEC: validates SPEC, opens the tap, attaches the device to the PCI
- * transport and the I/O thread. Returns 0, or -1 with a one-line reason. */
-int virtio_net_add(struct machine *m, const char *spec, char *err, size_t errlen);
+/* The device kind behind --net (model=virtio, a struct net_spec whose mac
+ * the device manager has settled): opens the tap and, with vhost=on,
+ * /dev/vhost-net. */
+int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
+			  char *err, size_t errlen);
+/* What in spec needs ioeventfd kicks ("poll="), or NULL. */
+const char *virtio_net_needs_ioeventfd(const void *spec);
 
 #endif

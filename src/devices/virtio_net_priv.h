@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/machine.h"
+#include "devices/device.h"
 #include "devices/virtio_net_spec.h"
 #include "net/tap.h"
 #include "net/vhost_net.h"
@@ -76,21 +76,20 @@ _Static_assert(sizeof(struct virtio_net_hdr) == 12, "virtio_net_hdr layout");
 #define VIRTIO_NET_SCHED_TX 2u
 
 struct virtio_net_stats {
-	uint64_t rx_packets, rx_bytes;
-	uint64_t rx_dropped; /* frames the guest cannot take (too big, bad offload) */
-	uint64_t rx_starved; /* times RX stopped for lack of guest buffers */
-	uint64_t rx_errors;  /* tap read errors other than EAGAIN */
-	uint64_t tx_packets, tx_bytes;
-	uint64_t tx_dropped; /* malformed chains or headers from the guest */
-	uint64_t tx_errors;  /* tap write errors (packet dropped) */
-	uint64_t tx_blocked; /* times the tap said EAGAIN */
+	counter_t rx_packets, rx_bytes;
+	counter_t rx_dropped; /* frames the guest cannot take (too big, bad offload) */
+	counter_t rx_starved; /* times RX stopped for lack of guest buffers */
+	counter_t rx_errors;  /* tap read errors other than EAGAIN */
+	counter_t tx_packets, tx_bytes;
+	counter_t tx_dropped; /* malformed chains or headers from the guest */
+	counter_t tx_errors;  /* tap write errors (packet dropped) */
+	counter_t tx_blocked; /* times the tap said EAGAIN */
 };
 
 struct virtio_net {
 	struct virtio_dev vdev;
 	char name[24];
-	const struct machine *m; /* scope of the duplicate-MAC check */
-	struct iothread *io;	 /* runs all of this device's work (machine_iothread) */
+	struct iothread *io; /* runs all of this device's work */
 	struct tap tap;
 	uint8_t mac[NET_MAC_LEN];
 	uint8_t config[VIRTIO_NET_CONFIG_LEN];
@@ -132,15 +131,13 @@ struct virtio_net {
 };
 
 /* Builds a device around an open tap (owned from here on, also on
- * failure) and registers its MAC. Does not attach it to a transport or the
- * I/O thread. Returns NULL with a reason in err. */
-struct virtio_net *virtio_net_create(const struct machine *m, unsigned int index, struct tap *tap,
+ * failure). Does not attach it to a transport or the I/O thread. Returns
+ * NULL with a reason in err. */
+struct virtio_net *virtio_net_create(const char *name, struct tap *tap,
 				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen);
-/* Unregisters the MAC, closes the fds, frees. Only for a device that no
- * transport or I/O thread uses (tests, failed setup). */
+/* Closes the fds, frees. Only for a device that no transport or I/O
+ * thread uses any more. */
 void virtio_net_destroy(struct virtio_net *n);
-/* The device already using MAC on machine m, or NULL. */
-struct virtio_net *virtio_net_find_mac(const struct machine *m, const uint8_t mac[NET_MAC_LEN]);
 
 /* I/O thread handlers (iothread_fd_fn). */
 void virtio_net_tap_event(void *opaque, uint32_t events);

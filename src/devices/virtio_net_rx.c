@@ -107,7 +107,7 @@ static enum rx_result rx_drop(struct virtio_net *n)
 		n->rx_nused--;
 	}
 	n->rx_left = 0;
-	n->stats.rx_dropped++;
+	counter_add(&n->stats.rx_dropped, 1);
 	return RX_DONE;
 }
 
@@ -133,7 +133,7 @@ static enum rx_result rx_start(struct virtio_net *n)
 		return rx_drop(n);
 	if (got < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			n->stats.rx_errors++;
+			counter_add(&n->stats.rx_errors, 1);
 		virtq_unpop(vq);
 		n->rx_nused = 0;
 		return RX_TAP_EMPTY;
@@ -201,15 +201,15 @@ static enum rx_result rx_one(struct virtio_net *n)
 	if (virtq_push_batch(rx_vq(n), n->vdev.gm, n->rx_used, n->rx_nused) < 0)
 		return RX_BROKEN;
 	n->rx_nused = 0;
-	n->stats.rx_packets++;
-	n->stats.rx_bytes += n->rx_frame;
+	counter_add(&n->stats.rx_packets, 1);
+	counter_add(&n->stats.rx_bytes, n->rx_frame);
 	return RX_DONE;
 }
 
 void virtio_net_rx_discard(struct virtio_net *n)
 {
 	if (n->rx_nused)
-		n->stats.rx_dropped++;
+		counter_add(&n->stats.rx_dropped, 1);
 	n->rx_nused = 0;
 	n->rx_left = 0;
 }
@@ -224,7 +224,7 @@ void virtio_net_rx_run(struct virtio_net *n)
 	pthread_mutex_lock(&n->rx_lock);
 	if (!atomic_load(&n->active) || !vq->enabled || vq->broken)
 		goto out;
-	pushed = vq->stats.pushed;
+	pushed = counter_get(&vq->stats.pushed);
 	/* While buffers last, kicks are useless: tap readiness drives RX. */
 	virtq_disable_notify(vq, gm);
 	for (; budget; budget--) {
@@ -233,7 +233,7 @@ void virtio_net_rx_run(struct virtio_net *n)
 			continue;
 		if (res != RX_NO_BUFFERS)
 			break;
-		n->stats.rx_starved++;
+		counter_add(&n->stats.rx_starved, 1);
 		/* Re-arm the refill kick; buffers posted meanwhile: go on. */
 		if (!virtq_enable_notify(vq, gm))
 			break;
@@ -241,7 +241,7 @@ void virtio_net_rx_run(struct virtio_net *n)
 	}
 	if (!budget)
 		virtio_net_schedule(n, VIRTIO_NET_SCHED_RX);
-	if (vq->stats.pushed != pushed)
+	if (counter_get(&vq->stats.pushed) != pushed)
 		virtio_notify_if_needed(&n->vdev, VIRTIO_NET_RXQ);
 out:
 	pthread_mutex_unlock(&n->rx_lock);

@@ -1,11 +1,12 @@
 #include "devices/virtio_net_spec.h"
 
-#include "iothread/poll_opts.h"
-
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "iothread/poll_opts.h"
 
 static int hexval(char c)
 {
@@ -56,139 +57,95 @@ static bool net_ifname_valid(const char *s, size_t len)
 	return true;
 }
 
-static int net_spec_mac(const char *val, size_t len, struct net_spec *out, char *err, size_t errlen)
+static int net_spec_mac(const struct opt *o, const char *val, void *target, char *err,
+			size_t errlen)
 {
-	char buf[NET_MAC_STRLEN];
-	if (len != NET_MAC_STRLEN - 1) {
-		snprintf(err, errlen, "malformed mac '%.*s' (expected xx:xx:xx:xx:xx:xx)", (int)len,
-			 val);
-		return -1;
-	}
-	memcpy(buf, val, len);
-	buf[len] = 0;
-	if (net_mac_parse(buf, out->mac) < 0) {
-		snprintf(err, errlen, "malformed mac '%s' (expected xx:xx:xx:xx:xx:xx)", buf);
+	(void)o;
+	struct net_spec *out = target;
+	if (strlen(val) != NET_MAC_STRLEN - 1 || net_mac_parse(val, out->mac) < 0) {
+		snprintf(err, errlen, "malformed mac '%s' (expected xx:xx:xx:xx:xx:xx)", val);
 		return -1;
 	}
 	if (out->mac[0] & 1) {
 		snprintf(err, errlen, "mac %s is a multicast address (first byte must be even)",
-			 buf);
+			 val);
 		return -1;
 	}
 	static const uint8_t zero[NET_MAC_LEN];
 	if (!memcmp(out->mac, zero, NET_MAC_LEN)) {
-		snprintf(err, errlen, "mac %s is not a valid address", buf);
+		snprintf(err, errlen, "mac %s is not a valid address", val);
 		return -1;
 	}
 	out->has_mac = true;
 	return 0;
 }
 
-/* One "key=value" item of length len. */
-static int net_spec_item(const char *item, size_t len, struct net_spec *out, bool *seen_tap,
-			 char *err, size_t errlen)
+static int net_spec_tap(const struct opt *o, const char *val, void *target, char *err,
+			size_t errlen)
 {
-	const char *eq = memchr(item, '=', len);
-	size_t klen = eq ? (size_t)(eq - item) : len;
-	const char *val = eq ? eq + 1 : "";
-	size_t vlen = eq ? len - klen - 1 : 0;
-
+	(void)o;
+	struct net_spec *out = target;
+	size_t len = strlen(val);
 	if (len == 0) {
-		snprintf(err, errlen, "empty option (expected tap=NAME[,mac=MAC])");
+		snprintf(err, errlen, "tap= needs an interface name");
 		return -1;
 	}
-	bool is_tap = klen == 3 && !strncmp(item, "tap", 3);
-	bool is_mac = klen == 3 && !strncmp(item, "mac", 3);
-	if ((is_tap || is_mac) && !eq) {
-		snprintf(err, errlen, "option '%.*s' needs a value (%.*s=...)", (int)klen, item,
-			 (int)klen, item);
+	if (!net_ifname_valid(val, len)) {
+		snprintf(err, errlen, "invalid interface name '%s'", val);
 		return -1;
 	}
-	if (is_tap) {
-		if (*seen_tap) {
-			snprintf(err, errlen, "tap= given twice");
-			return -1;
-		}
-		if (vlen == 0) {
-			snprintf(err, errlen, "tap= needs an interface name");
-			return -1;
-		}
-		if (!net_ifname_valid(val, vlen)) {
-			snprintf(err, errlen, "invalid interface name '%.*s'", (int)vlen, val);
-			return -1;
-		}
-		memcpy(out->tap, val, vlen);
-		out->tap[vlen] = 0;
-		*seen_tap = true;
-		return 0;
-	}
-	if (is_mac) {
-		if (out->has_mac) {
-			snprintf(err, errlen, "mac= given twice");
-			return -1;
-		}
-		return net_spec_mac(val, vlen, out, err, errlen);
-	}
-	int r = poll_opt_parse(item, klen, val, vlen, &out->poll, err, errlen);
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	if (klen == 5 && !strncmp(item, "vhost", 5)) {
-		if (vlen == 2 && !strncmp(val, "on", 2))
-			out->vhost = true;
-		else if (vlen == 3 && !strncmp(val, "off", 3))
-			out->vhost = false;
-		else {
-			snprintf(err, errlen, "invalid vhost=%.*s (use on or off)", (int)vlen, val);
-			return -1;
-		}
-		return 0;
-	}
-	if (klen == 14 && !strncmp(item, "vhost-busyloop", 14)) {
-		char buf[12];
-		char *end;
-		if (vlen == 0 || vlen >= sizeof(buf) || val[0] < '0' || val[0] > '9') {
-			snprintf(err, errlen, "invalid vhost-busyloop=%.*s (microseconds)",
-				 (int)vlen, val);
-			return -1;
-		}
-		memcpy(buf, val, vlen);
-		buf[vlen] = 0;
-		unsigned long v = strtoul(buf, &end, 10);
-		if (*end || v > 1000000) {
-			snprintf(err, errlen, "invalid vhost-busyloop=%s (0-1000000 microseconds)",
-				 buf);
-			return -1;
-		}
-		out->vhost_busyloop_us = (unsigned int)v;
-		return 0;
-	}
-	snprintf(err, errlen,
-		 "unknown option '%.*s' (expected tap=NAME[,mac=MAC][,poll=...][,vhost=on])",
-		 (int)klen, item);
-	return -1;
+	memcpy(out->tap, val, len + 1);
+	return 0;
+}
+
+const char *const net_model_names[] = {"virtio", "e1000", NULL};
+
+static const struct opt net_opts[] = {
+    {.name = "tap",
+     .type = OPT_CUSTOM,
+     .flags = OPT_ONCE | OPT_REQUIRED,
+     .parse = net_spec_tap,
+     .metavar = "NAME",
+     .help = "an existing tap interface (ip tuntap add NAME mode tap)"},
+    {.name = "mac",
+     .type = OPT_CUSTOM,
+     .flags = OPT_ONCE,
+     .parse = net_spec_mac,
+     .metavar = "MAC",
+     .help = "unicast MAC (default 02:73:6b:69:66:NN, NN the card's index)"},
+    {.name = "model",
+     .type = OPT_ENUM,
+     .off = offsetof(struct net_spec, model),
+     .choices = net_model_names,
+     .hint = "use virtio or e1000",
+     .metavar = "virtio|e1000",
+     .help = "virtio-net (default) or an emulated Intel 82540EM"},
+    POLL_OPT_ROWS(offsetof(struct net_spec, poll)),
+    {.name = "vhost",
+     .type = OPT_ONOFF,
+     .off = offsetof(struct net_spec, vhost),
+     .hint = "use on or off",
+     .metavar = "on|off",
+     .help = "virtio: /dev/vhost-net moves the packets"},
+    {.name = "vhost-busyloop",
+     .type = OPT_UINT,
+     .off = offsetof(struct net_spec, vhost_busyloop_us),
+     .max = 1000000,
+     .hint = "0-1000000 microseconds",
+     .metavar = "USEC",
+     .help = "vhost: busy-poll this long (VHOST_SET_VRING_BUSYLOOP_TIMEOUT)"},
+};
+const struct opt_table net_spec_table = OPT_TABLE(net_opts, "option", NULL);
+
+void net_spec_init(void *spec)
+{
+	struct net_spec *s = spec;
+	memset(s, 0, sizeof(*s));
+	poll_policy_default(&s->poll);
 }
 
 int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t errlen)
 {
-	bool seen_tap = false;
-	memset(out, 0, sizeof(*out));
-	poll_policy_default(&out->poll);
-	if (!spec || !spec[0]) {
-		snprintf(err, errlen, "tap=NAME is required");
-		return -1;
-	}
-	for (const char *p = spec;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		if (net_spec_item(p, len, out, &seen_tap, err, errlen) < 0)
-			return -1;
-		if (!comma)
-			break;
-		p = comma + 1;
-	}
-	if (!seen_tap) {
-		snprintf(err, errlen, "tap=NAME is required");
-		return -1;
-	}
-	return 0;
+	net_spec_init(out);
+	return opt_parse_spec(&net_spec_table, spec, out, err, errlen);
 }

@@ -9,19 +9,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/opt.h"
 #include "iothread/poll_policy.h"
 
 #define NET_MAC_LEN    6
 #define NET_MAC_STRLEN 18 /* "xx:xx:xx:xx:xx:xx" + NUL */
 
+enum net_model { NET_MODEL_VIRTIO, NET_MODEL_E1000 };
+
 struct net_spec {
 	char tap[IFNAMSIZ];
+	int model; /* enum net_model */
 	uint8_t mac[NET_MAC_LEN];
 	bool has_mac;
 	struct poll_policy poll; /* poll=..., see iothread/poll_opts.h */
 	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
 	unsigned int vhost_busyloop_us;
 };
+
+/* The option table of --net (all models share it), model names, and the
+ * defaults it starts from. */
+extern const struct opt_table net_spec_table;
+extern const char *const net_model_names[];
+void net_spec_init(void *spec);
 
 /* Parses SPEC: keys tap (required, a valid interface name) and mac (a
  * unicast address other than 00:00:00:00:00:00), each at most once.

@@ -70,14 +70,14 @@ static enum tx_result tx_one(struct virtio_net *n, const struct virtq_elem *e)
 			return TX_AGAIN;
 		/* EIO (link down), EINVAL (header the kernel rejects)...: the
 		 * packet is lost, as on a wire. */
-		n->stats.tx_errors++;
+		counter_add(&n->stats.tx_errors, 1);
 		return TX_DONE;
 	}
-	n->stats.tx_packets++;
-	n->stats.tx_bytes += e->out_len - VIRTIO_NET_HDR_LEN;
+	counter_add(&n->stats.tx_packets, 1);
+	counter_add(&n->stats.tx_bytes, e->out_len - VIRTIO_NET_HDR_LEN);
 	return TX_DONE;
 drop:
-	n->stats.tx_dropped++;
+	counter_add(&n->stats.tx_dropped, 1);
 	return TX_DONE;
 }
 
@@ -89,7 +89,7 @@ static void tx_wait_writable(struct virtio_net *n)
 	struct pollfd p = {.fd = n->tap.fd, .events = POLLOUT};
 
 	atomic_store(&n->tx_blocked, true);
-	n->stats.tx_blocked++;
+	counter_add(&n->stats.tx_blocked, 1);
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
 		atomic_store(&n->tx_blocked, false);
 		virtio_net_schedule(n, VIRTIO_NET_SCHED_TX);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "core/machine.h"
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
 

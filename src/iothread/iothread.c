@@ -120,12 +120,12 @@ static void *iothread_loop(void *arg)
 			break;
 		}
 		if (n > 0 || !io->nr_polling)
-			io->wakeups++;
+			counter_add(&io->wakeups, 1);
 		for (int i = 0; i < n; i++) {
 			struct iothread_handler *h = evs[i].data.ptr;
 			if (!h)
 				goto out; /* stop_fd */
-			io->events++;
+			counter_add(&io->events, 1);
 			h->fn(h->opaque, evs[i].events);
 		}
 		if (io->nr_polling)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/counter.h"
 #include "iothread/poll_policy.h"
 
 typedef void (*iothread_fd_fn)(void *opaque, uint32_t events);
@@ -40,7 +41,7 @@ struct iothread {
 	int running;
 	/* epoll_wait returns (not counting empty peeks while polling), and fd
 	 * handlers run; published as "ioN wakeups" / "ioN events". */
-	uint64_t wakeups, events;
+	counter_t wakeups, events;
 	struct iothread_poller *pollers[IOTHREAD_MAX_POLLERS];
 	unsigned int nr_pollers; /* fixed before iothread_start */
 	unsigned int nr_polling;

@@ -26,7 +26,7 @@ int poll_mode_parse(const char *s, enum poll_mode *out)
 
 bool poll_on_kick(struct poll_state *st, const struct poll_policy *p, uint64_t now)
 {
-	st->kicks++;
+	counter_add(&st->kicks, 1);
 	if (st->polling || p->mode == POLL_OFF)
 		return false;
 	if (p->mode == POLL_ALWAYS)
@@ -44,27 +44,27 @@ void poll_start(struct poll_state *st, uint64_t now)
 	st->started_ns = now;
 	st->last_work_ns = now;
 	st->window_kicks = 0;
-	st->starts++;
+	counter_add(&st->starts, 1);
 }
 
 bool poll_after_iteration(struct poll_state *st, const struct poll_policy *p, uint64_t now,
 			  bool had_work)
 {
 	if (had_work) {
-		st->iters_work++;
+		counter_add(&st->iters_work, 1);
 		st->last_work_ns = now;
 	} else {
-		st->iters_empty++;
+		counter_add(&st->iters_empty, 1);
 	}
 	if (p->mode == POLL_ALWAYS)
 		return false;
 	if (now - st->last_work_ns >= p->idle_ns) {
-		st->stops_idle++;
+		counter_add(&st->stops_idle, 1);
 		st->polling = false;
 		return true;
 	}
 	if (now - st->started_ns >= p->max_ns) {
-		st->stops_cap++;
+		counter_add(&st->stops_cap, 1);
 		st->polling = false;
 		return true;
 	}

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/counter.h"
+
 enum poll_mode { POLL_OFF, POLL_ADAPTIVE, POLL_ALWAYS };
 
 /* Defaults. poll-idle: the largest window the poll-idle sweep in
@@ -35,7 +37,7 @@ struct poll_state {
 	uint64_t last_work_ns;
 	uint64_t started_ns;
 	/* counters, published for exit accounting */
-	uint64_t kicks, starts, stops_idle, stops_cap, iters_work, iters_empty;
+	counter_t kicks, starts, stops_idle, stops_cap, iters_work, iters_empty;
 };
 
 void poll_policy_default(struct poll_policy *p);

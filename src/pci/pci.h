@@ -30,7 +30,7 @@ struct pci_bus;
 struct pci_device;
 struct pci_msix;
 
-#define PCI_MAX_DEVICES	 32 /* slots on bus 0; slot 0 is the host bridge */
+#define PCI_MAX_DEVICES	 LAYOUT_PCI_SLOTS /* slots on bus 0; slot 0 is the host bridge */
 #define PCI_NUM_BARS	 6
 #define PCI_CFG_SIZE	 256
 #define PCI_BAR_MIN_SIZE 0x1000 /* a page: no two BARs share one */
@@ -66,11 +66,10 @@ struct pci_msix;
 
 #define PCI_CLASS_BRIDGE_HOST 0x060000
 
-/* INTA..INTD (pin 0..3) of `slot` go to this GSI; the DSDT's _PRT is built
- * from it. Rotating by slot spreads devices over the 8 lines. */
+/* INTA..INTD (pin 0..3) of `slot` go to this GSI (the platform's map). */
 static inline uint32_t pci_intx_gsi(unsigned int slot, unsigned int pin)
 {
-	return LAYOUT_PCI_INTX_GSI + (slot + pin) % LAYOUT_PCI_INTX_GSI_COUNT;
+	return layout_pci_intx_gsi(slot, pin);
 }
 
 /* What the bus needs from the hypervisor. Return values are 0 / -errno,

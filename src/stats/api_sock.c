@@ -48,8 +48,10 @@ static void api_sock_serve(struct api_sock *a, int c)
 	src.wall_s = (monotonic_ns() - a->start_ns) / 1e9;
 	exit_stats_flat(m, &src);
 	fclose(m);
+	/* Never blocks: a client that does not read cannot hold up the
+	 * thread, and so the VM's stop, which joins it. */
 	for (size_t off = 0; off < len;) {
-		ssize_t n = write(c, buf + off, len - off);
+		ssize_t n = send(c, buf + off, len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n <= 0)
 			break;
 		off += (size_t)n;
@@ -75,12 +77,22 @@ static void *api_sock_thread(void *arg)
 
 int api_sock_start(struct api_sock *a)
 {
-	pthread_t t;
-	int r = pthread_create(&t, NULL, api_sock_thread, a);
+	int r = pthread_create(&a->thread, NULL, api_sock_thread, a);
 	if (r)
 		return -r;
-	pthread_detach(t);
+	a->running = true;
 	return 0;
+}
+
+void api_sock_stop(struct api_sock *a)
+{
+	if (!a->running)
+		return;
+	/* Shutting a listening unix socket down makes accept fail with
+	 * EINVAL, which ends the loop; a snapshot being served finishes. */
+	shutdown(a->fd, SHUT_RDWR);
+	pthread_join(a->thread, NULL);
+	a->running = false;
 }
 
 void api_sock_close(struct api_sock *a)

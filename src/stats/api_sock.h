@@ -4,6 +4,8 @@
 #ifndef SKIFF_API_SOCK_H
 #define SKIFF_API_SOCK_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,6 +13,8 @@
 
 struct api_sock {
 	int fd;
+	pthread_t thread;
+	bool running;
 	const char *path;
 	struct exit_stats_src src;
 	uint64_t start_ns;
@@ -18,8 +22,10 @@ struct api_sock {
 
 /* Creates and binds the socket (before the seccomp filter); -1 with a reason. */
 int api_sock_open(struct api_sock *a, const char *path, char *err, size_t errlen);
-/* Serves snapshots from a detached thread until the process exits. */
+/* Serves snapshots from a thread, until api_sock_stop. */
 int api_sock_start(struct api_sock *a);
+/* Ends the thread and waits for it: afterwards nothing reads the VM. */
+void api_sock_stop(struct api_sock *a);
 void api_sock_close(struct api_sock *a);
 
 #endif

@@ -46,11 +46,11 @@ void exit_sites_count(struct exit_sites *s, enum bus_space sp, const char *dev, 
 			pthread_mutex_unlock(&s->insert_lock);
 		}
 		if (site_matches(e, (uint8_t)sp, dev, reg, addr, is_write)) {
-			atomic_fetch_add_explicit(&e->count, 1, memory_order_relaxed);
+			counter_add(&e->count, 1);
 			return;
 		}
 	}
-	atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+	counter_add(&s->overflow, 1);
 }
 
 void exit_sites_bus_account(void *opaque, enum bus_space sp, const struct bus_region *r,
@@ -66,8 +66,8 @@ void exit_sites_bus_account(void *opaque, enum bus_space sp, const struct bus_re
 
 static int site_cmp(const void *a, const void *b)
 {
-	uint64_t x = atomic_load(&((const struct exit_site *)a)->count);
-	uint64_t y = atomic_load(&((const struct exit_site *)b)->count);
+	uint64_t x = counter_get(&((const struct exit_site *)a)->count);
+	uint64_t y = counter_get(&((const struct exit_site *)b)->count);
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -83,7 +83,7 @@ unsigned int exit_sites_sorted(struct exit_sites *s, struct exit_site *out, unsi
 		out[n].dev = e->dev;
 		out[n].reg = e->reg;
 		out[n].addr = e->addr;
-		atomic_store(&out[n].count, atomic_load(&e->count));
+		atomic_store_explicit(&out[n].count, counter_get(&e->count), memory_order_relaxed);
 		atomic_store(&out[n].used, 1);
 		n++;
 	}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/bus.h"
+#include "core/counter.h"
 
 #define EXIT_SITES_MAX 512 /* power of two */
 
@@ -19,13 +20,13 @@ struct exit_site {
 	const char *dev; /* region name, NULL if unclaimed */
 	const char *reg; /* register name, may be NULL */
 	uint64_t addr;	 /* the address, for unclaimed accesses only */
-	_Atomic uint64_t count;
+	counter_t count;
 };
 
 struct exit_sites {
 	pthread_mutex_t insert_lock;
 	struct exit_site slot[EXIT_SITES_MAX];
-	_Atomic uint64_t overflow; /* accesses not counted: table full */
+	counter_t overflow; /* accesses not counted: table full */
 };
 
 void exit_sites_init(struct exit_sites *s);

@@ -7,7 +7,6 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "iothread/iothread.h"
-#include "stats/counters.h"
 #include "stats/exit_sites.h"
 #include "stats/kvm_stats.h"
 
@@ -22,7 +21,7 @@ static void totals(const struct vm *vm, uint64_t *total, double *vcpu_cpu_s)
 		if (!vm->vcpus[i])
 			continue;
 		for (int s = 0; s < VCPU_STAT_NR; s++)
-			total[s] += vm->vcpus[i]->exits[s];
+			total[s] += counter_get(&vm->vcpus[i]->exits[s]);
 		*vcpu_cpu_s += vm->vcpus[i]->cpu_ns / 1e9;
 	}
 }
@@ -33,6 +32,38 @@ static void kvm_totals(const struct vm *vm, struct kvm_counters *k)
 	for (int i = 0; i < vm->nr_cpus; i++)
 		if (vm->vcpus[i])
 			kvm_stats_collect(vm->vcpus[i]->fd, k);
+}
+
+struct snap {
+	struct snap_item {
+		char name[80];
+		uint64_t value;
+	} * items;
+	unsigned int n, cap;
+};
+
+static void snap_emit(void *ctx, const char *owner, const char *what, uint64_t value)
+{
+	struct snap *s = ctx;
+	if (s->n == s->cap) {
+		unsigned int cap = s->cap ? 2 * s->cap : 64;
+		struct snap_item *p = realloc(s->items, cap * sizeof(*p));
+		if (!p)
+			return;
+		s->items = p;
+		s->cap = cap;
+	}
+	snprintf(s->items[s->n].name, sizeof(s->items[0].name), "%s %s", owner, what);
+	s->items[s->n++].value = value;
+}
+
+/* Every counter, read once: the three renderings show the same numbers. */
+static struct snap snap_take(const struct exit_stats_src *src)
+{
+	struct snap s = {0};
+	if (src->counters)
+		src->counters(src->counters_opaque, snap_emit, &s);
+	return s;
 }
 
 static const char *space_name(uint8_t sp)
@@ -66,16 +97,17 @@ void exit_stats_print(FILE *out, const struct exit_stats_src *src)
 	for (unsigned int i = 0; i < n && i < TOP_SITES; i++) {
 		char label[96];
 		site_label(&sites[i], label, sizeof(label));
-		uint64_t c = atomic_load(&sites[i].count);
+		uint64_t c = counter_get(&sites[i].count);
 		fprintf(out, "  %-32s %5s %12" PRIu64 " %10.1f\n", label,
 			sites[i].is_write ? "write" : "read", c, c / src->wall_s);
 	}
 	free(sites);
-	unsigned int nc = counters_count();
-	if (nc)
+	struct snap cs = snap_take(src);
+	if (cs.n)
 		fprintf(out, "%-40s %12s\n", "device and I/O-thread counters", "count");
-	for (unsigned int i = 0; i < nc; i++)
-		fprintf(out, "  %-38s %12" PRIu64 "\n", counters_name(i), counters_value(i));
+	for (unsigned int i = 0; i < cs.n; i++)
+		fprintf(out, "  %-38s %12" PRIu64 "\n", cs.items[i].name, cs.items[i].value);
+	free(cs.items);
 	struct kvm_counters *k = calloc(1, sizeof(*k));
 	if (k) {
 		kvm_totals(src->vm, k);
@@ -115,13 +147,15 @@ void exit_stats_json(FILE *out, const struct exit_stats_src *src)
 			"%" PRIu64 "}",
 			i ? "," : "", label, space_name(sites[i].space),
 			sites[i].is_write ? "write" : "read",
-			(uint64_t)atomic_load(&sites[i].count));
+			(uint64_t)counter_get(&sites[i].count));
 	}
 	free(sites);
 	fprintf(out, "\n  ],\n  \"counters\": {");
-	for (unsigned int i = 0; i < counters_count(); i++)
-		fprintf(out, "%s\n    \"%s\": %" PRIu64, i ? "," : "", counters_name(i),
-			counters_value(i));
+	struct snap cs = snap_take(src);
+	for (unsigned int i = 0; i < cs.n; i++)
+		fprintf(out, "%s\n    \"%s\": %" PRIu64, i ? "," : "", cs.items[i].name,
+			cs.items[i].value);
+	free(cs.items);
 	fprintf(out, "\n  },\n  \"kvm\": {");
 	struct kvm_counters *k = calloc(1, sizeof(*k));
 	if (k) {
@@ -166,11 +200,13 @@ void exit_stats_flat(FILE *out, const struct exit_stats_src *src)
 		site_label(&sites[i], label, sizeof(label));
 		fprintf(out, "site %s %s\t%" PRIu64 "\n", label,
 			sites[i].is_write ? "write" : "read",
-			(uint64_t)atomic_load(&sites[i].count));
+			(uint64_t)counter_get(&sites[i].count));
 	}
 	free(sites);
-	for (unsigned int i = 0; i < counters_count(); i++)
-		fprintf(out, "counter %s\t%" PRIu64 "\n", counters_name(i), counters_value(i));
+	struct snap cs = snap_take(src);
+	for (unsigned int i = 0; i < cs.n; i++)
+		fprintf(out, "counter %s\t%" PRIu64 "\n", cs.items[i].name, cs.items[i].value);
+	free(cs.items);
 	struct kvm_counters *k = calloc(1, sizeof(*k));
 	if (k) {
 		kvm_totals(src->vm, k);

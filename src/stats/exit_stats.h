@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include "core/counter.h"
+
 struct vm;
 struct iothread;
 struct exit_sites;
@@ -15,8 +17,11 @@ struct exit_sites;
 struct exit_stats_src {
 	struct vm *vm;
 	struct exit_sites *sites;
-	struct iothread *io; /* an array of nr_io */
+	struct iothread *io; /* an array of nr_io: CPU time */
 	unsigned int nr_io;
+	/* Lists every device, transport and thread counter (vmm_counters). */
+	void (*counters)(void *opaque, counter_emit_fn emit, void *ctx);
+	void *counters_opaque;
 	double wall_s; /* seconds since skiff started */
 };
 

@@ -344,11 +344,3 @@ fail:
 	vp_free(vp);
 	return -1;
 }
-
-int virtio_pci_add(struct machine *m, struct virtio_dev *vdev, struct iothread *io, char *err,
-		   size_t errlen)
-{
-	struct virtio_pci_env env = {
-	    .pci = m->pci, .io = io, .gm = &m->vm->mem, .use_ioeventfd = m->use_ioeventfd};
-	return virtio_pci_attach(&env, vdev, err, errlen);
-}

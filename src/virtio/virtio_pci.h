@@ -26,14 +26,15 @@
  *  - on status 0: stops delivering kicks, waits for kicks in progress,
  *    calls ops->reset (which must return only when the device is quiet),
  *    then resets every virtq and its own state;
- *  - kicks: with m->use_ioeventfd, ops->queue_notify runs on the device's
+ *  - kicks: with env->use_ioeventfd, ops->queue_notify runs on the device's
  *    I/O thread (KVM ioeventfd per queue); otherwise on the vCPU thread
  *    that wrote the notify register. Kicks arrive only for queues that were
  *    enabled at DRIVER_OK, and only until reset;
  *  - interrupts: vdev->transport->notify_queue / notify_config, callable
  *    from any thread (irqfd per MSI-X vector, or ISR + INTA).
  *
- * Usage, in a device model's add function:
+ * Usage: a device model fills in its virtio_dev, and the device manager
+ * (src/vmm/devmgr.c) attaches it:
  *
  *	vdev->name = "virtio-blk0";         // stays valid for the VM's life
  *	vdev->device_id = VIRTIO_ID_BLOCK;
@@ -43,7 +44,7 @@
  *	vdev->queue_max_size = 256;         // power of 2 <= VIRTQ_MAX_SIZE
  *	vdev->ops = &ops;                   // queue_notify required
  *	vdev->priv = dev;
- *	if (virtio_pci_add(m, vdev, machine_iothread(m), err, errlen) < 0)
+ *	if (virtio_pci_attach(&env, vdev, err, errlen) < 0)
  *		... free the device; err says why; the caller exits 2
  *
  * On success the transport owns vdev->gm, transport, transport_data,
@@ -56,7 +57,7 @@
 #include <stddef.h>
 
 #include "core/guest_mem.h"
-#include "core/machine.h"
+#include "core/counter.h"
 #include "virtio/virtio_dev.h"
 
 #define VIRTIO_PCI_VENDOR      0x1af4
@@ -66,14 +67,9 @@
 struct pci_bus;
 struct iothread;
 
-/* Attaches vdev to m's PCI bus, its kicks and pollers served by the I/O
- * thread io (the device's, from machine_iothread). Returns 0, or -1 with a
- * one-line reason in err (bad vdev fields, "no free PCI slot (max 31
- * devices)", ...). */
-int virtio_pci_add(struct machine *m, struct virtio_dev *vdev, struct iothread *io, char *err,
-		   size_t errlen);
-
-/* The same with the parts spelled out (tests). io may be NULL with
+/* Attaches vdev to the PCI bus, its kicks and pollers served by the I/O
+ * thread io. Returns 0, or -1 with a one-line reason in err (bad vdev
+ * fields, "no free PCI slot (max 31 devices)", ...). io may be NULL with
  * use_ioeventfd: the kick eventfds are then created and registered with
  * KVM but nobody polls them. */
 struct virtio_pci_env {
@@ -84,5 +80,8 @@ struct virtio_pci_env {
 };
 int virtio_pci_attach(const struct virtio_pci_env *env, struct virtio_dev *vdev, char *err,
 		      size_t errlen);
+/* The transport's counters of an attached vdev (kicks, interrupts and
+ * polling per queue, configuration interrupts) and its queues'. */
+void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
 
 #endif

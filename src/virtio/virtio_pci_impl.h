@@ -87,8 +87,8 @@ struct virtio_pci_queue {
 	uint64_t kick_addr;
 	bool polled;	 /* poller registered with the I/O thread */
 	bool handed_off; /* kicks go to vhost, not the I/O thread */
-	uint64_t kicks;	 /* ioeventfd kicks seen by the I/O thread */
-	uint64_t irqs;	 /* interrupts sent for this queue (atomic adds) */
+	counter_t kicks; /* ioeventfd kicks seen by the I/O thread */
+	counter_t irqs;	 /* interrupts sent for this queue */
 	struct iothread_poller poller;
 	char poller_name[48];
 };
@@ -118,7 +118,7 @@ struct virtio_pci {
 	pthread_mutex_t isr_lock;
 	uint8_t isr;
 
-	uint64_t config_irqs;	       /* configuration interrupts (atomic adds) */
+	counter_t config_irqs;	       /* configuration interrupts */
 	int pci_cfg_cap;	       /* config offset of the PCI-config-access capability */
 	unsigned int ioeventfd_logged; /* under the bus's config lock */
 };

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "pci/pci_msix.h"
-#include "stats/counters.h"
+#include <stddef.h>
+
+#include "core/counter.h"
 #include "virtio/virtio_pci_impl.h"
 
 /* Queue work from outside the vCPU threads (a kick, a poller) starts here
@@ -46,7 +48,7 @@ void vp_kick_ready(void *opaque, uint32_t events)
 	if (__atomic_load_n(&q->handed_off, __ATOMIC_ACQUIRE) ||
 	    read(q->kick_fd, &n, sizeof(n)) != sizeof(n))
 		return;
-	q->kicks++;
+	counter_add(&q->kicks, 1);
 	if (q->polled)
 		iothread_poller_kick(q->vp->io, &q->poller);
 	vp_kick(q->vp, q->index);
@@ -102,39 +104,12 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	return more;
 }
 
-static void vp_poll_counters(struct virtio_pci_queue *q)
-{
-	static const struct {
-		const char *what;
-		size_t off;
-	} c[] = {
-	    {"poll starts", offsetof(struct poll_state, starts)},
-	    {"poll iterations with work", offsetof(struct poll_state, iters_work)},
-	    {"poll iterations empty", offsetof(struct poll_state, iters_empty)},
-	    {"poll stops idle", offsetof(struct poll_state, stops_idle)},
-	    {"poll stops cap", offsetof(struct poll_state, stops_cap)},
-	};
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		char name[96];
-		snprintf(name, sizeof(name), "%s %s", q->poller_name, c[i].what);
-		counters_register(name, (const uint64_t *)((const char *)&q->poller.st + c[i].off));
-	}
-}
-
 int vp_pollers_add(struct virtio_pci *vp)
 {
 	struct virtio_dev *vdev = vp->vdev;
-	char cname[96];
-	snprintf(cname, sizeof(cname), "%s config interrupts", vdev->name);
-	counters_register(cname, &vp->config_irqs);
 	for (unsigned int i = 0; i < vdev->num_queues; i++) {
 		struct virtio_pci_queue *q = &vp->q[i];
 		snprintf(q->poller_name, sizeof(q->poller_name), "%s q%u", vdev->name, i);
-		char name[96];
-		snprintf(name, sizeof(name), "%s ioeventfd kicks", q->poller_name);
-		counters_register(name, &q->kicks);
-		snprintf(name, sizeof(name), "%s interrupts", q->poller_name);
-		counters_register(name, &q->irqs);
 		if (!vp->use_ioeventfd || !vp->io || !(vdev->poll_queues & (1u << i)) ||
 		    vdev->poll.mode == POLL_OFF)
 			continue;
@@ -148,7 +123,6 @@ int vp_pollers_add(struct virtio_pci *vp)
 		if (r < 0)
 			return r;
 		q->polled = true;
-		vp_poll_counters(q);
 	}
 	return 0;
 }
@@ -212,14 +186,14 @@ static void vp_notify_queue(struct virtio_dev *vdev, unsigned int q)
 	struct virtio_pci *vp = vdev->transport_data;
 	if (q >= vdev->num_queues)
 		return;
-	__atomic_fetch_add(&vp->q[q].irqs, 1, __ATOMIC_RELAXED);
+	counter_add(&vp->q[q].irqs, 1);
 	vp_interrupt(vp, atomic_load(&vp->q[q].vector), VIRTIO_ISR_QUEUE);
 }
 
 static void vp_notify_config(struct virtio_dev *vdev)
 {
 	struct virtio_pci *vp = vdev->transport_data;
-	__atomic_fetch_add(&vp->config_irqs, 1, __ATOMIC_RELAXED);
+	counter_add(&vp->config_irqs, 1);
 	vp_interrupt(vp, atomic_load(&vp->config_vector), VIRTIO_ISR_CONFIG);
 }
 
@@ -257,3 +231,34 @@ const struct virtio_transport_ops vp_transport_ops = {
     .queue_handoff = vp_queue_handoff,
     .queue_takeback = vp_queue_takeback,
 };
+
+void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)
+{
+	static const struct {
+		const char *what;
+		size_t off;
+	} poll[] = {
+	    {"poll starts", offsetof(struct poll_state, starts)},
+	    {"poll iterations with work", offsetof(struct poll_state, iters_work)},
+	    {"poll iterations empty", offsetof(struct poll_state, iters_empty)},
+	    {"poll stops idle", offsetof(struct poll_state, stops_idle)},
+	    {"poll stops cap", offsetof(struct poll_state, stops_cap)},
+	};
+	const struct virtio_pci *vp = vdev->transport_data;
+	char what[64];
+	emit(ctx, vdev->name, "config interrupts", counter_get(&vp->config_irqs));
+	for (unsigned int i = 0; i < vdev->num_queues; i++) {
+		const struct virtio_pci_queue *q = &vp->q[i];
+		snprintf(what, sizeof(what), "q%u ioeventfd kicks", i);
+		emit(ctx, vdev->name, what, counter_get(&q->kicks));
+		snprintf(what, sizeof(what), "q%u interrupts", i);
+		emit(ctx, vdev->name, what, counter_get(&q->irqs));
+		for (size_t k = 0; q->polled && k < sizeof(poll) / sizeof(poll[0]); k++) {
+			snprintf(what, sizeof(what), "q%u %s", i, poll[k].what);
+			emit(ctx, vdev->name, what,
+			     counter_get(
+				 (const counter_t *)((const char *)&q->poller.st + poll[k].off)));
+		}
+		virtq_counters(&vdev->vqs[i], emit, ctx);
+	}
+}

@@ -93,7 +93,7 @@ static void vq_log(struct virtq *vq, enum virtq_err err, const char *outcome)
  * the transport. Always returns -1. */
 static int vq_fail(struct virtq *vq, enum virtq_err err)
 {
-	vq->stats.err[err]++;
+	counter_add(&vq->stats.err[err], 1);
 	if (vq->broken)
 		return -1;
 	vq->broken = true;
@@ -107,7 +107,7 @@ static int vq_fail(struct virtq *vq, enum virtq_err err)
 /* Counts a refused request that leaves the queue usable. Returns -1. */
 static int vq_refuse(struct virtq *vq, enum virtq_err err)
 {
-	vq->stats.err[err]++;
+	counter_add(&vq->stats.err[err], 1);
 	vq_log(vq, err, "request ignored");
 	return -1;
 }
@@ -373,7 +373,7 @@ int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e
 	if (err != VQ_OK)
 		return vq_fail(vq, err);
 	vq->last_avail_idx++;
-	vq->stats.popped++;
+	counter_add(&vq->stats.popped, 1);
 	return 1;
 }
 
@@ -413,7 +413,7 @@ int virtq_push_batch(struct virtq *vq, const struct guest_mem *gm,
 	 * whether used_event was crossed; notify next time to be safe. */
 	if ((uint16_t)(new - vq->signalled_used) < (uint16_t)(new - old))
 		vq->signalled_used_valid = false;
-	vq->stats.pushed += n;
+	counter_add(&vq->stats.pushed, n);
 	return 0;
 }
 
@@ -452,9 +452,9 @@ bool virtq_should_notify(struct virtq *vq, const struct guest_mem *gm)
 		notify = !(flags & VIRTQ_AVAIL_F_NO_INTERRUPT);
 	}
 	if (notify)
-		vq->stats.notified++;
+		counter_add(&vq->stats.notified, 1);
 	else
-		vq->stats.suppressed++;
+		counter_add(&vq->stats.suppressed, 1);
 	return notify;
 }
 
@@ -503,4 +503,23 @@ bool virtq_has_work(struct virtq *vq, const struct guest_mem *gm)
 	if (vq->broken || !vq->enabled)
 		return false;
 	return vq_load_avail_idx(vq) != vq->last_avail_idx;
+}
+
+void virtq_counters(const struct virtq *vq, counter_emit_fn emit, void *ctx)
+{
+	/* vq->name is "<device> qN": the device is the owner. */
+	const char *sp = strrchr(vq->name, ' ');
+	char owner[sizeof(vq->name)], what[64];
+	size_t olen = sp ? (size_t)(sp - vq->name) : strlen(vq->name);
+	snprintf(owner, sizeof(owner), "%.*s", (int)olen, vq->name);
+	const char *q = sp ? sp + 1 : "q";
+	snprintf(what, sizeof(what), "%s popped", q);
+	emit(ctx, owner, what, counter_get(&vq->stats.popped));
+	snprintf(what, sizeof(what), "%s pushed", q);
+	emit(ctx, owner, what, counter_get(&vq->stats.pushed));
+	uint64_t broken = 0;
+	for (int i = 0; i < VIRTQ_ERR_NR; i++)
+		broken += counter_get(&vq->stats.err[i]);
+	snprintf(what, sizeof(what), "%s guest errors", q);
+	emit(ctx, owner, what, broken);
 }

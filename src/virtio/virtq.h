@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/counter.h"
 #include "core/guest_mem.h"
 
 #define VIRTQ_MAX_SIZE 32768 /* spec limit for a split queue */
@@ -83,9 +84,9 @@ enum virtq_err {
 };
 
 struct virtq_stats {
-	uint64_t popped, pushed;
-	uint64_t notified, suppressed; /* virtq_should_notify() true / false */
-	uint64_t err[VIRTQ_ERR_NR];
+	counter_t popped, pushed;
+	counter_t notified, suppressed; /* virtq_should_notify() true / false */
+	counter_t err[VIRTQ_ERR_NR];
 };
 
 /* One popped chain. iov[0, out_num) are device-readable, then
@@ -198,5 +199,7 @@ bool virtq_poll_hold(struct virtq *vq, const struct guest_mem *gm, bool hold);
  * too short): breaks the queue like a ring violation. Returns -1. */
 int virtq_mark_broken(struct virtq *vq, enum virtq_err reason);
 const char *virtq_err_str(enum virtq_err err);
+/* Lists the queue's counters (popped, pushed, guest errors) for stats. */
+void virtq_counters(const struct virtq *vq, counter_emit_fn emit, void *ctx);
 
 #endif

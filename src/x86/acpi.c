@@ -2,7 +2,6 @@
 
 #include <string.h>
 
-#include "pci/pci.h"
 #include "x86/aml.h"
 #include "x86/layout.h"
 
@@ -113,7 +112,7 @@ static struct acpi_gas gas_port(uint16_t port)
  * scans PCI only below an ACPI host bridge (PNP0A03): PCI0 claims the
  * config ports, decodes bus 0, the I/O space around them and the MMIO
  * window, and its _PRT wires every slot's INTA..INTD to IOAPIC pins (the
- * same mapping pci_intx_gsi() gives the devices' Interrupt Line). */
+ * same mapping layout_pci_intx_gsi() gives the devices' Interrupt Line). */
 static void dsdt_body(struct aml *a)
 {
 	static const uint8_t s5[] = {ACPI_S5_TYPE, 0, 0, 0};
@@ -154,14 +153,14 @@ static void dsdt_body(struct aml *a)
 	aml_name_buffer(a, "_CRS", pcrs, n);
 	/* _PRT entries: { slot address 0xSSSSFFFF, pin, source 0 (GSI), GSI } */
 	aml_name(a, "_PRT");
-	aml_package_open(a, (PCI_MAX_DEVICES - 1) * 4);
-	for (unsigned int slot = 1; slot < PCI_MAX_DEVICES; slot++) {
+	aml_package_open(a, (LAYOUT_PCI_SLOTS - 1) * 4);
+	for (unsigned int slot = 1; slot < LAYOUT_PCI_SLOTS; slot++) {
 		for (unsigned int pin = 0; pin < 4; pin++) {
 			aml_package_open(a, 4);
 			aml_int(a, (slot << 16) | 0xffff);
 			aml_int(a, pin);
 			aml_int(a, 0);
-			aml_int(a, pci_intx_gsi(slot, pin));
+			aml_int(a, layout_pci_intx_gsi(slot, pin));
 			aml_close(a);
 		}
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "core/arch.h"
 #include "x86/layout.h"
 
 #define MSR_IA32_SYSENTER_CS	0x174
@@ -87,7 +88,7 @@ static int lapic_lint_set(int fd)
 	return ioctl(fd, KVM_SET_LAPIC, &la) < 0 ? -errno : 0;
 }
 
-int x86_vcpu_init(int fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus)
+int arch_vcpu_init(int fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus)
 {
 	size_t sz = sizeof(*supported) + supported->nent * sizeof(supported->entries[0]);
 	struct kvm_cpuid2 *c = malloc(sz);

@@ -13,8 +13,7 @@ struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd);
  * APIC IDs, topology counts, the hypervisor bit. */
 void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus);
 
-/* Sets CPUID, MSRs, FPU and LAPIC LINT0/1 of a new vCPU; 0 or -errno. */
-int x86_vcpu_init(int vcpu_fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus);
+/* arch_vcpu_init (core/arch.h) sets CPUID, MSRs, FPU and LAPIC LINT0/1. */
 /* Puts the boot CPU in 64-bit mode at `entry` with RSI = zero page, using
  * the page tables and GDT that x86_boot_tables_write placed. */
 int x86_vcpu_set_boot_regs(int vcpu_fd, uint64_t entry, uint64_t zero_page);

@@ -30,6 +30,14 @@
  * _PRT says which; pci_intx_gsi() computes it). */
 #define LAYOUT_PCI_INTX_GSI	  16
 #define LAYOUT_PCI_INTX_GSI_COUNT 8
+#define LAYOUT_PCI_SLOTS	  32 /* on bus 0; slot 0 is the host bridge */
+
+/* INTA..INTD (pin 0..3) of `slot` go to this GSI; the DSDT's _PRT is built
+ * from it. Rotating by slot spreads devices over the 8 lines. */
+static inline unsigned int layout_pci_intx_gsi(unsigned int slot, unsigned int pin)
+{
+	return LAYOUT_PCI_INTX_GSI + (slot + pin) % LAYOUT_PCI_INTX_GSI_COUNT;
+}
 
 /* MMIO: PCI BARs are placed in [START, END) (the DSDT's PCI0 window). */
 #define LAYOUT_PCI_MMIO_START 0xc0000000ULL

@@ -1,4 +1,4 @@
-"""The L1 side of a benchmark round (tests/testbed/scenarios/bench-round.sh):
+"""The L1 side of a benchmark round (bench/bench-round.sh):
 its snapshot and delta functions, run by busybox sh on the host as they
 run in L1, and its configuration table as bench/run.sh reads it."""
 
@@ -10,8 +10,7 @@ import unittest
 
 import benchpath
 
-SCENARIO = os.path.join(benchpath.REPO, "tests", "testbed", "scenarios",
-                        "bench-round.sh")
+SCENARIO = os.path.join(benchpath.REPO, "bench", "bench-round.sh")
 GUEST_LIB = os.path.join(benchpath.REPO, "tests", "testbed", "guest",
                          "lib.sh")
 BUSYBOX = shutil.which("busybox")

@@ -3,9 +3,9 @@
 # stderr and exit status 2, before any guest runs (so these need no usable
 # KVM). Prints "cli: N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 SKIFF=${SKIFF:-build/skiff}
-KERNEL=$(ls .cache/kernel/boot/vmlinuz-* 2>/dev/null | head -n1)
+KERNEL=$(find .cache/kernel/boot -name "vmlinuz-*" 2>/dev/null | sort | head -n1)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
@@ -73,6 +73,18 @@ if [ -n "$KERNEL" ]; then
 	fi
 else
 	echo "note: no cached kernel (.cache/kernel); kernel-based checks skipped"
+fi
+# The README's synopsis is the one `skiff run --help` prints (both come
+# from the option tables).
+"$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
+sed -n '/^skiff run --kernel/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
+if [ -s "$T/synopsis" ] && diff -u "$T/readme" "$T/synopsis" >"$T/diff"; then
+	pass=$((pass + 1))
+	echo "ok   README synopsis matches skiff run --help"
+else
+	fail=$((fail + 1))
+	echo "FAIL README synopsis differs from skiff run --help:"
+	sed 's/^/     /' "$T/diff"
 fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -234,7 +234,15 @@ tb_drop_base_libs() {
 # Host-side settings of scenario NAME, from its file in a subshell, as
 # shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2,
 # S_L2_FILES, S_L2_MODULES.
-tb_scenario_file() { echo "$TB_DIR/scenarios/$1.sh"; }
+# Scenarios live in tests/testbed/scenarios/; the benchmark's round is
+# bench/bench-round.sh, found the same way by name.
+tb_scenario_file() {
+	if [ -f "$TB_ROOT/bench/$1.sh" ] && [ ! -f "$TB_DIR/scenarios/$1.sh" ]; then
+		echo "$TB_ROOT/bench/$1.sh"
+	else
+		echo "$TB_DIR/scenarios/$1.sh"
+	fi
+}
 tb_scenario_settings() {
 	local file
 	file=$(tb_scenario_file "$1")

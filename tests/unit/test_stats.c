@@ -8,8 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include "core/bus.h"
-#include "stats/counters.h"
+#include "stats/api_sock.h"
+#include "core/vm.h"
+#include "stats/exit_stats.h"
 #include "stats/exit_sites.h"
 
 static void nop_handler(void *opaque, struct bus_access *acc)
@@ -76,16 +82,78 @@ static void test_sites_table_full(void **state)
 	free(s);
 }
 
-static void test_counters_registry(void **state)
+static void fake_counters(void *opaque, counter_emit_fn emit, void *ctx)
+{
+	const counter_t *kicks = opaque;
+	emit(ctx, "dev0", "q1 kicks", counter_get(kicks));
+	emit(ctx, "io0", "wakeups", 3);
+}
+
+/* Counters come from their owners when stats are taken, and the three
+ * renderings (--stats, --stats-json, the socket) show the same ones. */
+static void test_counters_rendered(void **state)
 {
 	(void)state;
-	static uint64_t kicks = 7;
-	unsigned int before = counters_count();
-	counters_register("dev0 q1 kicks", &kicks);
-	assert_int_equal(counters_count(), before + 1);
-	assert_string_equal(counters_name(before), "dev0 q1 kicks");
-	kicks = 9;
-	assert_int_equal(counters_value(before), 9);
+	static struct vm vm; /* no vCPUs */
+	static struct exit_sites sites;
+	exit_sites_init(&sites);
+	counter_t kicks = 0;
+	counter_add(&kicks, 9);
+	struct exit_stats_src src = {.vm = &vm,
+				     .sites = &sites,
+				     .wall_s = 1,
+				     .counters = fake_counters,
+				     .counters_opaque = &kicks};
+	void (*render[])(FILE *, const struct exit_stats_src *) = {
+	    exit_stats_print, exit_stats_json, exit_stats_flat};
+	static const char *const want[][2] = {
+	    {"dev0 q1 kicks", "io0 wakeups"},
+	    {"\"dev0 q1 kicks\": 9", "\"io0 wakeups\": 3"},
+	    {"counter dev0 q1 kicks\t9", "counter io0 wakeups\t3"}};
+	for (int i = 0; i < 3; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		render[i](f, &src);
+		fclose(f);
+		for (int k = 0; k < 2; k++)
+			if (!strstr(buf, want[i][k]))
+				fail_msg("rendering %d lacks '%s':\n%s", i, want[i][k], buf);
+		free(buf);
+	}
+}
+
+/* The control socket's thread is joined by api_sock_stop, before the VM's
+ * vCPUs are freed: a client connecting during teardown is not served from
+ * freed memory, it is not served at all. */
+static void test_api_sock_stop(void **state)
+{
+	(void)state;
+	static struct vm vm;
+	static struct exit_sites sites;
+	exit_sites_init(&sites);
+	char path[108], err[256];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof(path), "%s/skiff-api-%d.sock", tmp && *tmp ? tmp : "/tmp", getpid());
+	struct api_sock a = {.fd = -1};
+	assert_int_equal(api_sock_open(&a, path, err, sizeof(err)), 0);
+	a.src = (struct exit_stats_src){.vm = &vm, .sites = &sites};
+	assert_int_equal(api_sock_start(&a), 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	char buf[64];
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_true(read(c, buf, sizeof(buf)) > 0); /* served while running */
+	close(c);
+	api_sock_stop(&a);
+	assert_false(a.running);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		assert_int_equal(read(c, buf, sizeof(buf)), 0); /* no thread to serve it */
+	close(c);
+	api_sock_stop(&a); /* idempotent */
+	api_sock_close(&a);
 }
 
 int main(void)
@@ -93,7 +161,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sites_by_register),
 	    cmocka_unit_test(test_sites_table_full),
-	    cmocka_unit_test(test_counters_registry),
+	    cmocka_unit_test(test_counters_rendered),
+	    cmocka_unit_test(test_api_sock_stop),
 	};
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }

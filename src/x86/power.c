@@ -1,4 +1,4 @@
-#include "devices/power.h"
+#include "x86/power.h"
 
 #include "core/vm.h"
 #include "x86/acpi.h"

@@ -1,0 +1,53 @@
+/* What every device kind gives the device manager (src/vmm/), and what it
+ * gets from it. A device is created from its parsed options and a context;
+ * it returns the model the manager puts on a transport (a virtio device
+ * for virtio-pci, or a PCI function for a PCI-native device) and its ops.
+ * It never picks a transport and never reads the machine: all it knows of
+ * the VM is in struct dev_ctx.
+ *
+ * Lifecycle, driven by the manager: create -> (transport attached) ->
+ * start -> [guest runs] -> stop -> destroy. stop runs after the vCPUs and
+ * the I/O threads have stopped: it waits for the device's own threads and
+ * in-flight requests, and after it returns the device touches neither
+ * guest memory nor its transport. destroy frees it, after the manager has
+ * freed the transports (and, for a PCI-native device, removed its PCI
+ * function from the bus: such a device sets no pci_device_ops.release). */
+#ifndef SKIFF_DEVICE_H
+#define SKIFF_DEVICE_H
+
+#include <stdbool.h>
+
+#include "core/counter.h"
+#include "core/guest_mem.h"
+
+struct iothread;
+struct virtio_dev;
+struct pci_device;
+
+struct dev_ctx {
+	const char *name;	    /* "virtio-blk0": valid for the VM's life */
+	unsigned int index;	    /* N among the devices of its kind */
+	const struct guest_mem *gm; /* the only guest memory it may touch */
+	struct iothread *io;	    /* runs its event work; NULL in some tests */
+};
+
+struct dev_ops {
+	/* Optional: the transport is attached; add event sources. 0 or -1. */
+	int (*start)(void *dev, char *err, size_t errlen);
+	/* Required: quiesce (see above). */
+	void (*stop)(void *dev);
+	/* Required: free everything the device owns. */
+	void (*destroy)(void *dev);
+	/* Optional: list its counters. */
+	void (*counters)(void *dev, counter_emit_fn emit, void *ctx);
+};
+
+/* Filled by a kind's create function. */
+struct device {
+	void *dev;
+	const struct dev_ops *ops;
+	struct virtio_dev *vdev; /* for virtio transports */
+	struct pci_device *pci;	 /* for PCI-native devices */
+};
+
+#endif

@@ -1,0 +1,211 @@
+#include "vmm/devmgr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/virtio_net_spec.h"
+#include "iothread/iothread.h"
+#include "pci/pci.h"
+#include "virtio/virtio_pci.h"
+
+/* The value of key= in a spec ("" if absent), for choosing a kind before
+ * the spec is parsed with that kind's table. */
+static void spec_value(const char *spec, const char *key, char *out, size_t outlen)
+{
+	size_t klen = strlen(key);
+	out[0] = '\0';
+	for (const char *p = spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			const char *v = p + klen + 1;
+			size_t n = strcspn(v, ",");
+			snprintf(out, outlen, "%.*s", (int)(n < outlen ? n : outlen - 1), v);
+		}
+	}
+}
+
+static const struct dm_kind *kind_find(const struct dm_kind *kinds, size_t n, const char *option,
+				       const char *spec, char *err, size_t errlen)
+{
+	char model[32];
+	spec_value(spec, "model", model, sizeof(model));
+	const struct dm_kind *first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct dm_kind *k = &kinds[i];
+		if (strcmp(k->option, option))
+			continue;
+		if (!first)
+			first = k;
+		if (!model[0] || (k->model && !strcmp(k->model, model)))
+			return model[0] ? k : first;
+	}
+	if (!first)
+		snprintf(err, errlen, "unknown device kind '%s'", option);
+	else
+		snprintf(err, errlen, "invalid model=%s (no such %s model)", model, option);
+	return NULL;
+}
+
+const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen)
+{
+	return kind_find(dm_kinds, dm_nr_kinds, option, spec, err, errlen);
+}
+
+/* mac= settled by the VM: the default follows the card's index among all
+ * network cards, and no two cards may share one. */
+static int dm_net_mac(struct devmgr *dm, struct net_spec *s, struct dm_entry *e, char *err,
+		      size_t errlen)
+{
+	if (!s->has_mac)
+		net_mac_default(dm->nr_net, s->mac);
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		if (dm->devs[i].kind->is_net && !memcmp(dm->devs[i].mac, s->mac, NET_MAC_LEN)) {
+			char macs[NET_MAC_STRLEN];
+			net_mac_format(s->mac, macs);
+			snprintf(err, errlen, "mac %s is already used by %s", macs,
+				 dm->devs[i].name);
+			return -1;
+		}
+	}
+	memcpy(e->mac, s->mac, NET_MAC_LEN);
+	return 0;
+}
+
+static int dm_attach(struct devmgr *dm, struct dm_entry *e, struct iothread *io, char *err,
+		     size_t errlen)
+{
+	if (e->kind->transport == DM_PCI)
+		return pci_bus_add_device(dm->pci, e->d.pci, err, errlen);
+	struct virtio_pci_env env = {
+	    .pci = dm->pci, .io = io, .gm = dm->gm, .use_ioeventfd = dm->use_ioeventfd};
+	return virtio_pci_attach(&env, e->d.vdev, err, errlen);
+}
+
+static unsigned int dm_count_prefix(const struct devmgr *dm, const char *prefix)
+{
+	unsigned int n = 0;
+	for (unsigned int i = 0; i < dm->nr; i++)
+		n += !strcmp(dm->devs[i].kind->prefix, prefix);
+	return n;
+}
+
+static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *err, size_t errlen)
+{
+	if (dm->nr == DEVMGR_MAX) {
+		snprintf(err, errlen, "too many devices (at most %d)", DEVMGR_MAX);
+		return -1;
+	}
+	struct dm_entry *e = &dm->devs[dm->nr];
+	memset(e, 0, sizeof(*e));
+	e->kind = k;
+	if (k->is_net && dm_net_mac(dm, spec, e, err, errlen) < 0)
+		return -1;
+	snprintf(e->name, sizeof(e->name), "%s%u", k->prefix, dm_count_prefix(dm, k->prefix));
+	/* Whole devices go round-robin over the I/O threads in command-line
+	 * order: a device's queues and its other event sources share state,
+	 * and one thread per device needs no locking between them. */
+	struct iothread *io = dm->nr_io ? &dm->io[dm->nr % dm->nr_io] : NULL;
+	struct dev_ctx ctx = {
+	    .name = e->name, .index = dm_count_prefix(dm, k->prefix), .gm = dm->gm, .io = io};
+	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
+		return -1;
+	if (dm_attach(dm, e, io, err, errlen) < 0) {
+		e->d.ops->destroy(e->d.dev);
+		return -1;
+	}
+	e->attached = true;
+	dm->nr++;
+	dm->nr_net += k->is_net;
+	return 0;
+}
+
+/* Finds the kind, parses spec with its table and checks what the VM must
+ * offer; returns the parsed spec (free it) or NULL with a reason. */
+static void *dm_parse(const struct devmgr *dm, const char *option, const char *spec,
+		      bool use_ioeventfd, const struct dm_kind **kind, char *err, size_t errlen)
+{
+	const struct dm_kind *k =
+	    dm && dm->kinds ? kind_find(dm->kinds, dm->nr_kinds, option, spec, err, errlen)
+			    : devmgr_kind(option, spec, err, errlen);
+	void *parsed = k ? calloc(1, k->spec_size) : NULL;
+	if (k && !parsed)
+		snprintf(err, errlen, "out of memory");
+	if (!parsed)
+		return NULL;
+	k->spec_init(parsed);
+	const char *needs = NULL;
+	if (opt_parse_spec(k->spec, spec, parsed, err, errlen) == 0) {
+		needs = k->needs_ioeventfd ? k->needs_ioeventfd(parsed) : NULL;
+		if (!needs || use_ioeventfd) {
+			*kind = k;
+			return parsed;
+		}
+		snprintf(err, errlen, "%s needs ioeventfd kicks (drop --no-ioeventfd)", needs);
+	}
+	free(parsed);
+	return NULL;
+}
+
+int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
+{
+	char why[400];
+	const struct dm_kind *k;
+	void *parsed = dm_parse(NULL, option, spec, use_ioeventfd, &k, why, sizeof(why));
+	if (!parsed)
+		snprintf(err, errlen, "--%s %s: %s", option, spec, why);
+	free(parsed);
+	return parsed ? 0 : -1;
+}
+
+int devmgr_add(struct devmgr *dm, const char *option, const char *spec, char *err, size_t errlen)
+{
+	char why[400];
+	const struct dm_kind *k;
+	void *parsed = dm_parse(dm, option, spec, dm->use_ioeventfd, &k, why, sizeof(why));
+	int r = parsed ? dm_add(dm, k, parsed, why, sizeof(why)) : -1;
+	free(parsed);
+	if (r < 0)
+		snprintf(err, errlen, "--%s %s: %s", option, spec, why);
+	return r;
+}
+
+int devmgr_start(struct devmgr *dm, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		struct dm_entry *e = &dm->devs[i];
+		char why[300];
+		if (e->d.ops->start && e->d.ops->start(e->d.dev, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s: %s", e->name, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void devmgr_stop(struct devmgr *dm)
+{
+	if (dm->stopped)
+		return;
+	dm->stopped = true;
+	for (unsigned int i = dm->nr; i-- > 0;)
+		dm->devs[i].d.ops->stop(dm->devs[i].d.dev);
+}
+
+void devmgr_destroy(struct devmgr *dm)
+{
+	devmgr_stop(dm);
+	for (unsigned int i = dm->nr; i-- > 0;)
+		dm->devs[i].d.ops->destroy(dm->devs[i].d.dev);
+	dm->nr = 0;
+}
+
+void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		if (e->kind->transport == DM_VIRTIO_PCI)
+			virtio_pci_counters(e->d.vdev, emit, ctx);
+		if (e->d.ops->counters)
+			e->d.ops->counters(e->d.dev, emit, ctx);
+	}
+}

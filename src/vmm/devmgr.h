@@ -1,0 +1,88 @@
+/* The device manager: creates the devices the command line asks for from
+ * one table of device kinds (devmgr_kinds.c), names them ("virtio-blk0"),
+ * settles what belongs to the VM rather than to a device (default and
+ * duplicate MACs, which I/O thread serves a device, whether kicks are
+ * eventfds), puts each on its transport (virtio-pci, or the PCI bus for a
+ * PCI-native device), and drives every device through start, stop and
+ * destroy in order. Devices never see it. */
+#ifndef SKIFF_DEVMGR_H
+#define SKIFF_DEVMGR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/counter.h"
+#include "core/opt.h"
+#include "devices/device.h"
+
+struct pci_bus;
+struct iothread;
+
+#define DEVMGR_MAX 64
+
+enum dm_transport { DM_VIRTIO_PCI, DM_PCI };
+
+/* One device kind: a row of the table. Kinds that share a command-line
+ * option (--net) are told apart by its model= key; the first is the
+ * default. */
+struct dm_kind {
+	const char *option; /* "disk": --disk SPEC */
+	const char *model;  /* model=NAME that selects it, or NULL */
+	const char *prefix; /* device names: prefix + index */
+	const char *metavar, *help;
+	const struct opt_table *spec; /* its key=value options */
+	size_t spec_size;
+	void (*spec_init)(void *spec); /* defaults */
+	bool is_net;		       /* a MAC on the VM's network: mac= settled here */
+	enum dm_transport transport;
+	int (*create)(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
+		      size_t errlen);
+	/* Optional: what in a spec needs ioeventfd kicks ("poll="), or NULL. */
+	const char *(*needs_ioeventfd)(const void *spec);
+};
+
+extern const struct dm_kind dm_kinds[];
+extern const size_t dm_nr_kinds;
+
+struct dm_entry {
+	const struct dm_kind *kind;
+	char name[24];
+	struct device d;
+	uint8_t mac[6]; /* is_net kinds */
+	bool attached;	/* on its transport: the bus frees the transport */
+};
+
+struct devmgr {
+	struct pci_bus *pci;
+	const struct guest_mem *gm;
+	struct iothread *io; /* nr_io of them; devices go round-robin */
+	unsigned int nr_io;
+	bool use_ioeventfd;
+	const struct dm_kind *kinds; /* NULL: dm_kinds (tests bring their own) */
+	size_t nr_kinds;
+	struct dm_entry devs[DEVMGR_MAX];
+	unsigned int nr, nr_net;
+	bool stopped;
+};
+
+/* Checks `--OPTION SPEC` without creating anything (before the VM
+ * exists): 0, or -1 with the same one-line reason devmgr_add would give. */
+int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err,
+		 size_t errlen);
+/* Adds the device that `--OPTION SPEC` asks for. 0, or -1 with a one-line
+ * reason in err (bad spec, refused resource, no slot); nothing of the
+ * failed device is left behind. */
+int devmgr_add(struct devmgr *dm, const char *option, const char *spec, char *err, size_t errlen);
+/* After every device is attached, before the threads run. */
+int devmgr_start(struct devmgr *dm, char *err, size_t errlen);
+/* After the vCPUs and I/O threads have stopped: stops every device (in
+ * reverse order), waiting for its in-flight work. Idempotent. */
+void devmgr_stop(struct devmgr *dm);
+/* Frees every device; then the PCI bus may free the transports. */
+void devmgr_destroy(struct devmgr *dm);
+/* Every device's and transport's counters. */
+void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
+/* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
+const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,35 @@
+/* The device kinds: one row each. Adding a kind is a row here plus the
+ * device's own files (README, "Adding a device kind"). The command line's
+ * --OPTION, its --help lines and its key=value options all come from
+ * these rows and the option tables they name. */
+#include "devices/virtio_blk.h"
+#include "devices/virtio_blk_spec.h"
+#include "devices/virtio_net.h"
+#include "devices/virtio_net_spec.h"
+#include "vmm/devmgr.h"
+
+const struct dm_kind dm_kinds[] = {
+    {.option = "disk",
+     .prefix = "virtio-blk",
+     .metavar = "PATH[,ro][,poll=...]",
+     .help = "virtio-blk disk from a raw image (repeatable)",
+     .spec = &blk_spec_table,
+     .spec_size = sizeof(struct blk_spec),
+     .spec_init = blk_spec_init,
+     .transport = DM_VIRTIO_PCI,
+     .create = virtio_blk_new_device,
+     .needs_ioeventfd = virtio_blk_needs_ioeventfd},
+    {.option = "net",
+     .model = "virtio",
+     .prefix = "virtio-net",
+     .metavar = "tap=NAME[,mac=MAC][,model=...][,...]",
+     .help = "network card on an existing tap (repeatable)",
+     .spec = &net_spec_table,
+     .spec_size = sizeof(struct net_spec),
+     .spec_init = net_spec_init,
+     .is_net = true,
+     .transport = DM_VIRTIO_PCI,
+     .create = virtio_net_new_device,
+     .needs_ioeventfd = virtio_net_needs_ioeventfd},
+};
+const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

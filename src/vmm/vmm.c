@@ -1,0 +1,206 @@
+#include "vmm/vmm.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/console.h"
+#include "core/sandbox.h"
+#include "core/vcpu.h"
+#include "pci/pci.h"
+#include "vmm/platform.h"
+
+#define EXIT_USAGE   2
+#define EXIT_RUNTIME 1
+
+/* Before the seccomp filter, which refuses epoll_create1; the threads
+ * start after it. */
+static int vmm_iothreads_init(struct vmm *v, unsigned int n)
+{
+	for (; v->nr_io_inited < n; v->nr_io_inited++) {
+		char name[16];
+		snprintf(name, sizeof(name), "io%u", v->nr_io_inited);
+		if (iothread_init(&v->io[v->nr_io_inited], name) < 0)
+			return -1;
+	}
+	v->nr_io = n;
+	return 0;
+}
+
+static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, size_t errlen)
+{
+	v->dm = (struct devmgr){.pci = v->pci,
+				.gm = &v->vm.mem,
+				.io = v->io,
+				.nr_io = v->nr_io,
+				.use_ioeventfd = !c->no_ioeventfd};
+	for (int i = 0; i < c->nr_devs; i++)
+		if (devmgr_add(&v->dm, c->devs[i].option, c->devs[i].spec, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
+	      size_t errlen)
+{
+	struct boot_image img;
+	memset(v, 0, sizeof(*v));
+	v->api.fd = -1;
+	v->start_ns = start_ns;
+	*status = EXIT_USAGE;
+	if (platform_open_kernel(&img, c, err, errlen) < 0)
+		return -1;
+	/* Bad input is told before /dev/kvm is touched. */
+	for (int i = 0; i < c->nr_devs; i++)
+		if (devmgr_check(c->devs[i].option, c->devs[i].spec, !c->no_ioeventfd, err,
+				 errlen) < 0)
+			goto fail;
+	if (c->api_sock && api_sock_open(&v->api, c->api_sock, err, errlen) < 0)
+		goto fail;
+	int r = vm_create(&v->vm, c->mem, c->cpus, err, errlen);
+	v->vm_created = true;
+	if (r < 0) {
+		/* Not being able to use /dev/kvm is a setup problem, like bad input. */
+		*status = v->vm.vm_fd < 0 ? EXIT_USAGE : EXIT_RUNTIME;
+		goto fail;
+	}
+	sandbox_enable(!c->no_seccomp);
+	exit_sites_init(&v->sites);
+	v->vm.bus.account = exit_sites_bus_account;
+	v->vm.bus.account_opaque = &v->sites;
+	*status = EXIT_RUNTIME;
+	if (vmm_iothreads_init(v, (unsigned int)c->iothreads) < 0 ||
+	    !(v->pci = pci_bus_create(&v->vm))) {
+		snprintf(err, errlen, "cannot set up the I/O threads or PCI bus");
+		goto fail;
+	}
+	*status = EXIT_USAGE;
+	if (vmm_devices(v, c, err, errlen) < 0)
+		goto fail;
+	*status = EXIT_RUNTIME;
+	if (platform_build(v, &img, err, errlen) < 0 || devmgr_start(&v->dm, err, errlen) < 0)
+		goto fail;
+	boot_image_close(&img);
+	if (c->api_sock) {
+		v->api.src = (struct exit_stats_src){.vm = &v->vm,
+						     .sites = &v->sites,
+						     .io = v->io,
+						     .nr_io = v->nr_io,
+						     .counters = vmm_counters,
+						     .counters_opaque = v};
+		v->api.start_ns = start_ns;
+	}
+	return 0;
+fail:
+	boot_image_close(&img);
+	return -1;
+}
+
+static void vmm_wait_for_exit(struct vm *vm)
+{
+	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
+		struct pollfd p = {.fd = vm->exit_pipe[0], .events = POLLIN};
+		poll(&p, 1, 1000);
+	}
+}
+
+static pthread_t console_thread;
+
+static size_t vmm_console_receive(void *opaque, const uint8_t *buf, size_t len)
+{
+	return uart_receive(opaque, buf, len);
+}
+
+int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
+{
+	if (sandbox_enter() < 0) {
+		snprintf(err, errlen, "cannot install the seccomp filter");
+		return -1;
+	}
+	if (v->api.fd >= 0 && api_sock_start(&v->api) < 0) {
+		snprintf(err, errlen, "cannot start the control socket");
+		return -1;
+	}
+	for (; v->nr_io_started < v->nr_io; v->nr_io_started++) {
+		if (iothread_start(&v->io[v->nr_io_started]) < 0) {
+			snprintf(err, errlen, "cannot start I/O thread %s",
+				 v->io[v->nr_io_started].name);
+			return -1;
+		}
+	}
+	if (console_start(&v->vm, vmm_console_receive, &v->uart, &console_thread) < 0) {
+		snprintf(err, errlen, "cannot start the console");
+		return -1;
+	}
+	v->console_on = true;
+	for (; v->nr_vcpus_started < v->vm.nr_cpus; v->nr_vcpus_started++) {
+		if (vcpu_start(v->vm.vcpus[v->nr_vcpus_started]) < 0) {
+			vm_request_exit(&v->vm, VM_EXIT_ERROR, "cannot start vCPU thread %d",
+					v->nr_vcpus_started);
+			break;
+		}
+	}
+	if (timing) {
+		/* vCPU 0 stamps its first KVM_RUN right before entering it. */
+		struct vcpu *c0 = v->vm.vcpus[0];
+		while (!__atomic_load_n(&c0->first_run_ns, __ATOMIC_ACQUIRE) &&
+		       atomic_load(&v->vm.exit_kind) == VM_EXIT_NONE)
+			usleep(100);
+		fprintf(stderr, "skiff: first KVM_RUN after %llu us\n",
+			(unsigned long long)((c0->first_run_ns - v->start_ns) / 1000));
+	}
+	vmm_wait_for_exit(&v->vm);
+	return 0;
+}
+
+void vmm_stop(struct vmm *v)
+{
+	if (v->stopped || !v->vm_created)
+		return;
+	v->stopped = true;
+	/* The console and vCPU threads watch exit_kind and the exit pipe. */
+	if (atomic_load(&v->vm.exit_kind) == VM_EXIT_NONE)
+		vm_request_exit(&v->vm, VM_EXIT_QUIT, "stopped");
+	for (int i = 0; i < v->nr_vcpus_started; i++)
+		vcpu_kick(v->vm.vcpus[i]);
+	for (int i = 0; i < v->nr_vcpus_started; i++)
+		vcpu_join(v->vm.vcpus[i]);
+	if (v->console_on)
+		pthread_join(console_thread, NULL);
+	console_restore();
+	api_sock_stop(&v->api);
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_stop(&v->io[i]);
+	devmgr_stop(&v->dm);
+}
+
+void vmm_destroy(struct vmm *v)
+{
+	vmm_stop(v);
+	api_sock_close(&v->api);
+	/* Transports first (they never touch their device on the way out),
+	 * then the devices, then what they ran on. */
+	if (v->pci)
+		pci_bus_destroy(v->pci);
+	devmgr_destroy(&v->dm);
+	for (unsigned int i = 0; i < v->nr_io_inited; i++)
+		iothread_destroy(&v->io[i]);
+	for (int i = 0; i < v->vm.nr_cpus; i++)
+		vcpu_destroy(v->vm.vcpus[i]);
+	if (v->vm_created)
+		vm_destroy(&v->vm);
+}
+
+void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx)
+{
+	const struct vmm *v = vmm;
+	for (unsigned int i = 0; i < v->nr_io; i++) {
+		emit(ctx, v->io[i].name, "wakeups", counter_get(&v->io[i].wakeups));
+		emit(ctx, v->io[i].name, "events", counter_get(&v->io[i].events));
+	}
+	devmgr_counters(&v->dm, emit, ctx);
+}

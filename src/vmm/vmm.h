@@ -1,0 +1,81 @@
+/* A running VM and everything around it, with an explicit lifecycle:
+ *
+ *   vmm_build   VM, RAM, irqchip, PCI bus, I/O threads (not running),
+ *               devices on their transports, platform devices, kernel
+ *               loaded, vCPUs created, control socket bound;
+ *   vmm_run     seccomp, then the threads: control socket, I/O threads,
+ *               console, vCPUs; returns when the guest stops;
+ *   vmm_stop    vCPUs halted and joined, then the console, the control
+ *               socket, every I/O thread, and every device (its workers,
+ *               in-flight requests and vhost) in that order: afterwards no
+ *               thread but the caller's touches the VM;
+ *   vmm_destroy transports and devices freed, vCPUs closed, guest RAM
+ *               unmapped.
+ *
+ * Each step may be called after a failed earlier one; vmm_destroy always
+ * stops first. */
+#ifndef SKIFF_VMM_H
+#define SKIFF_VMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/counter.h"
+#include "core/vm.h"
+#include "devices/uart8250.h"
+#include "iothread/iothread.h"
+#include "stats/api_sock.h"
+#include "stats/exit_sites.h"
+#include "vmm/devmgr.h"
+
+#define VMM_MAX_DEVICES DEVMGR_MAX
+
+struct vmm_dev_arg {
+	const char *option; /* "disk", "net" */
+	const char *spec;   /* the option's value */
+};
+
+/* What `skiff run` asks for (its option table fills it). */
+struct vmm_config {
+	const char *kernel, *initrd, *cmdline;
+	uint64_t mem;
+	int cpus;
+	int iothreads; /* 1..IOTHREAD_MAX */
+	bool no_ioeventfd;
+	bool no_seccomp;
+	int unpack; /* 0 host, 1 guest */
+	const char *api_sock;
+	struct vmm_dev_arg devs[VMM_MAX_DEVICES];
+	int nr_devs;
+};
+
+struct vmm {
+	struct vm vm;
+	struct pci_bus *pci;
+	struct devmgr dm;
+	struct iothread io[IOTHREAD_MAX];
+	unsigned int nr_io, nr_io_inited;
+	struct uart8250 uart;
+	struct exit_sites sites;
+	struct api_sock api;
+	uint64_t start_ns;
+	bool vm_created, stopped, console_on;
+	unsigned int nr_io_started;
+	int nr_vcpus_started;
+};
+
+/* 0, or -1 with one line in err and the exit status (2: bad input, 1:
+ * failure at run time) in *status. */
+int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
+	      size_t errlen);
+/* 0 once the guest stopped (see vm.exit_kind), or -1 with one line in err
+ * if a thread could not start. */
+int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen);
+void vmm_stop(struct vmm *v);
+void vmm_destroy(struct vmm *v);
+
+/* Every counter of the VM: I/O threads, devices, transports, queues. */
+void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make check-layers`: every #include "dir/..." in src/ must follow the
+# layers cli -> vmm -> devices -> virtio/pci -> core, with x86/ reached
+# from vmm and cli only (core through core/arch.h, which x86 implements;
+# pci through the platform's address map, x86/layout.h). One line per
+# forbidden edge; exit 1 if there is any.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# What each directory of src/ may include: directories, or single headers.
+declare -A allowed=(
+	[core]="core"
+	[x86]="core x86"
+	[iothread]="core iothread"
+	[pci]="core pci x86/layout.h"
+	[virtio]="core iothread pci virtio"
+	[net]="core virtio net"
+	[devices]="core iothread net pci virtio devices"
+	[stats]="core iothread stats"
+	[vmm]="core x86 iothread pci virtio net devices stats vmm"
+	[cli]="core x86 iothread pci virtio net devices stats vmm cli"
+	[.]="cli core"
+)
+
+bad=0 edges=0
+while IFS= read -r file; do
+	rel=${file#src/}
+	dir=${rel%%/*}
+	[ "$dir" != "$rel" ] || dir=.
+	if [ -z "${allowed[$dir]+x}" ]; then
+		echo "check-layers: $file: directory src/$dir has no row in tests/check-layers.sh"
+		bad=1
+		continue
+	fi
+	while IFS= read -r inc; do
+		edges=$((edges + 1))
+		target=${inc%%/*}
+		ok=0
+		for a in ${allowed[$dir]}; do
+			if [ "$a" = "$target" ] || [ "$a" = "$inc" ]; then ok=1; fi
+		done
+		if [ "$ok" = 0 ]; then
+			echo "check-layers: $file includes \"$inc\": $dir/ may include only: ${allowed[$dir]}"
+			bad=1
+		fi
+	done < <(sed -n 's/^#include "\([^"]*\/[^"]*\)".*/\1/p' "$file")
+done < <(find src -name '*.[ch]' | sort)
+echo "check-layers: $edges include edges checked"
+exit "$bad"

@@ -1,0 +1,21 @@
+# L2 boots under skiff once per vCPU count in BOOT_CPUS and sees that many
+# CPUs; skiff exits 0 each time L2 powers off. Reports skiff's start→first
+# KVM_RUN and start→L2 init per boot (metrics keyed by the count).
+TIMEOUT=600
+BOOT_CPUS="1 2"
+EXPECT="SKIFF-L2: init
+SKIFF-L2-MARK nproc=1
+SKIFF-L2-MARK nproc=2"
+
+l1() {
+	for n in $BOOT_CPUS; do
+		skiff_boot_l2 --cpus "$n" || { fail "--cpus $n: skiff exited $VMM_RC"; return; }
+		l2_saw "SKIFF-L2-MARK nproc=$n" || { fail "--cpus $n: L2 did not report nproc=$n"; return; }
+		metric "cpus${n}_start_to_init_ms" "$L2_INIT_MS"
+	done
+	pass
+}
+
+l2() {
+	echo "SKIFF-L2-MARK nproc=$(nproc)"
+}
