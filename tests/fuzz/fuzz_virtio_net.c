@@ -18,7 +18,6 @@
 #include "devices/virtio_net_priv.h"
 #include "fuzz_common.h"
 
-static struct machine machine;
 static struct virtio_net *net;
 static int wire = -1; /* the host's end of the "tap" */
 static uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_MAX_FRAME + 64];
@@ -50,7 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	tap_from_fd(&tap, sv[0]);
 	wire = sv[1];
-	net = virtio_net_create(&machine, 0, &tap, mac, err, sizeof(err));
+	net = virtio_net_create("virtio-net0", &tap, mac, err, sizeof(err));
 	if (!net)
 		abort();
 	net->vdev.gm = &fz_gm;

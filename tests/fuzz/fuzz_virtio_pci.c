@@ -25,7 +25,6 @@
 
 #define NDEV 2 /* slot 1: virtio-net, slot 2: virtio-blk */
 
-static struct machine machine;
 static struct virtio_net *net;
 static struct virtio_dev *blk;
 static int wire = -1, image_fd = -1;
@@ -42,7 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	tap_from_fd(&tap, sv[0]);
 	wire = sv[1];
-	net = virtio_net_create(&machine, 0, &tap, mac, err, sizeof(err));
+	net = virtio_net_create("virtio-net0", &tap, mac, err, sizeof(err));
 	image_fd = memfd_create("fuzz-disk", 0);
 	if (!net || image_fd < 0 || ftruncate(image_fd, 0x10000) < 0)
 		abort();
