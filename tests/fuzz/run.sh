@@ -8,7 +8,7 @@
 # Prints one line per target with executions and coverage, then
 # "fuzz: N passed, N failed". Exit status 1 if any target crashed.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 secs=60 runs=-1 ci=0
 while [ $# -gt 0 ]; do
@@ -50,7 +50,7 @@ for name in "$@"; do
 		fail=$((fail + 1))
 		echo "fuzz_$name: FAILED (exit $rc), see $log"
 		grep -E 'ERROR: |invariant failed|runtime error|SUMMARY' "$log" | head -5
-		ls -t "$out/crashes/$name-"* 2>/dev/null | head -1
+		for c in "$out/crashes/$name-"*; do [ -e "$c" ] && echo "$c"; done
 	fi
 done
 echo "fuzz: $pass passed, $fail failed"
