@@ -5,6 +5,7 @@
 
 #include "devices/virtio_blk.h"
 #include "devices/virtio_net.h"
+#include "cli/vfio_wire.h"
 
 static const struct {
 	const char *kind;
@@ -12,6 +13,7 @@ static const struct {
 } device_kinds[] = {
     {"disk", virtio_blk_add},
     {"net", virtio_net_add},
+    {"vfio-pci", vfio_pci_add},
 };
 
 int devices_attach(struct machine *m, const struct dev_arg *args, int n, char *err, size_t errlen)

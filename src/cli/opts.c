@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/vfio_wire.h"
 #include "iothread/iothread.h"
 
 int parse_size(const char *s, uint64_t *out)
@@ -67,6 +68,7 @@ void run_opts_usage(void)
 	       "  --cpus N         vCPUs, 1-%d (default 1)\n"
 	       "  --disk PATH[,ro][,poll=...]  virtio-blk disk from a raw image (repeatable)\n"
 	       "  --net tap=NAME[,mac=MAC][,poll=...][,vhost=on]  virtio-net on a tap device\n"
+	       "  --vfio-pci ADDR[,mmap=on|off]  pass a host PCI device bound to vfio-pci\n"
 	       "                   (repeatable); both take poll=off|adaptive|always (default\n"
 	       "                   off), poll-start=K, poll-window=, poll-idle=, poll-max=USEC\n"
 	       "  --iothreads N    I/O threads, 1-%d (default 1); devices are spread over\n"
@@ -99,7 +101,8 @@ enum {
 	OPT_STATS_JSON,
 	OPT_NO_SECCOMP,
 	OPT_API_SOCK,
-	OPT_IOTHREADS
+	OPT_IOTHREADS,
+	OPT_VFIO_PCI
 };
 
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen)
@@ -121,6 +124,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	    {"api-sock", required_argument, NULL, OPT_API_SOCK},
 	    {"iothreads", required_argument, NULL, OPT_IOTHREADS},
+	    {"vfio-pci", required_argument, NULL, OPT_VFIO_PCI},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -175,14 +179,23 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 		case OPT_STATS:
 			o->stats = true;
 			break;
+		case OPT_VFIO_PCI:
 		case OPT_DISK:
 		case OPT_NET:
+			if (c == OPT_VFIO_PCI && vfio_spec_check(optarg, err, errlen) < 0) {
+				char why[400];
+				snprintf(why, sizeof(why), "%s", err);
+				snprintf(err, errlen, "--vfio-pci %s: %s", optarg, why);
+				return -1;
+			}
 			if (o->nr_devs == OPTS_MAX_DEVICES) {
 				snprintf(err, errlen, "too many devices (at most %d)",
 					 OPTS_MAX_DEVICES);
 				return -1;
 			}
-			o->devs[o->nr_devs].kind = c == OPT_DISK ? "disk" : "net";
+			o->devs[o->nr_devs].kind = c == OPT_DISK  ? "disk"
+						   : c == OPT_NET ? "net"
+								  : "vfio-pci";
 			o->devs[o->nr_devs++].spec = optarg;
 			break;
 		case OPT_API_SOCK:
