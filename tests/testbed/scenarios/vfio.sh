@@ -116,7 +116,15 @@ l1() {
 	vfio_bad_input "$addr" || { fail "bad input:$BAD"; return; }
 	vfio_bind "$addr" vfio-pci || { fail "cannot bind $addr to vfio-pci"; return; }
 	group=$(readlink "/sys/bus/pci/devices/$addr/iommu_group")
-	echo "vfio: $addr in IOMMU group ${group##*/}: $(ls /dev/vfio)"
+	group=${group##*/}
+	echo "vfio: $addr in IOMMU group $group: $(ls /dev/vfio)"
+	# The group held open elsewhere: skiff must say so, not hang.
+	BAD=""
+	exec 3<>"/dev/vfio/$group"
+	expect_usage_error "group in use" "already in use" run --kernel "$L2_KERNEL" \
+		--vfio-pci "$addr"
+	exec 3>&-
+	[ -z "$BAD" ] || { fail "bad input:$BAD"; return; }
 	iperf3 -s >/tmp/iperf3-server.log 2>&1 &
 	iperf_pid=$!
 	L2_MEM=512M
