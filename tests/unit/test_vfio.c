@@ -62,8 +62,8 @@ static int fv_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned int
 {
 	struct fake_vfio *f = h;
 	if (f->nr_calls < 32)
-		f->calls[f->nr_calls++] = (struct fv_call){index, flags, start, count,
-							   count && fds ? fds[0] : -1};
+		f->calls[f->nr_calls++] =
+		    (struct fv_call){index, flags, start, count, count && fds ? fds[0] : -1};
 	return 0;
 }
 
@@ -188,12 +188,15 @@ static void fv_init(struct fake_vfio *f)
 	put32(c + 0xa8, 0x2000 | 3);
 	c[0xc0] = PCI_CAP_ID_VNDR, c[0xc1] = 0;
 	uint32_t rf = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
-	f->regions[0] = (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
-	f->regions[1] = (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
+	f->regions[0] =
+	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
+	f->regions[1] =
+	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
 	f->regions[2] = (struct vfio_region){.flags = rf, .size = 0x20};
-	f->regions[3] = (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x4000};
-	f->regions[VFIO_PCI_ROM_REGION_INDEX] = (struct vfio_region){.flags = VFIO_REGION_INFO_FLAG_READ,
-								     .size = 0x40000};
+	f->regions[3] =
+	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x4000};
+	f->regions[VFIO_PCI_ROM_REGION_INDEX] =
+	    (struct vfio_region){.flags = VFIO_REGION_INFO_FLAG_READ, .size = 0x40000};
 	f->regions[VFIO_PCI_CONFIG_REGION_INDEX] = (struct vfio_region){.flags = rf, .size = 256};
 	f->irqs[VFIO_PCI_INTX_IRQ_INDEX] = 1;
 	f->irqs[VFIO_PCI_MSI_IRQ_INDEX] = 1;
@@ -458,7 +461,7 @@ static void test_msix_shared_page(void **state)
 	fx_add(f, true);
 	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
 	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
-	assert_null(slot_at(f, b0)); /* the one page traps */
+	assert_null(slot_at(f, b0));	  /* the one page traps */
 	assert_int_equal(nr_slots(f), 1); /* BAR1 only */
 	/* A register beside the table: to the device. */
 	mmio_wr(b, b0 + 0x10, 4, 0x12345678);
@@ -613,9 +616,9 @@ static void test_no_intx_and_huge_bar(void **state)
 	struct vfio_ctx ctx = {.host = f, .memslot_add = slot_add, .memslot_del = slot_del};
 	struct vfio_pci *v = NULL;
 	char err[200] = "";
-	assert_int_equal(vfio_pci_create_with(&fv_ops, &big, "0000:00:05.0", true, &ctx, &v, err,
-					      sizeof(err)),
-			 -1);
+	assert_int_equal(
+	    vfio_pci_create_with(&fv_ops, &big, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "BAR0 (2147483648 bytes) cannot fit the PCI MMIO window"));
 	assert_int_equal(big.closed, 1);
 }
