@@ -15,8 +15,9 @@
 /* Command bits passed to the device: I/O and memory decoding, bus
  * mastering (DMA), parity and SERR reporting, INTx disable. */
 #define VFIO_CMD_PASS 0x0547
-#define CAP_WALK_MAX  48 /* 256 bytes hold at most 48 capabilities */
-#define PCIE_CAP_LEN  0x3c
+#define CAP_WALK_MAX  48   /* 256 bytes hold at most 48 capabilities */
+#define PCIE_CAP_LEN  0x3c /* version 2; version 1 ends at 0x24 */
+#define PCIE_CAP_V1   0x24
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -89,7 +90,10 @@ static int caps_build(struct vfio_pci *v, const uint8_t *dc, char *err, size_t e
 			r = cap_msi(v, c);
 		else if (c[0] == PCI_CAP_ID_EXP && off + PCIE_CAP_LEN <= PCI_CFG_SIZE)
 			/* Read-only: link and device facts for the driver. */
-			r = pci_device_add_cap(&v->pci, c, PCIE_CAP_LEN) < 0 ? -1 : 0;
+			r = pci_device_add_cap(&v->pci, c,
+					       (c[2] & 0xf) >= 2 ? PCIE_CAP_LEN : PCIE_CAP_V1) < 0
+				? -1
+				: 0;
 		if (r < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "%s: config space full", v->name);
