@@ -9,7 +9,9 @@
 # back to e1000e and pings L1's other NIC through it (two namespaces, or
 # the kernel would short-cut).
 # Metrics per boot MODE (msix, trap, intx): ping_{min,avg,max}_ms_MODE,
-# throughput_{up,down}_mbps_MODE, throughput_nc_{down,up}_mbps_MODE.
+# throughput_{up,down}_mbps_MODE, throughput_nc_{down,up}_mbps_MODE; and
+# L1 itself on the e1000e at the end: ping_avg_ms_native,
+# throughput_{up,down}_mbps_native.
 TIMEOUT=1800
 SLOW=1
 EXPECT="SKIFF-L2-MARK vfio-done-msix
@@ -148,7 +150,28 @@ l1() {
 		ip netns exec side ping -c 1 -W 2 "$VFIO_L1" >/dev/null 2>&1 && { ok=1; break; }
 	done
 	[ "$ok" = 1 ] || { fail "the e1000e does not work in L1 after skiff"; return; }
+	vfio_native
 	pass
+}
+
+# The ceiling: L1 itself on the e1000e (in its namespace) against its
+# virtio-net, the same path L2 took. Metrics *_native; not asserted.
+vfio_native() {
+	iperf3 -s >/tmp/iperf3-server.log 2>&1 &
+	iperf_pid=$!
+	sleep 1
+	ip netns exec side ping -c 10 -i 0.2 -W 5 "$VFIO_L1" >/tmp/ping.txt 2>&1
+	rtt=$(sed -n 's#.*min/avg/max = \([0-9.]*\)/\([0-9.]*\)/\([0-9.]*\).*#\2#p' /tmp/ping.txt)
+	[ -n "$rtt" ] && metric ping_avg_ms_native "$rtt"
+	for dir in up down; do
+		r=
+		[ "$dir" = down ] && r=-R
+		# shellcheck disable=SC2086 # no option or one
+		ip netns exec side iperf3 -c "$VFIO_L1" -t "$VFIO_IPERF_S" -J $r >"/tmp/n$dir.json" 2>&1
+		mbps=$(vfio_iperf_mbps "/tmp/n$dir.json")
+		[ -n "$mbps" ] && metric "throughput_${dir}_mbps_native" "$mbps"
+	done
+	kill "$iperf_pid" 2>/dev/null
 }
 
 # ---- L2 ----
