@@ -445,6 +445,32 @@ static void test_bar_slots(void **state)
 	assert_int_equal(nr_slots(f), 0);
 }
 
+/* VFIO without MSI-X mapping: BAR3 offered as sparse areas that leave out
+ * the table's page and the page after it; only those areas are mmapped,
+ * and the PBA page is still cut out of the first. */
+static void test_sparse_areas(void **state)
+{
+	struct fx *f = *state;
+	struct vfio_region *r = &f->dev.regions[3];
+	r->nr_areas = 2;
+	r->areas[0].offset = 0x2000;
+	r->areas[0].size = 0x1000;
+	r->areas[1].offset = 0x3000;
+	r->areas[1].size = 0x1000;
+	fx_add(f, true);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b3 = cfg_rd(&f->trap, 1, PCI_BAR0 + 12, 4) & ~0xfu;
+	assert_int_equal(f->dev.maps, 4); /* BAR0, BAR1, BAR3's two areas */
+	assert_null(slot_at(f, b3));
+	assert_null(slot_at(f, b3 + 0x1000));
+	assert_null(slot_at(f, b3 + 0x2000));
+	struct fake_slot *s = slot_at(f, b3 + 0x3000);
+	assert_non_null(s);
+	assert_int_equal(s->size, 0x1000);
+	assert_ptr_equal(s->hva, f->dev.bar[3] + 0x3000);
+	assert_int_equal(nr_slots(f), 3);
+}
+
 /* The MSI-X table trapped, the rest of its page reaching the device:
  * here the table shares its page with other registers (table at 0x800 of
  * a 4 KiB BAR, registers below it, PBA above). */
@@ -630,6 +656,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_only_bits, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_capabilities, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_slots, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sparse_areas, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msix_shared_page, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_off, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
