@@ -82,6 +82,8 @@ vfio_boot() {
 	rc=0
 	skiff_boot_l2 --vfio-pci "$spec" --stats || rc=$?
 	kill "$down_pid" "$up_pid" 2>/dev/null
+	echo "vfio: $mode: L1's side:"
+	ip -s link show "$nic"
 	echo "vfio: $mode: skiff's exit accounting:"
 	grep -i "vfio\|BAR\|MSI-X" /tmp/vmm.err | head -n 20
 	[ "$rc" = 0 ] || { VFIO_WHY="$mode: skiff exited $VMM_RC"; return 1; }
@@ -208,6 +210,14 @@ vfio_iperf() {
 	metric "throughput_${name}_mbps_$mode" "$mbps"
 }
 
+# A transfer that stalled: what the NIC and its interrupts did, then fail.
+vfio_stalled() {
+	echo "vfio: $mode: $2 stalled; interrupts and counters:"
+	grep "$1" /proc/interrupts
+	ip -s link show "$1"
+	fail "$mode: $2 stalled (90 s)"
+}
+
 l2() {
 	mode=$(sed -n 's/.*vfio_mode=\([a-z]*\).*/\1/p' /proc/cmdline)
 	eth=$(vfio_netif e1000e) || { fail "$mode: no e1000e interface in L2"; return; }
@@ -232,14 +242,15 @@ l2() {
 	vfio_iperf down -R || { fail "$mode: iperf3 L1 to L2 failed"; return; }
 	if [ "$mode" != trap ]; then
 		t0=$(cut -d' ' -f1 /proc/uptime)
-		nc "$VFIO_L1" 5001 </dev/null >/tmp/down.bin
+		timeout 90 nc "$VFIO_L1" 5001 </dev/null >/tmp/down.bin ||
+			{ vfio_stalled "$eth" download; return; }
 		t1=$(cut -d' ' -f1 /proc/uptime)
 		echo "SKIFF-L2-MARK down_sha=$(vfio_sha /tmp/down.bin)"
 		rm -f /tmp/down.bin
 		dd if=/dev/urandom of=/tmp/up.bin bs=1M count="$VFIO_XFER_MB" 2>/dev/null
 		echo "SKIFF-L2-MARK up_sha=$(vfio_sha /tmp/up.bin)"
 		t2=$(cut -d' ' -f1 /proc/uptime)
-		nc "$VFIO_L1" 5002 </tmp/up.bin
+		timeout 90 nc "$VFIO_L1" 5002 </tmp/up.bin || { vfio_stalled "$eth" upload; return; }
 		t3=$(cut -d' ' -f1 /proc/uptime)
 		metric "throughput_nc_down_mbps_$mode" "$(vfio_rate "$t0" "$t1")"
 		metric "throughput_nc_up_mbps_$mode" "$(vfio_rate "$t2" "$t3")"
