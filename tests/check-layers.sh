@@ -16,9 +16,10 @@ declare -A allowed=(
 	[virtio]="core iothread pci virtio"
 	[net]="core virtio net"
 	[devices]="core iothread net pci virtio devices"
+	[vfio]="core pci devices vfio x86/layout.h"
 	[stats]="core iothread stats"
-	[vmm]="core x86 iothread pci virtio net devices stats vmm"
-	[cli]="core x86 iothread pci virtio net devices stats vmm cli"
+	[vmm]="core x86 iothread pci virtio net devices vfio stats vmm"
+	[cli]="core x86 iothread pci virtio net devices vfio stats vmm cli"
 	[.]="cli core"
 )
 

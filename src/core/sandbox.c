@@ -70,8 +70,9 @@ static const int allowed[] = {
     SCMP_SYS(eventfd2),
 };
 
-/* ioctl request "types" (bits 8-15) skiff uses: KVM, vhost, tun/tty ('T'). */
-static const unsigned int ioctl_types[] = {0xae, 0xaf, 'T'};
+/* ioctl request "types" (bits 8-15) skiff uses: KVM, vhost, tun/tty ('T'),
+ * VFIO (';': interrupt set-up and reset while the guest runs). */
+static const unsigned int ioctl_types[] = {0xae, 0xaf, 'T', ';'};
 
 int sandbox_enter(void)
 {

@@ -238,6 +238,44 @@ int vm_irqfd(struct vm *vm, int efd, uint32_t gsi, bool assign)
 	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
 }
 
+int vm_irqfd_resample(struct vm *vm, int efd, int resample_efd, uint32_t gsi, bool assign)
+{
+	struct kvm_irqfd irqfd = {
+	    .fd = (uint32_t)efd,
+	    .gsi = gsi,
+	    .flags = assign ? KVM_IRQFD_FLAG_RESAMPLE : KVM_IRQFD_FLAG_DEASSIGN,
+	    .resamplefd = assign ? (uint32_t)resample_efd : 0,
+	};
+	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
+}
+
+/* Slots 0 and 1 are RAM; the rest (up to 63) are handed out here. */
+int vm_memslot_add(struct vm *vm, uint64_t gpa, uint64_t size, void *host)
+{
+	for (uint32_t slot = 2; slot < 64; slot++) {
+		uint64_t bit = 1ull << slot;
+		if (atomic_fetch_or(&vm->memslots_used, bit) & bit)
+			continue;
+		if (vm_set_memslot(vm, slot, gpa, size, host) < 0) {
+			int e = errno;
+			atomic_fetch_and(&vm->memslots_used, ~bit);
+			return -e;
+		}
+		return (int)slot;
+	}
+	return -ENOSPC;
+}
+
+int vm_memslot_del(struct vm *vm, int slot)
+{
+	if (slot < 2 || slot >= 64)
+		return -EINVAL;
+	if (vm_set_memslot(vm, (uint32_t)slot, 0, 0, NULL) < 0)
+		return -errno;
+	atomic_fetch_and(&vm->memslots_used, ~(1ull << slot));
+	return 0;
+}
+
 int vm_ioeventfd(struct vm *vm, int efd, enum bus_space sp, uint64_t addr, uint32_t len,
 		 bool assign)
 {

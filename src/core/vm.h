@@ -39,6 +39,7 @@ struct vm {
 	pthread_mutex_t gsi_lock;
 	void *routing; /* struct kvm_irq_routing * */
 	uint32_t next_msi_gsi;
+	_Atomic uint64_t memslots_used; /* bit per KVM memory slot (vm_memslot_add) */
 
 	/* First exit request wins; vCPU threads poll `exit_kind`. */
 	_Atomic int exit_kind;
@@ -66,6 +67,13 @@ int vm_msi_route_update(struct vm *vm, uint32_t gsi, uint64_t addr, uint32_t dat
 int vm_signal_msi(struct vm *vm, uint64_t addr, uint32_t data);
 /* Binds an eventfd to a GSI (KVM_IRQFD); deassign with assign=false. */
 int vm_irqfd(struct vm *vm, int efd, uint32_t gsi, bool assign);
+/* A level-triggered irqfd: the guest's EOI lowers the line and signals
+ * resample_efd (KVM_IRQFD_FLAG_RESAMPLE). */
+int vm_irqfd_resample(struct vm *vm, int efd, int resample_efd, uint32_t gsi, bool assign);
+/* Maps host memory (e.g. a device BAR) at gpa in a free memory slot;
+ * returns the slot or -errno. vm_memslot_del removes it. */
+int vm_memslot_add(struct vm *vm, uint64_t gpa, uint64_t size, void *host);
+int vm_memslot_del(struct vm *vm, int slot);
 /* Binds an eventfd to a guest write of `len` bytes at `addr` (KVM_IOEVENTFD);
  * len 0 matches any length (MMIO only). */
 int vm_ioeventfd(struct vm *vm, int efd, enum bus_space sp, uint64_t addr, uint32_t len,

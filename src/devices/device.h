@@ -16,6 +16,8 @@
 #define SKIFF_DEVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "core/counter.h"
 #include "core/guest_mem.h"
@@ -24,11 +26,26 @@ struct iothread;
 struct virtio_dev;
 struct pci_device;
 
+/* What the VM does for a device that asks (all but opaque optional; a
+ * device whose kind needs one refuses to start without it). */
+struct dev_host {
+	void *opaque;
+	/* Maps [hva, hva + size) at gpa as guest memory: the slot or -errno. */
+	int (*memslot_add)(void *opaque, uint64_t gpa, uint64_t size, void *hva);
+	int (*memslot_del)(void *opaque, int slot);
+	/* Batched MMIO writes (KVM coalesced MMIO) over [addr, addr + len). */
+	int (*mmio_batch_add)(void *opaque, uint64_t addr, uint32_t len);
+	int (*mmio_batch_del)(void *opaque, uint64_t addr, uint32_t len);
+	/* Replays every batched write now (they reach the trap table). */
+	void (*mmio_batch_flush)(void *opaque);
+};
+
 struct dev_ctx {
-	const char *name;	    /* "virtio-blk0": valid for the VM's life */
-	unsigned int index;	    /* N among the devices of its kind */
-	const struct guest_mem *gm; /* the only guest memory it may touch */
-	struct iothread *io;	    /* runs its event work; NULL in some tests */
+	const char *name;	     /* "virtio-blk0": valid for the VM's life */
+	unsigned int index;	     /* N among the devices of its kind */
+	const struct guest_mem *gm;  /* the only guest memory it may touch */
+	struct iothread *io;	     /* runs its event work; NULL in some tests */
+	const struct dev_host *host; /* NULL in some tests */
 };
 
 struct dev_ops {

@@ -46,6 +46,7 @@ struct pci_bus {
 	struct pci_device *devs[PCI_MAX_DEVICES];
 	struct pci_device host_bridge;
 	uint64_t mmio_next; /* BAR allocator: bump pointer in the window */
+	uint64_t pio_next;  /* the same for I/O BARs */
 	unsigned int intx_count[LAYOUT_PCI_INTX_GSI_COUNT]; /* asserting devices per line */
 };
 
@@ -75,6 +76,11 @@ static int vm_host_irqfd(void *host, int efd, uint32_t gsi, bool assign)
 	return vm_irqfd(host, efd, gsi, assign);
 }
 
+static int vm_host_irqfd_resample(void *host, int efd, int resample_efd, uint32_t gsi, bool assign)
+{
+	return vm_irqfd_resample(host, efd, resample_efd, gsi, assign);
+}
+
 static int vm_host_ioeventfd(void *host, int efd, uint64_t addr, bool assign)
 {
 	/* Length 0: any write length matches, and KVM may take a faster exit
@@ -93,6 +99,7 @@ static const struct pci_host_ops vm_host_ops = {
     .msi_route_update = vm_host_msi_route_update,
     .signal_msi = vm_host_signal_msi,
     .irqfd = vm_host_irqfd,
+    .irqfd_resample = vm_host_irqfd_resample,
     .ioeventfd = vm_host_ioeventfd,
     .reset_request = vm_host_reset_request,
 };
@@ -161,6 +168,7 @@ struct pci_bus *pci_bus_create_with(struct bus *trap, const struct pci_host_ops 
 	b->ops = ops;
 	b->host = host;
 	b->mmio_next = LAYOUT_PCI_MMIO_START;
+	b->pio_next = PCI_PIO_START;
 	pthread_mutex_init(&b->cfg_lock, NULL);
 	pthread_mutex_init(&b->intx_lock, NULL);
 	pci_device_init(&b->host_bridge, "host-bridge", HOST_BRIDGE_VENDOR, HOST_BRIDGE_DEVICE,
@@ -231,29 +239,34 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 
 static void bar_set_addr(struct pci_device *dev, unsigned int i, uint64_t addr)
 {
-	uint32_t lo = (uint32_t)addr | PCI_BAR_MEM_TYPE_64, hi = (uint32_t)(addr >> 32);
+	uint32_t lo = (uint32_t)addr | dev->bars[i].flags, hi = (uint32_t)(addr >> 32);
 	memcpy(&dev->cfg[PCI_BAR0 + 4 * i], &lo, 4);
-	memcpy(&dev->cfg[PCI_BAR0 + 4 * (i + 1)], &hi, 4);
+	if (dev->bars[i].flags & PCI_BAR_MEM_TYPE_64)
+		memcpy(&dev->cfg[PCI_BAR0 + 4 * (i + 1)], &hi, 4);
 }
 
-/* Places dev's BARs after the ones already placed; naturally aligned, as
- * the BAR sizing protocol requires. Commits only if all fit. */
+/* Places dev's BARs after the ones already placed, memory BARs in the MMIO
+ * window and I/O BARs in the I/O window; naturally aligned, as the BAR
+ * sizing protocol requires. Commits only if all fit. */
 static int bars_place(struct pci_bus *b, struct pci_device *dev)
 {
-	uint64_t next = b->mmio_next, addr[PCI_NUM_BARS] = {0};
+	uint64_t next[2] = {b->mmio_next, b->pio_next}, addr[PCI_NUM_BARS] = {0};
+	const uint64_t end[2] = {LAYOUT_PCI_MMIO_END, PCI_PIO_END};
 	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
 		uint64_t size = dev->bars[i].size;
+		unsigned int w = dev->bars[i].flags & PCI_BAR_IO ? 1 : 0;
 		if (!size)
 			continue;
-		addr[i] = align_up(next, size);
-		if (addr[i] + size > LAYOUT_PCI_MMIO_END || addr[i] < next)
+		addr[i] = align_up(next[w], size);
+		if (addr[i] + size > end[w] || addr[i] < next[w])
 			return -1;
-		next = addr[i] + size;
+		next[w] = addr[i] + size;
 	}
 	for (unsigned int i = 0; i < PCI_NUM_BARS; i++)
 		if (dev->bars[i].size)
 			bar_set_addr(dev, i, addr[i]);
-	b->mmio_next = next;
+	b->mmio_next = next[0];
+	b->pio_next = next[1];
 	return 0;
 }
 
@@ -269,7 +282,7 @@ int pci_bus_add_device(struct pci_bus *b, struct pci_device *dev, char *err, siz
 		goto out;
 	}
 	if (bars_place(b, dev) < 0) {
-		snprintf(err, errlen, "%s: no room left in the PCI MMIO window", dev->name);
+		snprintf(err, errlen, "%s: no room left in the PCI MMIO or I/O window", dev->name);
 		goto out;
 	}
 	dev->bus = b;

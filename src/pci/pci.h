@@ -33,7 +33,12 @@ struct pci_msix;
 #define PCI_MAX_DEVICES	 LAYOUT_PCI_SLOTS /* slots on bus 0; slot 0 is the host bridge */
 #define PCI_NUM_BARS	 6
 #define PCI_CFG_SIZE	 256
-#define PCI_BAR_MIN_SIZE 0x1000 /* a page: no two BARs share one */
+#define PCI_BAR_MIN_SIZE 0x1000 /* a page: no two memory BARs share one */
+#define PCI_IO_BAR_MIN	 4
+/* I/O BARs go here: inside the DSDT's I/O window (0xd00-0xffff), above
+ * the legacy ports. */
+#define PCI_PIO_START 0xc000
+#define PCI_PIO_END   0x10000
 
 /* Configuration header (type 0) offsets and bits */
 #define PCI_VENDOR_ID		0x00
@@ -58,10 +63,16 @@ struct pci_msix;
 #define PCI_STATUS_INTERRUPT	 0x8
 #define PCI_STATUS_CAP_LIST	 0x10
 
+#define PCI_ROM_ADDRESS 0x30
+
+#define PCI_BAR_IO	     0x1
 #define PCI_BAR_MEM_TYPE_64  0x4
 #define PCI_BAR_MEM_PREFETCH 0x8
 
+#define PCI_CAP_ID_PM	0x01
+#define PCI_CAP_ID_MSI	0x05
 #define PCI_CAP_ID_VNDR 0x09
+#define PCI_CAP_ID_EXP	0x10
 #define PCI_CAP_ID_MSIX 0x11
 
 #define PCI_CLASS_BRIDGE_HOST 0x060000
@@ -80,6 +91,9 @@ struct pci_host_ops {
 	int (*msi_route_update)(void *host, uint32_t gsi, uint64_t addr, uint32_t data);
 	int (*signal_msi)(void *host, uint64_t addr, uint32_t data);
 	int (*irqfd)(void *host, int efd, uint32_t gsi, bool assign);
+	/* A level-triggered irqfd (KVM_IRQFD_FLAG_RESAMPLE): efd raises the
+	 * line, the guest's EOI lowers it and signals resample_efd. */
+	int (*irqfd_resample)(void *host, int efd, int resample_efd, uint32_t gsi, bool assign);
 	/* MMIO write of any length at addr signals efd. */
 	int (*ioeventfd)(void *host, int efd, uint64_t addr, bool assign);
 	/* The guest asked for a reset through port 0xcf9. */
@@ -101,6 +115,7 @@ struct pci_device_ops {
 
 struct pci_bar {
 	uint64_t size;		  /* power of 2; 0: not implemented */
+	uint32_t flags;		  /* PCI_BAR_IO, or memory type bits (64-bit, prefetch) */
 	uint64_t addr;		  /* current guest address, from config space */
 	bool mapped;		  /* registered in the trap table at addr */
 	bool failed;		  /* last map attempt overlapped something: logged once */
@@ -150,6 +165,14 @@ void pci_device_set_subsystem(struct pci_device *dev, uint16_t vendor, uint16_t 
  * Returns 0 or -1. */
 int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
 		       const struct bus_region *r);
+/* Any BAR kind: flags PCI_BAR_IO (an I/O BAR, size >= PCI_IO_BAR_MIN,
+ * placed in the I/O window, decoded with COMMAND.IO), or memory with
+ * PCI_BAR_MEM_TYPE_64 (uses slot bar + 1 too) and PCI_BAR_MEM_PREFETCH.
+ * A memory BAR may be backed by KVM memory slots rather than the trap:
+ * the device adds them in its bar_map hook; the trap region still takes
+ * whatever the slots leave uncovered. Returns 0 or -1. */
+int pci_device_add_bar_flags(struct pci_device *dev, unsigned int bar, uint64_t size,
+			     uint32_t flags, const struct bus_region *r);
 /* Appends a capability (cap[0] = ID; cap[1], the next pointer, is filled
  * in) and returns its config offset, or -1 if config space is full. All
  * bytes start read-only; see pci_device_set_wmask. */

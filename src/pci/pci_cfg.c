@@ -50,24 +50,41 @@ void pci_device_set_subsystem(struct pci_device *dev, uint16_t vendor, uint16_t 
 	cfg_put16(dev, PCI_SUBSYSTEM_ID, id);
 }
 
-int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
-		       const struct bus_region *r)
+int pci_device_add_bar_flags(struct pci_device *dev, unsigned int bar, uint64_t size,
+			     uint32_t flags, const struct bus_region *r)
 {
-	if (bar % 2 || bar + 1 >= PCI_NUM_BARS || size < PCI_BAR_MIN_SIZE || (size & (size - 1)) ||
-	    dev->bars[bar].size || !r->handler)
+	bool io = flags & PCI_BAR_IO, is64 = !io && (flags & PCI_BAR_MEM_TYPE_64);
+	uint64_t min = io ? PCI_IO_BAR_MIN : PCI_BAR_MIN_SIZE;
+	if (bar >= PCI_NUM_BARS || (is64 && bar + 1 >= PCI_NUM_BARS) || size < min ||
+	    (size & (size - 1)) || (io && size > 0x100) || (!is64 && size > (1ull << 31)) ||
+	    dev->bars[bar].size || (is64 && dev->bars[bar + 1].size) || !r->handler)
+		return -1;
+	/* The slot must not be the upper half of an earlier 64-bit BAR. */
+	if (bar > 0 && (dev->bars[bar - 1].flags & PCI_BAR_MEM_TYPE_64) && dev->bars[bar - 1].size)
 		return -1;
 	struct pci_bar *b = &dev->bars[bar];
 	b->size = size;
+	b->flags = io ? PCI_BAR_IO : flags & (PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH);
 	b->region = *r;
 	b->region.len = size;
-	uint32_t lo = PCI_BAR_MEM_TYPE_64;
-	memcpy(&dev->cfg[PCI_BAR0 + 4 * bar], &lo, 4);
+	memcpy(&dev->cfg[PCI_BAR0 + 4 * bar], &b->flags, 4);
 	/* Address bits above the size are writable; the type bits are not. */
 	uint64_t mask = ~(size - 1);
-	uint32_t mlo = (uint32_t)mask & ~0xfu, mhi = (uint32_t)(mask >> 32);
+	uint32_t mlo = (uint32_t)mask & (io ? ~0x3u : ~0xfu), mhi = (uint32_t)(mask >> 32);
 	memcpy(&dev->wmask[PCI_BAR0 + 4 * bar], &mlo, 4);
-	memcpy(&dev->wmask[PCI_BAR0 + 4 * (bar + 1)], &mhi, 4);
+	if (is64)
+		memcpy(&dev->wmask[PCI_BAR0 + 4 * (bar + 1)], &mhi, 4);
+	if (io)
+		dev->wmask[PCI_COMMAND] |= PCI_COMMAND_IO;
 	return 0;
+}
+
+int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
+		       const struct bus_region *r)
+{
+	if (bar % 2)
+		return -1;
+	return pci_device_add_bar_flags(dev, bar, size, PCI_BAR_MEM_TYPE_64, r);
 }
 
 int pci_device_add_cap(struct pci_device *dev, const void *cap, uint8_t len)
@@ -96,10 +113,18 @@ void pci_device_set_wmask(struct pci_device *dev, uint32_t off, const void *mask
 
 static uint64_t bar_addr(const struct pci_device *dev, unsigned int i)
 {
-	uint32_t lo, hi;
+	uint32_t lo, hi = 0;
 	memcpy(&lo, &dev->cfg[PCI_BAR0 + 4 * i], 4);
-	memcpy(&hi, &dev->cfg[PCI_BAR0 + 4 * (i + 1)], 4);
+	if (dev->bars[i].flags & PCI_BAR_IO)
+		return lo & ~0x3u;
+	if (dev->bars[i].flags & PCI_BAR_MEM_TYPE_64)
+		memcpy(&hi, &dev->cfg[PCI_BAR0 + 4 * (i + 1)], 4);
 	return ((uint64_t)hi << 32) | (lo & ~0xfu);
+}
+
+static enum bus_space bar_space(const struct pci_bar *b)
+{
+	return b->flags & PCI_BAR_IO ? BUS_PIO : BUS_MMIO;
 }
 
 static void bar_unmap(struct pci_device *dev, unsigned int i)
@@ -107,11 +132,11 @@ static void bar_unmap(struct pci_device *dev, unsigned int i)
 	struct pci_bar *b = &dev->bars[i];
 	if (!b->mapped)
 		return;
-	/* The device drops what it hung on the old address (ioeventfds)
-	 * before the region goes. */
+	/* The device drops what it hung on the old address (ioeventfds,
+	 * memory slots) before the region goes. */
 	if (dev->ops && dev->ops->bar_map)
 		dev->ops->bar_map(dev, i, b->addr, false);
-	bus_unregister(pci_bus_trap(dev->bus), BUS_MMIO, b->addr, b->region.opaque);
+	bus_unregister(pci_bus_trap(dev->bus), bar_space(b), b->addr, b->region.opaque);
 	b->mapped = false;
 }
 
@@ -120,7 +145,7 @@ static void bar_map(struct pci_device *dev, unsigned int i, uint64_t addr)
 	struct pci_bar *b = &dev->bars[i];
 	b->region.base = addr;
 	b->region.len = b->size;
-	int r = bus_register(pci_bus_trap(dev->bus), BUS_MMIO, &b->region);
+	int r = bus_register(pci_bus_trap(dev->bus), bar_space(b), &b->region);
 	if (r < 0) {
 		/* The guest put it on top of another BAR: real hardware
 		 * would decode both; we decode the first and say so. */
@@ -142,14 +167,18 @@ static void bar_map(struct pci_device *dev, unsigned int i, uint64_t addr)
 
 void pci_bars_update(struct pci_device *dev)
 {
-	bool mem_on = cfg_get16(dev, PCI_COMMAND) & PCI_COMMAND_MEMORY;
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i += 2) {
+	uint16_t cmd = cfg_get16(dev, PCI_COMMAND);
+	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
 		struct pci_bar *b = &dev->bars[i];
 		if (!b->size)
 			continue;
+		bool io = b->flags & PCI_BAR_IO;
+		bool on = cmd & (io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY);
 		uint64_t addr = bar_addr(dev, i);
-		/* Address 0 is "unassigned"; one that wraps cannot decode. */
-		bool want = mem_on && addr != 0 && addr + b->size > addr;
+		/* Address 0 is "unassigned"; one that wraps (or leaves the
+		 * 16-bit port space) cannot decode. */
+		bool want =
+		    on && addr != 0 && addr + b->size > addr && (!io || addr + b->size <= 0x10000);
 		if (b->mapped && (!want || b->addr != addr))
 			bar_unmap(dev, i);
 		if (want && !b->mapped)
@@ -159,7 +188,7 @@ void pci_bars_update(struct pci_device *dev)
 
 void pci_bars_unmap(struct pci_device *dev)
 {
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i += 2)
+	for (unsigned int i = 0; i < PCI_NUM_BARS; i++)
 		bar_unmap(dev, i);
 }
 

@@ -134,7 +134,8 @@ static void *dm_parse(const struct devmgr *dm, const char *option, const char *s
 		return NULL;
 	k->spec_init(parsed);
 	const char *needs = NULL;
-	if (opt_parse_spec(k->spec, spec, parsed, err, errlen) == 0) {
+	if (opt_parse_spec(k->spec, spec, parsed, err, errlen) == 0 &&
+	    (!k->check || k->check(parsed, err, errlen) == 0)) {
 		needs = k->needs_ioeventfd ? k->needs_ioeventfd(parsed) : NULL;
 		if (!needs || use_ioeventfd) {
 			*kind = k;

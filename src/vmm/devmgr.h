@@ -37,6 +37,9 @@ struct dm_kind {
 	enum dm_transport transport;
 	int (*create)(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
 		      size_t errlen);
+	/* Optional: checks a parsed spec against the host (0, or -1 with a
+	 * reason), before the VM exists. */
+	int (*check)(const void *spec, char *err, size_t errlen);
 	/* Optional: what in a spec needs ioeventfd kicks ("poll="), or NULL. */
 	const char *(*needs_ioeventfd)(const void *spec);
 };
@@ -58,6 +61,7 @@ struct devmgr {
 	struct iothread *io; /* nr_io of them; devices go round-robin */
 	unsigned int nr_io;
 	bool use_ioeventfd;
+	const struct dev_host *host; /* what the VM does for devices */
 	const struct dm_kind *kinds; /* NULL: dm_kinds (tests bring their own) */
 	size_t nr_kinds;
 	struct dm_entry devs[DEVMGR_MAX];

@@ -6,6 +6,7 @@
 #include "devices/virtio_blk_spec.h"
 #include "devices/virtio_net.h"
 #include "devices/virtio_net_spec.h"
+#include "vfio/vfio_kind.h"
 #include "vmm/devmgr.h"
 
 const struct dm_kind dm_kinds[] = {
@@ -31,5 +32,15 @@ const struct dm_kind dm_kinds[] = {
      .transport = DM_VIRTIO_PCI,
      .create = virtio_net_new_device,
      .needs_ioeventfd = virtio_net_needs_ioeventfd},
+    {.option = "vfio-pci",
+     .prefix = "vfio",
+     .metavar = "ADDR[,mmap=on|off]",
+     .help = "pass a host PCI device through (bound to vfio-pci; repeatable)",
+     .spec = &vfio_spec_table,
+     .spec_size = sizeof(struct vfio_spec),
+     .spec_init = vfio_spec_init,
+     .check = vfio_spec_check,
+     .transport = DM_PCI,
+     .create = vfio_new_device},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

@@ -31,9 +31,22 @@ static int vmm_iothreads_init(struct vmm *v, unsigned int n)
 	return 0;
 }
 
+static int host_memslot_add(void *vm, uint64_t gpa, uint64_t size, void *hva)
+{
+	return vm_memslot_add(vm, gpa, size, hva);
+}
+
+static int host_memslot_del(void *vm, int slot)
+{
+	return vm_memslot_del(vm, slot);
+}
+
 static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, size_t errlen)
 {
+	v->host = (struct dev_host){
+	    .opaque = &v->vm, .memslot_add = host_memslot_add, .memslot_del = host_memslot_del};
 	v->dm = (struct devmgr){.pci = v->pci,
+				.host = &v->host,
 				.gm = &v->vm.mem,
 				.io = v->io,
 				.nr_io = v->nr_io,
@@ -52,13 +65,14 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	v->api.fd = -1;
 	v->start_ns = start_ns;
 	*status = EXIT_USAGE;
-	if (platform_open_kernel(&img, c, err, errlen) < 0)
-		return -1;
-	/* Bad input is told before /dev/kvm is touched. */
+	/* Bad input is told before /dev/kvm is touched: devices, then the
+	 * kernel. */
 	for (int i = 0; i < c->nr_devs; i++)
 		if (devmgr_check(c->devs[i].option, c->devs[i].spec, !c->no_ioeventfd, err,
 				 errlen) < 0)
-			goto fail;
+			return -1;
+	if (platform_open_kernel(&img, c, err, errlen) < 0)
+		return -1;
 	if (c->api_sock && api_sock_open(&v->api, c->api_sock, err, errlen) < 0)
 		goto fail;
 	int r = vm_create(&v->vm, c->mem, c->cpus, err, errlen);

@@ -54,6 +54,7 @@ struct vmm {
 	struct vm vm;
 	struct pci_bus *pci;
 	struct devmgr dm;
+	struct dev_host host; /* what the VM does for devices */
 	struct iothread io[IOTHREAD_MAX];
 	unsigned int nr_io, nr_io_inited;
 	struct uart8250 uart;

@@ -46,6 +46,19 @@ expect 2 "needs a value" -- "$SKIFF" run --kernel
 expect 2 "no kernel" -- "$SKIFF" run
 expect 2 "unknown command" -- "$SKIFF" frobnicate
 expect 2 "no command" -- "$SKIFF"
+# --vfio-pci is checked while parsing: no VM, no kernel needed.
+expect 2 "malformed PCI address" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci 0000:zz:00.0
+expect 2 "malformed PCI address" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci 00:1f.8
+expect 2 "malformed PCI address" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci ",mmap=on"
+expect 2 "no PCI device 0000:7f:1f.7" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci 7f:1f.7
+expect 2 "invalid mmap=1 \(use on or off\)" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci "00:00.0,mmap=1"
+# A device the host has: without an IOMMU it has no group; with one it is
+# not bound to vfio-pci here, or there is no vfio module.
+dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -n1)
+if [ -n "$dev" ]; then
+	expect 2 "no IOMMU group|not bound to vfio-pci|bound to .*, not vfio-pci|no /dev/vfio/vfio" -- \
+		"$SKIFF" run --kernel "$T/notkernel" --vfio-pci "$dev"
+fi
 if [ -n "$KERNEL" ]; then
 	head -c 4096 "$KERNEL" >"$T/truncated"
 	head -c $(($(stat -c %s "$KERNEL") - 100000)) "$KERNEL" >"$T/truncated2"

@@ -172,11 +172,16 @@ tb_pack_qemu() {
 	return 0
 }
 
-# Run L0 with INITRD, console output to LOG, killed after TIMEOUT seconds.
-# Prints nothing; returns qemu's (or timeout's: 124) exit status. One L0 at a
-# time on this machine: the flock serializes concurrent runs.
+# Run L0 with INITRD, console output to LOG, killed after TIMEOUT seconds;
+# EXTRA_ARGS (words) go on L0's command line after the base's, EXTRA_APPEND
+# on L1's kernel command line. Prints nothing; returns qemu's (or
+# timeout's: 124) exit status. One L0 at a time on this machine: the flock
+# serializes concurrent runs.
 tb_boot_l0() {
-	local initrd=$1 log=$2 bound=$3 rc=0
+	local initrd=$1 log=$2 bound=$3 extra_args=${4:-} extra_append=${5:-} rc=0
+	local -a extra=()
+	# Words over any number of lines (scenario settings may wrap).
+	[ -z "$extra_args" ] || read -r -d '' -a extra <<<"$extra_args" || true
 	mkdir -p "$TB_CACHE"
 	exec {lockfd}>"$TB_CACHE/l0.lock"
 	if ! flock -n "$lockfd"; then
@@ -186,9 +191,10 @@ tb_boot_l0() {
 	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
 	# The monitor socket is for looking at a frozen L1 from outside
 	# (tests/testbed/l0-monitor.py 'info registers -a').
-	timeout --kill-after=10 "$bound" "${TB_L0_CMD[@]}" \
+	timeout --kill-after=10 "$bound" "${TB_L0_CMD[@]}" "${extra[@]}" \
 		-monitor "unix:$TB_CACHE/l0.monitor,server=on,wait=off" \
-		-kernel "$(tb_vmlinuz)" -initrd "$initrd" -append "$TB_L0_APPEND" \
+		-kernel "$(tb_vmlinuz)" -initrd "$initrd" \
+		-append "$TB_L0_APPEND${extra_append:+ $extra_append}" \
 		</dev/null >"$log" 2>&1 || rc=$?
 	exec {lockfd}>&-
 	return "$rc"
@@ -233,7 +239,7 @@ tb_drop_base_libs() {
 
 # Host-side settings of scenario NAME, from its file in a subshell, as
 # shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2,
-# S_L2_FILES, S_L2_MODULES.
+# S_L2_FILES, S_L2_MODULES, S_L0_ARGS, S_L1_APPEND, S_L1_MODULES.
 # Scenarios live in tests/testbed/scenarios/; the benchmark's round is
 # bench/bench-round.sh, found the same way by name.
 tb_scenario_file() {
@@ -249,12 +255,15 @@ tb_scenario_settings() {
 	[ -f "$file" ] || tb_die "no scenario $1 (no $file)"
 	(
 		TIMEOUT=600 SLOW=0 PEERS="" EXPECT="" L2_EXTRA_FILES="" L2_EXTRA_MODULES=""
+		L0_EXTRA_ARGS="" L1_EXTRA_APPEND="" L1_EXTRA_MODULES=""
 		# shellcheck disable=SC1090
 		. "$file"
 		printf 'S_TIMEOUT=%q S_SLOW=%q S_PEERS=%q S_EXPECT=%q S_HAS_L2=%q ' \
 			"$TIMEOUT" "$SLOW" "$PEERS" "$EXPECT" \
 			"$(declare -F l2 >/dev/null && echo 1 || echo 0)"
-		printf 'S_L2_FILES=%q S_L2_MODULES=%q\n' "$L2_EXTRA_FILES" "$L2_EXTRA_MODULES"
+		printf 'S_L2_FILES=%q S_L2_MODULES=%q ' "$L2_EXTRA_FILES" "$L2_EXTRA_MODULES"
+		printf 'S_L0_ARGS=%q S_L1_APPEND=%q S_L1_MODULES=%q\n' "$L0_EXTRA_ARGS" \
+			"$L1_EXTRA_APPEND" "$L1_EXTRA_MODULES"
 	)
 }
 
@@ -295,7 +304,7 @@ tb_add_l2_extras() {
 # + overlay with the scenario's L2 part and extra files and modules).
 tb_build_run_initrd() {
 	local name=$1 out=$2 work file S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
-		S_L2_FILES S_L2_MODULES
+		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES
 	eval "$(tb_scenario_settings "$name")"
 	file=$(tb_scenario_file "$name")
 	work=$(mktemp -d "$TB_CACHE/run.XXXXXX")
@@ -317,6 +326,13 @@ tb_build_run_initrd() {
 		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
 	else
 		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE"
+	fi
+	# L1's extra modules: the overlay's load list (base's, then these)
+	# replaces the base's, as for L2.
+	if [ -n "$S_L1_MODULES" ]; then
+		# shellcheck disable=SC2086 # lists of names
+		tb_add_modules "$work/l1" $TB_L1_MODULES $S_L1_MODULES
+		tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
 	fi
 	tb_concat_initrd "$out" "$TB_L1_BASE" "$work/l1"
 	rm -rf "$work"

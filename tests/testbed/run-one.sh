@@ -35,7 +35,7 @@ if [ "${TB_VERBOSE:-0}" = 1 ]; then
 fi
 start=$(date +%s)
 rc=0
-tb_boot_l0 "$INITRD" "$LOG" "$S_TIMEOUT" || rc=$?
+tb_boot_l0 "$INITRD" "$LOG" "$S_TIMEOUT" "$S_L0_ARGS" "$S_L1_APPEND" || rc=$?
 secs=$(($(date +%s) - start))
 if [ -n "${TAIL_PID:-}" ]; then
 	sleep 0.2

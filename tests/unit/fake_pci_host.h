@@ -39,6 +39,9 @@ struct fake_host {
 	int nr_io;
 	int resets;
 	int fail_ioeventfd; /* next assigns fail with this errno */
+	/* The level irqfd (INTx passthrough): -1 when none. */
+	int resample_efd, resample_trigger;
+	uint32_t resample_gsi;
 };
 
 static int fake_irq_line(void *h, uint32_t gsi, int level)
@@ -107,6 +110,15 @@ static int fake_ioeventfd(void *h, int efd, uint64_t addr, bool assign)
 	return 0;
 }
 
+static int fake_irqfd_resample(void *h, int efd, int resample_efd, uint32_t gsi, bool assign)
+{
+	struct fake_host *f = h;
+	f->resample_trigger = assign ? efd : -1;
+	f->resample_efd = assign ? resample_efd : -1;
+	f->resample_gsi = gsi;
+	return 0;
+}
+
 static void fake_reset(void *h)
 {
 	((struct fake_host *)h)->resets++;
@@ -118,6 +130,7 @@ static const struct pci_host_ops fake_host_ops = {
     .msi_route_update = fake_route_update,
     .signal_msi = fake_signal_msi,
     .irqfd = fake_irqfd,
+    .irqfd_resample = fake_irqfd_resample,
     .ioeventfd = fake_ioeventfd,
     .reset_request = fake_reset,
 };

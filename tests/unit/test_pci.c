@@ -271,6 +271,63 @@ static void test_bar_mapping(void **state)
 	assert_false(bus_find(b, BUS_MMIO, addr, &r));
 }
 
+/* 32-bit, prefetchable 64-bit and I/O BARs: type bits, sizing masks, the
+ * windows they are placed in, and decoding by COMMAND.MEMORY / IO. */
+static void test_bar_kinds(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	struct tdev *t = calloc(1, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "kinds");
+	pci_device_init(&t->pci, t->name, 0x1234, 0x9abc, 0xff0000, 0);
+	t->pci.ops = &tdev_ops;
+	struct bus_region r = {.handler = tdev_bar, .opaque = t, .name = t->name};
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 0, 0x20000, 0, &r), 0);
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 1, 0x20, PCI_BAR_IO, &r), 0);
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 2, 0x4000,
+						  PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH, &r),
+			 0);
+	/* Slot 3 is BAR2's upper half; bad sizes are refused. */
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 3, 0x1000, 0, &r), -1);
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 4, 0x30, PCI_BAR_IO, &r), -1);
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 4, 0x800, 0, &r), -1);
+	char err[128];
+	assert_int_equal(pci_bus_add_device(f->pci, &t->pci, err, sizeof(err)), 0);
+	uint32_t b0 = cfg_rd(b, 1, PCI_BAR0, 4), b1 = cfg_rd(b, 1, PCI_BAR0 + 4, 4);
+	assert_int_equal(b0 & 0xf, 0);
+	assert_true(b0 >= LAYOUT_PCI_MMIO_START && b0 % 0x20000 == 0);
+	assert_int_equal(b1 & 0x3, PCI_BAR_IO);
+	assert_true((b1 & ~3u) >= PCI_PIO_START && (b1 & ~3u) + 0x20 <= PCI_PIO_END);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 8, 4) & 0xf,
+			 PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH);
+	/* Sizing: the size in the writable bits, the type bits kept. */
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0, 4), 0xfffe0000);
+	cfg_wr(b, 1, PCI_BAR0 + 4, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 4, 4), 0xffffffe1);
+	cfg_wr(b, 1, PCI_BAR0 + 8, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 8, 4), 0xffffc00c);
+	cfg_wr(b, 1, PCI_BAR0, 4, b0);
+	cfg_wr(b, 1, PCI_BAR0 + 4, 4, b1);
+	cfg_wr(b, 1, PCI_BAR0 + 8, 4, 0xd0000000);
+	/* I/O decoding alone maps only the I/O BAR. */
+	struct bus_region out;
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_IO);
+	assert_int_equal(cfg_rd(b, 1, PCI_COMMAND, 2), PCI_COMMAND_IO);
+	assert_true(bus_find(b, BUS_PIO, b1 & ~3u, &out));
+	assert_int_equal(out.len, 0x20);
+	assert_false(bus_find(b, BUS_MMIO, b0, &out));
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_false(bus_find(b, BUS_PIO, b1 & ~3u, &out));
+	assert_true(bus_find(b, BUS_MMIO, b0, &out));
+	assert_true(bus_find(b, BUS_MMIO, 0xd0000000, &out));
+	/* The 32-bit BAR moves with one dword. */
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xe0000000);
+	assert_true(bus_find(b, BUS_MMIO, 0xe0000000, &out));
+	assert_false(bus_find(b, BUS_MMIO, b0, &out));
+	assert_int_equal(t->mapped_at, 0xe0000000);
+}
+
 static void test_capability_list(void **state)
 {
 	struct fx *f = *state;
@@ -616,6 +673,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_reset_port, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_sizing, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_mapping, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_bar_kinds, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_capability_list, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_slots_full, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_intx_shared_line, fx_setup, fx_teardown),

@@ -1,0 +1,165 @@
+/* MSI (one vector) and INTx for a passthrough function.
+ *
+ * MSI: one eventfd, given to VFIO when the guest enables MSI and bound by
+ * an irqfd to a route built from the guest's address and data.
+ *
+ * INTx: VFIO signals `trigger` and masks the host line; KVM raises the
+ * guest's line from it as a level irqfd, and when the guest EOIs, lowers it
+ * and signals `unmask`, which VFIO takes as its unmask. So a level
+ * interrupt completes without a trip through skiff. INTx is on whenever
+ * neither MSI nor MSI-X is. */
+#include <linux/vfio.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+
+#include "vfio/vfio_priv.h"
+
+#define VFIO_LOG_MAX 8
+
+void vfio_log(struct vfio_pci *v, const char *what, int err)
+{
+	if (v->logs >= VFIO_LOG_MAX)
+		return;
+	v->logs++;
+	if (err < -1)
+		fprintf(stderr, "skiff: %s: %s failed: %s\n", v->name, what, strerror(-err));
+	else
+		fprintf(stderr, "skiff: %s: %s failed\n", v->name, what);
+}
+
+int vfio_irq_init(struct vfio_pci *v, char *err, size_t errlen)
+{
+	v->msi.gsi = -1;
+	v->msi.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	v->intx.trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	v->intx.unmask = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (v->msi.efd < 0 || v->intx.trigger < 0 || v->intx.unmask < 0) {
+		snprintf(err, errlen, "%s: cannot make eventfds", v->name);
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t cfg32(const struct vfio_pci *v, unsigned int off)
+{
+	uint32_t x;
+	memcpy(&x, &v->pci.cfg[off], 4);
+	return x;
+}
+
+/* The route and irqfd follow the guest's registers; irq_lock held. */
+static void msi_bind(struct vfio_pci *v, bool on, uint64_t addr, uint32_t data)
+{
+	struct vfio_msi *m = &v->msi;
+	void *host;
+	const struct pci_host_ops *h = pci_bus_host(v->pci.bus, &host);
+	if (on && m->gsi < 0) {
+		int gsi = h->msi_route_add(host, addr, data);
+		if (gsi < 0) {
+			vfio_log(v, "adding the MSI route", gsi);
+			return;
+		}
+		m->gsi = gsi;
+	} else if (on && (m->addr != addr || m->data != data)) {
+		int r = h->msi_route_update(host, (uint32_t)m->gsi, addr, data);
+		if (r < 0)
+			vfio_log(v, "updating the MSI route", r);
+	}
+	m->addr = addr;
+	m->data = data;
+	if (on != m->bound) {
+		int r = h->irqfd(host, m->efd, (uint32_t)m->gsi, on);
+		if (r < 0)
+			vfio_log(v, "MSI irqfd", r);
+		else
+			m->bound = on;
+	}
+}
+
+static void msi_vfio(struct vfio_pci *v, bool on)
+{
+	struct vfio_msi *m = &v->msi;
+	if (on == m->vfio_on)
+		return;
+	int r;
+	if (on) {
+		vfio_intx_off(v);
+		r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
+				     VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
+				     &m->efd);
+	} else {
+		r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
+				     VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
+				     NULL);
+	}
+	if (r < 0)
+		vfio_log(v, on ? "enabling MSI" : "disabling MSI", r);
+	m->vfio_on = on && r == 0;
+}
+
+void vfio_msi_ctrl_write(struct vfio_pci *v)
+{
+	struct vfio_msi *m = &v->msi;
+	bool on = v->pci.cfg[m->cap + 2] & 1;
+	uint64_t addr = cfg32(v, m->cap + 4);
+	uint16_t data;
+	if (m->is64)
+		addr |= (uint64_t)cfg32(v, m->cap + 8) << 32;
+	memcpy(&data, &v->pci.cfg[m->cap + (m->is64 ? 12 : 8)], 2);
+	pthread_mutex_lock(&v->irq_lock);
+	if (v->started) {
+		msi_vfio(v, on);
+		msi_bind(v, on && m->vfio_on, addr, data);
+		if (!on)
+			vfio_intx_on(v);
+	}
+	pthread_mutex_unlock(&v->irq_lock);
+}
+
+void vfio_msi_off(struct vfio_pci *v)
+{
+	if (!v->msi.cap)
+		return;
+	msi_bind(v, false, v->msi.addr, v->msi.data);
+	msi_vfio(v, false);
+}
+
+int vfio_intx_on(struct vfio_pci *v)
+{
+	struct vfio_intx *x = &v->intx;
+	if (!x->present || x->on || v->msi.vfio_on || v->msix.vfio_on)
+		return 0;
+	void *host;
+	const struct pci_host_ops *h = pci_bus_host(v->pci.bus, &host);
+	int r = v->ops->set_irqs(v->h, VFIO_PCI_INTX_IRQ_INDEX,
+				 VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
+				 &x->trigger);
+	if (r == 0)
+		r = v->ops->set_irqs(v->h, VFIO_PCI_INTX_IRQ_INDEX,
+				     VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK, 0, 1,
+				     &x->unmask);
+	if (r == 0)
+		r = h->irqfd_resample(host, x->trigger, x->unmask, v->pci.intx_gsi, true);
+	if (r < 0) {
+		vfio_log(v, "connecting INTx", r);
+		v->ops->set_irqs(v->h, VFIO_PCI_INTX_IRQ_INDEX,
+				 VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+		return r;
+	}
+	x->on = true;
+	return 0;
+}
+
+void vfio_intx_off(struct vfio_pci *v)
+{
+	struct vfio_intx *x = &v->intx;
+	if (!x->on)
+		return;
+	void *host;
+	const struct pci_host_ops *h = pci_bus_host(v->pci.bus, &host);
+	h->irqfd_resample(host, x->trigger, x->unmask, v->pci.intx_gsi, false);
+	v->ops->set_irqs(v->h, VFIO_PCI_INTX_IRQ_INDEX,
+			 VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+	x->on = false;
+}

@@ -1,0 +1,21 @@
+/* The passthrough device kind for the device manager. */
+#ifndef SKIFF_VFIO_KIND_H
+#define SKIFF_VFIO_KIND_H
+
+#include <stdbool.h>
+
+#include "core/opt.h"
+#include "devices/device.h"
+
+struct vfio_spec {
+	char addr[32];
+	bool mmap;
+};
+
+extern const struct opt_table vfio_spec_table;
+void vfio_spec_init(void *spec);
+int vfio_spec_check(const void *spec, char *err, size_t errlen);
+int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
+		    size_t errlen);
+
+#endif

@@ -1,0 +1,111 @@
+/* A passthrough function's life: create, start, stop, release. */
+#include <errno.h>
+#include <linux/vfio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vfio/vfio_priv.h"
+#include "vfio/vfio_sys.h"
+
+static const struct pci_device_ops vfio_pci_ops = {
+    .cfg_write = vfio_cfg_write, .bar_map = vfio_bar_map,
+    /* No release: the device manager destroys the device after the bus. */
+};
+
+int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *name, bool mmap,
+			 const struct vfio_ctx *ctx, struct vfio_pci **out, char *err,
+			 size_t errlen)
+{
+	struct vfio_pci *v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		ops->close(h);
+		return -1;
+	}
+	v->ops = ops;
+	v->h = h;
+	v->ctx = *ctx;
+	v->mmap = mmap;
+	v->msi.efd = v->intx.trigger = v->intx.unmask = -1;
+	snprintf(v->name, sizeof(v->name), "vfio %s", name);
+	pthread_mutex_init(&v->irq_lock, NULL);
+	if (vfio_irq_init(v, err, errlen) < 0 || vfio_cfg_build(v, err, errlen) < 0) {
+		vfio_pci_destroy(v);
+		return -1;
+	}
+	v->pci.ops = &vfio_pci_ops;
+	*out = v;
+	return 0;
+}
+
+int vfio_pci_create(const char *addr, bool mmap, const struct vfio_ctx *ctx, struct vfio_pci **out,
+		    char *err, size_t errlen)
+{
+	const struct vfio_dev_ops *ops;
+	void *h;
+	char canon[16];
+	if (vfio_sys_open(addr, ctx->mem, &ops, &h, canon, err, errlen) < 0)
+		return -1;
+	return vfio_pci_create_with(ops, h, canon, mmap, ctx, out, err, errlen);
+}
+
+struct pci_device *vfio_pci_dev(struct vfio_pci *v)
+{
+	return &v->pci;
+}
+
+int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
+{
+	/* A device with no reset is used as it is (the guest's driver
+	 * resets it anyway). */
+	int r = v->ops->reset(v->h);
+	if (r < 0 && r != -ENOTTY) {
+		snprintf(err, errlen, "%s: reset failed: %s", v->name, strerror(-r));
+		return -1;
+	}
+	if (!v->intx.present)
+		v->pci.cfg[PCI_INTERRUPT_PIN] = 0;
+	pthread_mutex_lock(&v->irq_lock);
+	v->started = true;
+	r = vfio_intx_on(v);
+	pthread_mutex_unlock(&v->irq_lock);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot connect INTx: %s", v->name, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+void vfio_pci_stop(struct vfio_pci *v)
+{
+	pthread_mutex_lock(&v->irq_lock);
+	if (!v->started) {
+		pthread_mutex_unlock(&v->irq_lock);
+		return;
+	}
+	vfio_msix_off(v);
+	vfio_msi_off(v);
+	vfio_intx_off(v);
+	v->started = false;
+	pthread_mutex_unlock(&v->irq_lock);
+	/* Leaves the device quiet (no DMA into freed memory) for the host. */
+	v->ops->reset(v->h);
+}
+
+void vfio_pci_destroy(struct vfio_pci *v)
+{
+	if (!v)
+		return;
+	vfio_pci_stop(v);
+	vfio_bars_free(v);
+	vfio_msix_free(v);
+	int fds[] = {v->msi.efd, v->intx.trigger, v->intx.unmask};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	v->ops->close(v->h);
+	pthread_mutex_destroy(&v->irq_lock);
+	free(v);
+}

@@ -1,0 +1,365 @@
+/* The kernel side of VFIO (Documentation/driver-api/vfio.rst): a type1
+ * container holding the device's IOMMU group, all guest RAM mapped at its
+ * guest physical addresses so the device's DMA lands in guest memory, and
+ * the device fd whose regions and interrupts vfio_dev_ops exposes. */
+#include "vfio/vfio_sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/vfio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/guest_mem.h"
+
+#define SYSFS_PCI "/sys/bus/pci/devices/"
+
+struct vfio_sys {
+	int container, group, device;
+	uint32_t dev_flags;
+};
+
+int vfio_addr_parse(const char *addr, char canon[16])
+{
+	unsigned int d = 0, b, s, f;
+	int n = -1;
+	if (!addr || strlen(addr) > 12)
+		return -1;
+	if (sscanf(addr, "%4x:%2x:%2x.%1x%n", &d, &b, &s, &f, &n) != 4 || n != (int)strlen(addr)) {
+		d = 0;
+		n = -1;
+		if (sscanf(addr, "%2x:%2x.%1x%n", &b, &s, &f, &n) != 3 || n != (int)strlen(addr))
+			return -1;
+	}
+	/* sscanf's %x takes signs and spaces: only hex digits may pass. */
+	for (const char *p = addr; *p; p++)
+		if (!strchr("0123456789abcdefABCDEF:.", *p))
+			return -1;
+	if (s > 0x1f || f > 7)
+		return -1;
+	snprintf(canon, 16, "%04x:%02x:%02x.%x", d, b, s, f);
+	return 0;
+}
+
+/* The last path component of the symlink at SYSFS_PCI canon/name. */
+static int link_base(const char *canon, const char *name, char *out, size_t len)
+{
+	char path[128], target[PATH_MAX];
+	snprintf(path, sizeof(path), SYSFS_PCI "%s/%s", canon, name);
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -1;
+	target[n] = 0;
+	const char *base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) >= len)
+		return -1;
+	memcpy(out, base, strlen(base) + 1);
+	return 0;
+}
+
+static int sys_check(const char *addr, char canon[16], int *group, char *err, size_t errlen)
+{
+	char path[128], buf[64];
+	struct stat st;
+	if (vfio_addr_parse(addr, canon) < 0) {
+		snprintf(err, errlen, "malformed PCI address '%s': use DDDD:BB:DD.F", addr);
+		return -1;
+	}
+	snprintf(path, sizeof(path), SYSFS_PCI "%s", canon);
+	if (stat(path, &st) < 0) {
+		snprintf(err, errlen, "no PCI device %s on this host", canon);
+		return -1;
+	}
+	if (link_base(canon, "iommu_group", buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen,
+			 "%s has no IOMMU group: no IOMMU enabled (intel_iommu=on / amd_iommu=on)",
+			 canon);
+		return -1;
+	}
+	*group = atoi(buf);
+	if (link_base(canon, "driver", buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "%s is not bound to vfio-pci (no driver)", canon);
+		return -1;
+	}
+	if (strcmp(buf, "vfio-pci")) {
+		snprintf(err, errlen, "%s is bound to %s, not vfio-pci", canon, buf);
+		return -1;
+	}
+	if (access("/dev/vfio/vfio", F_OK) < 0) {
+		snprintf(err, errlen, "no /dev/vfio/vfio: the vfio module is not loaded");
+		return -1;
+	}
+	return 0;
+}
+
+int vfio_sys_check(const char *addr, char *err, size_t errlen)
+{
+	char canon[16];
+	int group;
+	return sys_check(addr, canon, &group, err, errlen);
+}
+
+static int sys_region_caps(struct vfio_region_info *ri, struct vfio_region *out)
+{
+	if (!(ri->flags & VFIO_REGION_INFO_FLAG_CAPS))
+		return 0;
+	uint32_t off = ri->cap_offset;
+	for (int n = 0; off && n < 16; n++) {
+		if (off + sizeof(struct vfio_info_cap_header) > ri->argsz)
+			return -EINVAL;
+		struct vfio_info_cap_header *hdr = (void *)((uint8_t *)ri + off);
+		if (hdr->id == VFIO_REGION_INFO_CAP_SPARSE_MMAP) {
+			struct vfio_region_info_cap_sparse_mmap *sp = (void *)hdr;
+			if (off + sizeof(*sp) + (uint64_t)sp->nr_areas * sizeof(sp->areas[0]) >
+			    ri->argsz)
+				return -EINVAL;
+			out->nr_areas = 0;
+			for (uint32_t i = 0; i < sp->nr_areas && i < VFIO_MAX_AREAS; i++) {
+				out->areas[i].offset = sp->areas[i].offset;
+				out->areas[i].size = sp->areas[i].size;
+				out->nr_areas++;
+			}
+			/* A sparse list with no areas: nothing to map. */
+			if (!sp->nr_areas)
+				out->flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+		}
+		off = hdr->next;
+	}
+	return 0;
+}
+
+static int sys_region_info(void *h, unsigned int index, struct vfio_region *out)
+{
+	struct vfio_sys *s = h;
+	struct vfio_region_info *ri = calloc(1, sizeof(*ri));
+	if (!ri)
+		return -ENOMEM;
+	ri->argsz = sizeof(*ri);
+	ri->index = index;
+	int r = 0;
+	if (ioctl(s->device, VFIO_DEVICE_GET_REGION_INFO, ri) < 0) {
+		r = -errno;
+	} else if (ri->argsz > sizeof(*ri) && ri->argsz < 65536) {
+		/* Capabilities follow: ask again with room for them. */
+		uint32_t sz = ri->argsz;
+		struct vfio_region_info *big = realloc(ri, sz);
+		if (!big) {
+			free(ri);
+			return -ENOMEM;
+		}
+		ri = big;
+		memset(ri, 0, sz);
+		ri->argsz = sz;
+		ri->index = index;
+		if (ioctl(s->device, VFIO_DEVICE_GET_REGION_INFO, ri) < 0)
+			r = -errno;
+	}
+	if (r == 0) {
+		memset(out, 0, sizeof(*out));
+		out->flags = ri->flags;
+		out->size = ri->size;
+		out->offset = ri->offset;
+		r = sys_region_caps(ri, out);
+	}
+	free(ri);
+	return r;
+}
+
+static uint32_t sys_irq_count(void *h, unsigned int index)
+{
+	struct vfio_sys *s = h;
+	struct vfio_irq_info ii = {.argsz = sizeof(ii), .index = index};
+	if (ioctl(s->device, VFIO_DEVICE_GET_IRQ_INFO, &ii) < 0)
+		return 0;
+	return ii.count;
+}
+
+static int sys_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned int start,
+			unsigned int count, const int32_t *fds)
+{
+	struct vfio_sys *s = h;
+	size_t data = (flags & VFIO_IRQ_SET_DATA_EVENTFD) ? count * sizeof(int32_t) : 0;
+	struct vfio_irq_set *set = calloc(1, sizeof(*set) + data);
+	if (!set)
+		return -ENOMEM;
+	set->argsz = (uint32_t)(sizeof(*set) + data);
+	set->flags = flags;
+	set->index = index;
+	set->start = start;
+	set->count = count;
+	if (data)
+		memcpy(set->data, fds, data);
+	int r = ioctl(s->device, VFIO_DEVICE_SET_IRQS, set) < 0 ? -errno : 0;
+	free(set);
+	return r;
+}
+
+static int sys_reset(void *h)
+{
+	struct vfio_sys *s = h;
+	if (!(s->dev_flags & VFIO_DEVICE_FLAGS_RESET))
+		return -ENOTTY;
+	return ioctl(s->device, VFIO_DEVICE_RESET) < 0 ? -errno : 0;
+}
+
+static ssize_t sys_pread(void *h, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = pread(((struct vfio_sys *)h)->device, buf, len, (off_t)off);
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t sys_pwrite(void *h, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = pwrite(((struct vfio_sys *)h)->device, buf, len, (off_t)off);
+	return n < 0 ? -errno : n;
+}
+
+static void *sys_mmap(void *h, uint64_t off, uint64_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       ((struct vfio_sys *)h)->device, (off_t)off);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void sys_munmap(void *h, void *p, uint64_t len)
+{
+	(void)h;
+	munmap(p, len);
+}
+
+static void sys_close(void *h)
+{
+	struct vfio_sys *s = h;
+	if (s->device >= 0)
+		close(s->device);
+	if (s->group >= 0)
+		close(s->group);
+	if (s->container >= 0)
+		close(s->container);
+	free(s);
+}
+
+static const struct vfio_dev_ops sys_ops = {
+    .region_info = sys_region_info,
+    .irq_count = sys_irq_count,
+    .set_irqs = sys_set_irqs,
+    .reset = sys_reset,
+    .pread = sys_pread,
+    .pwrite = sys_pwrite,
+    .mmap = sys_mmap,
+    .munmap = sys_munmap,
+    .close = sys_close,
+};
+
+static int dma_map(int container, uint64_t iova, void *host, uint64_t size)
+{
+	struct vfio_iommu_type1_dma_map m = {
+	    .argsz = sizeof(m),
+	    .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+	    .vaddr = (uint64_t)(uintptr_t)host,
+	    .iova = iova,
+	    .size = size,
+	};
+	return ioctl(container, VFIO_IOMMU_MAP_DMA, &m) < 0 ? -errno : 0;
+}
+
+/* Container and group, type1 IOMMU set. */
+static int sys_container(struct vfio_sys *s, int group, char *err, size_t errlen)
+{
+	char path[64];
+	s->container = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+	if (s->container < 0) {
+		snprintf(err, errlen, "cannot open /dev/vfio/vfio: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(s->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
+	    ioctl(s->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) <= 0) {
+		snprintf(err, errlen, "no VFIO type1 IOMMU: load vfio_iommu_type1");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/dev/vfio/%d", group);
+	s->group = open(path, O_RDWR | O_CLOEXEC);
+	if (s->group < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 errno == EBUSY ? "IOMMU group already in use" : strerror(errno));
+		return -1;
+	}
+	struct vfio_group_status gs = {.argsz = sizeof(gs)};
+	if (ioctl(s->group, VFIO_GROUP_GET_STATUS, &gs) < 0 ||
+	    !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+		snprintf(err, errlen,
+			 "IOMMU group %d is not viable: bind every device in "
+			 "/sys/kernel/iommu_groups/%d/devices to vfio-pci",
+			 group, group);
+		return -1;
+	}
+	if (ioctl(s->group, VFIO_GROUP_SET_CONTAINER, &s->container) < 0) {
+		snprintf(err, errlen, "VFIO_GROUP_SET_CONTAINER: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(s->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0) {
+		snprintf(err, errlen, "VFIO_SET_IOMMU: %s%s", strerror(errno),
+			 errno == EPERM ? " (no interrupt remapping: load vfio_iommu_type1 "
+					  "with allow_unsafe_interrupts=1)"
+					: "");
+		return -1;
+	}
+	return 0;
+}
+
+/* Both RAM ranges at their guest physical addresses. */
+static int sys_dma(struct vfio_sys *s, const struct guest_mem *mem, char *err, size_t errlen)
+{
+	int r = dma_map(s->container, 0, mem->host, mem->low_size);
+	if (r == 0 && mem->size > mem->low_size)
+		r = dma_map(s->container, GUEST_MEM_HIGH_BASE, mem->host + mem->low_size,
+			    mem->size - mem->low_size);
+	if (r < 0) {
+		snprintf(err, errlen, "VFIO_IOMMU_MAP_DMA of guest RAM: %s%s", strerror(-r),
+			 r == -ENOMEM ? " (locked-memory limit?)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+int vfio_sys_open(const char *addr, const struct guest_mem *mem, const struct vfio_dev_ops **ops,
+		  void **h, char canon[16], char *err, size_t errlen)
+{
+	int group;
+	if (sys_check(addr, canon, &group, err, errlen) < 0)
+		return -1;
+	struct vfio_sys *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->container = s->group = s->device = -1;
+	if (sys_container(s, group, err, errlen) < 0 || sys_dma(s, mem, err, errlen) < 0)
+		goto fail;
+	s->device = ioctl(s->group, VFIO_GROUP_GET_DEVICE_FD, canon);
+	if (s->device < 0) {
+		snprintf(err, errlen, "%s: %s", canon,
+			 errno == EBUSY ? "device already in use" : strerror(errno));
+		goto fail;
+	}
+	struct vfio_device_info di = {.argsz = sizeof(di)};
+	if (ioctl(s->device, VFIO_DEVICE_GET_INFO, &di) < 0 ||
+	    !(di.flags & VFIO_DEVICE_FLAGS_PCI) || di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX) {
+		snprintf(err, errlen, "%s: not a VFIO PCI device", canon);
+		goto fail;
+	}
+	s->dev_flags = di.flags;
+	*ops = &sys_ops;
+	*h = s;
+	return 0;
+fail:
+	sys_close(s);
+	return -1;
+}

@@ -1,0 +1,670 @@
+/* VFIO passthrough over a fake device: the virtual config space (BAR
+ * sizing and relocation, capabilities kept and hidden, the MSI-X capability,
+ * the ROM hidden, read-only bits, command forwarding), BAR memory slots
+ * around a shared MSI-X table page, trapped BARs with mmap off, and the
+ * MSI-X, MSI and INTx set-up. The fake stands in for the device fd: config
+ * and BAR bytes in arrays, SET_IRQS calls recorded. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <linux/vfio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_pci_host.h"
+#include "pci/pci.h"
+#include "pci/pci_msix.h"
+#include "vfio/vfio.h"
+#include "vfio/vfio_dev.h"
+#include "x86/layout.h"
+
+#define FV_BAR_BYTES 0x20000
+#define REGION(i)    ((uint64_t)(i) << 40)
+
+struct fv_call {
+	unsigned int index;
+	uint32_t flags;
+	unsigned int start, count;
+	int32_t fd0;
+};
+
+struct fake_vfio {
+	uint8_t cfg[256];
+	struct vfio_region regions[VFIO_PCI_NUM_REGIONS];
+	uint8_t bar[PCI_NUM_BARS][FV_BAR_BYTES];
+	uint32_t irqs[VFIO_PCI_NUM_IRQS];
+	struct fv_call calls[32];
+	int nr_calls;
+	int resets, closed, bar_reads, bar_writes, maps, unmaps;
+};
+
+static int fv_region_info(void *h, unsigned int index, struct vfio_region *out)
+{
+	struct fake_vfio *f = h;
+	if (index >= VFIO_PCI_NUM_REGIONS)
+		return -EINVAL;
+	*out = f->regions[index];
+	out->offset = REGION(index);
+	return 0;
+}
+
+static uint32_t fv_irq_count(void *h, unsigned int index)
+{
+	return ((struct fake_vfio *)h)->irqs[index];
+}
+
+static int fv_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned int start,
+		       unsigned int count, const int32_t *fds)
+{
+	struct fake_vfio *f = h;
+	if (f->nr_calls < 32)
+		f->calls[f->nr_calls++] =
+		    (struct fv_call){index, flags, start, count, count && fds ? fds[0] : -1};
+	return 0;
+}
+
+static int fv_reset(void *h)
+{
+	((struct fake_vfio *)h)->resets++;
+	return 0;
+}
+
+/* The byte range of the fake's memory at fd offset off, or NULL. */
+static uint8_t *fv_bytes(struct fake_vfio *f, uint64_t off, size_t len)
+{
+	unsigned int index = (unsigned int)(off >> 40);
+	uint64_t rel = off & ((1ull << 40) - 1);
+	if (index == VFIO_PCI_CONFIG_REGION_INDEX)
+		return rel + len <= sizeof(f->cfg) ? f->cfg + rel : NULL;
+	if (index < PCI_NUM_BARS && rel + len <= FV_BAR_BYTES)
+		return f->bar[index] + rel;
+	return NULL;
+}
+
+static ssize_t fv_pread(void *h, void *buf, size_t len, uint64_t off)
+{
+	struct fake_vfio *f = h;
+	uint8_t *p = fv_bytes(f, off, len);
+	if (!p)
+		return -EINVAL;
+	if (off >> 40 < PCI_NUM_BARS)
+		f->bar_reads++;
+	memcpy(buf, p, len);
+	return (ssize_t)len;
+}
+
+static ssize_t fv_pwrite(void *h, const void *buf, size_t len, uint64_t off)
+{
+	struct fake_vfio *f = h;
+	uint8_t *p = fv_bytes(f, off, len);
+	if (!p)
+		return -EINVAL;
+	if (off >> 40 < PCI_NUM_BARS)
+		f->bar_writes++;
+	memcpy(p, buf, len);
+	return (ssize_t)len;
+}
+
+static void *fv_mmap(void *h, uint64_t off, uint64_t len)
+{
+	struct fake_vfio *f = h;
+	uint8_t *p = fv_bytes(f, off, len);
+	f->maps += p != NULL;
+	return p;
+}
+
+static void fv_munmap(void *h, void *p, uint64_t len)
+{
+	(void)p;
+	(void)len;
+	((struct fake_vfio *)h)->unmaps++;
+}
+
+static void fv_close(void *h)
+{
+	((struct fake_vfio *)h)->closed++;
+}
+
+static const struct vfio_dev_ops fv_ops = {
+    .region_info = fv_region_info,
+    .irq_count = fv_irq_count,
+    .set_irqs = fv_set_irqs,
+    .reset = fv_reset,
+    .pread = fv_pread,
+    .pwrite = fv_pwrite,
+    .mmap = fv_mmap,
+    .munmap = fv_munmap,
+    .close = fv_close,
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* Like QEMU's e1000e: BAR0 128 KiB and BAR1 128 KiB 32-bit memory, BAR2
+ * 32 bytes of I/O, BAR3 16 KiB 64-bit prefetchable (slots 3-4) holding the
+ * MSI-X table (5 vectors, offset 0) and PBA (0x2000). Capabilities: PM at
+ * 0x40, MSI (64-bit, maskable) at 0x50, PCIe at 0x60, MSI-X at 0xa0,
+ * vendor at 0xc0. INTA, ROM present. */
+static void fv_init(struct fake_vfio *f)
+{
+	memset(f, 0, sizeof(*f));
+	uint8_t *c = f->cfg;
+	put16(c + PCI_VENDOR_ID, 0x8086);
+	put16(c + PCI_DEVICE_ID, 0x10d3);
+	put16(c + PCI_COMMAND, 0x0000);
+	put16(c + PCI_STATUS, PCI_STATUS_CAP_LIST | 0x0010 | 0x0100 /* parity error */);
+	c[PCI_REVISION_ID] = 0x05;
+	c[0x0b] = 0x02; /* network controller */
+	put32(c + PCI_BAR0, 0xfeb80000);
+	put32(c + PCI_BAR0 + 4, 0xfeba0000);
+	put32(c + PCI_BAR0 + 8, 0xc041);
+	put32(c + PCI_BAR0 + 12, 0xfebc000c);
+	put32(c + PCI_BAR0 + 16, 0);
+	put16(c + PCI_SUBSYSTEM_VENDOR_ID, 0x8086);
+	put16(c + PCI_SUBSYSTEM_ID, 0x0000);
+	put32(c + PCI_ROM_ADDRESS, 0xfeb40000);
+	c[PCI_CAPABILITY_LIST] = 0x40;
+	c[PCI_INTERRUPT_PIN] = 1;
+	c[0x40] = PCI_CAP_ID_PM, c[0x41] = 0x50;
+	c[0x50] = PCI_CAP_ID_MSI, c[0x51] = 0x60;
+	put16(c + 0x52, 0x0180 | 0x6); /* 64-bit, per-vector mask, 8 vectors */
+	c[0x60] = PCI_CAP_ID_EXP, c[0x61] = 0xa0;
+	put16(c + 0x62, 0x0002);
+	put32(c + 0x64, 0x00008cc0); /* device capabilities */
+	c[0xa0] = PCI_CAP_ID_MSIX, c[0xa1] = 0xc0;
+	put16(c + 0xa2, 4); /* 5 vectors */
+	put32(c + 0xa4, 0x0000 | 3);
+	put32(c + 0xa8, 0x2000 | 3);
+	c[0xc0] = PCI_CAP_ID_VNDR, c[0xc1] = 0;
+	uint32_t rf = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
+	f->regions[0] =
+	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
+	f->regions[1] =
+	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
+	f->regions[2] = (struct vfio_region){.flags = rf, .size = 0x20};
+	f->regions[3] =
+	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x4000};
+	f->regions[VFIO_PCI_ROM_REGION_INDEX] =
+	    (struct vfio_region){.flags = VFIO_REGION_INFO_FLAG_READ, .size = 0x40000};
+	f->regions[VFIO_PCI_CONFIG_REGION_INDEX] = (struct vfio_region){.flags = rf, .size = 256};
+	f->irqs[VFIO_PCI_INTX_IRQ_INDEX] = 1;
+	f->irqs[VFIO_PCI_MSI_IRQ_INDEX] = 1;
+	f->irqs[VFIO_PCI_MSIX_IRQ_INDEX] = 5;
+}
+
+struct fake_slot {
+	uint64_t gpa, size;
+	void *hva;
+	bool used;
+};
+
+struct fx {
+	struct bus trap;
+	struct fake_host host;
+	struct pci_bus *pci;
+	struct fake_vfio dev;
+	struct fake_slot slots[16];
+	struct vfio_pci *v;
+};
+
+static int slot_add(void *h, uint64_t gpa, uint64_t size, void *hva)
+{
+	struct fx *f = h;
+	for (int i = 0; i < 16; i++) {
+		if (!f->slots[i].used) {
+			f->slots[i] = (struct fake_slot){gpa, size, hva, true};
+			return i + 2;
+		}
+	}
+	return -ENOSPC;
+}
+
+static int slot_del(void *h, int slot)
+{
+	struct fx *f = h;
+	assert_true(slot >= 2 && slot < 18 && f->slots[slot - 2].used);
+	f->slots[slot - 2].used = false;
+	return 0;
+}
+
+static int nr_slots(const struct fx *f)
+{
+	int n = 0;
+	for (int i = 0; i < 16; i++)
+		n += f->slots[i].used;
+	return n;
+}
+
+/* The slot at gpa, or NULL. */
+static struct fake_slot *slot_at(struct fx *f, uint64_t gpa)
+{
+	for (int i = 0; i < 16; i++)
+		if (f->slots[i].used && f->slots[i].gpa == gpa)
+			return &f->slots[i];
+	return NULL;
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	bus_init(&f->trap);
+	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
+	f->host.resample_efd = f->host.resample_trigger = -1;
+	fv_init(&f->dev);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	/* The device manager's order: stop, the bus, then the device. */
+	if (f->v)
+		vfio_pci_stop(f->v);
+	pci_bus_destroy(f->pci);
+	vfio_pci_destroy(f->v);
+	assert_int_equal(nr_slots(f), 0); /* every slot removed */
+	assert_int_equal(f->trap.space[BUS_MMIO].count, 0);
+	assert_int_equal(f->dev.maps, f->dev.unmaps);
+	assert_int_equal(f->dev.closed, 1);
+	bus_destroy(&f->trap);
+	free(f);
+	return 0;
+}
+
+/* Creates the passthrough function over the fake, adds it (slot 1) and
+ * starts it. */
+static void fx_add(struct fx *f, bool mmap)
+{
+	struct vfio_ctx ctx = {
+	    .mem = NULL, .host = f, .memslot_add = slot_add, .memslot_del = slot_del};
+	char err[200] = "";
+	int r = vfio_pci_create_with(&fv_ops, &f->dev, "0000:00:04.0", mmap, &ctx, &f->v, err,
+				     sizeof(err));
+	if (r < 0)
+		fail_msg("create: %s", err);
+	assert_int_equal(pci_bus_add_device(f->pci, vfio_pci_dev(f->v), err, sizeof(err)), 0);
+	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), 0);
+}
+
+static void test_header_and_bars(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	assert_int_equal(cfg_rd(b, 1, PCI_VENDOR_ID, 4), 0x10d38086);
+	assert_int_equal(cfg_rd(b, 1, PCI_REVISION_ID, 4), 0x02000005);
+	/* The parity error bit is the host's business, not shown. */
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2), PCI_STATUS_CAP_LIST);
+	uint32_t b0 = cfg_rd(b, 1, PCI_BAR0, 4), b1 = cfg_rd(b, 1, PCI_BAR0 + 4, 4);
+	uint32_t b2 = cfg_rd(b, 1, PCI_BAR0 + 8, 4), b3 = cfg_rd(b, 1, PCI_BAR0 + 12, 4);
+	/* Kinds kept, addresses skiff's. */
+	assert_int_equal(b0 & 0xf, 0);
+	assert_int_equal(b1 & 0xf, 0);
+	assert_int_equal(b2 & 0x3, PCI_BAR_IO);
+	assert_int_equal(b3 & 0xf, PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH);
+	assert_true(b0 >= LAYOUT_PCI_MMIO_START && b0 != 0xfeb80000);
+	assert_true((b2 & ~3u) >= PCI_PIO_START);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 16, 4), 0); /* BAR3's upper half */
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 20, 4), 0);
+	/* Sizes as the regions say. */
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0, 4), 0xfffe0000);
+	cfg_wr(b, 1, PCI_BAR0 + 8, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 8, 4), 0xffffffe1);
+	cfg_wr(b, 1, PCI_BAR0 + 12, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 12, 4), 0xffffc00c);
+	cfg_wr(b, 1, PCI_BAR0 + 16, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0 + 16, 4), 0xffffffff);
+	/* The ROM is hidden: reads 0, sizes to 0. */
+	assert_int_equal(cfg_rd(b, 1, PCI_ROM_ADDRESS, 4), 0);
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, 0xfffff801);
+	assert_int_equal(cfg_rd(b, 1, PCI_ROM_ADDRESS, 4), 0);
+	/* Nothing of this reached the device's own BARs. */
+	assert_int_equal(f->dev.cfg[PCI_BAR0 + 1], 0x00);
+	assert_int_equal(f->dev.cfg[PCI_BAR0 + 3], 0xfe);
+	/* INTA on the slot's line. */
+	assert_int_equal(cfg_rd(b, 1, PCI_INTERRUPT_PIN, 1), 1);
+}
+
+static void test_read_only_bits(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	uint8_t before[256];
+	for (uint32_t i = 0; i < 256; i += 4)
+		put32(before + i, cfg_rd(b, 1, i, 4));
+	/* Everything but command, cache line, BARs, interrupt line and the
+	 * MSI (at 0x40) / MSI-X (at 0x8c, after the PCIe capability)
+	 * registers: written with ones, nothing changes. */
+	for (uint32_t i = 0; i < 256; i += 4) {
+		if (i == PCI_COMMAND || i == 0x0c || (i >= PCI_BAR0 && i < PCI_BAR0 + 24) ||
+		    i == PCI_INTERRUPT_LINE || (i >= 0x40 && i < 0x50) || i == 0x8c)
+			continue;
+		cfg_wr(b, 1, i, 4, 0xffffffff);
+		assert_int_equal(cfg_rd(b, 1, i, 4), before[i] | before[i + 1] << 8 |
+							 before[i + 2] << 16 |
+							 (uint32_t)before[i + 3] << 24);
+	}
+	assert_int_equal(cfg_rd(b, 1, PCI_INTERRUPT_PIN, 1), 1);
+	/* The command register: only what skiff passes reaches the device. */
+	f->dev.cfg[PCI_COMMAND + 1] = 0x08; /* a host-side bit, kept */
+	cfg_wr(b, 1, PCI_COMMAND, 2, 0xffff);
+	assert_int_equal(cfg_rd(b, 1, PCI_COMMAND, 2), 0x0547);
+	uint16_t dc;
+	memcpy(&dc, f->dev.cfg + PCI_COMMAND, 2);
+	assert_int_equal(dc, 0x0547 | 0x0800);
+	cfg_wr(b, 1, PCI_COMMAND, 2, 0);
+	memcpy(&dc, f->dev.cfg + PCI_COMMAND, 2);
+	assert_int_equal(dc, 0x0800);
+}
+
+/* Capability offsets by ID, walking our list; also counts them. */
+static int cap_ids(struct bus *b, uint8_t *ids, uint32_t *offs)
+{
+	int n = 0;
+	uint32_t p = cfg_rd(b, 1, PCI_CAPABILITY_LIST, 1);
+	while (p && n < 48) {
+		ids[n] = (uint8_t)cfg_rd(b, 1, p, 1);
+		offs[n++] = p;
+		p = cfg_rd(b, 1, p + 1, 1);
+	}
+	return n;
+}
+
+static void test_capabilities(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	uint8_t ids[48];
+	uint32_t offs[48];
+	/* MSI, PCIe and MSI-X kept in the device's order; PM and the vendor
+	 * capability hidden. */
+	assert_int_equal(cap_ids(b, ids, offs), 3);
+	assert_int_equal(ids[0], PCI_CAP_ID_MSI);
+	assert_int_equal(ids[1], PCI_CAP_ID_EXP);
+	assert_int_equal(ids[2], PCI_CAP_ID_MSIX);
+	/* MSI: one vector, no per-vector masking, still 64-bit. */
+	assert_int_equal(cfg_rd(b, 1, offs[0] + 2, 2), 0x0080);
+	/* PCIe: the device's registers, read-only. */
+	assert_int_equal(cfg_rd(b, 1, offs[1] + 4, 4), 0x00008cc0);
+	cfg_wr(b, 1, offs[1] + 8, 2, 0xffff);
+	assert_int_equal(cfg_rd(b, 1, offs[1] + 8, 2), 0);
+	/* MSI-X: table size and the table/PBA BIR and offsets as the
+	 * device's; enable and function mask writable, the size not. */
+	uint32_t mx = offs[2];
+	assert_int_equal(cfg_rd(b, 1, mx + 2, 2), 4);
+	assert_int_equal(cfg_rd(b, 1, mx + 4, 4), 3);
+	assert_int_equal(cfg_rd(b, 1, mx + 8, 4), 0x2003);
+	cfg_wr(b, 1, mx + 2, 2, 0xffff);
+	assert_int_equal(cfg_rd(b, 1, mx + 2, 2), 0xc004);
+	cfg_wr(b, 1, mx + 4, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(b, 1, mx + 4, 4), 3);
+}
+
+/* mmap on: every mappable page of BAR0/1 is a slot at the BAR's address;
+ * BAR3's table and PBA pages are not, the pages between are; the I/O BAR
+ * traps. Moving a BAR moves its slots. */
+static void test_bar_slots(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	assert_int_equal(nr_slots(f), 0); /* decoding off */
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_IO);
+	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4), b3 = cfg_rd(b, 1, PCI_BAR0 + 12, 4) & ~0xfu;
+	assert_int_equal(nr_slots(f), 4);
+	struct fake_slot *s = slot_at(f, b0);
+	assert_non_null(s);
+	assert_int_equal(s->size, 0x20000);
+	assert_ptr_equal(s->hva, f->dev.bar[0]);
+	/* BAR3: [0x1000, 0x2000) and [0x3000, 0x4000). */
+	assert_null(slot_at(f, b3));
+	s = slot_at(f, b3 + 0x1000);
+	assert_non_null(s);
+	assert_int_equal(s->size, 0x1000);
+	assert_ptr_equal(s->hva, f->dev.bar[3] + 0x1000);
+	assert_non_null(slot_at(f, b3 + 0x3000));
+	assert_null(slot_at(f, b3 + 0x2000));
+	/* Move BAR0: its slot follows. */
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xd0000000);
+	assert_null(slot_at(f, b0));
+	assert_non_null(slot_at(f, 0xd0000000));
+	assert_int_equal(nr_slots(f), 4);
+	/* Memory decoding off: all slots go. */
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_IO);
+	assert_int_equal(nr_slots(f), 0);
+}
+
+/* VFIO without MSI-X mapping: BAR3 offered as sparse areas that leave out
+ * the table's page and the page after it; only those areas are mmapped,
+ * and the PBA page is still cut out of the first. */
+static void test_sparse_areas(void **state)
+{
+	struct fx *f = *state;
+	struct vfio_region *r = &f->dev.regions[3];
+	r->nr_areas = 2;
+	r->areas[0].offset = 0x2000;
+	r->areas[0].size = 0x1000;
+	r->areas[1].offset = 0x3000;
+	r->areas[1].size = 0x1000;
+	fx_add(f, true);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b3 = cfg_rd(&f->trap, 1, PCI_BAR0 + 12, 4) & ~0xfu;
+	assert_int_equal(f->dev.maps, 4); /* BAR0, BAR1, BAR3's two areas */
+	assert_null(slot_at(f, b3));
+	assert_null(slot_at(f, b3 + 0x1000));
+	assert_null(slot_at(f, b3 + 0x2000));
+	struct fake_slot *s = slot_at(f, b3 + 0x3000);
+	assert_non_null(s);
+	assert_int_equal(s->size, 0x1000);
+	assert_ptr_equal(s->hva, f->dev.bar[3] + 0x3000);
+	assert_int_equal(nr_slots(f), 3);
+}
+
+/* The MSI-X table trapped, the rest of its page reaching the device:
+ * here the table shares its page with other registers (table at 0x800 of
+ * a 4 KiB BAR, registers below it, PBA above). */
+static void test_msix_shared_page(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	/* One 4 KiB 32-bit BAR0 holding everything. */
+	f->dev.regions[3].size = 0;
+	put32(f->dev.cfg + PCI_BAR0 + 12, 0);
+	f->dev.regions[0].size = 0x1000;
+	put32(f->dev.cfg + 0xa4, 0x800 | 0);
+	put32(f->dev.cfg + 0xa8, 0xc00 | 0);
+	fx_add(f, true);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
+	assert_null(slot_at(f, b0));	  /* the one page traps */
+	assert_int_equal(nr_slots(f), 1); /* BAR1 only */
+	/* A register beside the table: to the device. */
+	mmio_wr(b, b0 + 0x10, 4, 0x12345678);
+	uint32_t got;
+	memcpy(&got, f->dev.bar[0] + 0x10, 4);
+	assert_int_equal(got, 0x12345678);
+	put32(f->dev.bar[0] + 0x14, 0xcafe);
+	assert_int_equal(mmio_rd(b, b0 + 0x14, 4), 0xcafe);
+	/* The table: emulated, never the device's; vectors start masked. */
+	int writes = f->dev.bar_writes;
+	assert_int_equal(mmio_rd(b, b0 + 0x800 + 12, 4), 1);
+	mmio_wr(b, b0 + 0x800, 4, 0xfee00000);
+	mmio_wr(b, b0 + 0x804, 4, 0);
+	mmio_wr(b, b0 + 0x808, 4, 0x4041);
+	assert_int_equal(f->dev.bar_writes, writes);
+	memcpy(&got, f->dev.bar[0] + 0x800, 4);
+	assert_int_equal(got, 0);
+	assert_int_equal(mmio_rd(b, b0 + 0x800, 4), 0xfee00000);
+	/* The PBA reads through to the device. */
+	put32(f->dev.bar[0] + 0xc00, 0x5);
+	assert_int_equal(mmio_rd(b, b0 + 0xc00, 4), 0x5);
+
+	/* Enable MSI-X: VFIO gets the 5 eventfds, INTx is disconnected. */
+	uint8_t ids[48];
+	uint32_t offs[48];
+	cap_ids(b, ids, offs);
+	uint32_t mx = offs[2];
+	int calls = f->dev.nr_calls;
+	cfg_wr(b, 1, mx + 2, 2, PCI_MSIX_FLAGS_ENABLE);
+	assert_int_equal(f->host.resample_trigger, -1);
+	struct fv_call *c = &f->dev.calls[f->dev.nr_calls - 1];
+	assert_true(f->dev.nr_calls > calls);
+	assert_int_equal(c->index, VFIO_PCI_MSIX_IRQ_INDEX);
+	assert_int_equal(c->flags, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER);
+	assert_int_equal(c->count, 5);
+	assert_int_equal(f->host.nr_routes, 0); /* all still masked */
+	/* Unmask vector 0: a route with the guest's message, an irqfd. */
+	mmio_wr(b, b0 + 0x800 + 12, 4, 0);
+	assert_int_equal(f->host.nr_routes, 1);
+	assert_int_equal(f->host.routes[0].addr, 0xfee00000);
+	assert_int_equal(f->host.routes[0].data, 0x4041);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+	assert_int_equal(f->host.irqfd_efd[0], c->fd0);
+	/* New data while unmasked: the route follows. */
+	mmio_wr(b, b0 + 0x808, 4, 0x4042);
+	assert_int_equal(f->host.routes[0].data, 0x4042);
+	/* Function mask, then the vector's mask: irqfd off each time. */
+	cfg_wr(b, 1, mx + 2, 2, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	cfg_wr(b, 1, mx + 2, 2, PCI_MSIX_FLAGS_ENABLE);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+	mmio_wr(b, b0 + 0x800 + 12, 4, 1);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	/* Disable: VFIO's MSI-X off, INTx back. */
+	cfg_wr(b, 1, mx + 2, 2, 0);
+	c = &f->dev.calls[f->dev.nr_calls - 3];
+	assert_int_equal(c->index, VFIO_PCI_MSIX_IRQ_INDEX);
+	assert_int_equal(c->flags, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER);
+	assert_int_equal(c->count, 0);
+	assert_int_not_equal(f->host.resample_trigger, -1);
+}
+
+/* mmap off: no slots, every access through pread/pwrite. */
+static void test_mmap_off(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, false);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_IO);
+	assert_int_equal(nr_slots(f), 0);
+	assert_int_equal(f->dev.maps, 0);
+	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
+	uint32_t io = cfg_rd(b, 1, PCI_BAR0 + 8, 4) & ~3u;
+	put32(f->dev.bar[0] + 0x1ff00, 0xbeef);
+	assert_int_equal(mmio_rd(b, b0 + 0x1ff00, 4), 0xbeef);
+	mmio_wr(b, b0 + 8, 4, 0x77);
+	assert_int_equal(f->dev.bar[0][8], 0x77);
+	uint32_t v = 0x55;
+	bus_dispatch(b, BUS_PIO, io + 4, &v, 4, true, 0);
+	assert_int_equal(f->dev.bar[2][4], 0x55);
+	/* Exit accounting names: the BAR, the table. */
+	struct bus_region r;
+	assert_true(bus_find(b, BUS_MMIO, b0, &r));
+	assert_string_equal(r.name, "vfio 0000:00:04.0");
+	assert_string_equal(r.reg_name(r.opaque, 8, true), "BAR0");
+	uint64_t b3 = cfg_rd(b, 1, PCI_BAR0 + 12, 4) & ~0xfu;
+	assert_true(bus_find(b, BUS_MMIO, b3, &r));
+	assert_string_equal(r.reg_name(r.opaque, 0x10, true), "MSI-X table");
+	assert_string_equal(r.reg_name(r.opaque, 0x2000, false), "MSI-X PBA");
+	assert_string_equal(r.reg_name(r.opaque, 0x1000, false), "BAR3");
+}
+
+/* INTx: connected at start as a level irqfd whose resample is VFIO's
+ * unmask; MSI takes over and gives it back; stop disconnects and resets. */
+static void test_intx_and_msi(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	assert_int_equal(f->dev.resets, 1);
+	assert_int_equal(f->dev.nr_calls, 2);
+	struct fv_call *trig = &f->dev.calls[0], *unmask = &f->dev.calls[1];
+	assert_int_equal(trig->index, VFIO_PCI_INTX_IRQ_INDEX);
+	assert_int_equal(trig->flags, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER);
+	assert_int_equal(unmask->flags, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK);
+	assert_int_equal(f->host.resample_trigger, trig->fd0);
+	assert_int_equal(f->host.resample_efd, unmask->fd0);
+	assert_int_equal(f->host.resample_gsi, pci_intx_gsi(1, 0));
+	/* MSI on: INTx off, VFIO's MSI with one eventfd, routed. */
+	uint8_t ids[48];
+	uint32_t offs[48];
+	cap_ids(b, ids, offs);
+	uint32_t msi = offs[0];
+	cfg_wr(b, 1, msi + 4, 4, 0xfee01000);
+	cfg_wr(b, 1, msi + 8, 4, 0);
+	cfg_wr(b, 1, msi + 12, 2, 0x4051);
+	assert_int_equal(f->host.nr_routes, 0);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.resample_trigger, -1);
+	struct fv_call *c = &f->dev.calls[f->dev.nr_calls - 1];
+	assert_int_equal(c->index, VFIO_PCI_MSI_IRQ_INDEX);
+	assert_int_equal(c->count, 1);
+	assert_int_equal(f->host.nr_routes, 1);
+	assert_int_equal(f->host.routes[0].addr, 0xfee01000);
+	assert_int_equal(f->host.routes[0].data, 0x4051);
+	assert_int_equal(f->host.irqfd_efd[0], c->fd0);
+	/* MSI off: INTx back. */
+	cfg_wr(b, 1, msi + 2, 2, 0);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	assert_int_not_equal(f->host.resample_trigger, -1);
+	/* Stop: interrupts off, reset, idempotent. */
+	vfio_pci_stop(f->v);
+	assert_int_equal(f->host.resample_trigger, -1);
+	assert_int_equal(f->dev.resets, 2);
+	vfio_pci_stop(f->v);
+	assert_int_equal(f->dev.resets, 2);
+}
+
+/* A device without INTx shows no pin; a BAR larger than the window is
+ * refused with a reason. */
+static void test_no_intx_and_huge_bar(void **state)
+{
+	struct fx *f = *state;
+	f->dev.irqs[VFIO_PCI_INTX_IRQ_INDEX] = 0;
+	fx_add(f, true);
+	assert_int_equal(cfg_rd(&f->trap, 1, PCI_INTERRUPT_PIN, 1), 0);
+	assert_int_equal(f->dev.nr_calls, 0);
+
+	struct fake_vfio big;
+	fv_init(&big);
+	big.regions[0].size = 1ull << 31;
+	struct vfio_ctx ctx = {.host = f, .memslot_add = slot_add, .memslot_del = slot_del};
+	struct vfio_pci *v = NULL;
+	char err[200] = "";
+	assert_int_equal(
+	    vfio_pci_create_with(&fv_ops, &big, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "BAR0 (2147483648 bytes) cannot fit the PCI MMIO window"));
+	assert_int_equal(big.closed, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_header_and_bars, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_read_only_bits, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_capabilities, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_bar_slots, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sparse_areas, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msix_shared_page, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_mmap_off, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_no_intx_and_huge_bar, fx_setup, fx_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
