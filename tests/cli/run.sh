@@ -54,7 +54,7 @@ expect 2 "no PCI device 0000:7f:1f.7" -- "$SKIFF" run --kernel "$T/notkernel" --
 expect 2 "invalid mmap=1 \(use on or off\)" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci "00:00.0,mmap=1"
 # A device the host has: without an IOMMU it has no group; with one it is
 # not bound to vfio-pci here, or there is no vfio module.
-dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -n1)
+dev=$(find /sys/bus/pci/devices -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | sort | head -n1)
 if [ -n "$dev" ]; then
 	expect 2 "no IOMMU group|not bound to vfio-pci|bound to .*, not vfio-pci|no /dev/vfio/vfio" -- \
 		"$SKIFF" run --kernel "$T/notkernel" --vfio-pci "$dev"
