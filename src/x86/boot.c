@@ -12,6 +12,7 @@
 #include "x86/cpu.h"
 #include "x86/kcache.h"
 #include "x86/layout.h"
+#include "x86/mptable.h"
 #include "x86/vmlinux.h"
 #include "x86/zeropage.h"
 
@@ -200,10 +201,15 @@ int boot_image_load(const struct boot_image *img, const struct guest_mem *gm, in
 	size_t cl = strlen(img->cmdline);
 	memcpy(low + LAYOUT_CMDLINE, img->cmdline, cl + 1);
 
-	uint64_t rsdp = acpi_build(low + LAYOUT_BIOS_START, LAYOUT_BIOS_START,
-				   LAYOUT_BIOS_END - LAYOUT_BIOS_START, nr_cpus);
+	uint64_t rsdp =
+	    acpi_build(low + LAYOUT_ACPI, LAYOUT_ACPI, LAYOUT_MPTABLE - LAYOUT_ACPI, nr_cpus);
 	if (!rsdp) {
 		snprintf(err, errlen, "cannot build ACPI tables for %d vCPUs", nr_cpus);
+		return -1;
+	}
+	/* Linux uses the ACPI tables; the MP table ends its search for one. */
+	if (mptable_build(low, nr_cpus) < 0) {
+		snprintf(err, errlen, "cannot build the MP table for %d vCPUs", nr_cpus);
 		return -1;
 	}
 	struct boot_params *bp = (struct boot_params *)(low + LAYOUT_ZERO_PAGE);

@@ -11,8 +11,13 @@
 #define LAYOUT_PD	   0xb000 /* four page directories: 0xb000..0xefff */
 #define LAYOUT_CMDLINE	   0x20000
 #define LAYOUT_CMDLINE_MAX 0x10000
-#define LAYOUT_EBDA	   0x9fc00
-#define LAYOUT_BIOS_START  0xe0000 /* ACPI tables live here, reserved in e820 */
+#define LAYOUT_BDA_EBDA	   0x040e	     /* BIOS data area: the EBDA's segment (16 bits) */
+#define LAYOUT_EBDA	   0x9fc00	     /* to 0xa0000, reserved in e820 */
+#define LAYOUT_MPTABLE_FP  LAYOUT_EBDA	     /* MP floating pointer: EBDA's first KiB */
+#define LAYOUT_BIOS_START  0xe0000	     /* reserved in e820 up to LAYOUT_BIOS_END */
+#define LAYOUT_ACPI	   LAYOUT_BIOS_START /* ACPI tables, up to LAYOUT_MPTABLE */
+#define LAYOUT_MPTABLE	   0xf0000	     /* MP configuration table */
+#define LAYOUT_MPTABLE_END 0x100000
 #define LAYOUT_BIOS_END	   0x100000
 #define LAYOUT_HIMEM	   0x100000
 
