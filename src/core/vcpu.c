@@ -51,6 +51,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		v->run = NULL;
 		goto fail;
 	}
+	cmmio_attach(&vm->cmmio, v->run, (size_t)vm->vcpu_mmap_size);
 	int r = x86_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
 	if (r < 0) {
 		errno = -r;
@@ -139,6 +140,9 @@ static void *vcpu_thread(void *arg)
 					v->index, strerror(errno));
 			break;
 		}
+		/* Batched writes happened before this exit: apply them first,
+		 * so no handler sees older device state than the guest wrote. */
+		cmmio_flush(vm);
 		switch (v->run->exit_reason) {
 		case KVM_EXIT_IO:
 			v->exits[VCPU_STAT_IO]++;
