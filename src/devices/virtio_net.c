@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "devices/e1000_add.h"
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
 #include "virtio/virtio_pci.h"
@@ -248,6 +249,8 @@ int virtio_net_add(struct machine *m, const char *spec, char *err, size_t errlen
 
 	if (net_spec_parse(spec, &s, err, errlen) < 0)
 		return -1;
+	if (s.e1000)
+		return e1000_add(m, &s, err, errlen); /* temporary, until the device manager */
 	if (!s.has_mac)
 		net_mac_default(m->nr_nets, s.mac);
 	const struct virtio_net *other = virtio_net_find_mac(m, s.mac);

@@ -162,8 +162,33 @@ static int net_spec_item(const char *item, size_t len, struct net_spec *out, boo
 		out->vhost_busyloop_us = (unsigned int)v;
 		return 0;
 	}
+	if (klen == 5 && !strncmp(item, "model", 5)) {
+		if (vlen == 6 && !strncmp(val, "virtio", 6))
+			out->e1000 = false;
+		else if (vlen == 5 && !strncmp(val, "e1000", 5))
+			out->e1000 = true;
+		else {
+			snprintf(err, errlen, "invalid model=%.*s (use virtio or e1000)", (int)vlen,
+				 val);
+			return -1;
+		}
+		return 0;
+	}
+	if (klen == 8 && !strncmp(item, "coalesce", 8)) {
+		static const char *const modes[] = {"off", "on", "all"};
+		for (int i = 0; i < 3; i++) {
+			if (vlen == strlen(modes[i]) && !strncmp(val, modes[i], vlen)) {
+				out->coalesce = i;
+				out->has_coalesce = true;
+				return 0;
+			}
+		}
+		snprintf(err, errlen, "invalid coalesce=%.*s (use off, on or all)", (int)vlen, val);
+		return -1;
+	}
 	snprintf(err, errlen,
-		 "unknown option '%.*s' (expected tap=NAME[,mac=MAC][,poll=...][,vhost=on])",
+		 "unknown option '%.*s' (expected "
+		 "tap=NAME[,mac=MAC][,poll=...][,vhost=on][,model=e1000][,coalesce=...])",
 		 (int)klen, item);
 	return -1;
 }
@@ -173,6 +198,7 @@ int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t err
 	bool seen_tap = false;
 	memset(out, 0, sizeof(*out));
 	poll_policy_default(&out->poll);
+	out->coalesce = 1; /* E1000_COALESCE_ON */
 	if (!spec || !spec[0]) {
 		snprintf(err, errlen, "tap=NAME is required");
 		return -1;
@@ -188,6 +214,14 @@ int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t err
 	}
 	if (!seen_tap) {
 		snprintf(err, errlen, "tap=NAME is required");
+		return -1;
+	}
+	if (out->has_coalesce && !out->e1000) {
+		snprintf(err, errlen, "coalesce= is for model=e1000");
+		return -1;
+	}
+	if (out->e1000 && (out->vhost || out->poll.mode != POLL_OFF)) {
+		snprintf(err, errlen, "vhost= and poll= are for model=virtio");
 		return -1;
 	}
 	return 0;
