@@ -136,7 +136,7 @@ static int rx_place(struct e1000 *d)
 				       "RX descriptor or buffer at %#llx is not guest RAM",
 				       (unsigned long long)a);
 			lenw = 0;
-			stw = E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP | 0x80u << 24; /* RXE */
+			stw = E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP | 0x80u << 8; /* errors: RXE */
 		}
 		if (dma_write(d->ctx.gm, a + RXD_LENGTH, &lenw, 4) == 0)
 			dma_write(d->ctx.gm, a + RXD_STATUS, &stw, 4);

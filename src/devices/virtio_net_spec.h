@@ -21,8 +21,8 @@ struct net_spec {
 	struct poll_policy poll; /* poll=..., see iothread/poll_opts.h */
 	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
 	unsigned int vhost_busyloop_us;
-	bool e1000;		 /* model=e1000 (default model=virtio) */
-	int coalesce;		 /* e1000: enum e1000_coalesce, default on */
+	bool e1000;   /* model=e1000 (default model=virtio) */
+	int coalesce; /* e1000: enum e1000_coalesce, default on */
 	bool has_coalesce;
 };
 
