@@ -87,8 +87,8 @@ static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 	size_t ip_min = v4 ? 20 : 40;
 	if (!c->mss || c->hdr_len > len || c->hdr_len < c->tucss + 20 ||
 	    c->tucss < c->ipcss + ip_min || (size_t)c->tucso + 2 > c->hdr_len ||
-	    !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)))
-		return false;
+	    !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)) || len - c->ipcss > 0xffff)
+		return false; /* the IP length field could not say it */
 	if (v4) {
 		put_be16(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));
 		put_be16(b + c->ipcss + 10, 0);

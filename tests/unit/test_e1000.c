@@ -19,6 +19,7 @@
 #include "devices/e1000.h"
 #include "devices/e1000_priv.h"
 #include "devices/virtio_net_priv.h"
+#include "devices/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 
@@ -751,6 +752,34 @@ static void test_stop_no_more_guest_memory(void **state)
 	assert_int_equal(f->d->stats.tx_packets + f->d->stats.rx_packets, 0);
 }
 
+/* ---- --net SPEC (temporary wiring) ---- */
+
+static void test_spec_model_and_coalesce(void **state)
+{
+	struct net_spec s;
+	char err[200];
+	(void)state;
+	assert_int_equal(net_spec_parse("tap=t0", &s, err, sizeof(err)), 0);
+	assert_false(s.e1000);
+	assert_int_equal(net_spec_parse("tap=t0,model=e1000", &s, err, sizeof(err)), 0);
+	assert_true(s.e1000);
+	assert_int_equal(s.coalesce, E1000_COALESCE_ON); /* the default */
+	assert_int_equal(net_spec_parse("tap=t0,model=e1000,coalesce=all", &s, err, sizeof(err)),
+			 0);
+	assert_int_equal(s.coalesce, E1000_COALESCE_ALL);
+	assert_int_equal(net_spec_parse("tap=t0,model=e1000,coalesce=off", &s, err, sizeof(err)),
+			 0);
+	assert_int_equal(s.coalesce, E1000_COALESCE_OFF);
+	assert_int_equal(net_spec_parse("tap=t0,model=rtl8139", &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "invalid model=rtl8139"));
+	assert_int_equal(net_spec_parse("tap=t0,model=e1000,coalesce=some", &s, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "invalid coalesce=some"));
+	assert_int_equal(net_spec_parse("tap=t0,coalesce=on", &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "coalesce= is for model=e1000"));
+	assert_int_equal(net_spec_parse("tap=t0,model=e1000,vhost=on", &s, err, sizeof(err)), -1);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -785,6 +814,7 @@ int main(void)
 	    T(test_zones_follow_the_bar),
 	    T(test_register_read_drains_first),
 	    T(test_stop_no_more_guest_memory),
+	    cmocka_unit_test(test_spec_model_and_coalesce),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
