@@ -32,6 +32,17 @@ void cmmio_attach(struct cmmio *c, void *run, size_t mmap_size)
 			 __ATOMIC_RELEASE);
 }
 
+void cmmio_detach(struct cmmio *c, void *run)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *ring = (char *)c->ring;
+	if (!ring || ring != (char *)run + (size_t)KVM_COALESCED_MMIO_PAGE_OFFSET * page)
+		return;
+	pthread_mutex_lock(&c->lock);
+	__atomic_store_n(&c->ring, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->lock);
+}
+
 void cmmio_destroy(struct cmmio *c)
 {
 	c->ring = NULL;
@@ -69,6 +80,10 @@ void cmmio_flush(struct vm *vm)
 	    __atomic_load_n(&ring->last, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&c->lock);
+	if (!c->ring) { /* detached meanwhile */
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
 	uint32_t first = ring->first;
 	/* Bounded: at most one ring's worth per call; KVM cannot add more
 	 * than max - 1 before it exits to us with the ring full. */

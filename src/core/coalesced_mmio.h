@@ -38,6 +38,9 @@ void cmmio_probe(struct cmmio *c, int vm_fd);
 /* Called by vcpu_create with the vCPU's kvm_run mapping: the ring page is
  * part of it when the mapping is large enough. */
 void cmmio_attach(struct cmmio *c, void *run, size_t mmap_size);
+/* Called by vcpu_destroy before it unmaps `run`: the ring goes with it
+ * (later flushes do nothing; writes still batched are lost with the VM). */
+void cmmio_detach(struct cmmio *c, void *run);
 void cmmio_destroy(struct cmmio *c);
 
 /* Registers / removes a zone [addr, addr + len) of MMIO space. Returns 0,

@@ -70,8 +70,10 @@ void vcpu_destroy(struct vcpu *v)
 {
 	if (!v)
 		return;
-	if (v->run)
+	if (v->run) {
+		cmmio_detach(&v->vm->cmmio, v->run);
 		munmap(v->run, (size_t)v->vm->vcpu_mmap_size);
+	}
 	if (v->fd >= 0)
 		close(v->fd);
 	free(v);
