@@ -65,6 +65,10 @@ e1k_mode() {
 	L2_CMDLINE=$base
 	killall iperf3 nc 2>/dev/null
 	f=/tmp/e1k-$mode.json
+	echo "mode $mode: skiff's e1000 counters:"
+	grep '"e1000-0 ' "$f" | tr -d ' ,'
+	grep -F '"e1000-0 ' "$f" | grep '"site"' | sed 's/^ *//'
+	ip -s link show tap0
 	[ "$rc" = 0 ] || { echo "mode $mode: skiff exited $VMM_RC"; return 1; }
 	[ "$(e1k_l2_value driver)" = e1000 ] ||
 		{ echo "mode $mode: eth0 driver is '$(e1k_l2_value driver)'"; return 1; }
