@@ -11,8 +11,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "devices/e1000_priv.h"
 #include "iothread/iothread.h"
 
@@ -49,10 +51,11 @@ static const struct e1000_zone {
     {E1000_TDT, 4, true},				/* coalesce=all only: the trap */
 };
 
+_Static_assert(E1000_NR_COUNTERS == 16, "one name per counter in struct e1000_stats");
 static const char *const counter_names[E1000_NR_COUNTERS] = {
-    "tx packets", "tx bytes",	"tx dropped",  "tx errors",  "tx tso",
-    "rx packets", "rx bytes",	"rx filtered", "rx dropped", "rx starved",
-    "rx errors",  "dma errors", "ring errors", "irqs",	     "flushes",
+    "tx packets",  "tx bytes",	  "tx dropped", "tx errors",	 "tx tso",    "rx packets",
+    "rx bytes",	   "rx filtered", "rx dropped", "rx starved",	 "rx errors", "dma errors",
+    "ring errors", "irqs",	  "flushes",	"irqs deferred",
 };
 
 unsigned int e1000_counter_count(void)
@@ -90,10 +93,51 @@ static struct e1000 *e1000_of(struct pci_device *p)
 
 /* ---- interrupts ---- */
 
+/* Interrupt throttling: ITR (in 256 ns units, 0 = off) is the least time
+ * between two interrupts. Returns whether one may be raised now; if not,
+ * the timer raises it when the interval is over. */
+static bool e1000_itr_allows(struct e1000 *d)
+{
+	uint32_t itr = d->regs[E1000_ITR / 4] & 0xffff;
+	if (!itr || d->itr_fd < 0)
+		return true;
+	uint64_t now = d->clock_ns();
+	if (now >= d->itr_next_ns) {
+		d->itr_next_ns = now + (uint64_t)itr * 256;
+		return true;
+	}
+	if (!d->itr_armed) {
+		struct itimerspec t = {
+		    .it_value = {.tv_sec = (time_t)(d->itr_next_ns / 1000000000),
+				 .tv_nsec = (long)(d->itr_next_ns % 1000000000)}};
+		if (timerfd_settime(d->itr_fd, TFD_TIMER_ABSTIME, &t, NULL) < 0)
+			return true; /* cannot wait: do not lose the interrupt */
+		d->itr_armed = true;
+	}
+	e1000_count(&d->stats.irqs_deferred, 1);
+	return false;
+}
+
+void e1000_itr_event(void *opaque, uint32_t events)
+{
+	struct e1000 *d = opaque;
+	uint64_t n;
+	(void)events;
+	if (read(d->itr_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: a test called us directly */
+	}
+	pthread_mutex_lock(&d->lock);
+	d->itr_armed = false;
+	e1000_irq_update(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void e1000_irq_update(struct e1000 *d)
 {
 	bool level = (d->regs[E1000_ICR / 4] & d->regs[E1000_IMS / 4]) != 0;
 	if (level == d->irq_level)
+		return;
+	if (level && !e1000_itr_allows(d))
 		return;
 	d->irq_level = level;
 	if (level)
@@ -398,6 +442,9 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	snprintf(d->name, sizeof(d->name), "%s", ctx->name ? ctx->name : "e1000");
 	d->ctx.name = d->name;
 	pthread_mutex_init(&d->lock, NULL);
+	d->clock_ns = monotonic_ns;
+	/* Without a timer, ITR is not honoured (interrupts are never lost). */
+	d->itr_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->sched_fd < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
@@ -420,6 +467,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	}
 	if (ctx->io) {
 		int e = iothread_add_fd(ctx->io, d->sched_fd, EPOLLIN, e1000_sched_event, d);
+		if (e == 0 && d->itr_fd >= 0)
+			e = iothread_add_fd(ctx->io, d->itr_fd, EPOLLIN, e1000_itr_event, d);
 		if (e == 0)
 			e = iothread_add_fd(ctx->io, d->ctx.tap.fd, EPOLLIN | EPOLLET,
 					    e1000_tap_event, d);
@@ -427,6 +476,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 			snprintf(err, errlen, "cannot watch tap '%s': %s", d->ctx.tap.name,
 				 strerror(-e));
 			iothread_del_fd(ctx->io, d->sched_fd);
+			if (d->itr_fd >= 0)
+				iothread_del_fd(ctx->io, d->itr_fd);
 			e1000_destroy(d);
 			return NULL;
 		}
@@ -444,6 +495,8 @@ void e1000_stop(struct e1000 *d)
 	if (d->ctx.io) {
 		iothread_del_fd(d->ctx.io, d->ctx.tap.fd);
 		iothread_del_fd(d->ctx.io, d->sched_fd);
+		if (d->itr_fd >= 0)
+			iothread_del_fd(d->ctx.io, d->itr_fd);
 	}
 	/* Every DMA happens under the lock after checking `stopped`. */
 	pthread_mutex_lock(&d->lock);
@@ -458,6 +511,8 @@ void e1000_destroy(struct e1000 *d)
 	tap_close(&d->ctx.tap);
 	if (d->sched_fd >= 0)
 		close(d->sched_fd);
+	if (d->itr_fd >= 0)
+		close(d->itr_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -36,14 +36,15 @@ struct e1000_stats {
 	uint64_t tx_errors;  /* the tap refused a packet */
 	uint64_t tx_tso;     /* TSO packets handed to the tap */
 	uint64_t rx_packets, rx_bytes;
-	uint64_t rx_filtered; /* not for us (address filters) */
-	uint64_t rx_dropped;  /* too big, RX disabled */
-	uint64_t rx_starved;  /* times RX waited for guest buffers */
-	uint64_t rx_errors;   /* tap read errors */
-	uint64_t dma_errors;  /* descriptor or buffer address not in guest RAM */
-	uint64_t ring_errors; /* bad ring base, length, head or tail */
-	uint64_t irqs;	      /* interrupt line raised */
-	uint64_t flushes;     /* coalesced ring drains asked by the device */
+	uint64_t rx_filtered;	/* not for us (address filters) */
+	uint64_t rx_dropped;	/* too big, RX disabled */
+	uint64_t rx_starved;	/* times RX waited for guest buffers */
+	uint64_t rx_errors;	/* tap read errors */
+	uint64_t dma_errors;	/* descriptor or buffer address not in guest RAM */
+	uint64_t ring_errors;	/* bad ring base, length, head or tail */
+	uint64_t irqs;		/* interrupt line raised */
+	uint64_t flushes;	/* coalesced ring drains asked by the device */
+	uint64_t irqs_deferred; /* interrupts held back by ITR */
 };
 #define E1000_NR_COUNTERS (sizeof(struct e1000_stats) / sizeof(uint64_t))
 
@@ -107,6 +108,13 @@ struct e1000 {
 	bool rx_parked; /* waiting for RDT to move */
 	int sched_fd;	/* eventfd: the I/O thread resumes RX */
 
+	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
+	 * by itr_fd (a timerfd on the I/O thread). */
+	int itr_fd;
+	bool itr_armed;
+	uint64_t itr_next_ns;
+	uint64_t (*clock_ns)(void); /* monotonic_ns; tests substitute theirs */
+
 	bool zones_on;
 	uint64_t bar_addr;
 	bool logged[E1000_LOG_NR];
@@ -127,6 +135,8 @@ static inline void e1000_count(uint64_t *c, uint64_t n)
 void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* e1000.c: the ITR timer fired (I/O thread; tests call it directly). */
+void e1000_itr_event(void *opaque, uint32_t events);
 /* e1000.c: interrupt causes. Caller holds lock. */
 void e1000_set_ics(struct e1000 *d, uint32_t causes);
 void e1000_irq_update(struct e1000 *d);

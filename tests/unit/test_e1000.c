@@ -339,6 +339,40 @@ static void test_icr_read_clears_and_lowers_line(void **state)
 	assert_int_equal(rd(f, E1000_ICR), E1000_ICR_LSC);
 }
 
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static void test_itr_spaces_interrupts(void **state)
+{
+	struct fx *f = *state;
+	uint32_t gsi = pci_intx_gsi(1, 0);
+	f->d->clock_ns = fake_clock;
+	fake_now = 1000000;
+	wr(f, E1000_ITR, 1000); /* 256 us between interrupts */
+	wr(f, E1000_IMS, E1000_ICR_RXT0);
+	wr(f, E1000_ICS, E1000_ICR_RXT0);
+	assert_int_equal(f->host.line[gsi % 32], 1); /* the first one at once */
+	rd(f, E1000_ICR);
+	fake_now += 100000; /* 100 us later: held back */
+	wr(f, E1000_ICS, E1000_ICR_RXT0);
+	assert_int_equal(f->host.line[gsi % 32], 0);
+	assert_int_equal(f->d->stats.irqs_deferred, 1);
+	assert_true(f->d->itr_armed);
+	fake_now += 156000; /* the interval is over: the timer raises it */
+	e1000_itr_event(f->d, 0);
+	assert_int_equal(f->host.line[gsi % 32], 1);
+	assert_false(f->d->itr_armed);
+	/* ITR 0: no throttling */
+	rd(f, E1000_ICR);
+	wr(f, E1000_ITR, 0);
+	wr(f, E1000_ICS, E1000_ICR_RXT0);
+	assert_int_equal(f->host.line[gsi % 32], 1);
+}
+
 /* ---- TX ---- */
 
 static void test_tx_legacy_sends_sets_dd_then_head(void **state)
@@ -790,6 +824,7 @@ int main(void)
 	    T(test_eerd_reads_word),
 	    T(test_phy_id_link_and_bad_address),
 	    T(test_icr_read_clears_and_lowers_line),
+	    T(test_itr_spaces_interrupts),
 	    T(test_tx_legacy_sends_sets_dd_then_head),
 	    T(test_tx_checksum_offload_goes_to_tap_header),
 	    T(test_tx_tso_passes_gso_to_tap),
