@@ -2,15 +2,21 @@
 # driver, once per coalesce mode. L1 makes tap0 (169.254.12.1/24); L2
 # (169.254.12.2/24) checks that e1000 drives eth0, pings L1, runs iperf3
 # both ways and, with coalesce=off and on, moves E1K_XFER_MB MiB each way
-# checked by sha256 on both ends (net.sh's helpers).
-# Shapes asserted, never times: with coalesce=on skiff sees fewer MMIO exits
-# per packet than with off, while TDT write exits per packet stay the same
-# and no TDT write is ever batched (the doorbell is never delayed); with
-# coalesce=all TDT writes are batched (the field's latency trap, recorded
-# only). The idle ping with on must not show the trap: its average stays
-# within a generous bound of off's (the trap costs ~1 s a packet).
+# checked by sha256 on both ends (net.sh's way).
+# Shapes asserted, never times, from skiff's --stats-json:
+#  - on batches: the registers it may batch (RDT) never exit with on and do
+#    with off, and on has fewer MMIO exits per interrupt than off;
+#  - but never the doorbell: no TDT write is batched with off or on, and
+#    TDT write exits per transmitted packet are the same (within a quarter);
+#  - all batches TDT (the field's latency trap, recorded only).
+# MMIO exits per packet are recorded, not asserted: they follow the guest's
+# interrupts per packet, which differ between boots by up to 3x (a guest
+# that exits less finishes its NAPI polls sooner and takes more, smaller
+# interrupts), more than coalescing saves (one RDT write per 16 buffers).
+# The idle ping with on must not show the trap: its average stays within a
+# generous bound of off's (the trap costs ~1 s a packet).
 # Metrics per mode M: e1k_M_ping_avg_ms, e1k_M_{up,down}_mbps,
-# e1k_M_mmio_per_kpkt, e1k_M_tdt_per_kpkt (exits per 1000 packets).
+# e1k_M_mmio_per_kpkt, e1k_M_mmio_per_irq_x10, e1k_M_tdt_per_ktxpkt.
 # Link-local addresses only, and only inside L1/L2.
 TIMEOUT=1500
 EXPECT="SKIFF-L2: init"
@@ -73,23 +79,28 @@ e1k_mode() {
 	[ "$(e1k_l2_value driver)" = e1000 ] ||
 		{ echo "mode $mode: eth0 driver is '$(e1k_l2_value driver)'"; return 1; }
 	l2_saw "SKIFF-L2-MARK e1k-done" || { echo "mode $mode: L2 did not finish"; return 1; }
-	pkts=$(($(e1k_count "$f" "e1000-0 tx packets") + $(e1k_count "$f" "e1000-0 rx packets")))
+	txp=$(e1k_count "$f" "e1000-0 tx packets")
+	pkts=$((txp + $(e1k_count "$f" "e1000-0 rx packets")))
+	irqs=$(e1k_count "$f" "e1000-0 irqs")
 	mmio=$(sed -n 's/.*"mmio": \([0-9]*\).*/\1/p' "$f" | head -n1)
 	tdt=$(e1k_site "$f" "e1000-0 TDT write")
 	tdt_c=$(e1k_site "$f" "e1000-0 TDT write (coalesced)")
 	rdt_c=$(e1k_site "$f" "e1000-0 RDT write (coalesced)")
-	[ "$pkts" -gt 0 ] || { echo "mode $mode: no packets counted"; return 1; }
+	rdt=$(e1k_site "$f" "e1000-0 RDT write")
+	[ "$txp" -gt 0 ] && [ "$irqs" -gt 0 ] || { echo "mode $mode: no packets counted"; return 1; }
 	eval "E1K_${mode}_pkts=$pkts E1K_${mode}_mmio_k=$((${mmio:-0} * 1000 / pkts))"
-	eval "E1K_${mode}_tdt_k=$((tdt * 1000 / pkts)) E1K_${mode}_tdt_c=$tdt_c"
+	eval "E1K_${mode}_irq10=$((${mmio:-0} * 10 / irqs)) E1K_${mode}_rdt=$rdt"
+	eval "E1K_${mode}_tdt_k=$((tdt * 1000 / txp)) E1K_${mode}_tdt_c=$tdt_c"
 	eval "E1K_${mode}_rdt_c=$rdt_c E1K_${mode}_ping='$(e1k_l2_value ping_avg)'"
-	echo "mode $mode: $pkts packets, mmio exits ${mmio:-0}, TDT write exits $tdt," \
-		"batched TDT $tdt_c, batched RDT $rdt_c, ping avg $(e1k_l2_value ping_avg) ms," \
+	echo "mode $mode: $pkts packets ($txp sent), $irqs interrupts, mmio exits ${mmio:-0}," \
+		"TDT write exits $tdt, batched TDT $tdt_c, RDT write exits $rdt, batched RDT $rdt_c, ping avg $(e1k_l2_value ping_avg) ms," \
 		"up $(e1k_l2_value up_mbps) down $(e1k_l2_value down_mbps) Mbit/s"
 	metric "e1k_${mode}_ping_avg_ms" "$(e1k_l2_value ping_avg)"
 	metric "e1k_${mode}_up_mbps" "$(e1k_l2_value up_mbps)"
 	metric "e1k_${mode}_down_mbps" "$(e1k_l2_value down_mbps)"
 	metric "e1k_${mode}_mmio_per_kpkt" "$((${mmio:-0} * 1000 / pkts))"
-	metric "e1k_${mode}_tdt_per_kpkt" "$((tdt * 1000 / pkts))"
+	metric "e1k_${mode}_mmio_per_irq_x10" "$((${mmio:-0} * 10 / irqs))"
+	metric "e1k_${mode}_tdt_per_ktxpkt" "$((tdt * 1000 / txp))"
 	[ "$mode" = all ] && return 0
 	[ "$(e1k_l2_value down_sha)" = "$down_sha" ] ||
 		{ echo "mode $mode: download corrupted: $(e1k_l2_value down_sha)"; return 1; }
@@ -107,15 +118,17 @@ l1() {
 		e1k_mode "$m" || ok=0
 	done
 	[ "$ok" = 1 ] || { fail "a mode failed"; return; }
-	# on batches: fewer MMIO exits per packet than off
-	[ "$E1K_on_mmio_k" -lt "$E1K_off_mmio_k" ] && [ "$E1K_on_rdt_c" -gt 0 ] ||
-		{ fail "coalesce=on did not cut MMIO exits ($E1K_on_mmio_k vs $E1K_off_mmio_k per 1000 packets)"; return; }
-	# ... but never the doorbell: TDT exits per packet unchanged (within
-	# a third: the traffic mix differs a little between boots), none batched
+	# on batches what it may: RDT exits only with off; fewer exits per interrupt
+	[ "$E1K_on_rdt" = 0 ] && [ "$E1K_on_rdt_c" -gt 0 ] && [ "$E1K_off_rdt" -gt 0 ] ||
+		{ fail "RDT writes: on $E1K_on_rdt exits / $E1K_on_rdt_c batched, off $E1K_off_rdt exits"; return; }
+	[ "$E1K_on_irq10" -lt "$E1K_off_irq10" ] ||
+		{ fail "coalesce=on did not cut MMIO exits per interrupt (x10: $E1K_on_irq10 vs $E1K_off_irq10)"; return; }
+	# ... but never the doorbell: TDT exits per sent packet unchanged
+	# (within a quarter), none batched
 	[ "$E1K_on_tdt_c" = 0 ] && [ "$E1K_off_tdt_c" = 0 ] ||
 		{ fail "TDT writes were batched without coalesce=all"; return; }
-	[ $((E1K_on_tdt_k * 3)) -ge $((E1K_off_tdt_k * 2)) ] &&
-		[ $((E1K_on_tdt_k * 2)) -le $((E1K_off_tdt_k * 3)) ] ||
+	[ $((E1K_on_tdt_k * 4)) -ge $((E1K_off_tdt_k * 3)) ] &&
+		[ $((E1K_on_tdt_k * 3)) -le $((E1K_off_tdt_k * 4)) ] ||
 		{ fail "TDT write exits per packet changed ($E1K_on_tdt_k vs $E1K_off_tdt_k)"; return; }
 	[ "$E1K_all_tdt_c" -gt 0 ] || { fail "coalesce=all did not batch TDT"; return; }
 	# The idle ping with on has no trap (a generous bound, not a timing).
