@@ -51,28 +51,6 @@ static const struct e1000_zone {
     {E1000_TDT, 4, true},				/* coalesce=all only: the trap */
 };
 
-_Static_assert(E1000_NR_COUNTERS == 16, "one name per counter in struct e1000_stats");
-static const char *const counter_names[E1000_NR_COUNTERS] = {
-    "tx packets",  "tx bytes",	  "tx dropped", "tx errors",	 "tx tso",    "rx packets",
-    "rx bytes",	   "rx filtered", "rx dropped", "rx starved",	 "rx errors", "dma errors",
-    "ring errors", "irqs",	  "flushes",	"irqs deferred",
-};
-
-unsigned int e1000_counter_count(void)
-{
-	return E1000_NR_COUNTERS;
-}
-
-const char *e1000_counter_name(unsigned int i)
-{
-	return i < E1000_NR_COUNTERS ? counter_names[i] : NULL;
-}
-
-const uint64_t *e1000_counter(const struct e1000 *d, unsigned int i)
-{
-	return i < E1000_NR_COUNTERS ? (const uint64_t *)&d->stats + i : NULL;
-}
-
 void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
 {
 	if (d->logged[kind])
@@ -89,77 +67,6 @@ void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
 static struct e1000 *e1000_of(struct pci_device *p)
 {
 	return (struct e1000 *)((char *)p - offsetof(struct e1000, pci));
-}
-
-/* ---- interrupts ---- */
-
-/* Interrupt throttling: ITR (in 256 ns units, 0 = off) is the least time
- * between two interrupts. Returns whether one may be raised now; if not,
- * the timer raises it when the interval is over. */
-static bool e1000_itr_allows(struct e1000 *d)
-{
-	uint32_t itr = d->regs[E1000_ITR / 4] & 0xffff;
-	if (!itr || d->itr_fd < 0)
-		return true;
-	uint64_t now = d->clock_ns();
-	if (now >= d->itr_next_ns) {
-		d->itr_next_ns = now + (uint64_t)itr * 256;
-		return true;
-	}
-	if (!d->itr_armed) {
-		struct itimerspec t = {
-		    .it_value = {.tv_sec = (time_t)(d->itr_next_ns / 1000000000),
-				 .tv_nsec = (long)(d->itr_next_ns % 1000000000)}};
-		if (timerfd_settime(d->itr_fd, TFD_TIMER_ABSTIME, &t, NULL) < 0)
-			return true; /* cannot wait: do not lose the interrupt */
-		d->itr_armed = true;
-	}
-	e1000_count(&d->stats.irqs_deferred, 1);
-	return false;
-}
-
-void e1000_itr_event(void *opaque, uint32_t events)
-{
-	struct e1000 *d = opaque;
-	uint64_t n;
-	(void)events;
-	if (read(d->itr_fd, &n, sizeof(n)) < 0) {
-		/* EAGAIN: a test called us directly */
-	}
-	pthread_mutex_lock(&d->lock);
-	d->itr_armed = false;
-	e1000_irq_update(d);
-	pthread_mutex_unlock(&d->lock);
-}
-
-void e1000_irq_update(struct e1000 *d)
-{
-	bool level = (d->regs[E1000_ICR / 4] & d->regs[E1000_IMS / 4]) != 0;
-	if (level == d->irq_level)
-		return;
-	if (level && !e1000_itr_allows(d))
-		return;
-	d->irq_level = level;
-	if (level)
-		e1000_count(&d->stats.irqs, 1);
-	pci_intx_set(&d->pci, level);
-}
-
-void e1000_set_ics(struct e1000 *d, uint32_t causes)
-{
-	d->regs[E1000_ICR / 4] |= causes & E1000_ICR_VALID;
-	e1000_irq_update(d);
-}
-
-/* Reading ICR returns the causes and clears them all (82540: always). */
-static uint32_t e1000_icr_read(struct e1000 *d)
-{
-	uint32_t icr = d->regs[E1000_ICR / 4];
-	if (icr & d->regs[E1000_IMS / 4])
-		icr |= E1000_ICR_ASSERTED;
-	d->regs[E1000_ICR / 4] = 0;
-	e1000_irq_update(d);
-	return icr;
 }
 
 /* ---- statistics registers ---- */
@@ -326,51 +233,6 @@ static void e1000_mmio(void *opaque, struct bus_access *acc)
 		}
 	}
 	pthread_mutex_unlock(&d->lock);
-}
-
-static const struct {
-	uint32_t off;
-	const char *name;
-} reg_names[] = {
-    {E1000_CTRL, "CTRL"},   {E1000_STATUS, "STATUS"},	  {E1000_EECD, "EECD"},
-    {E1000_EERD, "EERD"},   {E1000_CTRL_EXT, "CTRL_EXT"}, {E1000_MDIC, "MDIC"},
-    {E1000_ICR, "ICR"},	    {E1000_ITR, "ITR"},		  {E1000_ICS, "ICS"},
-    {E1000_IMS, "IMS"},	    {E1000_IMC, "IMC"},		  {E1000_RCTL, "RCTL"},
-    {E1000_TCTL, "TCTL"},   {E1000_TIPG, "TIPG"},	  {E1000_RDBAL, "RDBAL"},
-    {E1000_RDBAH, "RDBAH"}, {E1000_RDLEN, "RDLEN"},	  {E1000_RDH, "RDH"},
-    {E1000_RDT, "RDT"},	    {E1000_RDTR, "RDTR"},	  {E1000_RADV, "RADV"},
-    {E1000_TDBAL, "TDBAL"}, {E1000_TDBAH, "TDBAH"},	  {E1000_TDLEN, "TDLEN"},
-    {E1000_TDH, "TDH"},	    {E1000_TDT, "TDT"},		  {E1000_TIDV, "TIDV"},
-    {E1000_TADV, "TADV"},   {E1000_RXCSUM, "RXCSUM"},	  {E1000_MANC, "MANC"},
-};
-
-/* "TDT write", "ICR read": the accounting adds the device name. */
-static const char *e1000_reg_name(void *opaque, uint64_t off, bool is_write)
-{
-	(void)opaque;
-	static const char *const ranges[][2] = {{"stats read", "stats write"},
-						{"MTA read", "MTA write"},
-						{"RA read", "RA write"},
-						{"VFTA read", "VFTA write"}};
-	static char names[sizeof(reg_names) / sizeof(reg_names[0])][2][20];
-	static _Atomic int ready;
-	if (!atomic_load(&ready)) {
-		/* Idempotent: two threads racing write the same bytes. */
-		for (size_t i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++) {
-			snprintf(names[i][0], sizeof(names[i][0]), "%s read", reg_names[i].name);
-			snprintf(names[i][1], sizeof(names[i][1]), "%s write", reg_names[i].name);
-		}
-		atomic_store(&ready, 1);
-	}
-	for (size_t i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++)
-		if (reg_names[i].off == (off & ~3ull))
-			return names[i][is_write];
-	int r = off >= E1000_STATS && off < E1000_STATS_END ? 0
-		: off >= E1000_MTA && off < E1000_RA	    ? 1
-		: off >= E1000_RA && off < E1000_RA + 0x80  ? 2
-		: off >= E1000_VFTA && off < E1000_WUC	    ? 3
-							    : -1;
-	return r < 0 ? NULL : ranges[r][is_write];
 }
 
 /* ---- coalesced zones: they follow the BAR ---- */

@@ -140,9 +140,14 @@ void e1000_itr_event(void *opaque, uint32_t events);
 /* e1000.c: interrupt causes. Caller holds lock. */
 void e1000_set_ics(struct e1000 *d, uint32_t causes);
 void e1000_irq_update(struct e1000 *d);
+/* ICR's read: the causes, then all cleared. */
+uint32_t e1000_icr_read(struct e1000 *d);
 /* Adds to a statistics register (64-bit pairs: the low offset). */
 void e1000_stat_add(struct e1000 *d, uint32_t off, uint64_t n);
 void e1000_stat_add64(struct e1000 *d, uint32_t off, uint64_t n);
+
+/* e1000_names.c: bus_reg_name_fn of the register BAR */
+const char *e1000_reg_name(void *opaque, uint64_t off, bool is_write);
 
 /* e1000_eeprom.c */
 void e1000_eeprom_init(struct e1000 *d);
