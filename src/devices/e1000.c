@@ -189,6 +189,12 @@ static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 		else if (off == E1000_RDT)
 			e1000_rx_kick(d);
 		return;
+	case E1000_RDLEN:
+	case E1000_TDLEN:
+		/* Bits 19:7: at most 65536 descriptors, so one TDT write walks
+		 * at most that many (the guest cannot make it 2^28). */
+		d->regs[off / 4] = v & 0xfff80;
+		return;
 	case E1000_RCTL:
 		d->regs[off / 4] = v;
 		e1000_rx_kick(d); /* enabling RX may let a waiting frame in */

@@ -482,6 +482,9 @@ static void test_tx_head_tail_beyond_ring(void **state)
 	assert_int_equal(wire_recv(f, buf, sizeof(buf)), -1);
 	assert_int_equal(f->d->stats.ring_errors, 1);
 	assert_int_equal(rd(f, E1000_TDH), 0);
+	/* the ring length keeps bits 19:7 only: at most 65536 descriptors */
+	wr(f, E1000_TDLEN, 0xfffffff0);
+	assert_int_equal(rd(f, E1000_TDLEN), 0xfff80);
 	/* a zero-length ring is refused the same way */
 	wr(f, E1000_TDLEN, 0);
 	wr(f, E1000_TDT, 1);
