@@ -94,7 +94,7 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 		  bool is_write, int vcpu)
 {
 	pthread_rwlock_rdlock(&bus->lock);
-	struct bus_table *t = &bus->space[sp];
+	struct bus_table *t = &bus->space[sp == BUS_MMIO_BATCHED ? BUS_MMIO : sp];
 	const struct bus_region *r = table_lookup(t, addr);
 	if (!r) {
 		/* Counters are statistics only; a lost increment is harmless. */

@@ -68,6 +68,7 @@ static const int allowed[] = {
     SCMP_SYS(sigaltstack),
     SCMP_SYS(set_robust_list),
     SCMP_SYS(eventfd2),
+    SCMP_SYS(timerfd_settime), /* e1000 interrupt throttling */
 };
 
 /* ioctl request "types" (bits 8-15) skiff uses: KVM, vhost, tun/tty ('T'),

@@ -51,6 +51,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		v->run = NULL;
 		goto fail;
 	}
+	cmmio_attach(&vm->cmmio, v->run, (size_t)vm->vcpu_mmap_size);
 	int r = arch_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
 	if (r < 0) {
 		errno = -r;
@@ -69,8 +70,10 @@ void vcpu_destroy(struct vcpu *v)
 {
 	if (!v)
 		return;
-	if (v->run)
+	if (v->run) {
+		cmmio_detach(&v->vm->cmmio, v->run);
 		munmap(v->run, (size_t)v->vm->vcpu_mmap_size);
+	}
 	if (v->fd >= 0)
 		close(v->fd);
 	free(v);
@@ -139,6 +142,9 @@ static void *vcpu_thread(void *arg)
 					v->index, strerror(errno));
 			break;
 		}
+		/* Batched writes happened before this exit: apply them first,
+		 * so no handler sees older device state than the guest wrote. */
+		cmmio_flush(vm);
 		switch (v->run->exit_reason) {
 		case KVM_EXIT_IO:
 			counter_add(&v->exits[VCPU_STAT_IO], 1);

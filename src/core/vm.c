@@ -62,6 +62,7 @@ int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t e
 	vm->exit_pipe[0] = vm->exit_pipe[1] = -1;
 	vm->nr_cpus = nr_cpus;
 	bus_init(&vm->bus);
+	cmmio_init(&vm->cmmio);
 	pthread_mutex_init(&vm->gsi_lock, NULL);
 
 	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
@@ -84,6 +85,7 @@ int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t e
 		snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
 		return -1;
 	}
+	cmmio_probe(&vm->cmmio, vm->vm_fd);
 	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, VM_TSS_ADDR) < 0) {
 		snprintf(err, errlen, "KVM_SET_TSS_ADDR: %s", strerror(errno));
 		return -1;
@@ -138,6 +140,7 @@ void vm_destroy(struct vm *vm)
 		close(vm->kvm_fd);
 	vm->vm_fd = vm->kvm_fd = -1;
 	bus_destroy(&vm->bus);
+	cmmio_destroy(&vm->cmmio);
 }
 
 void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)

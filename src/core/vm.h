@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/bus.h"
+#include "core/coalesced_mmio.h"
 #include "core/guest_mem.h"
 
 #define VM_MAX_CPUS    64
@@ -31,6 +32,7 @@ struct vm {
 	int vcpu_mmap_size;
 	struct guest_mem mem;
 	struct bus bus;
+	struct cmmio cmmio; /* KVM's coalesced-MMIO ring and zones */
 	int nr_cpus;
 	struct vcpu *vcpus[VM_MAX_CPUS];
 

@@ -293,6 +293,14 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 	return 0;
 }
 
+int virtio_net_spec_check(const void *spec, char *err, size_t errlen)
+{
+	if (((const struct net_spec *)spec)->coalesce < 0)
+		return 0;
+	snprintf(err, errlen, "coalesce= is for model=e1000");
+	return -1;
+}
+
 const char *virtio_net_needs_ioeventfd(const void *spec)
 {
 	const struct net_spec *s = spec;

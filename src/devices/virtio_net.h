@@ -18,5 +18,7 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 			  char *err, size_t errlen);
 /* What in spec needs ioeventfd kicks ("poll="), or NULL. */
 const char *virtio_net_needs_ioeventfd(const void *spec);
+/* Refuses --net options that only the e1000 has. */
+int virtio_net_spec_check(const void *spec, char *err, size_t errlen);
 
 #endif

@@ -99,6 +99,7 @@ static int net_spec_tap(const struct opt *o, const char *val, void *target, char
 }
 
 const char *const net_model_names[] = {"virtio", "e1000", NULL};
+static const char *const coalesce_names[] = {"off", "on", "all", NULL};
 
 static const struct opt net_opts[] = {
     {.name = "tap",
@@ -120,6 +121,14 @@ static const struct opt net_opts[] = {
      .hint = "use virtio or e1000",
      .metavar = "virtio|e1000",
      .help = "virtio-net (default) or an emulated Intel 82540EM"},
+    {.name = "coalesce",
+     .type = OPT_ENUM,
+     .off = offsetof(struct net_spec, coalesce),
+     .choices = coalesce_names,
+     .hint = "use off, on or all",
+     .metavar = "off|on|all",
+     .help = "e1000: batch register writes that may wait (on, the default); all "
+	     "batches the TX doorbell too, only to show the latency trap"},
     POLL_OPT_ROWS(offsetof(struct net_spec, poll)),
     {.name = "vhost",
      .type = OPT_ONOFF,
@@ -141,6 +150,7 @@ void net_spec_init(void *spec)
 {
 	struct net_spec *s = spec;
 	memset(s, 0, sizeof(*s));
+	s->coalesce = -1; /* not given: the e1000's default, on */
 	poll_policy_default(&s->poll);
 }
 

@@ -25,6 +25,7 @@ struct net_spec {
 	struct poll_policy poll; /* poll=..., see iothread/poll_opts.h */
 	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
 	unsigned int vhost_busyloop_us;
+	int coalesce; /* model=e1000: enum e1000_coalesce; -1 (not given): on */
 };
 
 /* The option table of --net (all models share it), model names, and the

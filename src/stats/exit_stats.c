@@ -68,7 +68,7 @@ static struct snap snap_take(const struct exit_stats_src *src)
 
 static const char *space_name(uint8_t sp)
 {
-	return sp == BUS_PIO ? "pio" : "mmio";
+	return sp == BUS_PIO ? "pio" : sp == BUS_MMIO_BATCHED ? "mmio-coalesced" : "mmio";
 }
 
 static void site_label(const struct exit_site *e, char *buf, size_t len)
@@ -76,7 +76,8 @@ static void site_label(const struct exit_site *e, char *buf, size_t len)
 	if (!e->dev)
 		snprintf(buf, len, "unclaimed %s %#" PRIx64, space_name(e->space), e->addr);
 	else
-		snprintf(buf, len, "%s %s", e->dev, e->reg ? e->reg : "-");
+		snprintf(buf, len, "%s %s%s", e->dev, e->reg ? e->reg : "-",
+			 e->space == BUS_MMIO_BATCHED ? " (coalesced)" : "");
 }
 
 void exit_stats_print(FILE *out, const struct exit_stats_src *src)

@@ -2,6 +2,7 @@
  * device's own files (README, "Adding a device kind"). The command line's
  * --OPTION, its --help lines and its key=value options all come from
  * these rows and the option tables they name. */
+#include "devices/e1000_kind.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_spec.h"
 #include "devices/virtio_net.h"
@@ -30,8 +31,19 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = net_spec_init,
      .is_net = true,
      .transport = DM_VIRTIO_PCI,
+     .check = virtio_net_spec_check,
      .create = virtio_net_new_device,
      .needs_ioeventfd = virtio_net_needs_ioeventfd},
+    {.option = "net",
+     .model = "e1000",
+     .prefix = "e1000-",
+     .spec = &net_spec_table,
+     .spec_size = sizeof(struct net_spec),
+     .spec_init = net_spec_init,
+     .check = e1000_spec_check,
+     .is_net = true,
+     .transport = DM_PCI,
+     .create = e1000_new_device},
     {.option = "vfio-pci",
      .prefix = "vfio",
      .metavar = "ADDR[,mmap=on|off]",

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/coalesced_mmio.h"
 #include "core/console.h"
 #include "core/sandbox.h"
 #include "core/vcpu.h"
@@ -41,10 +42,29 @@ static int host_memslot_del(void *vm, int slot)
 	return vm_memslot_del(vm, slot);
 }
 
+static int host_batch_add(void *vm, uint64_t addr, uint32_t len)
+{
+	return cmmio_zone_add(vm, addr, len);
+}
+
+static int host_batch_del(void *vm, uint64_t addr, uint32_t len)
+{
+	return cmmio_zone_del(vm, addr, len);
+}
+
+static void host_batch_flush(void *vm)
+{
+	cmmio_flush(vm);
+}
+
 static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, size_t errlen)
 {
-	v->host = (struct dev_host){
-	    .opaque = &v->vm, .memslot_add = host_memslot_add, .memslot_del = host_memslot_del};
+	v->host = (struct dev_host){.opaque = &v->vm,
+				    .memslot_add = host_memslot_add,
+				    .memslot_del = host_memslot_del,
+				    .mmio_batch_add = host_batch_add,
+				    .mmio_batch_del = host_batch_del,
+				    .mmio_batch_flush = host_batch_flush};
 	v->dm = (struct devmgr){.pci = v->pci,
 				.host = &v->host,
 				.gm = &v->vm.mem,

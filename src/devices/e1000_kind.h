@@ -1,0 +1,13 @@
+/* The e1000 device kind for the device manager (--net ...,model=e1000). */
+#ifndef SKIFF_E1000_KIND_H
+#define SKIFF_E1000_KIND_H
+
+#include "devices/device.h"
+
+/* A struct net_spec whose mac the device manager has settled. */
+int e1000_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
+		     size_t errlen);
+/* Refuses --net options that only virtio-net has. */
+int e1000_spec_check(const void *spec, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,170 @@
+/* e1000 internals shared by e1000.c (setup, registers, interrupts),
+ * e1000_eeprom.c (EEPROM and PHY), e1000_tx.c, e1000_rx.c and the tests.
+ *
+ * Locking: one mutex for all device state. Register accesses (vCPU
+ * threads, or the thread draining the coalesced ring) and the RX path (I/O
+ * thread) take it; TX runs inside the TDT write, so on the vCPU thread.
+ * ctx.flush is called only without the lock: it replays writes through the
+ * register handler, which takes it. */
+#ifndef SKIFF_E1000_PRIV_H
+#define SKIFF_E1000_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/counter.h"
+#include "devices/e1000.h"
+#include "devices/e1000_regs.h"
+#include "pci/pci.h"
+
+/* Largest frame either way: a 64 KiB TSO packet and its headers. */
+#define E1000_TX_MAX (65536 + 256)
+#define E1000_RX_MAX (65536 + 256)
+/* Without RCTL.LPE the 82540 takes at most 1522 bytes (VLAN-tagged 1518
+ * plus the tag, without the CRC the tap never gives). */
+#define E1000_RX_STD_MAX   1522
+#define E1000_RX_LPE_MAX   16384 /* the 82540's jumbo limit */
+#define E1000_FCS_LEN	   4	 /* RCTL.SECRC clear: the length counts a CRC */
+#define E1000_RX_BUDGET	   256	 /* frames per run before yielding */
+#define E1000_VNET_HDR_LEN 12
+
+/* One counter per line of e1000_counter_name(); keep the order. */
+struct e1000_stats {
+	counter_t tx_packets, tx_bytes;
+	counter_t tx_dropped; /* malformed packets or descriptors from the guest */
+	counter_t tx_errors;  /* the tap refused a packet */
+	counter_t tx_tso;     /* TSO packets handed to the tap */
+	counter_t rx_packets, rx_bytes;
+	counter_t rx_filtered;	 /* not for us (address filters) */
+	counter_t rx_dropped;	 /* too big, RX disabled */
+	counter_t rx_starved;	 /* times RX waited for guest buffers */
+	counter_t rx_errors;	 /* tap read errors */
+	counter_t dma_errors;	 /* descriptor or buffer address not in guest RAM */
+	counter_t ring_errors;	 /* bad ring base, length, head or tail */
+	counter_t irqs;		 /* interrupt line raised */
+	counter_t flushes;	 /* coalesced ring drains asked by the device */
+	counter_t irqs_deferred; /* interrupts held back by ITR */
+};
+#define E1000_NR_COUNTERS (sizeof(struct e1000_stats) / sizeof(counter_t))
+
+/* The last context descriptor (offload parameters for data descriptors). */
+struct e1000_tx_ctx {
+	uint8_t ipcss, ipcso, tucss, tucso;
+	uint16_t ipcse, tucse;
+	uint32_t paylen;
+	uint8_t tucmd; /* TCP, IP, TSE, ... (bits 24-31 of the command dword) */
+	uint8_t hdr_len;
+	uint16_t mss;
+};
+
+/* Kinds of guest error logged once each. */
+enum e1000_log {
+	E1000_LOG_TX_RING,
+	E1000_LOG_RX_RING,
+	E1000_LOG_TX_DMA,
+	E1000_LOG_RX_DMA,
+	E1000_LOG_TX_OVERSIZE,
+	E1000_LOG_TX_TSO,
+	E1000_LOG_TX_DESC,
+	E1000_LOG_TX_TAP,
+	E1000_LOG_RX_OVERSIZE,
+	E1000_LOG_ACCESS,
+	E1000_LOG_NR,
+};
+
+struct e1000 {
+	struct pci_device pci;
+	char name[24];
+	struct e1000_ctx ctx; /* name points at `name` */
+	pthread_mutex_t lock;
+	bool stopped;
+
+	uint32_t regs[E1000_REG_END / 4];
+	uint32_t stat[(E1000_STATS_END - E1000_STATS) / 4]; /* clear on read */
+	bool irq_level;
+
+	/* EEPROM (microwire, bit-banged through EECD, or EERD) */
+	uint16_t eeprom[E1000_EEPROM_WORDS];
+	uint32_t ee_in; /* bits shifted in since CS rose */
+	unsigned int ee_nin;
+	int ee_addr; /* word being shifted out, -1 if none */
+	unsigned int ee_nout;
+	bool ee_do; /* current DO */
+	uint16_t phy[32];
+
+	/* TX: the packet being gathered from data descriptors */
+	struct e1000_tx_ctx txc;
+	uint8_t tx_buf[E1000_TX_MAX];
+	size_t tx_len;
+	bool tx_first_seen; /* the packet's first descriptor was read */
+	bool tx_tse, tx_ixsm, tx_txsm, tx_legacy_ic;
+	uint8_t tx_css, tx_cso;
+	bool tx_bad; /* drop the packet when its EOP comes */
+
+	/* RX */
+	uint8_t rx_buf[E1000_RX_MAX];
+	size_t rx_len;	/* a frame read from the tap waiting for buffers, or 0 */
+	bool rx_parked; /* waiting for RDT to move */
+	int sched_fd;	/* eventfd: the I/O thread resumes RX */
+
+	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
+	 * by itr_fd (a timerfd on the I/O thread). */
+	int itr_fd;
+	bool itr_armed;
+	uint64_t itr_next_ns;
+	uint64_t (*clock_ns)(void); /* monotonic_ns; tests substitute theirs */
+
+	bool zones_on;
+	uint64_t bar_addr;
+	bool logged[E1000_LOG_NR];
+	struct e1000_stats stats;
+};
+
+static inline uint32_t e1000_reg(const struct e1000 *d, uint32_t off)
+{
+	return d->regs[off / 4];
+}
+
+/* Logs once per kind; fmt describes what the guest did. Caller holds lock. */
+void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* e1000.c: the ITR timer fired (I/O thread; tests call it directly). */
+void e1000_itr_event(void *opaque, uint32_t events);
+/* e1000.c: interrupt causes. Caller holds lock. */
+void e1000_set_ics(struct e1000 *d, uint32_t causes);
+void e1000_irq_update(struct e1000 *d);
+/* ICR's read: the causes, then all cleared. */
+uint32_t e1000_icr_read(struct e1000 *d);
+/* Adds to a statistics register (64-bit pairs: the low offset). */
+void e1000_stat_add(struct e1000 *d, uint32_t off, uint64_t n);
+void e1000_stat_add64(struct e1000 *d, uint32_t off, uint64_t n);
+
+/* e1000_names.c: bus_reg_name_fn of the register BAR */
+const char *e1000_reg_name(void *opaque, uint64_t off, bool is_write);
+
+/* e1000_eeprom.c */
+void e1000_eeprom_init(struct e1000 *d);
+void e1000_phy_reset(struct e1000 *d);
+void e1000_eecd_write(struct e1000 *d, uint32_t v);
+uint32_t e1000_eecd_read(struct e1000 *d);
+void e1000_eerd_write(struct e1000 *d, uint32_t v);
+void e1000_mdic_write(struct e1000 *d, uint32_t v);
+
+/* e1000_tx.c: runs the TX ring from TDH to TDT. Caller holds lock. */
+void e1000_tx_run(struct e1000 *d);
+void e1000_tx_reset(struct e1000 *d);
+
+/* e1000_rx.c */
+bool e1000_rx_accept(const struct e1000 *d, const uint8_t *frame, size_t len);
+void e1000_rx_reset(struct e1000 *d);
+/* RDT moved (caller holds lock): resumes a parked RX. */
+void e1000_rx_kick(struct e1000 *d);
+
+/* Internet checksum helpers (e1000_tx.c) */
+uint32_t e1000_csum_add(uint32_t sum, const uint8_t *p, size_t len);
+uint16_t e1000_csum_fold(uint32_t sum);
+
+#endif

@@ -1,0 +1,275 @@
+/* e1000 receive: frames from the tap through the receive address and
+ * multicast filters into legacy RX descriptors from RDH up to RDT.
+ *
+ * A frame is read from the tap only while the ring has a free descriptor;
+ * when it looks full, the coalesced ring is drained first (a batched RDT
+ * write may be waiting there) and only then does RX park until RDT moves.
+ * A frame that needs more descriptors than are free waits in rx_buf. */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/dma.h"
+#include "devices/e1000_priv.h"
+#include "devices/virtio_net_priv.h"
+
+#define RXD_LENGTH 8
+#define RXD_STATUS 12
+
+void e1000_rx_reset(struct e1000 *d)
+{
+	d->rx_len = 0;
+	d->rx_parked = false;
+}
+
+static uint32_t rx_buf_size(uint32_t rctl)
+{
+	static const uint32_t sz[2][4] = {{2048, 1024, 512, 256}, {0, 16384, 8192, 4096}};
+	uint32_t s = sz[!!(rctl & E1000_RCTL_BSEX)][(rctl >> E1000_RCTL_BSIZE_SHIFT) & 3];
+	return s ? s : 2048; /* BSEX with size 00 is reserved */
+}
+
+/* The multicast table index: 12 bits of the address, chosen by RCTL.MO. */
+static uint32_t rx_mta_hash(uint32_t mo, const uint8_t *a)
+{
+	static const unsigned int shift[4] = {4, 3, 2, 0};
+	return ((a[4] >> shift[mo]) | (uint32_t)a[5] << (8 - shift[mo])) & 0xfff;
+}
+
+bool e1000_rx_accept(const struct e1000 *d, const uint8_t *f, size_t len)
+{
+	uint32_t rctl = e1000_reg(d, E1000_RCTL);
+	if (len < 14)
+		return false;
+	for (int i = 0; i < 16; i++) {
+		uint32_t lo = e1000_reg(d, E1000_RA + 8 * i),
+			 hi = e1000_reg(d, E1000_RA + 8 * i + 4);
+		if (!(hi & E1000_RAH_AV))
+			continue;
+		uint8_t a[6] = {(uint8_t)lo,	     (uint8_t)(lo >> 8), (uint8_t)(lo >> 16),
+				(uint8_t)(lo >> 24), (uint8_t)hi,	 (uint8_t)(hi >> 8)};
+		if (!memcmp(a, f, 6))
+			return true;
+	}
+	if (!memcmp(f, "\xff\xff\xff\xff\xff\xff", 6))
+		return rctl & E1000_RCTL_BAM;
+	if (f[0] & 1) {
+		if (rctl & E1000_RCTL_MPE)
+			return true;
+		uint32_t h = rx_mta_hash((rctl >> E1000_RCTL_MO_SHIFT) & 3, f);
+		return (e1000_reg(d, E1000_MTA + 4 * (h >> 5)) >> (h & 31)) & 1;
+	}
+	return rctl & E1000_RCTL_UPE;
+}
+
+struct rx_ring {
+	uint64_t base;
+	uint32_t n, head, tail;
+};
+
+/* The ring as the registers describe it; false (counted, logged once) if
+ * they cannot describe one. */
+static bool rx_ring(struct e1000 *d, struct rx_ring *r)
+{
+	r->base = (uint64_t)e1000_reg(d, E1000_RDBAH) << 32 | e1000_reg(d, E1000_RDBAL);
+	r->n = e1000_reg(d, E1000_RDLEN) / E1000_DESC_LEN;
+	r->head = e1000_reg(d, E1000_RDH);
+	r->tail = e1000_reg(d, E1000_RDT);
+	if (r->n && r->head < r->n && r->tail < r->n && !(r->base & 0xf))
+		return true;
+	counter_add(&d->stats.ring_errors, 1);
+	e1000_log_once(d, E1000_LOG_RX_RING,
+		       "RX ring base %#llx, %u descriptors, head %u, tail %u: not used",
+		       (unsigned long long)r->base, r->n, r->head, r->tail);
+	return false;
+}
+
+static uint32_t rx_free(const struct rx_ring *r)
+{
+	return (r->tail + r->n - r->head) % r->n;
+}
+
+/* Places rx_buf (plus the CRC the length must count) into descriptors.
+ * Returns 1 when done, 0 if it must wait for buffers, -1 if dropped. */
+static int rx_place(struct e1000 *d)
+{
+	struct rx_ring r;
+	if (!rx_ring(d, &r))
+		return 0;
+	uint32_t rctl = e1000_reg(d, E1000_RCTL);
+	uint32_t bsize = rx_buf_size(rctl);
+	size_t total = d->rx_len + (rctl & E1000_RCTL_SECRC ? 0 : E1000_FCS_LEN);
+	size_t need = (total + bsize - 1) / bsize;
+	if (need > r.n - 1) {
+		counter_add(&d->stats.rx_dropped, 1);
+		e1000_log_once(d, E1000_LOG_RX_OVERSIZE,
+			       "%zu-byte frame needs more descriptors than the ring has", total);
+		return -1;
+	}
+	if (rx_free(&r) < need)
+		return 0;
+	static const uint8_t fcs[E1000_FCS_LEN];
+	size_t off = 0;
+	for (size_t i = 0; i < need; i++) {
+		uint64_t a = r.base + (uint64_t)r.head * E1000_DESC_LEN;
+		uint64_t buf;
+		size_t chunk = total - off < bsize ? total - off : bsize;
+		size_t data =
+		    off < d->rx_len ? (d->rx_len - off < chunk ? d->rx_len - off : chunk) : 0;
+		/* Ordered accessors throughout: buffer bytes, then the
+		 * descriptor's length, then its status (DD), each behind a full
+		 * fence, so the guest never sees DD before the data. */
+		bool ok = dma_read(d->ctx.gm, a, &buf, 8) == 0;
+		if (ok && data)
+			ok = dma_write(d->ctx.gm, buf, d->rx_buf + off, data) == 0;
+		if (ok && chunk > data)
+			ok = dma_write(d->ctx.gm, buf + data, fcs, chunk - data) == 0;
+		uint32_t lenw = (uint32_t)chunk; /* length, checksum 0 */
+		uint32_t stw = E1000_RXD_STAT_DD | E1000_RXD_STAT_IXSM |
+			       (i + 1 == need ? E1000_RXD_STAT_EOP : 0);
+		if (!ok) {
+			/* The descriptor is completed with an error so the ring
+			 * moves on; the frame is lost. */
+			counter_add(&d->stats.dma_errors, 1);
+			e1000_log_once(d, E1000_LOG_RX_DMA,
+				       "RX descriptor or buffer at %#llx is not guest RAM",
+				       (unsigned long long)a);
+			lenw = 0;
+			stw = E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP | 0x80u << 8; /* errors: RXE */
+		}
+		if (dma_write(d->ctx.gm, a + RXD_LENGTH, &lenw, 4) == 0)
+			dma_write(d->ctx.gm, a + RXD_STATUS, &stw, 4);
+		r.head = (r.head + 1) % r.n;
+		off += chunk;
+		if (!ok) {
+			d->regs[E1000_RDH / 4] = r.head;
+			return -1;
+		}
+	}
+	d->regs[E1000_RDH / 4] = r.head; /* after every DD */
+	return 1;
+}
+
+static void rx_count(struct e1000 *d)
+{
+	const uint8_t *f = d->rx_buf;
+	counter_add(&d->stats.rx_packets, 1);
+	counter_add(&d->stats.rx_bytes, d->rx_len);
+	e1000_stat_add(d, E1000_TPR, 1);
+	e1000_stat_add(d, E1000_GPRC, 1);
+	e1000_stat_add64(d, E1000_GORCL, d->rx_len + E1000_FCS_LEN);
+	e1000_stat_add64(d, E1000_TORL, d->rx_len + E1000_FCS_LEN);
+	if (f[0] & 1)
+		e1000_stat_add(
+		    d, !memcmp(f, "\xff\xff\xff\xff\xff\xff", 6) ? E1000_BPRC : E1000_MPRC, 1);
+}
+
+/* Reads one frame into rx_buf. Returns 1, 0 if the tap is empty, -1 if
+ * the frame was dropped (read error, too big). */
+static int rx_read(struct e1000 *d)
+{
+	struct virtio_net_hdr h;
+	struct iovec iov[2] = {{&h, sizeof(h)}, {d->rx_buf, sizeof(d->rx_buf)}};
+	ssize_t n = readv(d->ctx.tap.fd, iov, 2);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		counter_add(&d->stats.rx_errors, 1);
+		return -1;
+	}
+	if (n == 0)
+		return 0; /* the socket's peer went away (tests) */
+	if ((size_t)n < sizeof(h)) {
+		counter_add(&d->stats.rx_errors, 1);
+		return -1;
+	}
+	size_t len = (size_t)n - sizeof(h);
+	uint32_t rctl = e1000_reg(d, E1000_RCTL);
+	size_t max = rctl & E1000_RCTL_LPE ? E1000_RX_LPE_MAX : E1000_RX_STD_MAX;
+	if (!(rctl & E1000_RCTL_EN) || len > max) {
+		counter_add(&d->stats.rx_dropped, 1);
+		if (len > max)
+			e1000_stat_add(d, E1000_ROC, 1);
+		return -1;
+	}
+	if (!e1000_rx_accept(d, d->rx_buf, len)) {
+		counter_add(&d->stats.rx_filtered, 1);
+		return -1;
+	}
+	d->rx_len = len;
+	return 1;
+}
+
+void e1000_rx_run(struct e1000 *d)
+{
+	bool flushed = false, more = false;
+	unsigned int delivered = 0;
+	pthread_mutex_lock(&d->lock);
+	for (unsigned int budget = 0; !d->stopped; budget++) {
+		if (budget == E1000_RX_BUDGET) {
+			more = true; /* frames may be left: come back after other fds */
+			break;
+		}
+		if (!d->rx_len) {
+			/* Keep frames in the tap while RX is off or the ring
+			 * is full: read only what can be placed. */
+			struct rx_ring r;
+			uint32_t rctl = e1000_reg(d, E1000_RCTL);
+			bool room = (rctl & E1000_RCTL_EN) && rx_ring(d, &r) && rx_free(&r);
+			if ((rctl & E1000_RCTL_EN) && !room && !flushed && d->ctx.flush) {
+				goto flush;
+			}
+			if (!room && (rctl & E1000_RCTL_EN)) {
+				d->rx_parked = true;
+				counter_add(&d->stats.rx_starved, 1);
+				e1000_stat_add(d, E1000_RNBC, 1);
+				break;
+			}
+			int r2 = rx_read(d);
+			if (r2 == 0)
+				break;
+			if (r2 < 0)
+				continue;
+		}
+		int p = rx_place(d);
+		if (p == 0) {
+			if (!flushed && d->ctx.flush)
+				goto flush;
+			d->rx_parked = true;
+			counter_add(&d->stats.rx_starved, 1);
+			break;
+		}
+		if (p > 0) {
+			rx_count(d);
+			delivered++;
+		}
+		d->rx_len = 0;
+		continue;
+	flush:
+		/* A batched RDT write may be in KVM's ring: apply it (outside
+		 * the lock: the replay takes it) and look again. */
+		pthread_mutex_unlock(&d->lock);
+		d->ctx.flush(d->ctx.cm_opaque);
+		pthread_mutex_lock(&d->lock);
+		counter_add(&d->stats.flushes, 1);
+		flushed = true;
+		budget--;
+	}
+	if (delivered) {
+		struct rx_ring r;
+		uint32_t causes = E1000_ICR_RXT0;
+		if (rx_ring(d, &r)) {
+			uint32_t rdmts = (e1000_reg(d, E1000_RCTL) >> E1000_RCTL_RDMTS_SHIFT) & 3;
+			if (rx_free(&r) <= r.n >> (rdmts + 1))
+				causes |= E1000_ICR_RXDMT0;
+		}
+		e1000_set_ics(d, causes);
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (more) {
+		uint64_t one = 1;
+		if (write(d->sched_fd, &one, sizeof(one)) < 0) {
+		}
+	}
+}

@@ -1,0 +1,311 @@
+/* e1000 transmit: the TX ring from TDH to TDT, with legacy, context and
+ * data descriptors. Checksum offload and TSO pass through to the tap in its
+ * 12-byte virtio-net header (NEEDS_CSUM, GSO_TCPV4/6): the host kernel
+ * finishes them. The IPv4 header checksum (IXSM) and the legacy
+ * descriptor's checksum insertion (IC) are done here.
+ *
+ * Every walk is bounded: one lap of the ring per TDT write; a packet that
+ * outgrows E1000_TX_MAX (a ring without end-of-packet) is dropped when its
+ * EOP comes, and its descriptors are still completed. */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/dma.h"
+#include "devices/e1000_priv.h"
+#include "devices/virtio_net_priv.h"
+
+/* Descriptor byte offsets */
+#define TXD_LOWER  8
+#define TXD_STATUS 12
+
+uint32_t e1000_csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	uint64_t s = sum;
+	for (; len >= 2; p += 2, len -= 2)
+		s += (uint32_t)p[0] << 8 | p[1];
+	if (len)
+		s += (uint32_t)p[0] << 8;
+	while (s >> 32)
+		s = (s & 0xffffffff) + (s >> 32);
+	return (uint32_t)s;
+}
+
+uint16_t e1000_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+void e1000_tx_reset(struct e1000 *d)
+{
+	memset(&d->txc, 0, sizeof(d->txc));
+	d->tx_len = 0;
+	d->tx_first_seen = d->tx_bad = false;
+}
+
+static void tx_drop(struct e1000 *d, enum e1000_log kind, const char *why)
+{
+	counter_add(&d->stats.tx_dropped, 1);
+	e1000_log_once(d, kind, "transmit packet dropped: %s", why);
+}
+
+/* Checksum of [start, end) stored at off, complemented (IXSM, IC). */
+static bool tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off)
+{
+	if (end > d->tx_len || start >= end || off + 2 > d->tx_len)
+		return false;
+	uint8_t *b = d->tx_buf;
+	put_be16(b + off, 0);
+	put_be16(b + off, (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + start, end - start)));
+	return true;
+}
+
+/* TSO: the driver zeroed the IP length and seeded the TCP checksum with a
+ * pseudo header without length, as the 82540 wants; the host's GSO wants
+ * the length in both. Returns false if the context cannot describe this
+ * packet (then it is dropped). */
+static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
+{
+	const struct e1000_tx_ctx *c = &d->txc;
+	uint8_t *b = d->tx_buf;
+	size_t len = d->tx_len;
+	bool v4 = c->tucmd & (E1000_TXD_CMD_IP >> 24);
+	size_t ip_min = v4 ? 20 : 40;
+	if (!c->mss || c->hdr_len > len || c->hdr_len < c->tucss + 20 ||
+	    c->tucss < c->ipcss + ip_min || (size_t)c->tucso + 2 > c->hdr_len ||
+	    !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)) || len - c->ipcss > 0xffff)
+		return false; /* the IP length field could not say it */
+	if (v4) {
+		put_be16(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));
+		put_be16(b + c->ipcss + 10, 0);
+		uint32_t ihl = (uint32_t)(b[c->ipcss] & 0xf) * 4;
+		if (ihl < 20 || c->ipcss + ihl > c->tucss)
+			return false;
+		put_be16(b + c->ipcss + 10,
+			 (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + c->ipcss, ihl)));
+	} else {
+		put_be16(b + c->ipcss + 4, (uint16_t)(len - c->ipcss - 40));
+	}
+	/* One's-complement add of the TCP length to the seed. */
+	uint32_t seed = get_be16(b + c->tucso);
+	put_be16(b + c->tucso, e1000_csum_fold(seed + (uint32_t)(len - c->tucss)));
+	h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	h->gso_type = v4 ? VIRTIO_NET_HDR_GSO_TCPV4 : VIRTIO_NET_HDR_GSO_TCPV6;
+	h->hdr_len = c->hdr_len;
+	h->gso_size = c->mss;
+	h->csum_start = c->tucss;
+	h->csum_offset = (uint16_t)(c->tucso - c->tucss);
+	return true;
+}
+
+/* The packet is complete (EOP): offloads, then the tap. */
+static void tx_send(struct e1000 *d)
+{
+	struct virtio_net_hdr h;
+	memset(&h, 0, sizeof(h));
+	const struct e1000_tx_ctx *c = &d->txc;
+	bool ok = true;
+	const char *why = "bad offload context";
+
+	if (d->tx_len < 14) {
+		ok = false;
+		why = "shorter than an Ethernet header";
+	} else if (d->tx_tse) {
+		ok = tx_tso_prepare(d, &h);
+		why = "TSO context does not fit the packet";
+	} else {
+		if (d->tx_ixsm) {
+			size_t end = c->ipcse ? (size_t)c->ipcse + 1 : d->tx_len;
+			ok = tx_insert_csum(d, c->ipcss, end, c->ipcso);
+		}
+		if (ok && d->tx_txsm) {
+			/* Partial checksum: the host completes it (tucse 0: to
+			 * the end, which is all Linux asks for). */
+			ok = c->tucso >= c->tucss && (size_t)c->tucso + 2 <= d->tx_len;
+			h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+			h.csum_start = c->tucss;
+			h.csum_offset = (uint16_t)(c->tucso - c->tucss);
+		}
+		if (ok && d->tx_legacy_ic)
+			ok = tx_insert_csum(d, d->tx_css, d->tx_len, d->tx_cso);
+	}
+	if (!ok) {
+		tx_drop(d, d->tx_tse ? E1000_LOG_TX_TSO : E1000_LOG_TX_DESC, why);
+		return;
+	}
+	struct iovec iov[2] = {{&h, sizeof(h)}, {d->tx_buf, d->tx_len}};
+	ssize_t n = writev(d->ctx.tap.fd, iov, 2);
+	if (n < 0) {
+		/* A full tap drops, like a wire; anything else (too long for
+		 * the tap, a GSO packet it refuses) is logged once. */
+		counter_add(&d->stats.tx_errors, 1);
+		if (errno != EAGAIN)
+			e1000_log_once(d, E1000_LOG_TX_TAP, "tap refused a %zu-byte packet: %s",
+				       d->tx_len, strerror(errno));
+		return;
+	}
+	counter_add(&d->stats.tx_packets, 1);
+	counter_add(&d->stats.tx_bytes, d->tx_len);
+	if (d->tx_tse)
+		counter_add(&d->stats.tx_tso, 1);
+	e1000_stat_add(d, E1000_TPT, 1);
+	e1000_stat_add(d, E1000_GPTC, 1);
+	e1000_stat_add64(d, E1000_GOTCL, d->tx_len);
+	e1000_stat_add64(d, E1000_TOTL, d->tx_len);
+	if (d->tx_buf[0] & 1)
+		e1000_stat_add(
+		    d, !memcmp(d->tx_buf, "\xff\xff\xff\xff\xff\xff", 6) ? E1000_BPTC : E1000_MPTC,
+		    1);
+}
+
+static void tx_ctx_load(struct e1000 *d, const uint8_t *desc)
+{
+	struct e1000_tx_ctx *c = &d->txc;
+	uint32_t cmd;
+	c->ipcss = desc[0];
+	c->ipcso = desc[1];
+	c->ipcse = (uint16_t)(desc[2] | desc[3] << 8);
+	c->tucss = desc[4];
+	c->tucso = desc[5];
+	c->tucse = (uint16_t)(desc[6] | desc[7] << 8);
+	memcpy(&cmd, desc + TXD_LOWER, 4);
+	c->paylen = cmd & 0xfffff;
+	c->tucmd = (uint8_t)(cmd >> 24);
+	c->hdr_len = desc[13];
+	c->mss = (uint16_t)(desc[14] | desc[15] << 8);
+}
+
+/* Appends a data buffer to the packet; gives up on the packet (not the
+ * ring) if it would outgrow the buffer or the address is not RAM. */
+static void tx_append(struct e1000 *d, uint64_t addr, size_t len)
+{
+	if (d->tx_bad || !len)
+		return;
+	if (len > E1000_TX_MAX - d->tx_len) {
+		d->tx_bad = true;
+		e1000_log_once(d, E1000_LOG_TX_OVERSIZE,
+			       "transmit packet longer than %d bytes (no end of packet?)",
+			       E1000_TX_MAX);
+		return;
+	}
+	/* Ordered: after the descriptor read that said the buffer is ready. */
+	if (dma_read(d->ctx.gm, addr, d->tx_buf + d->tx_len, len) < 0) {
+		d->tx_bad = true;
+		counter_add(&d->stats.dma_errors, 1);
+		e1000_log_once(d, E1000_LOG_TX_DMA, "transmit buffer %#llx+%zu is not guest RAM",
+			       (unsigned long long)addr, len);
+		return;
+	}
+	d->tx_len += len;
+}
+
+/* One descriptor; returns its command dword (for RS). */
+static uint32_t tx_desc(struct e1000 *d, const uint8_t *desc)
+{
+	uint64_t addr;
+	uint32_t lower;
+	memcpy(&addr, desc, 8);
+	memcpy(&lower, desc + TXD_LOWER, 4);
+	bool first = !d->tx_first_seen;
+	if (lower & E1000_TXD_CMD_DEXT) {
+		uint32_t dtyp = lower & E1000_TXD_DTYP_MASK;
+		if (dtyp == 0) { /* context */
+			tx_ctx_load(d, desc);
+			return lower;
+		}
+		if (dtyp != E1000_TXD_DTYP_D) {
+			d->tx_bad = true;
+			e1000_log_once(d, E1000_LOG_TX_DESC, "unknown descriptor type %u",
+				       dtyp >> 20);
+		} else {
+			if (first) {
+				d->tx_tse = lower & E1000_TXD_CMD_TSE;
+				d->tx_ixsm = desc[13] & E1000_TXD_POPTS_IXSM;
+				d->tx_txsm = desc[13] & E1000_TXD_POPTS_TXSM;
+				d->tx_legacy_ic = false;
+			}
+			tx_append(d, addr, lower & 0xfffff);
+		}
+	} else {
+		if (first) {
+			d->tx_tse = d->tx_ixsm = d->tx_txsm = false;
+			d->tx_legacy_ic = lower & E1000_TXD_CMD_IC;
+			d->tx_cso = desc[10];
+			d->tx_css = desc[13];
+		}
+		tx_append(d, addr, lower & 0xffff);
+	}
+	d->tx_first_seen = true;
+	if (lower & E1000_TXD_CMD_EOP) {
+		if (d->tx_bad)
+			tx_drop(d, E1000_LOG_TX_OVERSIZE, "malformed descriptors");
+		else
+			tx_send(d);
+		d->tx_len = 0;
+		d->tx_first_seen = d->tx_bad = false;
+	}
+	return lower;
+}
+
+void e1000_tx_run(struct e1000 *d)
+{
+	if (d->stopped || !(e1000_reg(d, E1000_TCTL) & E1000_TCTL_EN))
+		return;
+	uint64_t base = (uint64_t)e1000_reg(d, E1000_TDBAH) << 32 | e1000_reg(d, E1000_TDBAL);
+	uint32_t n = e1000_reg(d, E1000_TDLEN) / E1000_DESC_LEN;
+	uint32_t head = e1000_reg(d, E1000_TDH), tail = e1000_reg(d, E1000_TDT);
+	if (head == tail)
+		return;
+	if (!n || head >= n || tail >= n || (base & 0xf)) {
+		counter_add(&d->stats.ring_errors, 1);
+		e1000_log_once(d, E1000_LOG_TX_RING,
+			       "TX ring base %#llx, %u descriptors, head %u, tail %u: not used",
+			       (unsigned long long)base, n, head, tail);
+		return;
+	}
+	uint32_t done = 0;
+	bool rs = false;
+	/* At most one lap: head chases a tail that only the guest moves. */
+	for (; head != tail && done < n; done++) {
+		uint8_t desc[E1000_DESC_LEN];
+		uint64_t a = base + (uint64_t)head * E1000_DESC_LEN;
+		if (dma_read(d->ctx.gm, a, desc, sizeof(desc)) < 0) {
+			counter_add(&d->stats.dma_errors, 1);
+			e1000_log_once(d, E1000_LOG_TX_DMA, "TX descriptor %#llx is not guest RAM",
+				       (unsigned long long)a);
+			break;
+		}
+		uint32_t cmd = tx_desc(d, desc);
+		if (cmd & E1000_TXD_CMD_RS) {
+			/* Ordered (full fence) after the packet's buffers were
+			 * read and before TDH moves below. */
+			uint8_t st = desc[TXD_STATUS] | E1000_TXD_STAT_DD;
+			dma_write(d->ctx.gm, a + TXD_STATUS, &st, 1);
+			rs = true;
+		}
+		head = (head + 1) % n;
+	}
+	d->regs[E1000_TDH / 4] = head;
+	/* DD, then TDH, then the interrupt. */
+	uint32_t causes = 0;
+	if (rs)
+		causes |= E1000_ICR_TXDW;
+	if (head == tail)
+		causes |= E1000_ICR_TXQE;
+	if (done)
+		e1000_set_ics(d, causes);
+}
