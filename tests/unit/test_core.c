@@ -92,6 +92,37 @@ static void test_bus_dispatch(void **state)
 	bus_destroy(&bus);
 }
 
+static uint32_t seen_len;
+static void len_handler(void *opaque, struct bus_access *acc)
+{
+	(void)opaque;
+	seen_len = acc->len;
+	if (!acc->is_write)
+		memset(acc->data, 0x11, acc->len);
+}
+
+/* An access straddling a region's end never reaches the handler: reads
+ * are all ones, writes go nowhere. */
+static void test_bus_straddling_access(void **state)
+{
+	(void)state;
+	struct bus bus;
+	bus_init(&bus);
+	struct bus_region a = {.base = 0x3f8, .len = 8, .handler = len_handler};
+	assert_int_equal(bus_register(&bus, BUS_PIO, &a), 0);
+	uint8_t d[4] = {0};
+	seen_len = 0;
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3fe, d, 4, false, 0));
+	assert_int_equal(seen_len, 0);
+	assert_memory_equal(d, "\xff\xff\xff\xff", 4);
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3ff, d, 2, true, 0));
+	assert_int_equal(seen_len, 0);
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3fc, d, 4, false, 0)); /* ends at the end */
+	assert_int_equal(seen_len, 4);
+	assert_memory_equal(d, "\x11\x11\x11\x11", 4);
+	bus_destroy(&bus);
+}
+
 static void test_bus_many_regions_sorted(void **state)
 {
 	(void)state;
@@ -140,6 +171,7 @@ int main(void)
 	    cmocka_unit_test(test_guest_mem_ptr_bounds),
 	    cmocka_unit_test(test_guest_mem_high_region),
 	    cmocka_unit_test(test_bus_dispatch),
+	    cmocka_unit_test(test_bus_straddling_access),
 	    cmocka_unit_test(test_bus_many_regions_sorted),
 	    cmocka_unit_test(test_console_escape),
 	};

@@ -168,6 +168,40 @@ static void test_scratch_and_names(void **state)
 	assert_string_equal(uart_reg_name(&u, 5, false), "LSR");
 }
 
+/* A 2-byte OUT at SCR (0x3ff) writes SCR only: the byte past the last
+ * register must not wrap onto THR and transmit. Reads give all ones there. */
+static void test_wide_access_does_not_wrap(void **state)
+{
+	(void)state;
+	struct sink s = {0};
+	struct uart8250 u;
+	uart_init(&u, sink_irq, sink_tx, &s);
+	uint8_t w[2] = {0x5a, 'X'};
+	struct bus_access acc = {.offset = UART_SCR, .data = w, .len = 2, .is_write = true};
+	uart_bus_handler(&u, &acc);
+	assert_int_equal(s.out_len, 0);
+	assert_int_equal(u.tx_bytes, 0);
+	assert_int_equal(rd(&u, UART_SCR), 0x5a);
+	uint8_t r[4] = {0};
+	acc = (struct bus_access){.offset = UART_MSR, .data = r, .len = 4, .is_write = false};
+	uart_bus_handler(&u, &acc);
+	assert_int_equal(r[1], 0x5a);
+	assert_int_equal(r[2], 0xff);
+	assert_int_equal(r[3], 0xff);
+
+	/* Through the bus, as a vCPU dispatches it: the bus drops it whole. */
+	struct bus bus;
+	bus_init(&bus);
+	struct bus_region reg = {
+	    .base = 0x3f8, .len = 8, .handler = uart_bus_handler, .opaque = &u};
+	assert_int_equal(bus_register(&bus, BUS_PIO, &reg), 0);
+	uint16_t v = 0x4142;
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3ff, &v, 2, true, 0));
+	assert_int_equal(s.out_len, 0);
+	assert_int_equal(rd(&u, UART_SCR), 0x5a);
+	bus_destroy(&bus);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +213,7 @@ int main(void)
 	    cmocka_unit_test(test_rx_fifo_full),
 	    cmocka_unit_test(test_loopback_probe),
 	    cmocka_unit_test(test_scratch_and_names),
+	    cmocka_unit_test(test_wide_access_does_not_wrap),
 	};
 	return cmocka_run_group_tests_name("uart8250", tests, NULL, NULL);
 }
