@@ -165,6 +165,21 @@ static void test_console_escape(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* Guest output to a terminal: escape sequences and other controls become
+ * visible text; newline, return, tab, backspace and UTF-8 pass. */
+static void test_console_sanitize(void **state)
+{
+	(void)state;
+	uint8_t out[64];
+	static const uint8_t in[] = "a\x1b]0;pwned\x07"
+				    "b\r\n\t\bc\x7f\x9b\xc3\xa9\x00";
+	size_t n = console_sanitize(in, sizeof(in) - 1, out);
+	static const uint8_t want[] = "a^[]0;pwned^Gb\r\n\t\bc^?\x9b\xc3\xa9^@";
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(out, want, n);
+	assert_null(memchr(out, 0x1b, n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +189,7 @@ int main(void)
 	    cmocka_unit_test(test_bus_straddling_access),
 	    cmocka_unit_test(test_bus_many_regions_sorted),
 	    cmocka_unit_test(test_console_escape),
+	    cmocka_unit_test(test_console_sanitize),
 	};
 	return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }
