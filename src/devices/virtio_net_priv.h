@@ -41,6 +41,7 @@
 #define VIRTIO_NET_HDR_GSO_TCPV4    1
 #define VIRTIO_NET_HDR_GSO_TCPV6    4
 #define VIRTIO_NET_HDR_GSO_ECN	    0x80
+#define VIRTIO_NET_TCP_CSUM_OFF	    16 /* offsetof(struct tcphdr, check) */
 
 struct virtio_net_hdr {
 	uint8_t flags;

@@ -668,6 +668,69 @@ static void test_tx_bad_headers(void **state)
 	assert_false(f->n->vdev.vqs[1].broken);
 }
 
+static void post_tx_frame(struct fx *f, const struct virtio_net_hdr *h)
+{
+	post_tx(f, h, 100);
+}
+
+/* Offsets and sizes that would reach the host kernel are checked against
+ * the frame: each bad header is dropped and counted, the edge cases pass. */
+static void test_tx_bad_offsets(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	const uint8_t C = VIRTIO_NET_HDR_F_NEEDS_CSUM, T4 = VIRTIO_NET_HDR_GSO_TCPV4,
+		      T6 = VIRTIO_NET_HDR_GSO_TCPV6;
+	/* Frames of 100 bytes; the checksum field ends exactly at the end. */
+	const struct virtio_net_hdr good[] = {
+	    {.flags = C, .csum_start = 80, .csum_offset = 18},
+	    {.flags = C,
+	     .gso_type = T4,
+	     .hdr_len = 54,
+	     .gso_size = 1448,
+	     .csum_start = 34,
+	     .csum_offset = 16},
+	    {.hdr_len = 100},
+	};
+	const struct virtio_net_hdr bad[] = {
+	    {.flags = C, .csum_start = 81, .csum_offset = 18},	       /* 1 byte past */
+	    {.flags = C, .csum_start = 0xffff, .csum_offset = 0xffff}, /* 16-bit wrap */
+	    {.hdr_len = 101},
+	    {.flags = C, .gso_type = T4, .hdr_len = 54, .csum_start = 34, .csum_offset = 16},
+	    /* GSO without NEEDS_CSUM: */
+	    {.gso_type = T4, .hdr_len = 54, .gso_size = 1448, .csum_start = 34, .csum_offset = 16},
+	    {.flags = C,
+	     .gso_type = T6,
+	     .hdr_len = 74,
+	     .gso_size = 1428,
+	     .csum_start = 54,
+	     .csum_offset = 6}, /* a UDP checksum offset on TCP segmentation */
+	    {.flags = C,
+	     .gso_type = T4 | VIRTIO_NET_HDR_GSO_ECN,
+	     .hdr_len = 54,
+	     .gso_size = 1448,
+	     .csum_start = 34,
+	     .csum_offset = 16},
+	};
+	uint8_t pkt[256];
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		post_tx_frame(f, &bad[i]);
+		virtio_net_tx_run(f->n);
+		if (f->n->stats.tx_dropped != i + 1)
+			fail_msg("bad header %u was not dropped", i);
+		assert_true(wire_recv(f, pkt, sizeof(pkt)) < 0);
+	}
+	for (unsigned int i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		post_tx_frame(f, &good[i]);
+		virtio_net_tx_run(f->n);
+		if (wire_recv(f, pkt, sizeof(pkt)) != HDR + 100)
+			fail_msg("good header %u was not sent", i);
+	}
+	assert_int_equal(f->n->stats.tx_packets, 3);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 10);
+	assert_false(f->n->vdev.vqs[1].broken);
+}
+
 /* The tap is full: the chain goes back to the ring, TX waits for
  * writability, and the EPOLLOUT event sends it. */
 static void test_tx_eagain(void **state)
@@ -751,6 +814,7 @@ int main(void)
 	    T(test_reset_quiesces),
 	    T(test_tx_multi_descriptor),
 	    T(test_tx_bad_headers),
+	    T(test_tx_bad_offsets),
 	    T(test_tx_eagain),
 	    T(test_tx_budget),
 	};
