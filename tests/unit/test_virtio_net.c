@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "devices/virtio_net.h"
@@ -37,6 +39,16 @@
 	(F(VIRTIO_NET_F_CSUM) | F(VIRTIO_NET_F_GUEST_CSUM) | F(VIRTIO_NET_F_HOST_TSO4) |           \
 	 F(VIRTIO_NET_F_HOST_TSO6) | F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6))
 #define F_ALL (F_BASE | F_OFFLOADS | F(VIRTIO_NET_F_MRG_RXBUF))
+
+/* ---- a readv that overstates its length (the device must not trust it) ---- */
+
+static ssize_t readv_extra;
+
+ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	ssize_t r = syscall(SYS_readv, fd, iov, cnt);
+	return r > 0 ? r + readv_extra : r;
+}
 
 /* ---- the transport's side: the real virtio_notify_if_needed calls this ---- */
 
@@ -486,6 +498,27 @@ static void test_rx_frame_larger_than_ring(void **state)
 	assert_false(f->n->vdev.vqs[0].broken);
 }
 
+/* readv claiming more bytes than the buffers it was given: the frame is
+ * cut to what they hold, never read past rx_buf. */
+static void test_rx_readv_overstated(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
+	uint8_t frame[60] = {0};
+	struct virtio_net_hdr h = {0};
+	wire_send(f, &h, frame, sizeof(frame));
+	readv_extra = 1 << 20;
+	virtio_net_rx_run(f->n);
+	readv_extra = 0;
+	size_t cap = sizeof(f->n->rx_buf) + 1526 - HDR;
+	assert_true(f->n->rx_frame <= cap);
+	assert_true(f->n->rx_off + f->n->rx_left <= sizeof(f->n->rx_buf));
+	/* The rest waits for buffers (MRG_RXBUF); a reset forgets it. */
+	f->n->vdev.ops->reset(&f->n->vdev);
+	assert_int_equal(f->n->rx_left, 0);
+}
+
 /* Without MRG_RXBUF a frame must fit one chain; one that does not is
  * dropped and the chain is used for the next frame. */
 static void test_rx_no_mrg(void **state)
@@ -808,6 +841,7 @@ int main(void)
 	    T(test_rx_no_buffers_no_event_idx),
 	    T(test_rx_partial_then_refill),
 	    T(test_rx_frame_larger_than_ring),
+	    T(test_rx_readv_overstated),
 	    T(test_rx_no_mrg),
 	    T(test_rx_header_rules),
 	    T(test_rx_chain_shorter_than_header),
