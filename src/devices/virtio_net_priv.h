@@ -126,7 +126,8 @@ struct virtio_net {
 
 	/* vhost=on: the kernel moves packets; skiff only sets it up. */
 	bool vhost_on;
-	bool vhost_running; /* between a successful activate and reset */
+	bool vhost_running;	    /* between a successful activate and reset */
+	bool vhost_fallback_logged; /* "using the built-in data path" said once */
 	unsigned int vhost_busyloop_us;
 	struct vhost_net vhost;
 };

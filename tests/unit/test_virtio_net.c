@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -69,6 +70,34 @@ static void fake_notify_config(struct virtio_dev *vdev)
 static const struct virtio_transport_ops fake_transport = {
     .notify_queue = fake_notify_queue,
     .notify_config = fake_notify_config,
+};
+
+/* A transport that can hand queues off (vhost=on): the handoff fails for
+ * queues from handoff_fail_from on; counts what the device asked. */
+static unsigned int handoff_fail_from, handoffs, takebacks;
+
+static int fake_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick, int *call)
+{
+	(void)vdev;
+	if (q >= handoff_fail_from)
+		return -1;
+	handoffs++;
+	*kick = *call = -1;
+	return 0;
+}
+
+static void fake_queue_takeback(struct virtio_dev *vdev, unsigned int q)
+{
+	(void)vdev;
+	(void)q;
+	takebacks++;
+}
+
+static const struct virtio_transport_ops fake_vhost_transport = {
+    .notify_queue = fake_notify_queue,
+    .notify_config = fake_notify_config,
+    .queue_handoff = fake_queue_handoff,
+    .queue_takeback = fake_queue_takeback,
 };
 
 /* ---- fixture ---- */
@@ -618,6 +647,63 @@ static void test_reset_quiesces(void **state)
 	assert_int_equal(tap_queued(f), HDR + 10);
 }
 
+/* Lines written to stderr while fn(f) runs. */
+static int stderr_lines(void (*fn)(struct fx *), struct fx *f)
+{
+	FILE *tmp = tmpfile();
+	assert_non_null(tmp);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	dup2(fileno(tmp), STDERR_FILENO);
+	fn(f);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	int lines = 0, c;
+	while ((c = fgetc(tmp)) != EOF)
+		lines += c == '\n';
+	fclose(tmp);
+	return lines;
+}
+
+static void vhost_cycles(struct fx *f)
+{
+	struct virtio_dev *v = &f->n->vdev;
+	for (int i = 0; i < 10000; i++) {
+		assert_int_equal(v->ops->activate(v), 0);
+		v->ops->reset(v);
+	}
+}
+
+/* vhost=on, and the guest makes every activate fall back to the built-in
+ * path (no MSI-X vector for a queue; vhost refusing the rings): 10,000
+ * DRIVER_OK/reset cycles log one line, and give back what they took. */
+static void test_vhost_fallback_logged_once(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	struct virtio_dev *v = &f->n->vdev;
+	v->ops->reset(v);
+	v->transport = &fake_vhost_transport;
+	f->n->vhost_on = true;
+	f->n->vhost.fd = -1; /* every vhost ioctl fails: "refused the rings" */
+	handoffs = takebacks = 0;
+	handoff_fail_from = 1; /* queue 1 has no vector */
+	assert_int_equal(stderr_lines(vhost_cycles, f), 1);
+	assert_int_equal(handoffs, 10000);
+	assert_int_equal(takebacks, 20000); /* both queues: the failed one is a no-op */
+	assert_false(f->n->vhost_running);
+	handoffs = takebacks = 0;
+	handoff_fail_from = 2;
+	assert_int_equal(stderr_lines(vhost_cycles, f), 0); /* said already */
+	assert_int_equal(handoffs, 20000);
+	assert_int_equal(takebacks, 20000);
+	/* Another device says it once too. */
+	f->n->vhost_fallback_logged = false;
+	assert_int_equal(stderr_lines(vhost_cycles, f), 1);
+}
+
 /* ---- TX ---- */
 
 static ssize_t wire_recv(struct fx *f, void *buf, size_t len)
@@ -846,6 +932,7 @@ int main(void)
 	    T(test_rx_header_rules),
 	    T(test_rx_chain_shorter_than_header),
 	    T(test_reset_quiesces),
+	    T(test_vhost_fallback_logged_once),
 	    T(test_tx_multi_descriptor),
 	    T(test_tx_bad_headers),
 	    T(test_tx_bad_offsets),
