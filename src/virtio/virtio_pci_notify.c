@@ -225,11 +225,24 @@ static void vp_queue_takeback(struct virtio_dev *vdev, unsigned int q)
 		vp->q[q].handed_off = false;
 }
 
+/* The kick eventfd signalled as if the guest had kicked: the I/O thread's
+ * loop gets to it after the fds already pending. */
+static int vp_queue_resched(struct virtio_dev *vdev, unsigned int q)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	uint64_t one = 1;
+	if (q >= vdev->num_queues || vp->q[q].kick_fd < 0 || !vp->io ||
+	    __atomic_load_n(&vp->q[q].handed_off, __ATOMIC_ACQUIRE))
+		return -1;
+	return write(vp->q[q].kick_fd, &one, sizeof(one)) == sizeof(one) ? 0 : -1;
+}
+
 const struct virtio_transport_ops vp_transport_ops = {
     .notify_queue = vp_notify_queue,
     .notify_config = vp_notify_config,
     .queue_handoff = vp_queue_handoff,
     .queue_takeback = vp_queue_takeback,
+    .queue_resched = vp_queue_resched,
 };
 
 void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)

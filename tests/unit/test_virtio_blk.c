@@ -9,6 +9,9 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,15 +45,35 @@ struct fx {
 	uint16_t avail_idx; /* the guest driver's */
 	_Atomic int notified;
 	int broken;
+	int refill_left; /* completed chains the guest re-posts at once */
+	bool stop_io;
+	int rescheds;	 /* queue_resched calls */
+	int resched_ret; /* what queue_resched answers */
 };
+
+static uint16_t guest_used_idx(struct fx *f);
+static struct virtq_used_elem guest_used(struct fx *f, uint16_t i);
+static void guest_publish(struct fx *f, uint16_t head);
 
 /* ---- the transport ---- */
 
+/* The guest's interrupt handler: with refill, the chain just completed is
+ * made available again before the device pops the next one. */
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
 	struct fx *f = vdev->transport_data;
 	assert_int_equal(q, 0);
 	f->notified++;
+	if (f->refill_left > 0 && f->refill_left--)
+		guest_publish(f, (uint16_t)guest_used(f, (uint16_t)(guest_used_idx(f) - 1)).id);
+}
+
+static int fake_queue_resched(struct virtio_dev *vdev, unsigned int q)
+{
+	struct fx *f = vdev->transport_data;
+	assert_int_equal(q, 0);
+	f->rescheds++;
+	return f->resched_ret;
 }
 
 static void fake_notify_config(struct virtio_dev *vdev)
@@ -61,6 +84,7 @@ static void fake_notify_config(struct virtio_dev *vdev)
 static const struct virtio_transport_ops fake_transport = {
     .notify_queue = fake_notify_queue,
     .notify_config = fake_notify_config,
+    .queue_resched = fake_queue_resched,
 };
 
 static void on_broken(struct virtq *vq, void *opaque)
@@ -645,6 +669,78 @@ static void test_reset_quiesces(void **state)
 	assert_int_equal(guest_used_idx(f), used);
 }
 
+/* Four chains the device answers at once (unknown type), at heads 0..6. */
+static void post_instant(struct fx *f, unsigned int n)
+{
+	set_hdr(f, HDR_GPA, 99, 0);
+	for (unsigned int i = 0; i < n; i++) {
+		struct seg s[] = {{HDR_GPA, 16, false}, {STATUS_GPA, 1, true}};
+		guest_add(f, (uint16_t)(2 * i), s, 2);
+	}
+}
+
+/* A guest that re-posts every request as soon as it completes: one run
+ * pops BLK_POP_BUDGET chains, asks the transport to call again, and the
+ * next call carries on. Without the budget the first call never returns
+ * (the alarm turns that into a failure). */
+static void test_pop_budget(void **state)
+{
+	struct fx *f = *state;
+	post_instant(f, 4);
+	f->refill_left = INT_MAX;
+	alarm(20);
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	alarm(0);
+	assert_int_equal(guest_used_idx(f), BLK_POP_BUDGET);
+	assert_int_equal(f->rescheds, 1);
+	assert_int_equal(f->avail_idx, 4 + BLK_POP_BUDGET);
+	/* The transport calls back (the I/O thread's next round). */
+	f->refill_left = 0;
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	assert_int_equal(guest_used_idx(f), 4 + BLK_POP_BUDGET);
+	assert_int_equal(f->rescheds, 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_UNSUPP);
+	/* A transport that cannot call back (trapped kicks): the run goes on
+	 * to the empty ring. */
+	f->resched_ret = -1;
+	post_instant(f, 4);
+	f->refill_left = 3 * BLK_POP_BUDGET;
+	uint16_t before = guest_used_idx(f);
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 4 + 3 * BLK_POP_BUDGET));
+	assert_int_equal(f->rescheds, 4);
+}
+
+static void *io_loop(void *arg)
+{
+	struct fx *f = arg;
+	while (!__atomic_load_n(&f->stop_io, __ATOMIC_ACQUIRE))
+		f->vdev->ops->queue_notify(f->vdev, 0);
+	return NULL;
+}
+
+/* A reset from a vCPU completes while the guest keeps refilling and the
+ * I/O thread keeps answering: each pop run ends at the budget and lets
+ * the reset have the disk's mutex. The alarm turns a hang into a failure. */
+static void test_reset_while_refilling(void **state)
+{
+	struct fx *f = *state;
+	post_instant(f, 4);
+	f->refill_left = INT_MAX;
+	pthread_t io;
+	assert_int_equal(pthread_create(&io, NULL, io_loop, f), 0);
+	while (guest_used_idx(f) < 4 * BLK_POP_BUDGET)
+		sched_yield();
+	alarm(20);
+	f->vdev->ops->reset(f->vdev);
+	alarm(0);
+	__atomic_store_n(&f->stop_io, true, __ATOMIC_RELEASE);
+	pthread_join(io, NULL);
+	uint16_t used = guest_used_idx(f);
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	assert_int_equal(guest_used_idx(f), used); /* nothing after the reset */
+}
+
 /* --disk specs that must be refused with a reason. */
 static void test_bad_specs(void **state)
 {
@@ -697,6 +793,8 @@ int main(void)
 	    T(test_write_zeroes_and_discard),
 	    T(test_many_in_flight),
 	    T(test_reset_quiesces),
+	    T(test_pop_budget),
+	    T(test_reset_while_refilling),
 	    T(test_bad_specs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

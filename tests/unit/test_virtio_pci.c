@@ -704,6 +704,30 @@ static void test_handoff_cycles_bounded(void **state)
 		assert_false(f->vp->q[q].handed_off);
 }
 
+/* A device that stopped at its budget asks to be called again: the kick
+ * eventfd fires as if the guest had kicked, unless vhost owns it. */
+static void test_queue_resched(void **state)
+{
+	struct vfx *f = *state;
+	struct virtio_dev *vdev = &f->t.vdev;
+	assert_int_equal(vdev->transport->queue_resched(vdev, 1), 0);
+	assert_int_equal(efd_take(kick_fd(f, 1)), 1);
+	assert_int_equal(efd_take(kick_fd(f, 0)), 0);
+	assert_int_equal(vdev->transport->queue_resched(vdev, NQ), -1);
+	f->vp->q[1].handed_off = true;
+	assert_int_equal(vdev->transport->queue_resched(vdev, 1), -1);
+	assert_int_equal(efd_take(kick_fd(f, 1)), 0);
+	f->vp->q[1].handed_off = false;
+}
+
+/* Without an I/O thread reading the kicks, nothing would call back. */
+static void test_queue_resched_trapped(void **state)
+{
+	struct vfx *f = *state;
+	struct virtio_dev *vdev = &f->t.vdev;
+	assert_int_equal(vdev->transport->queue_resched(vdev, 0), -1);
+}
+
 static void test_attach_errors(void **state)
 {
 	struct vfx *f = *state;
@@ -794,6 +818,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ioeventfd_follows_bar, vfx_setup_ioeventfd,
 					    vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_handoff_cycles_bounded, vfx_setup_iothread,
+					    vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_queue_resched, vfx_setup_iothread, vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_queue_resched_trapped, vfx_setup_ioeventfd,
 					    vfx_teardown),
 	    VT(test_attach_errors),
 	    VT(test_fuzz),
