@@ -113,6 +113,11 @@ void iothread_poll_once(struct iothread *io, uint64_t now)
 		struct iothread_poller *p = io->pollers[i];
 		if (!p->st.polling)
 			continue;
+		if (p->parked && p->parked(p->opaque)) {
+			p->st.polling = false;
+			io->nr_polling--;
+			continue;
+		}
 		bool work = p->poll(p->opaque);
 		if (!poll_after_iteration(&p->st, &p->policy, now, work))
 			continue;

@@ -30,6 +30,10 @@ struct iothread_poller {
 	 * re-enabling, returns true if work arrived meanwhile, which the
 	 * guest may not have kicked for (virtq_enable_notify's contract). */
 	bool (*set_notify)(void *opaque, bool enable);
+	/* Optional: true while the queue belongs to someone else (vhost):
+	 * polling stops at once, whatever the mode, touching nothing; the
+	 * next kick may start it again. */
+	bool (*parked)(void *opaque);
 	void *opaque;
 };
 

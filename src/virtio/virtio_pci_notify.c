@@ -104,6 +104,14 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	return more;
 }
 
+/* vhost owns a handed-off queue: its ring and its kick suppression. The
+ * poller reading it would find vhost's work forever and spin. */
+static bool vp_poll_parked(void *opaque)
+{
+	struct virtio_pci_queue *q = opaque;
+	return __atomic_load_n(&q->handed_off, __ATOMIC_ACQUIRE);
+}
+
 int vp_pollers_add(struct virtio_pci *vp)
 {
 	struct virtio_dev *vdev = vp->vdev;
@@ -118,6 +126,7 @@ int vp_pollers_add(struct virtio_pci *vp)
 		p->policy = vdev->poll;
 		p->poll = vp_poll_queue;
 		p->set_notify = vp_poll_set_notify;
+		p->parked = vp_poll_parked;
 		p->opaque = q;
 		int r = iothread_add_poller(vp->io, p);
 		if (r < 0)

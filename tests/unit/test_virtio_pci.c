@@ -125,13 +125,18 @@ struct vfx {
 	uint32_t msix_cap;
 };
 
-static int vfx_setup_mode(void **state, bool ioeventfd, bool with_io)
+static int vfx_setup_mode(void **state, bool ioeventfd, bool with_io, bool poll)
 {
 	struct vfx *f = calloc(1, sizeof(*f));
 	bus_init(&f->trap);
 	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
 	assert_int_equal(fake_mem_init(&f->mem, 1 << 20), 0);
 	tvdev_fill(&f->t, "virtio-test0");
+	if (poll) { /* queue 1 polled from the first kick on */
+		poll_policy_default(&f->t.vdev.poll);
+		f->t.vdev.poll.mode = POLL_ALWAYS;
+		f->t.vdev.poll_queues = 1u << 1;
+	}
 	f->with_io = with_io;
 	if (with_io)
 		assert_int_equal(iothread_init(&f->io, "io0"), 0);
@@ -152,17 +157,22 @@ static int vfx_setup_mode(void **state, bool ioeventfd, bool with_io)
 
 static int vfx_setup(void **state)
 {
-	return vfx_setup_mode(state, false, false);
+	return vfx_setup_mode(state, false, false, false);
 }
 
 static int vfx_setup_ioeventfd(void **state)
 {
-	return vfx_setup_mode(state, true, false);
+	return vfx_setup_mode(state, true, false, false);
 }
 
 static int vfx_setup_iothread(void **state)
 {
-	return vfx_setup_mode(state, true, true);
+	return vfx_setup_mode(state, true, true, false);
+}
+
+static int vfx_setup_polled(void **state)
+{
+	return vfx_setup_mode(state, true, true, true);
 }
 
 static int vfx_teardown(void **state)
@@ -704,6 +714,41 @@ static void test_handoff_cycles_bounded(void **state)
 		assert_false(f->vp->q[q].handed_off);
 }
 
+/* vhost=on with poll=: a queue polled before a reset, handed to vhost at
+ * the next DRIVER_OK, is left alone: the poller reads none of its ring
+ * (guest RAM is inaccessible here: a read would fault), calls the device
+ * for none of its work, and stops instead of spinning on it. */
+static void test_poller_skips_handed_off_queue(void **state)
+{
+	struct vfx *f = *state;
+	struct iothread_poller *p = &f->vp->q[1].poller;
+	assert_true(f->vp->q[1].polled);
+	cfg_wr(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
+	msix_program(f, 0, 0x40);
+	msix_program(f, 1, 0x41);
+	f->t.handoff = true;
+	negotiate(f, FEAT_OK);
+	setup_queue(f, 0, 16);
+	cw(f, VP_Q_MSIX, 2, 0);
+	setup_queue(f, 1, 16);
+	cw(f, VP_Q_MSIX, 2, 1);
+	driver_ok(f);
+	assert_int_equal(f->t.handed, NQ);
+	/* The poller was polling (started by a kick before the handoff), and
+	 * the guest has made a chain available on the ring vhost now owns. */
+	iothread_poller_kick(&f->io, p);
+	assert_true(p->st.polling);
+	*(uint16_t *)fake_mem_at(&f->mem, 0x20000 + 0x4000 + 2) = 1;
+	fake_mem_protect(&f->mem, false);
+	uint64_t t = p->st.started_ns;
+	for (int i = 0; i < 1000 && f->io.nr_polling; i++)
+		iothread_poll_once(&f->io, t + (uint64_t)i * 1000000);
+	fake_mem_protect(&f->mem, true);
+	assert_int_equal(f->io.nr_polling, 0);
+	assert_false(p->st.polling);
+	assert_int_equal(f->t.notifies[1], 0);
+}
+
 /* A device that stopped at its budget asks to be called again: the kick
  * eventfd fires as if the guest had kicked, unless vhost owns it. */
 static void test_queue_resched(void **state)
@@ -820,6 +865,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handoff_cycles_bounded, vfx_setup_iothread,
 					    vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_resched, vfx_setup_iothread, vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_poller_skips_handed_off_queue, vfx_setup_polled,
+					    vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_resched_trapped, vfx_setup_ioeventfd,
 					    vfx_teardown),
 	    VT(test_attach_errors),
