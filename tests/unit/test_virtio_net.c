@@ -11,6 +11,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +48,23 @@
 
 static ssize_t readv_extra;
 
+/* readv on gate_fd waits until the test opens the gate: an RX run the
+ * test holds in the middle, its lock taken. */
+static int gate_fd = -1;
+static bool gate_entered, gate_open;
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
+	pthread_mutex_lock(&gate_mu);
+	if (fd == gate_fd) {
+		gate_entered = true;
+		pthread_cond_broadcast(&gate_cv);
+		while (!gate_open)
+			pthread_cond_wait(&gate_cv, &gate_mu);
+	}
+	pthread_mutex_unlock(&gate_mu);
 	ssize_t r = syscall(SYS_readv, fd, iov, cnt);
 	return r > 0 ? r + readv_extra : r;
 }
@@ -752,6 +770,79 @@ static void test_vhost_fallback_logged_once(void **state)
 	assert_int_equal(stderr_lines(vhost_cycles, f), 1);
 }
 
+static void *rx_thread(void *arg)
+{
+	virtio_net_rx_run(arg);
+	return NULL;
+}
+
+struct resetter {
+	struct virtio_net *n;
+	_Atomic pid_t tid;
+	atomic_bool done;
+};
+
+static void *reset_thread(void *arg)
+{
+	struct resetter *r = arg;
+	atomic_store(&r->tid, gettid());
+	r->n->vdev.ops->reset(&r->n->vdev);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* 'S' while the thread sleeps (on a lock, say). */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return '?';
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
+/* Reset waits for an RX run in progress (held inside its readv by the
+ * test): it sleeps rather than return while the run may still write the
+ * guest's buffers. */
+static void test_reset_waits_for_rx(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
+	uint8_t frame[60] = {0};
+	struct virtio_net_hdr h = {0};
+	wire_send(f, &h, frame, sizeof(frame));
+	gate_entered = gate_open = false;
+	gate_fd = f->n->tap.fd;
+	pthread_t rx, rs;
+	assert_int_equal(pthread_create(&rx, NULL, rx_thread, f->n), 0);
+	pthread_mutex_lock(&gate_mu);
+	while (!gate_entered)
+		pthread_cond_wait(&gate_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+	struct resetter r = {.n = f->n};
+	assert_int_equal(pthread_create(&rs, NULL, reset_thread, &r), 0);
+	while (!atomic_load(&r.tid))
+		sched_yield();
+	while (!atomic_load(&r.done) && thread_state(atomic_load(&r.tid)) != 'S')
+		sched_yield();
+	bool returned_early = atomic_load(&r.done);
+	pthread_mutex_lock(&gate_mu);
+	gate_open = true;
+	gate_fd = -1;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+	pthread_join(rx, NULL);
+	pthread_join(rs, NULL);
+	assert_false(returned_early);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1); /* the run finished first */
+}
+
 /* ---- TX ---- */
 
 static ssize_t wire_recv(struct fx *f, void *buf, size_t len)
@@ -1031,6 +1122,7 @@ int main(void)
 	    T(test_rx_header_rules),
 	    T(test_rx_chain_shorter_than_header),
 	    T(test_reset_quiesces),
+	    T(test_reset_waits_for_rx),
 	    T(test_vhost_fallback_logged_once),
 	    T(test_tx_multi_descriptor),
 	    T(test_tx_bad_headers),
