@@ -112,9 +112,10 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 	/* Copy before unlocking: a concurrent register may move the array. */
 	struct bus_region reg = *r;
 	pthread_rwlock_unlock(&bus->lock);
+	uint64_t offset = addr - reg.base;
 	struct bus_access acc = {
 	    .addr = addr,
-	    .offset = addr - reg.base,
+	    .offset = offset,
 	    .data = data,
 	    .len = len,
 	    .is_write = is_write,
@@ -124,6 +125,11 @@ bool bus_dispatch(struct bus *bus, enum bus_space sp, uint64_t addr, void *data,
 		bus->account(bus->account_opaque, sp, &reg, addr, is_write);
 	if (!is_write)
 		memset(data, 0xff, len);
+	/* An access straddling the region's end is ignored whole (reads: all
+	 * ones), as the PCI data port does: no handler sees bytes past its
+	 * region, to wrap or overrun them. */
+	if (len > reg.len - offset)
+		return true;
 	reg.handler(reg.opaque, &acc);
 	return true;
 }

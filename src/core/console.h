@@ -5,6 +5,7 @@
 #ifndef SKIFF_CONSOLE_H
 #define SKIFF_CONSOLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,13 @@ int console_start(struct vm *vm, console_receive_fn receive, void *opaque, pthre
  * and from a signal handler. */
 void console_restore(void);
 
-/* Writes guest output to stdout (a uart_tx_fn). */
+/* Copies guest output to out (room for 2 * len bytes) with every control
+ * byte except \n \r \t \b, and DEL, in caret notation (ESC -> "^[");
+ * returns the bytes written. Pure, for testing. */
+size_t console_sanitize(const uint8_t *in, size_t len, uint8_t *out);
+
+/* uart_tx_fn writing guest output to stdout: sanitized when stdout is a
+ * terminal (decided by console_start), byte for byte otherwise. */
 void console_tx(void *opaque, const uint8_t *buf, size_t len);
 
 #endif

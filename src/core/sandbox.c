@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 
 static atomic_bool enabled;
 
@@ -95,6 +96,11 @@ int sandbox_enter(void)
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+	/* The control socket asks who connected (SO_PEERCRED), nothing else. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(getsockopt), 2,
+				     SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+				     SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED));
 	/* Threads name themselves when they start (core/thread.h); no other
 	 * prctl. */
 	if (r == 0)

@@ -146,11 +146,18 @@ static uint8_t uart_read(struct uart8250 *u, unsigned int off)
 
 void uart_access(struct uart8250 *u, unsigned int offset, uint8_t *data, bool is_write)
 {
+	/* Past the 8 registers is nothing: a wide access must not wrap onto
+	 * THR (a 2-byte OUT at SCR would otherwise transmit a byte). */
+	if (offset >= UART_NR_REGS) {
+		if (!is_write)
+			*data = 0xff;
+		return;
+	}
 	pthread_mutex_lock(&u->lock);
 	if (is_write)
-		uart_write(u, offset & 7, *data);
+		uart_write(u, offset, *data);
 	else
-		*data = uart_read(u, offset & 7);
+		*data = uart_read(u, offset);
 	uart_update_irq(u);
 	pthread_mutex_unlock(&u->lock);
 }
@@ -169,9 +176,8 @@ size_t uart_receive(struct uart8250 *u, const uint8_t *buf, size_t len)
 void uart_bus_handler(void *opaque, struct bus_access *acc)
 {
 	/* Wider accesses touch consecutive registers, as on real hardware;
-	 * bytes past the last port belong to nobody (a read leaves them 0xff)
-	 * and must not wrap onto THR/RBR. */
-	for (uint32_t i = 0; i < acc->len && acc->offset + i < 8; i++)
+	 * bytes past SCR are ignored (uart_access). */
+	for (uint32_t i = 0; i < acc->len; i++)
 		uart_access(opaque, (unsigned int)(acc->offset + i), &acc->data[i], acc->is_write);
 }
 
@@ -180,5 +186,5 @@ const char *uart_reg_name(void *opaque, uint64_t offset, bool is_write)
 	(void)opaque;
 	static const char *rd[8] = {"RBR", "IER", "IIR", "LCR", "MCR", "LSR", "MSR", "SCR"};
 	static const char *wr[8] = {"THR", "IER", "FCR", "LCR", "MCR", "LSR", "MSR", "SCR"};
-	return (is_write ? wr : rd)[offset & 7];
+	return offset < UART_NR_REGS ? (is_write ? wr : rd)[offset] : "none";
 }

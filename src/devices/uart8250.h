@@ -24,6 +24,7 @@ enum {
 	UART_LSR = 5,
 	UART_MSR = 6,
 	UART_SCR = 7,
+	UART_NR_REGS = 8,
 };
 
 #define UART_IER_RDI	  0x01
@@ -57,7 +58,8 @@ struct uart8250 {
 };
 
 void uart_init(struct uart8250 *u, uart_irq_fn set_irq, uart_tx_fn tx, void *opaque);
-/* One register access (offset 0..7, one byte). */
+/* One register access (offset 0..7, one byte; others are ignored and
+ * read all ones). */
 void uart_access(struct uart8250 *u, unsigned int offset, uint8_t *data, bool is_write);
 /* Host input; returns how many bytes fit in the receive FIFO. */
 size_t uart_receive(struct uart8250 *u, const uint8_t *buf, size_t len);

@@ -87,16 +87,24 @@ static void blk_slot_free(struct blk_dev *blk, struct blk_req *req)
 	blk->free[blk->nfree++] = (unsigned int)(req - blk->reqs);
 }
 
-/* Pops every available chain: checks it, answers it if that is all it
- * needs, else queues it for the worker. Runs to an empty ring: with
- * EVENT_IDX the guest does not kick again until then. */
+/* Pops available chains: checks each, answers it if that is all it needs,
+ * else queues it for the worker. Runs to an empty ring (with EVENT_IDX
+ * the guest does not kick again until then), or to the budget: the
+ * transport then calls again later, or if it cannot, the run goes on. */
 static void blk_pop_all(struct blk_dev *blk)
 {
 	struct virtq *vq = &blk->vdev.vqs[0];
+	const struct virtio_transport_ops *t = blk->vdev.transport;
+	unsigned int budget = BLK_POP_BUDGET;
 	/* nfree is never 0 here: a slot is freed in the same critical
 	 * section as its chain is pushed (or the ring reset), and the ring
 	 * refuses more chains in flight than its size <= BLK_QUEUE_SIZE. */
 	while (blk->active && blk->nfree) {
+		if (!budget--) {
+			if (t->queue_resched && t->queue_resched(&blk->vdev, 0) == 0)
+				return;
+			budget = BLK_POP_BUDGET - 1; /* trapped kick: its vCPU pays */
+		}
 		if (virtq_pop(vq, blk->vdev.gm, &blk->elem) <= 0)
 			return;
 		struct blk_req *req = &blk->reqs[blk->free[--blk->nfree]];

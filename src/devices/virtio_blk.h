@@ -2,9 +2,9 @@
  *
  * One request queue. Kicks pop and check requests on the kicking thread
  * (the disk's I/O thread, or the vCPU with --no-ioeventfd: cheap, never
- * blocks on the disk); the disk I/O runs on one worker thread per disk
- * ("blkN"), which completes requests itself. A mutex per disk serializes
- * everything that touches the virtqueue, the I/O thread's poller included
+ * blocks on the disk; at most BLK_POP_BUDGET per run); the disk I/O runs
+ * on one worker thread per disk ("blkN"), which completes requests itself. A mutex per disk
+ * serializes everything that touches the virtqueue, the I/O thread's poller included
  * (poll=adaptive|always; vdev->queue_lock). */
 #ifndef SKIFF_VIRTIO_BLK_H
 #define SKIFF_VIRTIO_BLK_H
@@ -21,6 +21,12 @@ int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 			  char *err, size_t errlen);
 /* What in spec needs ioeventfd kicks ("poll="), or NULL. */
 const char *virtio_blk_needs_ioeventfd(const void *spec);
+
+/* Chains popped per kick before the run yields, as virtio-net's budget: a
+ * guest refilling requests that complete at once must not pin the I/O
+ * thread it shares, nor keep the disk's mutex from a reset. The transport
+ * calls again later (queue_resched). */
+#define BLK_POP_BUDGET 64
 
 /* The same from a spec string, for tests:
  * parses spec (virtio_blk_spec.h), opens the image and starts the worker;

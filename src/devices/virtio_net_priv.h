@@ -41,6 +41,7 @@
 #define VIRTIO_NET_HDR_GSO_TCPV4    1
 #define VIRTIO_NET_HDR_GSO_TCPV6    4
 #define VIRTIO_NET_HDR_GSO_ECN	    0x80
+#define VIRTIO_NET_TCP_CSUM_OFF	    16 /* offsetof(struct tcphdr, check) */
 
 struct virtio_net_hdr {
 	uint8_t flags;
@@ -125,7 +126,8 @@ struct virtio_net {
 
 	/* vhost=on: the kernel moves packets; skiff only sets it up. */
 	bool vhost_on;
-	bool vhost_running; /* between a successful activate and reset */
+	bool vhost_running;	    /* between a successful activate and reset */
+	bool vhost_fallback_logged; /* "using the built-in data path" said once */
 	unsigned int vhost_busyloop_us;
 	struct vhost_net vhost;
 };

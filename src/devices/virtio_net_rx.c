@@ -88,6 +88,12 @@ static ssize_t rx_read(struct virtio_net *n, size_t *direct)
 	}
 	if (got < 0)
 		return -1;
+	/* Trust the length no further than the buffers given: everything
+	 * below indexes rx_buf and the chain with it. */
+	size_t cap =
+	    VIRTIO_NET_HDR_LEN + sizeof(n->rx_buf) + (k > 0 ? a->in_len - VIRTIO_NET_HDR_LEN : 0);
+	if ((size_t)got > cap)
+		got = (ssize_t)cap;
 	if (got < VIRTIO_NET_HDR_LEN)
 		return -2;
 	got -= VIRTIO_NET_HDR_LEN;

@@ -26,17 +26,30 @@ static struct virtq *tx_vq(struct virtio_net *n)
 	return &n->vdev.vqs[VIRTIO_NET_TXQ];
 }
 
-/* Offloads the driver may ask for are those it negotiated (5.1.6.2.1);
- * the kernel validates the rest of the header (csum_start, hdr_len...). */
-static bool tx_hdr_ok(const struct virtio_net *n, struct virtio_net_hdr *h)
+/* Offloads the driver may ask for are those it negotiated (5.1.6.2.1).
+ * The offsets reach the host kernel, whose own checks have had holes
+ * (CVE-2024-43897): they must lie inside the frame of len bytes. */
+static bool tx_hdr_ok(const struct virtio_net *n, struct virtio_net_hdr *h, uint32_t len)
 {
 	const struct virtio_dev *v = &n->vdev;
+	bool csum = h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM;
 
-	if ((h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !virtio_has_feature(v, VIRTIO_NET_F_CSUM))
+	if (csum && !virtio_has_feature(v, VIRTIO_NET_F_CSUM))
 		return false;
 	h->flags &= VIRTIO_NET_HDR_F_NEEDS_CSUM; /* the only flag a driver sets */
 	if (!virtio_net_gso_ok(v, h->gso_type, VIRTIO_NET_F_HOST_TSO4, VIRTIO_NET_F_HOST_TSO6))
 		return false;
+	/* The 16-bit checksum field is written at csum_start + csum_offset. */
+	if (csum && (uint32_t)h->csum_start + h->csum_offset + 2 > len)
+		return false;
+	if (h->hdr_len > len)
+		return false;
+	if (h->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+		/* TCP segmentation: a partial TCP checksum (the spec requires
+		 * NEEDS_CSUM with any GSO type), and a segment size. */
+		if (!csum || h->csum_offset != VIRTIO_NET_TCP_CSUM_OFF || h->gso_size == 0)
+			return false;
+	}
 	h->num_buffers = 0;
 	return true;
 }
@@ -52,7 +65,7 @@ static enum tx_result tx_one(struct virtio_net *n, const struct virtq_elem *e)
 		goto drop;
 	/* Relaxed: ordered by virtq_pop's acquire fence after the avail index. */
 	dma_sg_read_relaxed(e->iov, e->out_num, 0, &n->tx_hdr, VIRTIO_NET_HDR_LEN);
-	if (!tx_hdr_ok(n, &n->tx_hdr))
+	if (!tx_hdr_ok(n, &n->tx_hdr, (uint32_t)(e->out_len - VIRTIO_NET_HDR_LEN)))
 		goto drop;
 	iov[0] = (struct iovec){&n->tx_hdr, VIRTIO_NET_HDR_LEN};
 	/* writev reads the chain after virtq_pop's acquire fence. */

@@ -9,6 +9,16 @@
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
 
+/* The guest decides when activate runs (every DRIVER_OK), so a fallback is
+ * reported once per device, not once per activate. */
+static bool vhost_log_once(struct virtio_net *n)
+{
+	if (n->vhost_fallback_logged)
+		return false;
+	n->vhost_fallback_logged = true;
+	return true;
+}
+
 int virtio_net_vhost_start(struct virtio_net *n)
 {
 	struct virtio_dev *vdev = &n->vdev;
@@ -18,10 +28,11 @@ int virtio_net_vhost_start(struct virtio_net *n)
 		return -1;
 	for (unsigned int q = 0; q < 2; q++) {
 		if (t->queue_handoff(vdev, q, &kick[q], &call[q]) < 0) {
-			fprintf(stderr,
-				"skiff: %s: vhost needs MSI-X and ioeventfd; using the built-in "
-				"data path\n",
-				n->name);
+			if (vhost_log_once(n))
+				fprintf(stderr,
+					"skiff: %s: vhost needs MSI-X and ioeventfd; using the "
+					"built-in data path\n",
+					n->name);
 			for (unsigned int i = 0; i <= q; i++)
 				t->queue_takeback(vdev, i);
 			return -1;
@@ -35,10 +46,11 @@ int virtio_net_vhost_start(struct virtio_net *n)
 	for (unsigned int q = 0; q < 2 && r == 0 && n->vhost_busyloop_us; q++)
 		r = vhost_net_set_busyloop(&n->vhost, q, n->vhost_busyloop_us);
 	if (r < 0) {
-		fprintf(stderr,
-			"skiff: %s: vhost-net refused the rings (%s); using the built-in "
-			"data path\n",
-			n->name, strerror(-r));
+		if (vhost_log_once(n))
+			fprintf(stderr,
+				"skiff: %s: vhost-net refused the rings (%s); using the built-in "
+				"data path\n",
+				n->name, strerror(-r));
 		vhost_net_stop(&n->vhost);
 		for (unsigned int q = 0; q < 2; q++)
 			t->queue_takeback(vdev, q);

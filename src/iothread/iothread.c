@@ -12,11 +12,15 @@
 #include <unistd.h>
 
 /* epoll data points at one of these; they live until iothread_destroy
- * (an event for a removed fd may still be in the loop's current batch). */
+ * (an event for a removed fd may still be in the loop's current batch).
+ * A removed one is reused when the same (fd, fn, opaque) is added again,
+ * so a guest cycling a device through vhost and back costs no memory:
+ * fn and opaque never change once the loop may see them. */
 struct iothread_handler {
 	iothread_fd_fn fn;
 	void *opaque;
 	int fd;
+	bool live;		       /* in the epoll set; under handlers_lock */
 	struct iothread_handler *next; /* io->handlers */
 };
 
@@ -25,6 +29,7 @@ struct iothread_handler {
 int iothread_init(struct iothread *io, const char *name)
 {
 	memset(io, 0, sizeof(*io));
+	pthread_mutex_init(&io->handlers_lock, NULL);
 	snprintf(io->name, sizeof(io->name), "%s", name);
 	io->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (io->epfd < 0)
@@ -36,34 +41,51 @@ int iothread_init(struct iothread *io, const char *name)
 	return epoll_ctl(io->epfd, EPOLL_CTL_ADD, io->stop_fd, &ev) < 0 ? -errno : 0;
 }
 
-int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn fn, void *opaque)
+/* A removed handler for exactly this registration, or a new one. */
+static struct iothread_handler *handler_get(struct iothread *io, int fd, iothread_fd_fn fn,
+					    void *opaque)
 {
+	for (struct iothread_handler *h = io->handlers; h; h = h->next)
+		if (!h->live && h->fd == fd && h->fn == fn && h->opaque == opaque)
+			return h;
 	struct iothread_handler *h = malloc(sizeof(*h));
 	if (!h)
-		return -ENOMEM;
-	h->fn = fn;
-	h->opaque = opaque;
-	h->fd = fd;
-	struct epoll_event ev = {.events = events, .data.ptr = h};
-	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		int e = errno;
-		free(h);
-		return -e;
-	}
+		return NULL;
+	*h = (struct iothread_handler){.fn = fn, .opaque = opaque, .fd = fd, .next = io->handlers};
+	io->handlers = h;
+	io->nr_handlers++;
+	return h;
+}
+
+int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn fn, void *opaque)
+{
+	int ret = 0;
 	/* Callers may add while the loop runs (vhost gives a tap back from a
-	 * vCPU thread): push without a lock; nothing pops before destroy. */
-	h->next = __atomic_load_n(&io->handlers, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&io->handlers, &h->next, h, true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
-	return 0;
+	 * vCPU thread); the loop itself never walks the list. */
+	pthread_mutex_lock(&io->handlers_lock);
+	struct iothread_handler *h = handler_get(io, fd, fn, opaque);
+	struct epoll_event ev = {.events = events, .data.ptr = h};
+	if (!h)
+		ret = -ENOMEM;
+	else if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		ret = -errno; /* h stays, not live, for a later add */
+	else
+		h->live = true;
+	pthread_mutex_unlock(&io->handlers_lock);
+	return ret;
 }
 
 int iothread_del_fd(struct iothread *io, int fd)
 {
+	pthread_mutex_lock(&io->handlers_lock);
+	int ret = epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 ? -errno : 0;
 	/* The handler stays allocated until iothread_destroy: an event for
 	 * it may still be in the loop's current batch. */
-	return epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 ? -errno : 0;
+	for (struct iothread_handler *h = io->handlers; h && ret == 0; h = h->next)
+		if (h->live && h->fd == fd)
+			h->live = false;
+	pthread_mutex_unlock(&io->handlers_lock);
+	return ret;
 }
 
 int iothread_add_poller(struct iothread *io, struct iothread_poller *p)
@@ -91,6 +113,11 @@ void iothread_poll_once(struct iothread *io, uint64_t now)
 		struct iothread_poller *p = io->pollers[i];
 		if (!p->st.polling)
 			continue;
+		if (p->parked && p->parked(p->opaque)) {
+			p->st.polling = false;
+			io->nr_polling--;
+			continue;
+		}
 		bool work = p->poll(p->opaque);
 		if (!poll_after_iteration(&p->st, &p->policy, now, work))
 			continue;
@@ -170,4 +197,5 @@ void iothread_destroy(struct iothread *io)
 		io->handlers = h->next;
 		free(h);
 	}
+	io->nr_handlers = 0;
 }

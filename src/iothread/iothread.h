@@ -30,6 +30,10 @@ struct iothread_poller {
 	 * re-enabling, returns true if work arrived meanwhile, which the
 	 * guest may not have kicked for (virtq_enable_notify's contract). */
 	bool (*set_notify)(void *opaque, bool enable);
+	/* Optional: true while the queue belongs to someone else (vhost):
+	 * polling stops at once, whatever the mode, touching nothing; the
+	 * next kick may start it again. */
+	bool (*parked)(void *opaque);
 	void *opaque;
 };
 
@@ -46,13 +50,16 @@ struct iothread {
 	unsigned int nr_pollers; /* fixed before iothread_start */
 	unsigned int nr_polling;
 	uint64_t cpu_ns;		   /* thread CPU time, set when the thread ends */
+	pthread_mutex_t handlers_lock;	   /* add_fd/del_fd callers, not the loop */
 	struct iothread_handler *handlers; /* every fd handler added; freed by destroy */
+	unsigned int nr_handlers;	   /* allocated (live or removed) */
 };
 
 /* name is copied (at most 15 bytes). */
 int iothread_init(struct iothread *io, const char *name);
 /* Calls fn(opaque, events) on the I/O thread when fd is ready (EPOLLIN
- * etc.). Safe while the thread runs. */
+ * etc.). Safe while the thread runs. Adding an (fd, fn, opaque) again
+ * after iothread_del_fd reuses its handler: del/add cycles do not grow. */
 int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn fn, void *opaque);
 int iothread_del_fd(struct iothread *io, int fd);
 /* Registers a poller (before iothread_start); -ENOSPC if full. */

@@ -6,35 +6,64 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "core/thread.h"
 #include "core/vcpu.h"
 
+/* A stale socket from an earlier run goes; any other file stays (the path
+ * is the user's to give, and it might be a typo for something precious). */
+static int api_sock_unlink_stale(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "--api-sock %s exists and is not a socket", path);
+		return -1;
+	}
+	unlink(path);
+	return 0;
+}
+
 int api_sock_open(struct api_sock *a, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	a->fd = -1;
 	a->path = path;
+	a->owner = geteuid();
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "--api-sock path too long: %s", path);
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
+	if (api_sock_unlink_stale(path, err, errlen) < 0)
+		return -1;
 	a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (a->fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	unlink(path); /* a stale socket from an earlier run */
-	if (bind(a->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(a->fd, 4) < 0) {
+	/* The file is created 0600 whatever the user's umask: bind applies
+	 * the umask, so set one that leaves only the owner (still one
+	 * thread here). fchmod on a socket fd would not reach the file. */
+	mode_t old = umask(0177);
+	int r = bind(a->fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || listen(a->fd, 4) < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
 		close(a->fd);
 		a->fd = -1;
 		return -1;
 	}
 	return 0;
+}
+
+bool api_sock_peer_ok(uid_t peer, uid_t owner)
+{
+	return peer == owner || peer == 0;
 }
 
 static void api_sock_serve(struct api_sock *a, int c)
@@ -59,20 +88,29 @@ static void api_sock_serve(struct api_sock *a, int c)
 	free(buf);
 }
 
+int api_sock_accept_one(struct api_sock *a)
+{
+	int c = accept4(a->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+	/* The file's mode keeps others out; this holds even if someone
+	 * loosened it, or connected through a descriptor passed on. */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	    api_sock_peer_ok(cred.uid, a->owner))
+		api_sock_serve(a, c);
+	close(c);
+	return 0;
+}
+
 static void *api_sock_thread(void *arg)
 {
 	struct api_sock *a = arg;
 	thread_name_self("api");
-	for (;;) {
-		int c = accept4(a->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return NULL;
-		}
-		api_sock_serve(a, c);
-		close(c);
+	while (api_sock_accept_one(a) == 0) {
 	}
+	return NULL;
 }
 
 int api_sock_start(struct api_sock *a)

@@ -70,6 +70,11 @@ struct virtio_transport_ops {
 	int (*queue_handoff)(struct virtio_dev *vdev, unsigned int q, int *kick_fd, int *call_fd);
 	/* Takes handed-off queues back (device reset). */
 	void (*queue_takeback)(struct virtio_dev *vdev, unsigned int q);
+	/* Optional: calls queue_notify(q) again later, from the thread that
+	 * takes q's kicks, after it served its other work; for a device that
+	 * stopped at its per-run budget. 0, or -1 if the transport cannot
+	 * (trapped kicks run on the kicking vCPU: the device carries on). */
+	int (*queue_resched)(struct virtio_dev *vdev, unsigned int q);
 };
 
 struct virtio_dev {

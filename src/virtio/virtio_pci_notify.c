@@ -104,6 +104,14 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	return more;
 }
 
+/* vhost owns a handed-off queue: its ring and its kick suppression. The
+ * poller reading it would find vhost's work forever and spin. */
+static bool vp_poll_parked(void *opaque)
+{
+	struct virtio_pci_queue *q = opaque;
+	return __atomic_load_n(&q->handed_off, __ATOMIC_ACQUIRE);
+}
+
 int vp_pollers_add(struct virtio_pci *vp)
 {
 	struct virtio_dev *vdev = vp->vdev;
@@ -118,6 +126,7 @@ int vp_pollers_add(struct virtio_pci *vp)
 		p->policy = vdev->poll;
 		p->poll = vp_poll_queue;
 		p->set_notify = vp_poll_set_notify;
+		p->parked = vp_poll_parked;
 		p->opaque = q;
 		int r = iothread_add_poller(vp->io, p);
 		if (r < 0)
@@ -225,11 +234,24 @@ static void vp_queue_takeback(struct virtio_dev *vdev, unsigned int q)
 		vp->q[q].handed_off = false;
 }
 
+/* The kick eventfd signalled as if the guest had kicked: the I/O thread's
+ * loop gets to it after the fds already pending. */
+static int vp_queue_resched(struct virtio_dev *vdev, unsigned int q)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	uint64_t one = 1;
+	if (q >= vdev->num_queues || vp->q[q].kick_fd < 0 || !vp->io ||
+	    __atomic_load_n(&vp->q[q].handed_off, __ATOMIC_ACQUIRE))
+		return -1;
+	return write(vp->q[q].kick_fd, &one, sizeof(one)) == sizeof(one) ? 0 : -1;
+}
+
 const struct virtio_transport_ops vp_transport_ops = {
     .notify_queue = vp_notify_queue,
     .notify_config = vp_notify_config,
     .queue_handoff = vp_queue_handoff,
     .queue_takeback = vp_queue_takeback,
+    .queue_resched = vp_queue_resched,
 };
 
 void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)

@@ -70,6 +70,12 @@ if [ -n "$KERNEL" ]; then
 	expect 2 "too small for the kernel" -- "$SKIFF" run --kernel "$KERNEL" --mem 16M
 	expect 2 "cannot write --stats-json" -- "$SKIFF" run --kernel "$KERNEL" --stats-json "$T/no/such/dir/s.json"
 	expect 2 "cannot listen on" -- "$SKIFF" run --kernel "$KERNEL" --api-sock "$T/no/such/dir/api.sock"
+	echo keep >"$T/not-a-socket"
+	expect 2 "exists and is not a socket" -- "$SKIFF" run --kernel "$KERNEL" --api-sock "$T/not-a-socket"
+	grep -q keep "$T/not-a-socket" || {
+		fail=$((fail + 1))
+		echo "FAIL --api-sock replaced a regular file"
+	}
 	expect 2 "command line too long" -- "$SKIFF" run --kernel "$KERNEL" --cmdline "$(head -c 5000 /dev/zero | tr '\0' a)"
 	# Disk options are checked when the disk is attached (after the VM
 	# exists, before any guest code runs).

@@ -92,6 +92,37 @@ static void test_bus_dispatch(void **state)
 	bus_destroy(&bus);
 }
 
+static uint32_t seen_len;
+static void len_handler(void *opaque, struct bus_access *acc)
+{
+	(void)opaque;
+	seen_len = acc->len;
+	if (!acc->is_write)
+		memset(acc->data, 0x11, acc->len);
+}
+
+/* An access straddling a region's end never reaches the handler: reads
+ * are all ones, writes go nowhere. */
+static void test_bus_straddling_access(void **state)
+{
+	(void)state;
+	struct bus bus;
+	bus_init(&bus);
+	struct bus_region a = {.base = 0x3f8, .len = 8, .handler = len_handler};
+	assert_int_equal(bus_register(&bus, BUS_PIO, &a), 0);
+	uint8_t d[4] = {0};
+	seen_len = 0;
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3fe, d, 4, false, 0));
+	assert_int_equal(seen_len, 0);
+	assert_memory_equal(d, "\xff\xff\xff\xff", 4);
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3ff, d, 2, true, 0));
+	assert_int_equal(seen_len, 0);
+	assert_true(bus_dispatch(&bus, BUS_PIO, 0x3fc, d, 4, false, 0)); /* ends at the end */
+	assert_int_equal(seen_len, 4);
+	assert_memory_equal(d, "\x11\x11\x11\x11", 4);
+	bus_destroy(&bus);
+}
+
 static void test_bus_many_regions_sorted(void **state)
 {
 	(void)state;
@@ -134,14 +165,31 @@ static void test_console_escape(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* Guest output to a terminal: escape sequences and other controls become
+ * visible text; newline, return, tab, backspace and UTF-8 pass. */
+static void test_console_sanitize(void **state)
+{
+	(void)state;
+	uint8_t out[64];
+	static const uint8_t in[] = "a\x1b]0;pwned\x07"
+				    "b\r\n\t\bc\x7f\x9b\xc3\xa9\x00";
+	size_t n = console_sanitize(in, sizeof(in) - 1, out);
+	static const uint8_t want[] = "a^[]0;pwned^Gb\r\n\t\bc^?\x9b\xc3\xa9^@";
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(out, want, n);
+	assert_null(memchr(out, 0x1b, n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_guest_mem_ptr_bounds),
 	    cmocka_unit_test(test_guest_mem_high_region),
 	    cmocka_unit_test(test_bus_dispatch),
+	    cmocka_unit_test(test_bus_straddling_access),
 	    cmocka_unit_test(test_bus_many_regions_sorted),
 	    cmocka_unit_test(test_console_escape),
+	    cmocka_unit_test(test_console_sanitize),
 	};
 	return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

@@ -23,6 +23,9 @@ static void *thread_fn(void *arg)
 /* Child: 0 if every expectation held, else the number of the one that failed. */
 static int child_checks(void)
 {
+	int pair[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0)
+		return 11;
 	sandbox_enable(true);
 	if (sandbox_enter() != 0)
 		return 1;
@@ -46,6 +49,11 @@ static int child_checks(void)
 #else
 	(void)thread_fn;
 #endif
+	/* Sockets made before the filter: the control socket asks who its
+	 * peer is (SO_PEERCRED) and nothing else. */
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != -1 || errno != EPERM)
+		return 10;
 	char buf[4];
 	int p[2];
 	if (pipe(p) == 0) /* pipe2 is not needed by a running VMM */
@@ -56,6 +64,14 @@ static int child_checks(void)
 		return 8;
 	if (prctl(PR_SET_DUMPABLE, 1) != -1 || errno != EPERM)
 		return 9;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(pair[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid != getpid())
+		return 12;
+	int type;
+	len = sizeof(type);
+	if (getsockopt(pair[0], SOL_SOCKET, SO_TYPE, &type, &len) != -1 || errno != EPERM)
+		return 13;
 	return 0;
 }
 

@@ -9,10 +9,15 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "devices/blk_req.h"
@@ -42,15 +47,35 @@ struct fx {
 	uint16_t avail_idx; /* the guest driver's */
 	_Atomic int notified;
 	int broken;
+	int refill_left; /* completed chains the guest re-posts at once */
+	bool stop_io;
+	int rescheds;	 /* queue_resched calls */
+	int resched_ret; /* what queue_resched answers */
 };
+
+static uint16_t guest_used_idx(struct fx *f);
+static struct virtq_used_elem guest_used(struct fx *f, uint16_t i);
+static void guest_publish(struct fx *f, uint16_t head);
 
 /* ---- the transport ---- */
 
+/* The guest's interrupt handler: with refill, the chain just completed is
+ * made available again before the device pops the next one. */
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
 	struct fx *f = vdev->transport_data;
 	assert_int_equal(q, 0);
 	f->notified++;
+	if (f->refill_left > 0 && f->refill_left--)
+		guest_publish(f, (uint16_t)guest_used(f, (uint16_t)(guest_used_idx(f) - 1)).id);
+}
+
+static int fake_queue_resched(struct virtio_dev *vdev, unsigned int q)
+{
+	struct fx *f = vdev->transport_data;
+	assert_int_equal(q, 0);
+	f->rescheds++;
+	return f->resched_ret;
 }
 
 static void fake_notify_config(struct virtio_dev *vdev)
@@ -61,6 +86,7 @@ static void fake_notify_config(struct virtio_dev *vdev)
 static const struct virtio_transport_ops fake_transport = {
     .notify_queue = fake_notify_queue,
     .notify_config = fake_notify_config,
+    .queue_resched = fake_queue_resched,
 };
 
 static void on_broken(struct virtq *vq, void *opaque)
@@ -570,15 +596,13 @@ static void test_write_zeroes_and_discard(void **state)
 	put_range(f, DATA_GPA, 0, 8, 2);
 	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
 			 VIRTIO_BLK_S_UNSUPP);
-	/* Out of range, overflowing, too long, malformed, too many ranges. */
+	/* Out of range, overflowing, malformed, too many ranges. */
 	put_range(f, DATA_GPA, SECTORS - 1, 2, 0);
 	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 16, false, NULL), VIRTIO_BLK_S_IOERR);
 	put_range(f, DATA_GPA, UINT64_MAX, 1, 0);
 	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
 			 VIRTIO_BLK_S_IOERR);
-	put_range(f, DATA_GPA, 0, BLK_WRITE_ZEROES_SECTORS_MAX + 1, 0);
-	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
-			 VIRTIO_BLK_S_IOERR);
+	/* (Too long but in range: test_write_zeroes_too_long.) */
 	assert_int_equal(request(f, VIRTIO_BLK_T_DISCARD, 0, 20, false, NULL), VIRTIO_BLK_S_IOERR);
 	memset(fake_mem_at(&f->fm, DATA_GPA), 0, 16 * (BLK_DISCARD_SEG_MAX + 1));
 	assert_int_equal(
@@ -616,33 +640,192 @@ static void test_many_in_flight(void **state)
 	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA), sizeof(file));
 }
 
-/* Reset returns only when no request can touch guest RAM any more: with
- * RAM made inaccessible right after it, any late access would fault. */
+/* ---- a disk whose flush the test holds (fdatasync, interposed) ---- */
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_on, gate_entered, gate_open;
+
+int fdatasync(int fd)
+{
+	pthread_mutex_lock(&gate_mu);
+	if (gate_on) {
+		gate_entered = true;
+		pthread_cond_broadcast(&gate_cv);
+		while (!gate_open)
+			pthread_cond_wait(&gate_cv, &gate_mu);
+	}
+	pthread_mutex_unlock(&gate_mu);
+	return (int)syscall(SYS_fdatasync, fd);
+}
+
+struct resetter {
+	struct fx *f;
+	_Atomic pid_t tid;
+	atomic_bool done;
+};
+
+static void *reset_thread(void *arg)
+{
+	struct resetter *r = arg;
+	atomic_store(&r->tid, gettid());
+	r->f->vdev->ops->reset(r->f->vdev);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* 'S' while the thread sleeps (a reset waiting for the disk does). */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return '?';
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
+/* Reset returns only when no request can touch guest RAM any more: a flush
+ * the disk is still doing holds it (the reset thread goes to sleep, it does
+ * not return), and once the flush ends the request is not completed. */
 static void test_reset_quiesces(void **state)
 {
 	struct fx *f = *state;
-	enum { N = 16 };
-	disk_close(f);
-	image_create(f, "big.img", 1 << 20);
-	disk_open(f, "");
-	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_OUT, 0);
-	for (unsigned int i = 0; i < N; i++) {
-		struct seg s[] = {
-		    {HDR_GPA, 16, false}, {DATA_GPA, 16384, false}, {STATUS_GPA, 1, true}};
-		guest_add(f, (uint16_t)(3 * i), s, 3);
-	}
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_FLUSH, 0);
+	*(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA) = 0xEE;
+	struct seg s[] = {{HDR_GPA, 16, false}, {STATUS_GPA, 1, true}};
+	pthread_mutex_lock(&gate_mu);
+	gate_on = true;
+	gate_entered = gate_open = false;
+	pthread_mutex_unlock(&gate_mu);
+	guest_add(f, 0, s, 2);
 	f->vdev->ops->queue_notify(f->vdev, 0);
-	f->vdev->ops->reset(f->vdev);
-	uint16_t used = guest_used_idx(f);
-	assert_true(used <= N);
+	pthread_mutex_lock(&gate_mu);
+	while (!gate_entered) /* the worker is inside fdatasync */
+		pthread_cond_wait(&gate_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+
+	struct resetter r = {.f = f};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, reset_thread, &r), 0);
+	while (!atomic_load(&r.tid))
+		sched_yield();
+	while (!atomic_load(&r.done) && thread_state(atomic_load(&r.tid)) != 'S')
+		sched_yield();
+	bool returned_early = atomic_load(&r.done);
+
+	pthread_mutex_lock(&gate_mu);
+	gate_open = true;
+	gate_on = false;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+	pthread_join(t, NULL);
+	assert_false(returned_early);
+	/* Nothing answered after the reset, nothing touches RAM. */
 	fake_mem_protect(&f->fm, false);
-	usleep(50 * 1000);
-	fake_mem_protect(&f->fm, true);
-	assert_int_equal(guest_used_idx(f), used);
-	/* Kicks after reset, before the next DRIVER_OK, do nothing. */
-	f->vdev->ops->queue_notify(f->vdev, 0);
 	virtio_blk_drain(f->vdev);
-	assert_int_equal(guest_used_idx(f), used);
+	f->vdev->ops->queue_notify(f->vdev, 0); /* kicks before DRIVER_OK: nothing */
+	virtio_blk_drain(f->vdev);
+	fake_mem_protect(&f->fm, true);
+	assert_int_equal(guest_used_idx(f), 0);
+	assert_int_equal(status(f), 0xEE);
+}
+
+/* A write-zeroes range inside the disk but longer than the advertised
+ * maximum is refused; the maximum itself is done. */
+static void test_write_zeroes_too_long(void **state)
+{
+	struct fx *f = *state;
+	disk_close(f);
+	image_create(f, "big.img", (uint64_t)(BLK_WRITE_ZEROES_SECTORS_MAX + 2) * 512);
+	disk_open(f, "");
+	uint8_t ones[512], file[512];
+	memset(ones, 0xFF, sizeof(ones));
+	image_write(f, 0, ones, sizeof(ones));
+	put_range(f, DATA_GPA, 0, BLK_WRITE_ZEROES_SECTORS_MAX + 1, 0);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
+			 VIRTIO_BLK_S_IOERR);
+	image_read(f, 0, file, sizeof(file));
+	assert_memory_equal(file, ones, sizeof(ones));
+	put_range(f, DATA_GPA, 1, BLK_WRITE_ZEROES_SECTORS_MAX, 0);
+	assert_int_equal(request(f, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, false, NULL),
+			 VIRTIO_BLK_S_OK);
+}
+
+/* Four chains the device answers at once (unknown type), at heads 0..6. */
+static void post_instant(struct fx *f, unsigned int n)
+{
+	set_hdr(f, HDR_GPA, 99, 0);
+	for (unsigned int i = 0; i < n; i++) {
+		struct seg s[] = {{HDR_GPA, 16, false}, {STATUS_GPA, 1, true}};
+		guest_add(f, (uint16_t)(2 * i), s, 2);
+	}
+}
+
+/* A guest that re-posts every request as soon as it completes: one run
+ * pops BLK_POP_BUDGET chains, asks the transport to call again, and the
+ * next call carries on. Without the budget the first call never returns
+ * (the alarm turns that into a failure). */
+static void test_pop_budget(void **state)
+{
+	struct fx *f = *state;
+	post_instant(f, 4);
+	f->refill_left = INT_MAX;
+	alarm(20);
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	alarm(0);
+	assert_int_equal(guest_used_idx(f), BLK_POP_BUDGET);
+	assert_int_equal(f->rescheds, 1);
+	assert_int_equal(f->avail_idx, 4 + BLK_POP_BUDGET);
+	/* The transport calls back (the I/O thread's next round). */
+	f->refill_left = 0;
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	assert_int_equal(guest_used_idx(f), 4 + BLK_POP_BUDGET);
+	assert_int_equal(f->rescheds, 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_UNSUPP);
+	/* A transport that cannot call back (trapped kicks): the run goes on
+	 * to the empty ring. */
+	f->resched_ret = -1;
+	post_instant(f, 4);
+	f->refill_left = 3 * BLK_POP_BUDGET;
+	uint16_t before = guest_used_idx(f);
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 4 + 3 * BLK_POP_BUDGET));
+	assert_int_equal(f->rescheds, 4);
+}
+
+static void *io_loop(void *arg)
+{
+	struct fx *f = arg;
+	while (!__atomic_load_n(&f->stop_io, __ATOMIC_ACQUIRE))
+		f->vdev->ops->queue_notify(f->vdev, 0);
+	return NULL;
+}
+
+/* A reset from a vCPU completes while the guest keeps refilling and the
+ * I/O thread keeps answering: each pop run ends at the budget and lets
+ * the reset have the disk's mutex. The alarm turns a hang into a failure. */
+static void test_reset_while_refilling(void **state)
+{
+	struct fx *f = *state;
+	post_instant(f, 4);
+	f->refill_left = INT_MAX;
+	pthread_t io;
+	assert_int_equal(pthread_create(&io, NULL, io_loop, f), 0);
+	while (guest_used_idx(f) < 4 * BLK_POP_BUDGET)
+		sched_yield();
+	alarm(20);
+	f->vdev->ops->reset(f->vdev);
+	alarm(0);
+	__atomic_store_n(&f->stop_io, true, __ATOMIC_RELEASE);
+	pthread_join(io, NULL);
+	uint16_t used = guest_used_idx(f);
+	f->vdev->ops->queue_notify(f->vdev, 0);
+	assert_int_equal(guest_used_idx(f), used); /* nothing after the reset */
 }
 
 /* --disk specs that must be refused with a reason. */
@@ -697,6 +880,9 @@ int main(void)
 	    T(test_write_zeroes_and_discard),
 	    T(test_many_in_flight),
 	    T(test_reset_quiesces),
+	    T(test_write_zeroes_too_long),
+	    T(test_pop_budget),
+	    T(test_reset_while_refilling),
 	    T(test_bad_specs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fake_mem.h"
+#include "iothread/iothread.h"
 #include "fake_pci_host.h"
 #include "pci/pci_msix.h"
 #include "virtio/virtio_pci.h"
@@ -25,6 +26,8 @@
 struct tvdev {
 	struct virtio_dev vdev;
 	int activates, resets, activate_ret;
+	bool handoff; /* activate hands the queues off, as vhost=on does */
+	int handed;   /* queues handed off by the last activate */
 	int notifies[VIRTIO_MAX_QUEUES];
 	int cfg_reads, cfg_writes;
 	uint8_t config[CFG_LEN];
@@ -46,16 +49,38 @@ static void t_config_write(struct virtio_dev *vdev, uint32_t off, const void *bu
 	memcpy(t->config + off, buf, len);
 }
 
+/* What virtio_net_vhost_start does with the transport: hand every queue
+ * off, or on the first refusal take back those handed so far. */
+static void t_handoff(struct tvdev *t)
+{
+	const struct virtio_transport_ops *ops = t->vdev.transport;
+	int kick, call;
+	for (unsigned int q = 0; q < NQ; q++) {
+		if (ops->queue_handoff(&t->vdev, q, &kick, &call) < 0) {
+			for (unsigned int i = 0; i <= q; i++)
+				ops->queue_takeback(&t->vdev, i);
+			return;
+		}
+	}
+	t->handed = NQ;
+}
+
 static int t_activate(struct virtio_dev *vdev)
 {
 	struct tvdev *t = vdev->priv;
 	t->activates++;
+	if (t->handoff)
+		t_handoff(t);
 	return t->activate_ret;
 }
 
 static void t_reset(struct virtio_dev *vdev)
 {
-	((struct tvdev *)vdev->priv)->resets++;
+	struct tvdev *t = vdev->priv;
+	t->resets++;
+	for (unsigned int q = 0; q < (unsigned int)t->handed; q++)
+		vdev->transport->queue_takeback(vdev, q);
+	t->handed = 0;
 }
 
 static void t_queue_notify(struct virtio_dev *vdev, unsigned int q)
@@ -88,6 +113,8 @@ static void tvdev_fill(struct tvdev *t, const char *name)
 }
 
 struct vfx {
+	struct iothread io; /* set up, never started */
+	bool with_io;
 	struct bus trap;
 	struct fake_host host;
 	struct pci_bus *pci;
@@ -98,14 +125,25 @@ struct vfx {
 	uint32_t msix_cap;
 };
 
-static int vfx_setup_mode(void **state, bool ioeventfd)
+static int vfx_setup_mode(void **state, bool ioeventfd, bool with_io, bool poll)
 {
 	struct vfx *f = calloc(1, sizeof(*f));
 	bus_init(&f->trap);
 	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
 	assert_int_equal(fake_mem_init(&f->mem, 1 << 20), 0);
 	tvdev_fill(&f->t, "virtio-test0");
-	struct virtio_pci_env env = {.pci = f->pci, .gm = &f->mem.gm, .use_ioeventfd = ioeventfd};
+	if (poll) { /* queue 1 polled from the first kick on */
+		poll_policy_default(&f->t.vdev.poll);
+		f->t.vdev.poll.mode = POLL_ALWAYS;
+		f->t.vdev.poll_queues = 1u << 1;
+	}
+	f->with_io = with_io;
+	if (with_io)
+		assert_int_equal(iothread_init(&f->io, "io0"), 0);
+	struct virtio_pci_env env = {.pci = f->pci,
+				     .io = with_io ? &f->io : NULL,
+				     .gm = &f->mem.gm,
+				     .use_ioeventfd = ioeventfd};
 	char err[128];
 	assert_int_equal(virtio_pci_attach(&env, &f->t.vdev, err, sizeof(err)), 0);
 	f->vp = f->t.vdev.transport_data;
@@ -119,12 +157,22 @@ static int vfx_setup_mode(void **state, bool ioeventfd)
 
 static int vfx_setup(void **state)
 {
-	return vfx_setup_mode(state, false);
+	return vfx_setup_mode(state, false, false, false);
 }
 
 static int vfx_setup_ioeventfd(void **state)
 {
-	return vfx_setup_mode(state, true);
+	return vfx_setup_mode(state, true, false, false);
+}
+
+static int vfx_setup_iothread(void **state)
+{
+	return vfx_setup_mode(state, true, true, false);
+}
+
+static int vfx_setup_polled(void **state)
+{
+	return vfx_setup_mode(state, true, true, true);
 }
 
 static int vfx_teardown(void **state)
@@ -136,6 +184,8 @@ static int vfx_teardown(void **state)
 		assert_false(f->host.io[i].assigned);
 	bus_destroy(&f->trap);
 	fake_mem_free(&f->mem);
+	if (f->with_io)
+		iothread_destroy(&f->io);
 	free(f);
 	return 0;
 }
@@ -635,6 +685,94 @@ static void test_ioeventfd_follows_bar(void **state)
 		assert_false(f->host.io[i].assigned);
 }
 
+/* A guest cycling DRIVER_OK and reset on a device that hands its queues
+ * off (vhost=on) and takes them back: 10,000 cycles, with the handoff
+ * succeeding and with it failing half-way (no vector for queue 1), add no
+ * I/O-thread handlers beyond the one per queue from attach. */
+static void test_handoff_cycles_bounded(void **state)
+{
+	struct vfx *f = *state;
+	f->t.handoff = true;
+	assert_int_equal(f->io.nr_handlers, NQ);
+	cfg_wr(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
+	msix_program(f, 0, 0x40);
+	msix_program(f, 1, 0x41);
+	for (int i = 0; i < 10000; i++) {
+		negotiate(f, FEAT_OK);
+		setup_queue(f, 0, 16);
+		cw(f, VP_Q_MSIX, 2, 0);
+		setup_queue(f, 1, 16);
+		cw(f, VP_Q_MSIX, 2, i % 2 ? 1 : VIRTIO_MSI_NO_VECTOR);
+		driver_ok(f);
+		assert_int_equal(f->t.handed, i % 2 ? NQ : 0);
+		cw(f, VP_STATUS, 1, 0);
+	}
+	assert_int_equal(f->t.activates, 10000);
+	assert_int_equal(f->io.nr_handlers, NQ);
+	/* Taken back: a kick reaches the I/O thread's epoll set again. */
+	for (unsigned int q = 0; q < NQ; q++)
+		assert_false(f->vp->q[q].handed_off);
+}
+
+/* vhost=on with poll=: a queue polled before a reset, handed to vhost at
+ * the next DRIVER_OK, is left alone: the poller reads none of its ring
+ * (guest RAM is inaccessible here: a read would fault), calls the device
+ * for none of its work, and stops instead of spinning on it. */
+static void test_poller_skips_handed_off_queue(void **state)
+{
+	struct vfx *f = *state;
+	struct iothread_poller *p = &f->vp->q[1].poller;
+	assert_true(f->vp->q[1].polled);
+	cfg_wr(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
+	msix_program(f, 0, 0x40);
+	msix_program(f, 1, 0x41);
+	f->t.handoff = true;
+	negotiate(f, FEAT_OK);
+	setup_queue(f, 0, 16);
+	cw(f, VP_Q_MSIX, 2, 0);
+	setup_queue(f, 1, 16);
+	cw(f, VP_Q_MSIX, 2, 1);
+	driver_ok(f);
+	assert_int_equal(f->t.handed, NQ);
+	/* The poller was polling (started by a kick before the handoff), and
+	 * the guest has made a chain available on the ring vhost now owns. */
+	iothread_poller_kick(&f->io, p);
+	assert_true(p->st.polling);
+	*(uint16_t *)fake_mem_at(&f->mem, 0x20000 + 0x4000 + 2) = 1;
+	fake_mem_protect(&f->mem, false);
+	uint64_t t = p->st.started_ns;
+	for (int i = 0; i < 1000 && f->io.nr_polling; i++)
+		iothread_poll_once(&f->io, t + (uint64_t)i * 1000000);
+	fake_mem_protect(&f->mem, true);
+	assert_int_equal(f->io.nr_polling, 0);
+	assert_false(p->st.polling);
+	assert_int_equal(f->t.notifies[1], 0);
+}
+
+/* A device that stopped at its budget asks to be called again: the kick
+ * eventfd fires as if the guest had kicked, unless vhost owns it. */
+static void test_queue_resched(void **state)
+{
+	struct vfx *f = *state;
+	struct virtio_dev *vdev = &f->t.vdev;
+	assert_int_equal(vdev->transport->queue_resched(vdev, 1), 0);
+	assert_int_equal(efd_take(kick_fd(f, 1)), 1);
+	assert_int_equal(efd_take(kick_fd(f, 0)), 0);
+	assert_int_equal(vdev->transport->queue_resched(vdev, NQ), -1);
+	f->vp->q[1].handed_off = true;
+	assert_int_equal(vdev->transport->queue_resched(vdev, 1), -1);
+	assert_int_equal(efd_take(kick_fd(f, 1)), 0);
+	f->vp->q[1].handed_off = false;
+}
+
+/* Without an I/O thread reading the kicks, nothing would call back. */
+static void test_queue_resched_trapped(void **state)
+{
+	struct vfx *f = *state;
+	struct virtio_dev *vdev = &f->t.vdev;
+	assert_int_equal(vdev->transport->queue_resched(vdev, 0), -1);
+}
+
 static void test_attach_errors(void **state)
 {
 	struct vfx *f = *state;
@@ -754,6 +892,13 @@ int main(void)
 	    VT(test_device_config),
 	    VT(test_pci_cfg_window),
 	    cmocka_unit_test_setup_teardown(test_ioeventfd_follows_bar, vfx_setup_ioeventfd,
+					    vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_handoff_cycles_bounded, vfx_setup_iothread,
+					    vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_queue_resched, vfx_setup_iothread, vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_poller_skips_handed_off_queue, vfx_setup_polled,
+					    vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_queue_resched_trapped, vfx_setup_ioeventfd,
 					    vfx_teardown),
 	    VT(test_attach_errors),
 	    VT(test_fuzz),
