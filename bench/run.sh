@@ -85,7 +85,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--no-plots) plots=0 ;;
 	--list)
-		echo "configurations (tests/testbed/scenarios/$SCENARIO.sh):"
+		echo "configurations (bench/$SCENARIO.sh):"
 		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
 		echo "run only when named (--configs):"
 		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
