@@ -38,8 +38,9 @@ static void model_write(const struct uart8250 *u, uint32_t port, const uint8_t *
 			uint64_t *tx, int *scr)
 {
 	uint8_t lcr = u->lcr, mcr = u->mcr;
-	/* The trap table routes an access by its first port only. */
-	if (port < BASE || port >= BASE + 8)
+	/* The trap table routes an access by its first port, and drops one
+	 * that runs past the region's end as a whole. */
+	if (port < BASE || port >= BASE + 8 || port + len > BASE + 8)
 		return;
 	for (uint32_t i = 0; i < len; i++) {
 		if (port + i >= BASE + 8)
