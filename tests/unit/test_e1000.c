@@ -463,6 +463,26 @@ static void test_tx_tso_absurd_context_dropped(void **state)
 	assert_int_equal(rd(f, E1000_TDH), 2);
 }
 
+/* TSO with the TCP checksum field before the TCP header (TUCSO < TUCSS):
+ * csum_offset would wrap to 0xffea and reach the host tap unchecked. */
+static void test_tx_tso_csum_offset_before_start_dropped(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[8192];
+	static const uint8_t back_ctx[8] = {14, 24, 33, 0, 34, 20, 0, 0};
+	tx_setup(f, TX_RING, NDESC);
+	size_t len = tcp_frame(f, BUF, 4000);
+	txd_ctx(f, 0, back_ctx, 4000, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP | E1000_TXD_CMD_TSE, 54,
+		1448);
+	txd_data(f, 1, BUF, (uint32_t)len, E1000_TXD_CMD_TSE | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+		 E1000_TXD_POPTS_TXSM);
+	wr(f, E1000_TDT, 2);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), -1);
+	assert_int_equal(f->d->stats.tx_dropped, 1);
+	assert_int_equal(f->d->stats.tx_tso, 0);
+	assert_int_equal(txd_status(f, 1), E1000_TXD_STAT_DD);
+}
+
 static void test_tx_ring_outside_ram(void **state)
 {
 	struct fx *f = *state;
@@ -839,6 +859,7 @@ int main(void)
 	    T(test_tx_checksum_offload_goes_to_tap_header),
 	    T(test_tx_tso_passes_gso_to_tap),
 	    T(test_tx_tso_absurd_context_dropped),
+	    T(test_tx_tso_csum_offset_before_start_dropped),
 	    T(test_tx_ring_outside_ram),
 	    T(test_tx_head_tail_beyond_ring),
 	    T(test_tx_no_eop_is_bounded),
