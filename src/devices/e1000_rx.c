@@ -17,10 +17,11 @@
 #define RXD_LENGTH 8
 #define RXD_STATUS 12
 
+/* A parked RX stays parked: the driver's set-up after a reset (RCTL, RDT)
+ * is what kicks it, and the tap's edge-triggered fd will not. */
 void e1000_rx_reset(struct e1000 *d)
 {
 	d->rx_len = 0;
-	d->rx_parked = false;
 }
 
 static uint32_t rx_buf_size(uint32_t rctl)

@@ -676,6 +676,26 @@ static void test_rx_no_buffers_waits_for_rdt(void **state)
 	assert_int_equal(f->d->stats.rx_packets, 1);
 }
 
+/* A device reset while RX waits for buffers: the driver's set-up after
+ * the reset (RDT, RCTL) must wake RX, or frames already in the tap (an
+ * edge-triggered fd) wait for the next one to arrive. */
+static void test_rx_reset_while_parked_wakes_on_rdt(void **state)
+{
+	struct fx *f = *state;
+	uint64_t n = 0;
+	rx_setup(f, RX_RING, NDESC, 0, RCTL_STD);
+	wire_send(f, MAC, 60);
+	e1000_rx_run(f->d);
+	assert_true(f->d->rx_parked);
+	wr(f, E1000_CTRL, E1000_CTRL_RST);
+	rx_setup(f, RX_RING, NDESC, 4, RCTL_STD);
+	/* the I/O thread was told to resume */
+	assert_int_equal(read(f->d->sched_fd, &n, sizeof(n)), (ssize_t)sizeof(n));
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_packets, 1);
+	assert_int_equal(rd(f, E1000_RDH), 1);
+}
+
 static void test_rx_ring_outside_ram(void **state)
 {
 	struct fx *f = *state;
@@ -870,6 +890,7 @@ int main(void)
 	    T(test_rx_filters),
 	    T(test_rx_full_ring_drains_batched_rdt_first),
 	    T(test_rx_no_buffers_waits_for_rdt),
+	    T(test_rx_reset_while_parked_wakes_on_rdt),
 	    T(test_rx_ring_outside_ram),
 	    T(test_rx_head_beyond_ring),
 	    T(test_rx_oversized_without_lpe_dropped),
