@@ -50,6 +50,13 @@ struct fx {
 	uint64_t bar;
 	int flushes;
 	int64_t pending_rdt; /* a "batched" RDT write the flush replays, or -1 */
+	/* Another vCPU's RDT write right after a drain (-1: none): batched
+	 * (queued) if a zone covers race_addr, else it exits at once. */
+	int64_t race_rdt;
+	uint64_t race_addr;
+	bool queued;
+	uint64_t q_addr;
+	uint32_t q_val;
 	struct zone zones[32];
 	int nzones;
 	enum e1000_coalesce coalesce;
@@ -82,6 +89,15 @@ static uint32_t rd(struct fx *f, uint32_t off)
 	return (uint32_t)mmio_rd(&f->trap, f->bar + off, 4);
 }
 
+static bool fz_covered(struct fx *f, uint64_t addr)
+{
+	for (int i = 0; i < f->nzones; i++)
+		if (f->zones[i].on && addr >= f->zones[i].addr &&
+		    addr < f->zones[i].addr + f->zones[i].len)
+			return true;
+	return false;
+}
+
 static void fz_flush(void *o)
 {
 	struct fx *f = o;
@@ -90,6 +106,21 @@ static void fz_flush(void *o)
 		uint32_t v = (uint32_t)f->pending_rdt;
 		f->pending_rdt = -1;
 		wr(f, E1000_RDT, v);
+	}
+	if (f->queued) { /* replayed at the address it was written to */
+		f->queued = false;
+		mmio_wr(&f->trap, f->q_addr, 4, f->q_val);
+	}
+	if (f->race_rdt >= 0) {
+		uint32_t v = (uint32_t)f->race_rdt;
+		f->race_rdt = -1;
+		if (fz_covered(f, f->race_addr)) {
+			f->queued = true;
+			f->q_addr = f->race_addr;
+			f->q_val = v;
+		} else {
+			mmio_wr(&f->trap, f->race_addr, 4, v);
+		}
 	}
 }
 
@@ -105,6 +136,7 @@ static int fx_setup_mode(void **state, enum e1000_coalesce mode)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	f->wire = sv[1];
 	f->pending_rdt = -1;
+	f->race_rdt = -1;
 	f->coalesce = mode;
 	struct e1000_ctx ctx = {.name = "e1000-0",
 				.gm = &f->fm.gm,
@@ -802,6 +834,23 @@ static void test_zones_follow_the_bar(void **state)
 	assert_false(zone_covers(f, moved + E1000_RDT));
 }
 
+/* BAR relocation: another vCPU writes RDT at the old address just after
+ * the device drained the ring for the move. Its write must reach the
+ * device, not sit batched for an address that no longer decodes. */
+static void test_zones_bar_move_loses_no_batched_write(void **state)
+{
+	struct fx *f = *state;
+	rx_setup(f, RX_RING, NDESC, 0, RCTL_STD);
+	uint64_t old = f->bar, moved = old + 0x100000;
+	f->race_rdt = 3;
+	f->race_addr = old + E1000_RDT;
+	cfg_wr(&f->trap, 1, PCI_BAR0, 4, (uint32_t)moved);
+	f->bar = cfg_bar64(&f->trap, 1, 0);
+	assert_int_equal(f->bar, moved);
+	assert_int_equal(rd(f, E1000_RDT), 3); /* the read drains the ring first */
+	assert_false(f->queued);
+}
+
 static void test_register_read_drains_first(void **state)
 {
 	struct fx *f = *state;
@@ -899,6 +948,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_zones_off_registers_none, fx_setup_off,
 					    fx_teardown),
 	    T(test_zones_follow_the_bar),
+	    T(test_zones_bar_move_loses_no_batched_write),
 	    T(test_register_read_drains_first),
 	    T(test_stop_no_more_guest_memory),
 	    cmocka_unit_test(test_spec_model_and_coalesce),
