@@ -96,9 +96,15 @@ static uint32_t rx_free(const struct rx_ring *r)
 static int rx_place(struct e1000 *d)
 {
 	struct rx_ring r;
+	uint32_t rctl = e1000_reg(d, E1000_RCTL);
+	if (!(rctl & E1000_RCTL_EN)) {
+		/* RX went off while the frame waited: the driver may be
+		 * freeing the buffers, so the frame goes, not into them. */
+		counter_add(&d->stats.rx_dropped, 1);
+		return -1;
+	}
 	if (!rx_ring(d, &r))
 		return 0;
-	uint32_t rctl = e1000_reg(d, E1000_RCTL);
 	uint32_t bsize = rx_buf_size(rctl);
 	size_t total = d->rx_len + (rctl & E1000_RCTL_SECRC ? 0 : E1000_FCS_LEN);
 	size_t need = (total + bsize - 1) / bsize;

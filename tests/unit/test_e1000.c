@@ -728,6 +728,26 @@ static void test_rx_reset_while_parked_wakes_on_rdt(void **state)
 	assert_int_equal(rd(f, E1000_RDH), 1);
 }
 
+/* A frame waiting in the device for buffers when the driver turns RX off
+ * (e1000_down: RCTL.EN clear, then it frees the buffers): it must not be
+ * written into the ring once buffers appear. */
+static void test_rx_disabled_pending_frame_not_placed(void **state)
+{
+	struct fx *f = *state;
+	rx_setup(f, RX_RING, NDESC, 1, RCTL_STD | E1000_RCTL_LPE); /* one buffer */
+	wire_send(f, MAC, 5000);				   /* needs three */
+	e1000_rx_run(f->d);
+	assert_true(f->d->rx_parked);
+	assert_int_equal(f->d->rx_len, 5000);
+	wr(f, E1000_RCTL, 0); /* RX off */
+	wr(f, E1000_RDT, 5);
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_packets, 0);
+	assert_int_equal(f->d->stats.rx_dropped, 1);
+	assert_int_equal(rd(f, E1000_RDH), 0);
+	assert_int_equal(desc(f, RX_RING, 0)[12], 0); /* no DD */
+}
+
 static void test_rx_ring_outside_ram(void **state)
 {
 	struct fx *f = *state;
@@ -940,6 +960,7 @@ int main(void)
 	    T(test_rx_full_ring_drains_batched_rdt_first),
 	    T(test_rx_no_buffers_waits_for_rdt),
 	    T(test_rx_reset_while_parked_wakes_on_rdt),
+	    T(test_rx_disabled_pending_frame_not_placed),
 	    T(test_rx_ring_outside_ram),
 	    T(test_rx_head_beyond_ring),
 	    T(test_rx_oversized_without_lpe_dropped),
