@@ -266,10 +266,12 @@ static void e1000_bar_map(struct pci_device *p, unsigned int bar, uint64_t addr,
 	struct e1000 *d = e1000_of(p);
 	if (bar != 0)
 		return;
-	/* Writes batched at the old address must land before it goes. */
+	e1000_zones_set(d, addr, mapped);
+	/* Writes batched at the old address must land before it goes: drain
+	 * after the zones are gone (another vCPU could batch one more between
+	 * a drain and their removal) and before the bus forgets the BAR. */
 	if (!mapped && d->ctx.flush)
 		d->ctx.flush(d->ctx.cm_opaque);
-	e1000_zones_set(d, addr, mapped);
 }
 
 static const struct pci_device_ops e1000_pci_ops = {

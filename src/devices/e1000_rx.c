@@ -17,10 +17,11 @@
 #define RXD_LENGTH 8
 #define RXD_STATUS 12
 
+/* A parked RX stays parked: the driver's set-up after a reset (RCTL, RDT)
+ * is what kicks it, and the tap's edge-triggered fd will not. */
 void e1000_rx_reset(struct e1000 *d)
 {
 	d->rx_len = 0;
-	d->rx_parked = false;
 }
 
 static uint32_t rx_buf_size(uint32_t rctl)
@@ -95,9 +96,15 @@ static uint32_t rx_free(const struct rx_ring *r)
 static int rx_place(struct e1000 *d)
 {
 	struct rx_ring r;
+	uint32_t rctl = e1000_reg(d, E1000_RCTL);
+	if (!(rctl & E1000_RCTL_EN)) {
+		/* RX went off while the frame waited: the driver may be
+		 * freeing the buffers, so the frame goes, not into them. */
+		counter_add(&d->stats.rx_dropped, 1);
+		return -1;
+	}
 	if (!rx_ring(d, &r))
 		return 0;
-	uint32_t rctl = e1000_reg(d, E1000_RCTL);
 	uint32_t bsize = rx_buf_size(rctl);
 	size_t total = d->rx_len + (rctl & E1000_RCTL_SECRC ? 0 : E1000_FCS_LEN);
 	size_t need = (total + bsize - 1) / bsize;

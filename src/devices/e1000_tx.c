@@ -86,8 +86,9 @@ static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 	bool v4 = c->tucmd & (E1000_TXD_CMD_IP >> 24);
 	size_t ip_min = v4 ? 20 : 40;
 	if (!c->mss || c->hdr_len > len || c->hdr_len < c->tucss + 20 ||
-	    c->tucss < c->ipcss + ip_min || (size_t)c->tucso + 2 > c->hdr_len ||
-	    !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)) || len - c->ipcss > 0xffff)
+	    c->tucss < c->ipcss + ip_min || c->tucso < c->tucss || /* csum_offset wraps */
+	    (size_t)c->tucso + 2 > c->hdr_len || !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)) ||
+	    len - c->ipcss > 0xffff)
 		return false; /* the IP length field could not say it */
 	if (v4) {
 		put_be16(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));

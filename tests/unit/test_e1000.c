@@ -50,6 +50,13 @@ struct fx {
 	uint64_t bar;
 	int flushes;
 	int64_t pending_rdt; /* a "batched" RDT write the flush replays, or -1 */
+	/* Another vCPU's RDT write right after a drain (-1: none): batched
+	 * (queued) if a zone covers race_addr, else it exits at once. */
+	int64_t race_rdt;
+	uint64_t race_addr;
+	bool queued;
+	uint64_t q_addr;
+	uint32_t q_val;
 	struct zone zones[32];
 	int nzones;
 	enum e1000_coalesce coalesce;
@@ -82,6 +89,15 @@ static uint32_t rd(struct fx *f, uint32_t off)
 	return (uint32_t)mmio_rd(&f->trap, f->bar + off, 4);
 }
 
+static bool fz_covered(struct fx *f, uint64_t addr)
+{
+	for (int i = 0; i < f->nzones; i++)
+		if (f->zones[i].on && addr >= f->zones[i].addr &&
+		    addr < f->zones[i].addr + f->zones[i].len)
+			return true;
+	return false;
+}
+
 static void fz_flush(void *o)
 {
 	struct fx *f = o;
@@ -90,6 +106,21 @@ static void fz_flush(void *o)
 		uint32_t v = (uint32_t)f->pending_rdt;
 		f->pending_rdt = -1;
 		wr(f, E1000_RDT, v);
+	}
+	if (f->queued) { /* replayed at the address it was written to */
+		f->queued = false;
+		mmio_wr(&f->trap, f->q_addr, 4, f->q_val);
+	}
+	if (f->race_rdt >= 0) {
+		uint32_t v = (uint32_t)f->race_rdt;
+		f->race_rdt = -1;
+		if (fz_covered(f, f->race_addr)) {
+			f->queued = true;
+			f->q_addr = f->race_addr;
+			f->q_val = v;
+		} else {
+			mmio_wr(&f->trap, f->race_addr, 4, v);
+		}
 	}
 }
 
@@ -105,6 +136,7 @@ static int fx_setup_mode(void **state, enum e1000_coalesce mode)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	f->wire = sv[1];
 	f->pending_rdt = -1;
+	f->race_rdt = -1;
 	f->coalesce = mode;
 	struct e1000_ctx ctx = {.name = "e1000-0",
 				.gm = &f->fm.gm,
@@ -463,6 +495,26 @@ static void test_tx_tso_absurd_context_dropped(void **state)
 	assert_int_equal(rd(f, E1000_TDH), 2);
 }
 
+/* TSO with the TCP checksum field before the TCP header (TUCSO < TUCSS):
+ * csum_offset would wrap to 0xffea and reach the host tap unchecked. */
+static void test_tx_tso_csum_offset_before_start_dropped(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[8192];
+	static const uint8_t back_ctx[8] = {14, 24, 33, 0, 34, 20, 0, 0};
+	tx_setup(f, TX_RING, NDESC);
+	size_t len = tcp_frame(f, BUF, 4000);
+	txd_ctx(f, 0, back_ctx, 4000, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP | E1000_TXD_CMD_TSE, 54,
+		1448);
+	txd_data(f, 1, BUF, (uint32_t)len, E1000_TXD_CMD_TSE | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+		 E1000_TXD_POPTS_TXSM);
+	wr(f, E1000_TDT, 2);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), -1);
+	assert_int_equal(f->d->stats.tx_dropped, 1);
+	assert_int_equal(f->d->stats.tx_tso, 0);
+	assert_int_equal(txd_status(f, 1), E1000_TXD_STAT_DD);
+}
+
 static void test_tx_ring_outside_ram(void **state)
 {
 	struct fx *f = *state;
@@ -656,6 +708,46 @@ static void test_rx_no_buffers_waits_for_rdt(void **state)
 	assert_int_equal(f->d->stats.rx_packets, 1);
 }
 
+/* A device reset while RX waits for buffers: the driver's set-up after
+ * the reset (RDT, RCTL) must wake RX, or frames already in the tap (an
+ * edge-triggered fd) wait for the next one to arrive. */
+static void test_rx_reset_while_parked_wakes_on_rdt(void **state)
+{
+	struct fx *f = *state;
+	uint64_t n = 0;
+	rx_setup(f, RX_RING, NDESC, 0, RCTL_STD);
+	wire_send(f, MAC, 60);
+	e1000_rx_run(f->d);
+	assert_true(f->d->rx_parked);
+	wr(f, E1000_CTRL, E1000_CTRL_RST);
+	rx_setup(f, RX_RING, NDESC, 4, RCTL_STD);
+	/* the I/O thread was told to resume */
+	assert_int_equal(read(f->d->sched_fd, &n, sizeof(n)), (ssize_t)sizeof(n));
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_packets, 1);
+	assert_int_equal(rd(f, E1000_RDH), 1);
+}
+
+/* A frame waiting in the device for buffers when the driver turns RX off
+ * (e1000_down: RCTL.EN clear, then it frees the buffers): it must not be
+ * written into the ring once buffers appear. */
+static void test_rx_disabled_pending_frame_not_placed(void **state)
+{
+	struct fx *f = *state;
+	rx_setup(f, RX_RING, NDESC, 1, RCTL_STD | E1000_RCTL_LPE); /* one buffer */
+	wire_send(f, MAC, 5000);				   /* needs three */
+	e1000_rx_run(f->d);
+	assert_true(f->d->rx_parked);
+	assert_int_equal(f->d->rx_len, 5000);
+	wr(f, E1000_RCTL, 0); /* RX off */
+	wr(f, E1000_RDT, 5);
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_packets, 0);
+	assert_int_equal(f->d->stats.rx_dropped, 1);
+	assert_int_equal(rd(f, E1000_RDH), 0);
+	assert_int_equal(desc(f, RX_RING, 0)[12], 0); /* no DD */
+}
+
 static void test_rx_ring_outside_ram(void **state)
 {
 	struct fx *f = *state;
@@ -762,6 +854,23 @@ static void test_zones_follow_the_bar(void **state)
 	assert_false(zone_covers(f, moved + E1000_RDT));
 }
 
+/* BAR relocation: another vCPU writes RDT at the old address just after
+ * the device drained the ring for the move. Its write must reach the
+ * device, not sit batched for an address that no longer decodes. */
+static void test_zones_bar_move_loses_no_batched_write(void **state)
+{
+	struct fx *f = *state;
+	rx_setup(f, RX_RING, NDESC, 0, RCTL_STD);
+	uint64_t old = f->bar, moved = old + 0x100000;
+	f->race_rdt = 3;
+	f->race_addr = old + E1000_RDT;
+	cfg_wr(&f->trap, 1, PCI_BAR0, 4, (uint32_t)moved);
+	f->bar = cfg_bar64(&f->trap, 1, 0);
+	assert_int_equal(f->bar, moved);
+	assert_int_equal(rd(f, E1000_RDT), 3); /* the read drains the ring first */
+	assert_false(f->queued);
+}
+
 static void test_register_read_drains_first(void **state)
 {
 	struct fx *f = *state;
@@ -839,6 +948,7 @@ int main(void)
 	    T(test_tx_checksum_offload_goes_to_tap_header),
 	    T(test_tx_tso_passes_gso_to_tap),
 	    T(test_tx_tso_absurd_context_dropped),
+	    T(test_tx_tso_csum_offset_before_start_dropped),
 	    T(test_tx_ring_outside_ram),
 	    T(test_tx_head_tail_beyond_ring),
 	    T(test_tx_no_eop_is_bounded),
@@ -849,6 +959,8 @@ int main(void)
 	    T(test_rx_filters),
 	    T(test_rx_full_ring_drains_batched_rdt_first),
 	    T(test_rx_no_buffers_waits_for_rdt),
+	    T(test_rx_reset_while_parked_wakes_on_rdt),
+	    T(test_rx_disabled_pending_frame_not_placed),
 	    T(test_rx_ring_outside_ram),
 	    T(test_rx_head_beyond_ring),
 	    T(test_rx_oversized_without_lpe_dropped),
@@ -857,6 +969,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_zones_off_registers_none, fx_setup_off,
 					    fx_teardown),
 	    T(test_zones_follow_the_bar),
+	    T(test_zones_bar_move_loses_no_batched_write),
 	    T(test_register_read_drains_first),
 	    T(test_stop_no_more_guest_memory),
 	    cmocka_unit_test(test_spec_model_and_coalesce),
