@@ -101,7 +101,7 @@ vfio_bad_input() {
 		--vfio-pci 0000:zz:00.0
 	expect_usage_error "absent device" "no PCI device" run --kernel "$L2_KERNEL" \
 		--vfio-pci 0000:7f:1f.7
-	expect_usage_error "bad option" "mmap=on or mmap=off" run --kernel "$L2_KERNEL" \
+	expect_usage_error "bad option" "invalid mmap=sometimes" run --kernel "$L2_KERNEL" \
 		--vfio-pci "$1,mmap=sometimes"
 	expect_usage_error "not bound to vfio-pci" "not vfio-pci" run --kernel "$L2_KERNEL" \
 		--vfio-pci "$1"
