@@ -105,8 +105,11 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 	 * order: a device's queues and its other event sources share state,
 	 * and one thread per device needs no locking between them. */
 	struct iothread *io = dm->nr_io ? &dm->io[dm->nr % dm->nr_io] : NULL;
-	struct dev_ctx ctx = {
-	    .name = e->name, .index = dm_count_prefix(dm, k->prefix), .gm = dm->gm, .io = io};
+	struct dev_ctx ctx = {.name = e->name,
+			      .index = dm_count_prefix(dm, k->prefix),
+			      .gm = dm->gm,
+			      .io = io,
+			      .host = dm->host};
 	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
 	if (dm_attach(dm, e, io, err, errlen) < 0) {

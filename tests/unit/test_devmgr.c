@@ -28,6 +28,7 @@ struct fake_nic {
 };
 
 static int stops, destroys;
+static const struct dev_host *seen_host;
 
 static void fake_stop(void *dev)
 {
@@ -57,6 +58,7 @@ static int fake_create(const struct dev_ctx *ctx, const void *spec, struct devic
 		snprintf(err, errlen, "no network interface 'nosuch0'");
 		return -1;
 	}
+	seen_host = ctx->host;
 	struct fake_nic *n = calloc(1, sizeof(*n));
 	n->vdev.name = ctx->name;
 	n->vdev.device_id = VIRTIO_ID_NET;
@@ -218,6 +220,20 @@ static void test_refusals(void **state)
 	assert_int_equal(f->dm.nr, 2);
 }
 
+/* A device gets the VM's services (memory slots, batched MMIO) in its
+ * context: passthrough and the e1000 depend on them. */
+static void test_ctx_carries_host(void **state)
+{
+	struct fx *f = *state;
+	static int vm;
+	static const struct dev_host host = {.opaque = &vm};
+	char err[512];
+	f->dm.host = &host;
+	seen_host = NULL;
+	assert_int_equal(devmgr_add(&f->dm, "net", "tap=t0", err, sizeof(err)), 0);
+	assert_ptr_equal(seen_host, &host);
+}
+
 /* Stop runs once, in reverse order, before anything is freed. */
 static void test_stop_once(void **state)
 {
@@ -238,6 +254,7 @@ int main(void)
 	    T(test_names_and_iothreads),
 	    T(test_refusals),
 	    T(test_stop_once),
+	    T(test_ctx_carries_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
