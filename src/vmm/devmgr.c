@@ -15,7 +15,7 @@ static void spec_value(const char *spec, const char *key, char *out, size_t outl
 {
 	size_t klen = strlen(key);
 	out[0] = '\0';
-	for (const char *p = spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+	for (const char *p = spec; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
 		if (!strncmp(p, key, klen) && p[klen] == '=') {
 			const char *v = p + klen + 1;
 			size_t n = strcspn(v, ",");
@@ -116,7 +116,6 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 		e->d.ops->destroy(e->d.dev);
 		return -1;
 	}
-	e->attached = true;
 	dm->nr++;
 	dm->nr_net += k->is_net;
 	return 0;

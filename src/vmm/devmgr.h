@@ -52,7 +52,6 @@ struct dm_entry {
 	char name[24];
 	struct device d;
 	uint8_t mac[6]; /* is_net kinds */
-	bool attached;	/* on its transport: the bus frees the transport */
 };
 
 struct devmgr {
