@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sandbox.h"
 #include "core/thread.h"
 #include "devices/blk_backend.h"
 #include "devices/blk_req.h"
@@ -125,6 +126,7 @@ static void *blk_worker(void *arg)
 {
 	struct blk_dev *blk = arg;
 	thread_name_self("blk%u", blk->index);
+	sandbox_enter_or_die(SANDBOX_BLK);
 	pthread_mutex_lock(&blk->mu);
 	for (;;) {
 		while (!blk->stop && !blk->qlen)
