@@ -16,31 +16,14 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-#define ALLOW(name)                                                                                \
-	{                                                                                          \
-		SCMP_SYS(name), 0,                                                                 \
-		{                                                                                  \
-			{                                                                          \
-				0, 0, 0, 0                                                         \
-			}                                                                          \
-		}                                                                                  \
-	}
+/* One rule a line, kept so by hand (clang-format would pack them). */
+/* clang-format off */
+#define ALLOW(name)		{SCMP_SYS(name), 0, {{0, 0, 0, 0}}}
 /* (argument i & mask) == val */
-#define ARG(name, i, mask, val)                                                                    \
-	{                                                                                          \
-		SCMP_SYS(name), 1,                                                                 \
-		{                                                                                  \
-			{                                                                          \
-				i, 0, mask, val                                                    \
-			}                                                                          \
-		}                                                                                  \
-	}
-#define ARG_IS(name, i, val) ARG(name, i, ~0ull, val)
-#define IOCTL(req)	     ARG(ioctl, 1, 0xffffffffull, (uint32_t)(req))
-#define GROUP(g)                                                                                   \
-	{                                                                                          \
-		g, sizeof(g) / sizeof(g[0])                                                        \
-	}
+#define ARG(name, i, mask, val)	{SCMP_SYS(name), 1, {{i, 0, mask, val}}}
+#define ARG_IS(name, i, val)	ARG(name, i, ~0ull, val)
+#define IOCTL(req)		ARG(ioctl, 1, 0xffffffffull, (uint32_t)(req))
+#define GROUP(g)		{g, sizeof(g) / sizeof(g[0])}
 
 /* Every thread: locks, signals (the vCPU kick, the SIGSYS report),
  * memory (malloc; never executable), time, its exit, log lines on
@@ -116,22 +99,38 @@ static const struct sandbox_rule vcpu[] = {
 
 /* An I/O thread waits for fds and moves packets between taps and rings. */
 static const struct sandbox_rule io[] = {
-    ALLOW(epoll_wait), ALLOW(epoll_pwait), ALLOW(epoll_ctl),	   ALLOW(read),
-    ALLOW(readv),      ALLOW(writev),	   ALLOW(timerfd_settime),
+    ALLOW(epoll_wait),
+    ALLOW(epoll_pwait),
+    ALLOW(epoll_ctl),
+    ALLOW(read),
+    ALLOW(readv),
+    ALLOW(writev),
+    ALLOW(timerfd_settime),
 };
 
 /* A disk worker reads and writes its image (already open). */
 static const struct sandbox_rule blk[] = {
-    ALLOW(pread64),  ALLOW(pwrite64),  ALLOW(preadv), ALLOW(pwritev),	ALLOW(preadv2),
-    ALLOW(pwritev2), ALLOW(fdatasync), ALLOW(fsync),  ALLOW(fallocate),
+    ALLOW(pread64),
+    ALLOW(pwrite64),
+    ALLOW(preadv),
+    ALLOW(pwritev),
+    ALLOW(preadv2),
+    ALLOW(pwritev2),
+    ALLOW(fdatasync),
+    ALLOW(fsync),
+    ALLOW(fallocate),
 };
 
 /* The console reads the user's terminal and hands bytes to the UART,
  * whose interrupt is a legacy line. No terminal ioctl: the main thread
  * set the terminal up and restores it. */
 static const struct sandbox_rule console[] = {
-    ALLOW(poll),      ALLOW(ppoll),	   ALLOW(read), ALLOW(clock_nanosleep),
-    ALLOW(nanosleep), IOCTL(KVM_IRQ_LINE),
+    ALLOW(poll),
+    ALLOW(ppoll),
+    ALLOW(read),
+    ALLOW(clock_nanosleep),
+    ALLOW(nanosleep),
+    IOCTL(KVM_IRQ_LINE),
 };
 
 /* The API thread serves clients on a socket it was given: accept, the
@@ -197,7 +196,11 @@ static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
 static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
 
 const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {
-    [SANDBOX_VCPU] = GROUP(vcpu_groups), [SANDBOX_IO] = GROUP(io_groups),
-    [SANDBOX_BLK] = GROUP(blk_groups),	 [SANDBOX_CONSOLE] = GROUP(console_groups),
-    [SANDBOX_API] = GROUP(api_groups),	 [SANDBOX_MAIN] = GROUP(main_groups),
+    [SANDBOX_VCPU] = GROUP(vcpu_groups),
+    [SANDBOX_IO] = GROUP(io_groups),
+    [SANDBOX_BLK] = GROUP(blk_groups),
+    [SANDBOX_CONSOLE] = GROUP(console_groups),
+    [SANDBOX_API] = GROUP(api_groups),
+    [SANDBOX_MAIN] = GROUP(main_groups),
 };
+/* clang-format on */
