@@ -155,6 +155,7 @@ static const struct sandbox_rule api[] = {
     ARG_IS(fcntl, 1, F_SETFL),
     IOCTL(KVM_GET_STATS_FD),
     ALLOW(pread64), /* the stats fd */
+    ALLOW(sysinfo), /* glibc's qsort sizing its buffer (exit sites) */
 };
 
 /* The main thread waits for the VM to end (or serves the API's requests
@@ -169,6 +170,7 @@ static const struct sandbox_rule main_thread[] = {
     ALLOW(close),
     ALLOW(lseek),
     ALLOW(pread64), /* the stats fd */
+    ALLOW(sysinfo), /* glibc's qsort sizing its buffer (exit sites) */
     ALLOW(clock_nanosleep),
     ALLOW(nanosleep),
     ALLOW(shutdown), /* ends the API thread's accept */

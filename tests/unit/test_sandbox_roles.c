@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -164,6 +165,23 @@ static int console_work(void)
 	       usleep(1000) < 0 || !enotty(fx.pipe[0], KVM_IRQ_LINE);
 }
 
+/* Sorting exit sites: glibc's qsort of more than 1 KiB asks sysinfo for
+ * the machine's memory once. */
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int sort_big(void)
+{
+	static int v[4096];
+	for (int i = 0; i < 4096; i++)
+		v[i] = 4096 - i;
+	qsort(v, 4096, sizeof(v[0]), cmp_int);
+	struct sysinfo si;
+	return v[0] != 1 || sysinfo(&si) < 0;
+}
+
 static int api_work(void)
 {
 	int c = accept4(fx.listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -175,7 +193,7 @@ static int api_work(void)
 		  send(fx.client_fd, "GET", 3, 0) != 3 || recv(c, b, 3, 0) != 3 ||
 		  send(c, "200", 3, MSG_DONTWAIT | MSG_NOSIGNAL) != 3 ||
 		  fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) < 0 || e < 0 ||
-		  !enotty(fx.pipe[0], KVM_GET_STATS_FD);
+		  !enotty(fx.pipe[0], KVM_GET_STATS_FD) || sort_big();
 	close(e);
 	close(c);
 	return bad;
@@ -187,7 +205,7 @@ static int main_work(void)
 	return eventfd_roundtrip() || poll(&p, 1, 0) != 0 || !enotty(fx.pipe[0], TCGETS) ||
 	       !enotty(fx.pipe[0], TCSETS) || !enotty(fx.pipe[0], KVM_GET_STATS_FD) ||
 	       !enotty(fx.pipe[0], KVM_IRQFD) || shutdown(fx.listen_fd, SHUT_RDWR) < 0 ||
-	       usleep(1000) < 0 || close(fx.tfd) < 0;
+	       usleep(1000) < 0 || close(fx.tfd) < 0 || sort_big();
 }
 
 static int (*const role_work[SANDBOX_NR_ROLES])(void) = {

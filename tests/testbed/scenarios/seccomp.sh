@@ -14,7 +14,7 @@ l1() {
 	truncate -s 4M /tmp/d0.img
 	for role in vcpu io blk console api main; do
 		rc=0
-		SKIFF_SECCOMP_TEST=$role:openat timeout 60 skiff run --kernel "$K" --mem 64M \
+		SKIFF_SECCOMP_TEST=$role:openat timeout 60 skiff run --kernel "$K" --mem 128M \
 			--disk /tmp/d0.img --api-sock /tmp/sc.sock </dev/null >/tmp/sc.out \
 			2>/tmp/sc.err || rc=$?
 		want="skiff: seccomp: $role thread made forbidden system call openat (257)"
