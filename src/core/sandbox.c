@@ -13,6 +13,10 @@
 
 #include "core/sandbox_rules.h"
 
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a seccomp trap (asm-generic/siginfo.h) */
+#endif
+
 static atomic_bool enabled;
 /* The calling thread's role once its filter is in, else -1: read by the
  * SIGSYS handler (static TLS of the executable: async-signal-safe). */
@@ -38,7 +42,7 @@ bool sandbox_active(void)
 #define NAMES_NR  512
 #define NAME_SIZE 32
 static char sys_names[NAMES_NR][NAME_SIZE];
-static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
 static void names_init(void)
 {
@@ -82,15 +86,6 @@ static void test_hook_run(enum sandbox_role role)
 		sys_names[test_nr], role_names[role]);
 }
 
-void sandbox_enable(bool on)
-{
-	atomic_store(&enabled, on);
-	if (on) {
-		pthread_once(&names_once, names_init);
-		test_hook_read();
-	}
-}
-
 static size_t put_str(char *buf, size_t pos, size_t size, const char *s)
 {
 	while (*s && pos + 1 < size)
@@ -119,6 +114,8 @@ static size_t put_uint(char *buf, size_t pos, size_t size, unsigned int v)
 static void sigsys_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
+	if (si->si_code != SYS_SECCOMP)
+		goto die; /* sent by someone: not ours to explain */
 	int role = thread_role;
 	unsigned int nr = (unsigned int)si->si_syscall;
 	char line[160];
@@ -132,17 +129,33 @@ static void sigsys_handler(int sig, siginfo_t *si, void *uc)
 	if (write(STDERR_FILENO, line, n) < 0) {
 		/* nothing more to say */
 	}
+die:
 	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 }
 
-static int sigsys_install(void)
+/* Once per process, before any thread exists: a thread installing its
+ * filter later must not re-arm the handler, or the SIGSYS another thread
+ * has just re-raised would be caught again instead of killing. */
+static int sigsys_err;
+
+static void process_init(void)
 {
+	names_init();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sigsys_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGSYS, &sa, NULL) < 0 ? -errno : 0;
+	sigsys_err = sigaction(SIGSYS, &sa, NULL) < 0 ? -errno : 0;
+}
+
+void sandbox_enable(bool on)
+{
+	atomic_store(&enabled, on);
+	if (on) {
+		pthread_once(&process_once, process_init);
+		test_hook_read();
+	}
 }
 
 static int rule_add(scmp_filter_ctx ctx, const struct sandbox_rule *r, uint64_t pid)
@@ -185,8 +198,8 @@ int sandbox_enter(enum sandbox_role role)
 		return -EINVAL;
 	if (thread_role >= 0)
 		return -EBUSY; /* a second filter would stack on the first */
-	pthread_once(&names_once, names_init);
-	int r = sigsys_install();
+	pthread_once(&process_once, process_init);
+	int r = sigsys_err;
 	if (r == 0)
 		r = filter_load(role);
 	if (r < 0)

@@ -289,6 +289,66 @@ static void test_filter_binds_only_its_thread(void **state)
 	assert_true(child_exited_ok(&res));
 }
 
+static void mark_handler(int sig)
+{
+	(void)sig;
+}
+
+static void *enter_io(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)sandbox_enter(SANDBOX_IO);
+}
+
+/* The SIGSYS handler is set once, when the filters are turned on: a
+ * thread installing its filter later must not re-arm it, or a SIGSYS that
+ * another thread has just re-raised to die would be caught once more
+ * (seen in the testbed as a second line, "read (0)"). */
+static int child_no_rearm(void *arg)
+{
+	(void)arg;
+	sandbox_enable(true);
+	struct sigaction mark = {.sa_handler = mark_handler}, now;
+	sigaction(SIGSYS, &mark, NULL);
+	pthread_t t;
+	void *ret;
+	if (pthread_create(&t, NULL, enter_io, NULL) != 0 || pthread_join(t, &ret) != 0 || ret)
+		return 30;
+	sigaction(SIGSYS, NULL, &now);
+	return now.sa_handler == mark_handler ? 0 : 31;
+}
+
+static void test_handler_set_once(void **state)
+{
+	(void)state;
+	struct child_result res;
+	child_run(child_no_rearm, NULL, &res);
+	if (!child_exited_ok(&res))
+		print_error("status %#x, stderr \"%s\"\n", res.status, res.err);
+	assert_true(child_exited_ok(&res));
+}
+
+/* A SIGSYS that is not a seccomp trap (a re-raised one, or one sent by
+ * someone) kills without a line: one violation, one line. */
+static int child_sent_sigsys(void *arg)
+{
+	(void)arg;
+	sandbox_enable(true);
+	if (sandbox_enter(SANDBOX_CONSOLE) != 0)
+		return 40;
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGSYS);
+	return 41;
+}
+
+static void test_sent_sigsys_kills_silently(void **state)
+{
+	(void)state;
+	struct child_result res;
+	child_run(child_sent_sigsys, NULL, &res);
+	assert_true(child_died_by_sigsys(&res));
+	assert_string_equal(res.err, "");
+}
+
 static int child_disabled(void *arg)
 {
 	(void)arg;
@@ -314,6 +374,8 @@ int main(void)
 	    cmocka_unit_test(test_roles_differ),
 	    cmocka_unit_test(test_switch_makes_role_attempt_call),
 	    cmocka_unit_test(test_filter_binds_only_its_thread),
+	    cmocka_unit_test(test_handler_set_once),
+	    cmocka_unit_test(test_sent_sigsys_kills_silently),
 	    cmocka_unit_test(test_disabled_is_noop),
 	};
 	return cmocka_run_group_tests_name("sandbox", tests, NULL, NULL);
