@@ -36,7 +36,9 @@ enum sandbox_role {
 };
 
 /* Turns the filters on or off (--no-seccomp; off until called). Called by
- * the main thread before it creates any thread. Turning them on also reads
+ * the main thread before it creates any thread: turning them on sets the
+ * process's SIGSYS handler, once (a thread's install must not re-arm it
+ * while another thread is dying of its re-raised SIGSYS). It also reads
  * the test-only SKIFF_SECCOMP_TEST=ROLE:SYSCALL: right after installing
  * its filter, a thread of role ROLE makes system call SYSCALL (all
  * arguments 0), which must kill skiff. Its only effect is that skiff kills
