@@ -1,10 +1,11 @@
-# Host→guest TCP with vhost=on against the built-in path, alternating
-# modes in one L1 boot, and the guest's received packets per MB: a tap
-# without offloads hands the guest MTU-sized frames (the host segments and
-# checksums every one), with them 64 KiB GSO frames. Reported, not timed:
-# only "data moved both ways in every boot" is asserted. SLOW: four boots.
-TIMEOUT=1500
-SLOW=1
+# Host→guest TCP with vhost=on against the built-in path, in one L1 boot,
+# and the guest's received packets per MB: a tap without offloads hands the
+# guest MTU-sized frames (the host segments and checksums every one: ~730
+# per MB, which made vhost receive 0.4x kvmtool's), with them GSO frames
+# (~20 per MB). Asserted: data moved both ways, and vhost receives no more
+# packets per MB than twice the built-in path. Throughputs are reported,
+# never asserted. VR_ROUNDS=N repeats the pair (default 1).
+TIMEOUT=900
 EXPECT="SKIFF-L2: init"
 
 VR_L1=169.254.12.1
@@ -21,18 +22,23 @@ vr_boot() { # NAME SKIFF-ARGS...
 		echo "vhost-rx $name: $k ${v:-none}"
 		[ -n "$v" ] && [ "$v" != 0 ] || return 1
 		metric "vr_${name}_$k" "$v"
+		eval "VR_${name}_$k=$v"
 	done
 }
 
 l1() {
 	tap_up "$VR_L1" || { fail "tap0 setup failed"; return; }
 	ok=1
-	for r in 1 2; do
+	r=0
+	while [ "$r" -lt "${VR_ROUNDS:-1}" ]; do
+		r=$((r + 1))
 		vr_boot "vhost$r" --net tap=tap0,vhost=on || ok=0
 		vr_boot "builtin$r" --net tap=tap0 || ok=0
 	done
 	killall iperf3 2>/dev/null
 	[ "$ok" = 1 ] || { fail "a boot moved no data"; return; }
+	[ "$VR_vhost1_down_pkts_per_mb" -le $((2 * VR_builtin1_down_pkts_per_mb)) ] ||
+		{ fail "vhost receives MTU-sized frames: the tap has no offloads"; return; }
 	pass
 }
 
