@@ -1,5 +1,6 @@
 #include "devices/virtio_blk.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,11 @@ static void blk_pop_all(struct blk_dev *blk)
 		}
 		req->gen = blk->gen;
 		if (blk->aio_uring) {
-			blk_uring_queue(blk, req);
+			if (!blk_uring_queue(blk, req)) {
+				blk_req_set_result(req, -EAGAIN);
+				blk_complete(blk, req, true);
+				blk_slot_free(blk, req);
+			}
 			continue;
 		}
 		blk->fifo[(blk->qhead + blk->qlen++) % BLK_QUEUE_SIZE] =

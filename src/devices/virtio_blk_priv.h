@@ -72,8 +72,8 @@ struct blk_dev {
 /* With mu held. */
 void blk_slot_free(struct blk_dev *blk, struct blk_req *req);
 /* aio=io_uring, with mu held: puts a checked request into the ring (it is
- * submitted by blk_uring_kick). */
-void blk_uring_queue(struct blk_dev *blk, struct blk_req *req);
+ * submitted by blk_uring_kick); false if the ring has no room. */
+bool blk_uring_queue(struct blk_dev *blk, struct blk_req *req);
 void blk_uring_kick(struct blk_dev *blk);
 /* The disk thread of aio=io_uring: answers completions in batches. */
 void *blk_uring_worker(void *arg);

@@ -13,16 +13,19 @@
 #include "core/thread.h"
 #include "devices/virtio_blk_priv.h"
 
-void blk_uring_queue(struct blk_dev *blk, struct blk_req *req)
+bool blk_uring_queue(struct blk_dev *blk, struct blk_req *req)
 {
 	uint64_t tag = (uint64_t)(req - blk->reqs);
 	if (!blk_uring_prep(&blk->uring, req, blk->backend.fd, tag)) {
 		/* Full (it holds every slot, so only unsubmitted entries can
-		 * fill it): submit, then there is room. */
+		 * fill it): submit, then there is room, unless the kernel
+		 * refused the submission. */
 		blk_uring_kick(blk);
-		blk_uring_prep(&blk->uring, req, blk->backend.fd, tag);
+		if (!blk_uring_prep(&blk->uring, req, blk->backend.fd, tag))
+			return false;
 	}
 	blk->inflight++;
+	return true;
 }
 
 void blk_uring_kick(struct blk_dev *blk)
@@ -42,9 +45,11 @@ static bool blk_uring_done(struct blk_dev *blk, struct blk_req *req, int res)
 	case VIRTIO_BLK_T_IN:
 	case VIRTIO_BLK_T_OUT:
 		if (res > 0 && blk_req_advance(req, (uint64_t)res) > 0) {
-			blk_uring_queue(blk, req);
-			blk->inflight--; /* the same request, still one */
-			return false;
+			if (blk_uring_queue(blk, req)) {
+				blk->inflight--; /* the same request, still one */
+				return false;
+			}
+			res = -EIO;
 		}
 		blk_req_set_result(req, res < 0 ? res : res == 0 && blk_req_left(req) ? -EIO : 0);
 		return true;
