@@ -33,6 +33,7 @@ static const int allowed[] = {
     SCMP_SYS(fsync),
     SCMP_SYS(fdatasync),
     SCMP_SYS(fallocate),
+    SCMP_SYS(io_uring_enter), /* aio=io_uring: the ring itself is restricted */
     SCMP_SYS(poll),
     SCMP_SYS(ppoll),
     SCMP_SYS(epoll_wait),
