@@ -23,6 +23,7 @@
 
 #include "core/counter.h"
 #include "core/vm.h"
+#include "devices/i8042.h"
 #include "devices/uart8250.h"
 #include "iothread/iothread.h"
 #include "stats/api_sock.h"
@@ -58,6 +59,7 @@ struct vmm {
 	struct iothread io[IOTHREAD_MAX];
 	unsigned int nr_io, nr_io_inited;
 	struct uart8250 uart;
+	struct i8042 kbd;
 	struct exit_sites sites;
 	struct api_sock api;
 	uint64_t start_ns;
