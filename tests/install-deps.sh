@@ -19,7 +19,7 @@ if [ "${1:-}" = --fuzz ]; then FUZZ=1; fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE="$ROOT/.cache/kernel"
 
-PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev
+PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev liburing-dev
 	qemu-system-x86 busybox-static iperf3 iproute2 cpio xz-utils gzip
 	python3 gnuplot-nox sockperf
 	kmod      # modinfo reads guest module dependencies when building images
@@ -28,7 +28,7 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev
 )
 if [ "$FUZZ" -eq 1 ]; then
 	# libclang-rt-dev: libFuzzer and the ASan/UBSan runtimes for clang.
-	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev clang libclang-rt-dev)
+	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev liburing-dev clang libclang-rt-dev)
 fi
 
 export DEBIAN_FRONTEND=noninteractive

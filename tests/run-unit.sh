@@ -7,8 +7,9 @@ for t in "$@"; do
 	out=$("$t" 2>&1)
 	rc=$?
 	echo "$out"
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | tail -1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | tail -1)
+	# A binary may run several groups: each prints its own totals.
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | awk '{ s += $1 } END { if (NR) print s }')
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | awk '{ s += $1 } END { if (NR) print s }')
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
 	if [ "$rc" -ne 0 ]; then

@@ -95,6 +95,7 @@ static const struct sandbox_rule vcpu[] = {
     ALLOW(pwrite64), /* VFIO regions */
     ALLOW(epoll_ctl),
     ALLOW(timerfd_settime), /* e1000 interrupt throttling */
+    ALLOW(io_uring_enter),  /* a disk's ring on a trapped kick */
 };
 
 /* An I/O thread waits for fds and moves packets between taps and rings. */
@@ -106,6 +107,7 @@ static const struct sandbox_rule io[] = {
     ALLOW(readv),
     ALLOW(writev),
     ALLOW(timerfd_settime),
+    ALLOW(io_uring_enter), /* submitting a disk's ring */
 };
 
 /* A disk worker reads and writes its image (already open). */
@@ -119,6 +121,9 @@ static const struct sandbox_rule blk[] = {
     ALLOW(fdatasync),
     ALLOW(fsync),
     ALLOW(fallocate),
+    /* aio=io_uring: waiting in the ring, resubmitting. The ring was
+     * restricted to readv, writev, fsync and nop when it was set up. */
+    ALLOW(io_uring_enter),
 };
 
 /* The console reads the user's terminal and hands bytes to the UART,
@@ -175,6 +180,7 @@ static const struct sandbox_rule main_thread[] = {
     ALLOW(nanosleep),
     ALLOW(shutdown), /* ends the API thread's accept */
     ALLOW(epoll_ctl),
+    ALLOW(io_uring_enter), /* the nop that wakes a disk thread to stop */
     IOCTL(TCGETS),
     IOCTL(TCSETS),
     IOCTL(KVM_GET_STATS_FD),

@@ -131,6 +131,12 @@ static void *vcpu_thread(void *arg)
 	sandbox_enter_or_die(SANDBOX_VCPU);
 
 	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
+		if (vcpu_gate_closed(&vm->gate)) {
+			/* Paused: asleep here, so no CPU time (the guest time
+			 * the stats report) is spent. */
+			vcpu_gate_park(&vm->gate);
+			continue;
+		}
 		if (!v->first_run_ns)
 			__atomic_store_n(&v->first_run_ns, monotonic_ns(), __ATOMIC_RELEASE);
 		int r = ioctl(v->fd, KVM_RUN, 0);
@@ -194,21 +200,26 @@ static void *vcpu_thread(void *arg)
 		}
 	}
 	v->cpu_ns = thread_cpu_ns();
+	vcpu_gate_leave(&vm->gate);
 	return NULL;
 }
 
 int vcpu_start(struct vcpu *v)
 {
-	/* vCPU threads leave the kick signal unblocked; others block it. */
+	/* vCPU threads leave the kick signal unblocked; others block it.
+	 * Counted in before it runs, so a pause right after waits for it. */
+	vcpu_gate_enter(&v->vm->gate);
 	int r = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	if (r == 0)
-		v->started = 1;
+		__atomic_store_n(&v->started, 1, __ATOMIC_RELEASE);
+	else
+		vcpu_gate_leave(&v->vm->gate);
 	return -r;
 }
 
 void vcpu_kick(struct vcpu *v)
 {
-	if (!v->started)
+	if (!__atomic_load_n(&v->started, __ATOMIC_ACQUIRE))
 		return;
 	/* immediate_exit covers the window before the thread enters KVM_RUN;
 	 * the signal interrupts a KVM_RUN already in progress. */

@@ -1,5 +1,7 @@
 /* A vCPU: its KVM fd, the shared kvm_run page, one thread running the exit
- * loop, and per-reason exit counters. */
+ * loop, and per-reason exit counters. The loop passes the VM's vcpu_gate
+ * on every turn: a pause kicks the thread out of KVM_RUN and parks it
+ * there. */
 #ifndef SKIFF_VCPU_H
 #define SKIFF_VCPU_H
 

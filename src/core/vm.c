@@ -64,6 +64,7 @@ int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t e
 	bus_init(&vm->bus);
 	cmmio_init(&vm->cmmio);
 	pthread_mutex_init(&vm->gsi_lock, NULL);
+	vcpu_gate_init(&vm->gate);
 
 	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (vm->kvm_fd < 0) {
@@ -141,6 +142,25 @@ void vm_destroy(struct vm *vm)
 	vm->vm_fd = vm->kvm_fd = -1;
 	bus_destroy(&vm->bus);
 	cmmio_destroy(&vm->cmmio);
+	vcpu_gate_destroy(&vm->gate);
+}
+
+int vm_clock_get(struct vm *vm, uint64_t *ns)
+{
+	struct kvm_clock_data d;
+	memset(&d, 0, sizeof(d));
+	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, &d) < 0)
+		return -errno;
+	*ns = d.clock;
+	return 0;
+}
+
+int vm_clock_set(struct vm *vm, uint64_t ns)
+{
+	struct kvm_clock_data d;
+	memset(&d, 0, sizeof(d));
+	d.clock = ns;
+	return ioctl(vm->vm_fd, KVM_SET_CLOCK, &d) < 0 ? -errno : 0;
 }
 
 void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)

@@ -12,6 +12,7 @@
 #include "core/bus.h"
 #include "core/coalesced_mmio.h"
 #include "core/guest_mem.h"
+#include "core/vcpu_gate.h"
 
 #define VM_MAX_CPUS    64
 #define VM_MAX_GSI     1024
@@ -46,7 +47,8 @@ struct vm {
 	/* First exit request wins; vCPU threads poll `exit_kind`. */
 	_Atomic int exit_kind;
 	char exit_reason[160];
-	int exit_pipe[2]; /* written once on exit so the main loop wakes */
+	int exit_pipe[2];      /* written once on exit so the main loop wakes */
+	struct vcpu_gate gate; /* pauses the vCPU threads */
 };
 
 /* Opens /dev/kvm, creates the VM, irqchip, PIT and guest RAM. Returns 0 or
@@ -57,6 +59,12 @@ void vm_destroy(struct vm *vm);
 /* Requests that the VM stop; the first request's kind and reason stick. */
 void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The guest's kvmclock (KVM_GET_CLOCK / KVM_SET_CLOCK), in ns: read at
+ * pause and written back at resume, so a paused guest's time stands
+ * still. 0 or -errno. */
+int vm_clock_get(struct vm *vm, uint64_t *ns);
+int vm_clock_set(struct vm *vm, uint64_t ns);
 
 /* Level-triggered line on the in-kernel PIC/IOAPIC (ISA IRQs and INTx). */
 int vm_irq_line(struct vm *vm, uint32_t gsi, int level);

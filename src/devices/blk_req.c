@@ -1,5 +1,7 @@
 #include "devices/blk_req.h"
 
+#include <string.h>
+
 #include "core/dma.h"
 
 struct blk_hdr { /* guest layout, little-endian like the host */
@@ -164,9 +166,37 @@ void blk_req_execute(struct blk_req *req, struct blk_backend *b)
 	default: /* blk_req_parse queues no other type */
 		r = -1;
 	}
+	blk_req_set_result(req, r);
+}
+
+void blk_req_set_result(struct blk_req *req, int r)
+{
 	req->status = r < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	if (r < 0 && req->type == VIRTIO_BLK_T_IN)
 		req->used_len = 1; /* the data is not valid; say nothing was read */
+}
+
+uint64_t blk_req_left(const struct blk_req *req)
+{
+	uint64_t left = 0;
+	for (unsigned int i = 0; i < req->niov; i++)
+		left += req->iov[i].iov_len;
+	return left;
+}
+
+uint64_t blk_req_advance(struct blk_req *req, uint64_t n)
+{
+	unsigned int i = 0;
+	req->off += n;
+	while (i < req->niov && n >= req->iov[i].iov_len)
+		n -= req->iov[i++].iov_len;
+	if (i < req->niov) {
+		req->iov[i].iov_base = (uint8_t *)req->iov[i].iov_base + n;
+		req->iov[i].iov_len -= n;
+	}
+	req->niov -= i;
+	memmove(req->iov, req->iov + i, req->niov * sizeof(req->iov[0]));
+	return blk_req_left(req);
 }
 
 void blk_req_finish(const struct blk_req *req)

@@ -77,6 +77,13 @@ enum blk_req_next blk_req_parse(struct blk_req *req, const struct virtq_elem *el
  * call it off the vCPU thread. Touches guest RAM only by preadv/pwritev on
  * req->iov (a dma_sg_slice: see the rule in core/dma.h). */
 void blk_req_execute(struct blk_req *req, struct blk_backend *b);
+/* Sets status (and used_len) from an I/O result: 0 or -errno. */
+void blk_req_set_result(struct blk_req *req, int r);
+/* After a short read or write of n bytes: drops them from the front of
+ * req->iov and moves req->off past them. Returns the bytes still to do. */
+uint64_t blk_req_advance(struct blk_req *req, uint64_t n);
+/* Bytes req->iov still covers. */
+uint64_t blk_req_left(const struct blk_req *req);
 /* Writes the status byte into the guest's buffer (ordered, dma_sg_write). */
 void blk_req_finish(const struct blk_req *req);
 

@@ -1,5 +1,6 @@
 #include "devices/virtio_blk.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +8,8 @@
 
 #include "core/sandbox.h"
 #include "core/thread.h"
-#include "devices/blk_backend.h"
-#include "devices/blk_req.h"
+#include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
-#include "virtio/virtio_dev.h"
 
 /* Feature bits (virtio 1.2 §5.2.3) */
 #define VIRTIO_BLK_F_SEG_MAX	  2
@@ -19,55 +18,6 @@
 #define VIRTIO_BLK_F_FLUSH	  9
 #define VIRTIO_BLK_F_DISCARD	  13
 #define VIRTIO_BLK_F_WRITE_ZEROES 14
-
-/* Ring entries; also the number of request slots, so a pop always finds
- * one (the virtqueue refuses more chains in flight than its size). */
-#define BLK_QUEUE_SIZE 128
-
-struct blk_config { /* guest layout (§5.2.4), little-endian like the host */
-	uint64_t capacity;
-	uint32_t size_max;
-	uint32_t seg_max;
-	uint16_t cylinders;
-	uint8_t heads, sectors;
-	uint32_t blk_size;
-	uint8_t physical_block_exp, alignment_offset;
-	uint16_t min_io_size;
-	uint32_t opt_io_size;
-	uint8_t writeback, unused0;
-	uint16_t num_queues;
-	uint32_t max_discard_sectors, max_discard_seg, discard_sector_alignment;
-	uint32_t max_write_zeroes_sectors, max_write_zeroes_seg;
-	uint8_t write_zeroes_may_unmap, unused1[3];
-};
-_Static_assert(offsetof(struct blk_config, blk_size) == 20, "config layout");
-_Static_assert(offsetof(struct blk_config, num_queues) == 34, "config layout");
-_Static_assert(offsetof(struct blk_config, max_discard_sectors) == 36, "config layout");
-_Static_assert(offsetof(struct blk_config, write_zeroes_may_unmap) == 56, "config layout");
-#define BLK_CONFIG_LEN 60 /* through unused1; the secure-erase fields are not offered */
-
-struct blk_dev {
-	struct virtio_dev vdev;
-	struct blk_backend backend;
-	struct blk_config config;
-	char name[24];
-	unsigned int index; /* N of virtio-blkN; the worker is "blkN" */
-	pthread_t worker;
-
-	/* mu guards the virtqueue and everything below. */
-	pthread_mutex_t mu;
-	pthread_cond_t work_cv; /* to the worker: a request was queued, or stop */
-	pthread_cond_t idle_cv; /* from the worker: it finished a request */
-	bool active;		/* between activate and reset */
-	bool stop;		/* the worker must exit */
-	bool busy;		/* the worker is doing I/O without mu */
-	uint64_t gen;		/* bumped by reset: older requests are dropped */
-	/* Request slots: free ones on a stack, queued ones in a FIFO. */
-	struct blk_req *reqs; /* BLK_QUEUE_SIZE of them */
-	unsigned int nfree, free[BLK_QUEUE_SIZE];
-	unsigned int qhead, qlen, fifo[BLK_QUEUE_SIZE];
-	struct virtq_elem elem; /* pop buffer (16 KiB) */
-};
 
 static struct blk_dev *blk_of(struct virtio_dev *vdev)
 {
@@ -83,7 +33,7 @@ static void blk_complete(struct blk_dev *blk, struct blk_req *req, bool has_stat
 	virtio_complete(&blk->vdev, 0, req->head, has_status ? req->used_len : 0);
 }
 
-static void blk_slot_free(struct blk_dev *blk, struct blk_req *req)
+void blk_slot_free(struct blk_dev *blk, struct blk_req *req)
 {
 	blk->free[blk->nfree++] = (unsigned int)(req - blk->reqs);
 }
@@ -103,11 +53,11 @@ static void blk_pop_all(struct blk_dev *blk)
 	while (blk->active && blk->nfree) {
 		if (!budget--) {
 			if (t->queue_resched && t->queue_resched(&blk->vdev, 0) == 0)
-				return;
+				break;
 			budget = BLK_POP_BUDGET - 1; /* trapped kick: its vCPU pays */
 		}
 		if (virtq_pop(vq, blk->vdev.gm, &blk->elem) <= 0)
-			return;
+			break;
 		struct blk_req *req = &blk->reqs[blk->free[--blk->nfree]];
 		enum blk_req_next next = blk_req_parse(req, &blk->elem, &blk->backend);
 		if (next != BLK_REQ_QUEUE) {
@@ -116,10 +66,20 @@ static void blk_pop_all(struct blk_dev *blk)
 			continue;
 		}
 		req->gen = blk->gen;
+		if (blk->aio_uring) {
+			if (!blk_uring_queue(blk, req)) {
+				blk_req_set_result(req, -EAGAIN);
+				blk_complete(blk, req, true);
+				blk_slot_free(blk, req);
+			}
+			continue;
+		}
 		blk->fifo[(blk->qhead + blk->qlen++) % BLK_QUEUE_SIZE] =
 		    (unsigned int)(req - blk->reqs);
 		pthread_cond_signal(&blk->work_cv);
 	}
+	if (blk->aio_uring)
+		blk_uring_kick(blk); /* one submission for the whole run */
 }
 
 static void *blk_worker(void *arg)
@@ -195,7 +155,7 @@ static void blk_reset(struct virtio_dev *vdev)
 	}
 	/* The transport resets the rings next: no I/O into guest buffers may
 	 * still be running then. */
-	while (blk->busy)
+	while (blk->busy || blk->inflight)
 		pthread_cond_wait(&blk->idle_cv, &blk->mu);
 	pthread_mutex_unlock(&blk->mu);
 }
@@ -287,9 +247,18 @@ static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, 
 	 * the lock costs the poller one uncontended mutex per check. */
 	vdev->queue_lock = &blk->mu;
 	pthread_mutex_init(&vdev->lock, NULL);
-	int r = pthread_create(&blk->worker, NULL, blk_worker, blk);
+	if (s->aio == BLK_AIO_IO_URING) {
+		int u = blk_uring_init(&blk->uring, BLK_URING_ENTRIES);
+		if (u < 0)
+			fprintf(stderr, "skiff: %s: io_uring unavailable (%s); using threads\n",
+				blk->name, strerror(-u));
+		blk->aio_uring = u == 0;
+	}
+	int r =
+	    pthread_create(&blk->worker, NULL, blk->aio_uring ? blk_uring_worker : blk_worker, blk);
 	if (r) {
 		snprintf(err, errlen, "cannot start the disk thread: %s", strerror(r));
+		blk_uring_exit(&blk->uring);
 		blk_backend_close(&blk->backend);
 		goto fail_mem;
 	}
@@ -318,7 +287,7 @@ void virtio_blk_drain(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
 	pthread_mutex_lock(&blk->mu);
-	while (blk->qlen || blk->busy)
+	while (blk->qlen || blk->busy || blk->inflight)
 		pthread_cond_wait(&blk->idle_cv, &blk->mu);
 	pthread_mutex_unlock(&blk->mu);
 }
@@ -333,11 +302,16 @@ void virtio_blk_stop(struct virtio_dev *vdev)
 		pthread_mutex_unlock(&blk->mu);
 		return;
 	}
-	while (blk->qlen || blk->busy)
+	while (blk->qlen || blk->busy || blk->inflight)
 		pthread_cond_wait(&blk->idle_cv, &blk->mu);
 	blk->active = false;
 	blk->stop = true;
 	pthread_cond_signal(&blk->work_cv);
+	if (blk->aio_uring) {
+		/* The disk thread sleeps in the ring: a nop wakes it. */
+		blk_uring_prep_nop(&blk->uring, BLK_URING_TAG_WAKE);
+		blk_uring_kick(blk);
+	}
 	pthread_mutex_unlock(&blk->mu);
 	pthread_join(blk->worker, NULL);
 }
@@ -348,6 +322,7 @@ void virtio_blk_destroy(struct virtio_dev *vdev)
 	if (!blk->stop)
 		blk_reset(vdev);
 	virtio_blk_stop(vdev);
+	blk_uring_exit(&blk->uring);
 	blk_backend_close(&blk->backend);
 	pthread_cond_destroy(&blk->work_cv);
 	pthread_cond_destroy(&blk->idle_cv);

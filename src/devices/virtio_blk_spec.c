@@ -23,6 +23,8 @@ static int blk_spec_path(const struct opt *o, const char *val, void *target, cha
 	return 0;
 }
 
+const char *const blk_aio_names[] = {"io_uring", "threads", NULL};
+
 static const struct opt blk_opts[] = {
     {.name = "path",
      .type = OPT_CUSTOM,
@@ -34,6 +36,14 @@ static const struct opt blk_opts[] = {
      .type = OPT_FLAG,
      .off = offsetof(struct blk_spec, ro),
      .help = "read-only: the guest's writes fail"},
+    {.name = "aio",
+     .type = OPT_ENUM,
+     .off = offsetof(struct blk_spec, aio),
+     .choices = blk_aio_names,
+     .hint = "use io_uring or threads",
+     .metavar = "io_uring|threads",
+     .help = "io_uring: many requests in flight (default; threads, said in one line, "
+	     "where the host has none); threads: one at a time"},
     POLL_OPT_ROWS(offsetof(struct blk_spec, poll)),
 };
 const struct opt_table blk_spec_table = OPT_TABLE(blk_opts, "disk option", NULL);

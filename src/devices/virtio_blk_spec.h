@@ -1,4 +1,4 @@
-/* `--disk SPEC` for virtio-blk: PATH[,ro][,poll=off|adaptive|always]
+/* `--disk SPEC` for virtio-blk: PATH[,ro][,aio=io_uring|threads][,poll=off|adaptive|always]
  * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]. The
  * polling options are --net's (iothread/poll_opts.h); disks default to
  * poll=off. */
@@ -12,9 +12,13 @@
 #include "core/opt.h"
 #include "iothread/poll_policy.h"
 
+enum blk_aio { BLK_AIO_IO_URING, BLK_AIO_THREADS };
+extern const char *const blk_aio_names[];
+
 struct blk_spec {
 	char path[PATH_MAX];
 	bool ro;
+	int aio;		 /* enum blk_aio */
 	struct poll_policy poll; /* of the request queue */
 };
 

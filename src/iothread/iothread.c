@@ -32,6 +32,7 @@ int iothread_init(struct iothread *io, const char *name)
 	memset(io, 0, sizeof(*io));
 	pthread_mutex_init(&io->handlers_lock, NULL);
 	snprintf(io->name, sizeof(io->name), "%s", name);
+	io->cpu_clock = thread_cpu_ns;
 	io->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (io->epfd < 0)
 		return -errno;
@@ -110,6 +111,7 @@ void iothread_poller_kick(struct iothread *io, struct iothread_poller *p)
 
 void iothread_poll_once(struct iothread *io, uint64_t now)
 {
+	uint64_t cpu_ns = 0; /* read once a round, and only when a sample is due */
 	for (unsigned int i = 0; i < io->nr_pollers; i++) {
 		struct iothread_poller *p = io->pollers[i];
 		if (!p->st.polling)
@@ -118,6 +120,18 @@ void iothread_poll_once(struct iothread *io, uint64_t now)
 			p->st.polling = false;
 			io->nr_polling--;
 			continue;
+		}
+		if (io->cpu_clock && poll_share_due(&p->st, &p->policy, now)) {
+			if (!cpu_ns)
+				cpu_ns = io->cpu_clock();
+			if (poll_share_check(&p->st, now, cpu_ns)) {
+				/* Kicks back on, and what came meanwhile served
+				 * once: the CPU goes back to whoever needs it. */
+				if (p->set_notify(p->opaque, true))
+					p->poll(p->opaque);
+				io->nr_polling--;
+				continue;
+			}
 		}
 		bool work = p->poll(p->opaque);
 		if (!poll_after_iteration(&p->st, &p->policy, now, work))

@@ -50,6 +50,7 @@ struct iothread {
 	unsigned int nr_pollers; /* fixed before iothread_start */
 	unsigned int nr_polling;
 	uint64_t cpu_ns;		   /* thread CPU time, set when the thread ends */
+	uint64_t (*cpu_clock)(void);	   /* thread_cpu_ns; NULL: no contention check */
 	pthread_mutex_t handlers_lock;	   /* add_fd/del_fd callers, not the loop */
 	struct iothread_handler *handlers; /* every fd handler added; freed by destroy */
 	unsigned int nr_handlers;	   /* allocated (live or removed) */

@@ -31,6 +31,8 @@ bool poll_on_kick(struct poll_state *st, const struct poll_policy *p, uint64_t n
 		return false;
 	if (p->mode == POLL_ALWAYS)
 		return true;
+	if (now < st->holdoff_until_ns)
+		return false;
 	if (now - st->window_start_ns > p->window_ns) {
 		st->window_start_ns = now;
 		st->window_kicks = 0;
@@ -44,6 +46,7 @@ void poll_start(struct poll_state *st, uint64_t now)
 	st->started_ns = now;
 	st->last_work_ns = now;
 	st->window_kicks = 0;
+	st->share_wall_ns = 0;
 	counter_add(&st->starts, 1);
 }
 
@@ -69,6 +72,33 @@ bool poll_after_iteration(struct poll_state *st, const struct poll_policy *p, ui
 		return true;
 	}
 	return false;
+}
+
+bool poll_share_due(const struct poll_state *st, const struct poll_policy *p, uint64_t now)
+{
+	return p->mode == POLL_ADAPTIVE && st->polling &&
+	       (!st->share_wall_ns || now - st->share_wall_ns >= POLL_SHARE_WINDOW_NS);
+}
+
+bool poll_share_check(struct poll_state *st, uint64_t now, uint64_t cpu_now)
+{
+	uint64_t wall = now - st->share_wall_ns, cpu = cpu_now - st->share_cpu_ns;
+	bool first = !st->share_wall_ns;
+	st->share_wall_ns = now;
+	st->share_cpu_ns = cpu_now;
+	if (first || !wall)
+		return false;
+	if (cpu * 100 >= wall * POLL_SHARE_MIN_PCT) {
+		st->holdoff_ns = 0; /* a full window with its CPU: forgiven */
+		return false;
+	}
+	st->holdoff_ns = st->holdoff_ns ? st->holdoff_ns * 2 : POLL_HOLDOFF_MIN_NS;
+	if (st->holdoff_ns > POLL_HOLDOFF_MAX_NS)
+		st->holdoff_ns = POLL_HOLDOFF_MAX_NS;
+	st->holdoff_until_ns = now + st->holdoff_ns;
+	counter_add(&st->stops_contended, 1);
+	st->polling = false;
+	return true;
 }
 
 void poll_resume(struct poll_state *st, uint64_t now)

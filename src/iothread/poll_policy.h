@@ -22,6 +22,16 @@ enum poll_mode { POLL_OFF, POLL_ADAPTIVE, POLL_ALWAYS };
 #define POLL_DEFAULT_IDLE_NS	 50000ULL    /* stop after 50 us without work */
 #define POLL_DEFAULT_MAX_NS	 20000000ULL /* yield after 20 ms of continuous polling */
 
+/* Contention: while polling, every POLL_SHARE_WINDOW_NS the share of wall
+ * time the poller really ran is sampled. Below POLL_SHARE_MIN_PCT another
+ * runnable thread shares its CPU (often the vCPU whose work it waits for),
+ * and spinning only takes that CPU away: adaptive polling stops and does
+ * not start again for a hold-off that doubles with each such stop. */
+#define POLL_SHARE_WINDOW_NS 1000000ULL
+#define POLL_SHARE_MIN_PCT   50
+#define POLL_HOLDOFF_MIN_NS  10000000ULL   /* 10 ms */
+#define POLL_HOLDOFF_MAX_NS  1000000000ULL /* 1 s */
+
 struct poll_policy {
 	enum poll_mode mode;
 	unsigned int start_kicks; /* poll-start=K */
@@ -36,8 +46,10 @@ struct poll_state {
 	unsigned int window_kicks;
 	uint64_t last_work_ns;
 	uint64_t started_ns;
+	uint64_t share_wall_ns, share_cpu_ns; /* start of the share sample; 0: none */
+	uint64_t holdoff_ns, holdoff_until_ns;
 	/* counters, published for exit accounting */
-	counter_t kicks, starts, stops_idle, stops_cap, iters_work, iters_empty;
+	counter_t kicks, starts, stops_idle, stops_cap, stops_contended, iters_work, iters_empty;
 };
 
 void poll_policy_default(struct poll_policy *p);
@@ -53,6 +65,12 @@ void poll_start(struct poll_state *st, uint64_t now);
  * re-checks the ring, calling poll_resume if work arrived meanwhile). */
 bool poll_after_iteration(struct poll_state *st, const struct poll_policy *p, uint64_t now,
 			  bool had_work);
+/* Whether a contention sample is due at `now` (adaptive polling only). */
+bool poll_share_due(const struct poll_state *st, const struct poll_policy *p, uint64_t now);
+/* The sample: cpu_now is the poller thread's CPU time. Returns true if
+ * polling should stop because the poller did not get its CPU (the caller
+ * then stops as after poll_after_iteration). */
+bool poll_share_check(struct poll_state *st, uint64_t now, uint64_t cpu_now);
 /* Work arrived between the decision to stop and re-enabling notifications:
  * keep polling. */
 void poll_resume(struct poll_state *st, uint64_t now);

@@ -132,6 +132,7 @@ void tap_from_fd(struct tap *t, int fd)
 
 int tap_set_offload(struct tap *t, unsigned int tun_flags)
 {
+	t->offload = tun_flags;
 	if (!t->is_tun)
 		return 0;
 	return ioctl(t->fd, TUNSETOFFLOAD, (unsigned long)tun_flags) < 0 ? -errno : 0;

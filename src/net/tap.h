@@ -15,7 +15,8 @@
 struct tap {
 	int fd;
 	char name[IFNAMSIZ];
-	bool is_tun; /* a real tun/tap fd: offload ioctls apply */
+	bool is_tun;	      /* a real tun/tap fd: offload ioctls apply */
+	unsigned int offload; /* TUN_F_* last asked for */
 };
 
 /* Attaches to the existing tap NAME. Returns 0, or -1 with a one-line

@@ -265,6 +265,7 @@ void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, vo
 	    {"poll iterations empty", offsetof(struct poll_state, iters_empty)},
 	    {"poll stops idle", offsetof(struct poll_state, stops_idle)},
 	    {"poll stops cap", offsetof(struct poll_state, stops_cap)},
+	    {"poll stops contended", offsetof(struct poll_state, stops_contended)},
 	};
 	const struct virtio_pci *vp = vdev->transport_data;
 	char what[64];

@@ -7,6 +7,7 @@
 
 #include "core/console.h"
 #include "core/vcpu.h"
+#include "devices/i8042.h"
 #include "x86/power.h"
 #include "vmm/vmm.h"
 #include "x86/cpu.h"
@@ -35,18 +36,47 @@ static void uart_set_irq(void *opaque, int level)
 	vm_irq_line(opaque, LAYOUT_COM1_IRQ, level);
 }
 
+/* The i8042 decodes its fixed ports itself; the DSDT describes them. */
+_Static_assert(LAYOUT_KBD_DATA == I8042_DATA_PORT && LAYOUT_KBD_CMD == I8042_CMD_PORT,
+	       "i8042 ports");
+
+static void kbd_set_irq(void *opaque, int level)
+{
+	vm_irq_line(opaque, LAYOUT_KBD_IRQ, level);
+}
+
+static void kbd_reset(void *opaque)
+{
+	vm_request_exit(opaque, VM_EXIT_REBOOT, "guest requested a reboot");
+}
+
 static int platform_devices(struct vmm *v)
 {
 	uart_init(&v->uart, uart_set_irq, console_tx, &v->vm);
-	struct bus_region r = {.base = LAYOUT_COM1,
-			       .len = 8,
-			       .handler = uart_bus_handler,
-			       .reg_name = uart_reg_name,
-			       .opaque = &v->uart,
-			       .name = "uart0"};
-	int ret = bus_register(&v->vm.bus, BUS_PIO, &r);
-	if (ret < 0)
-		return ret;
+	i8042_init(&v->kbd, kbd_set_irq, kbd_reset, &v->vm);
+	const struct bus_region regions[] = {
+	    {.base = LAYOUT_COM1,
+	     .len = 8,
+	     .handler = uart_bus_handler,
+	     .reg_name = uart_reg_name,
+	     .opaque = &v->uart,
+	     .name = "uart0"},
+	    {.base = I8042_DATA_PORT,
+	     .len = 1,
+	     .handler = i8042_bus_handler,
+	     .opaque = &v->kbd,
+	     .name = "i8042-data"},
+	    {.base = I8042_CMD_PORT,
+	     .len = 1,
+	     .handler = i8042_bus_handler,
+	     .opaque = &v->kbd,
+	     .name = "i8042-cmd"},
+	};
+	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]); i++) {
+		int ret = bus_register(&v->vm.bus, BUS_PIO, &regions[i]);
+		if (ret < 0)
+			return ret;
+	}
 	return power_register(&v->vm);
 }
 

@@ -81,6 +81,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 {
 	struct boot_image img;
 	memset(v, 0, sizeof(*v));
+	pthread_mutex_init(&v->ctl_lock, NULL);
 	v->api.fd = -1;
 	v->start_ns = start_ns;
 	*status = EXIT_USAGE;
@@ -169,7 +170,8 @@ int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
 		return -1;
 	}
 	v->console_on = true;
-	for (; v->nr_vcpus_started < v->vm.nr_cpus; v->nr_vcpus_started++) {
+	for (; v->nr_vcpus_started < v->vm.nr_cpus;
+	     __atomic_add_fetch(&v->nr_vcpus_started, 1, __ATOMIC_RELEASE)) {
 		if (vcpu_start(v->vm.vcpus[v->nr_vcpus_started]) < 0) {
 			vm_request_exit(&v->vm, VM_EXIT_ERROR, "cannot start vCPU thread %d",
 					v->nr_vcpus_started);
@@ -201,6 +203,8 @@ void vmm_stop(struct vmm *v)
 	/* The console and vCPU threads watch exit_kind and the exit pipe. */
 	if (atomic_load(&v->vm.exit_kind) == VM_EXIT_NONE)
 		vm_request_exit(&v->vm, VM_EXIT_QUIT, "stopped");
+	/* Paused vCPUs wake up and see the exit; a pause in progress fails. */
+	vcpu_gate_stop(&v->vm.gate);
 	for (int i = 0; i < v->nr_vcpus_started; i++)
 		vcpu_kick(v->vm.vcpus[i]);
 	for (int i = 0; i < v->nr_vcpus_started; i++)
@@ -229,6 +233,7 @@ void vmm_destroy(struct vmm *v)
 		vcpu_destroy(v->vm.vcpus[i]);
 	if (v->vm_created)
 		vm_destroy(&v->vm);
+	pthread_mutex_destroy(&v->ctl_lock);
 }
 
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx)
@@ -239,4 +244,65 @@ void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx)
 		emit(ctx, v->io[i].name, "events", counter_get(&v->io[i].events));
 	}
 	devmgr_counters(&v->dm, emit, ctx);
+}
+
+static bool vmm_running(struct vmm *v)
+{
+	return v->vm_created && atomic_load(&v->vm.exit_kind) == VM_EXIT_NONE;
+}
+
+static void vmm_kick_vcpus(void *opaque)
+{
+	struct vmm *v = opaque;
+	int n = __atomic_load_n(&v->nr_vcpus_started, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++)
+		vcpu_kick(v->vm.vcpus[i]);
+}
+
+static int vmm_pause_locked(struct vmm *v)
+{
+	if (!vmm_running(v))
+		return -1;
+	if (v->paused)
+		return 0;
+	if (vcpu_gate_close(&v->vm.gate, vmm_kick_vcpus, v) < 0)
+		return -1;
+	if (vm_clock_get(&v->vm, &v->paused_clock) < 0) {
+		vcpu_gate_open(&v->vm.gate);
+		return -1;
+	}
+	v->paused = true;
+	return 0;
+}
+
+int vmm_pause(struct vmm *v)
+{
+	pthread_mutex_lock(&v->ctl_lock);
+	int r = vmm_pause_locked(v);
+	pthread_mutex_unlock(&v->ctl_lock);
+	return r;
+}
+
+int vmm_resume(struct vmm *v)
+{
+	int r = 0;
+	pthread_mutex_lock(&v->ctl_lock);
+	if (!vmm_running(v)) {
+		r = -1;
+	} else if (v->paused) {
+		/* Before any vCPU runs: the guest resumes at the paused time.
+		 * A failure leaves the clock jumped, not the guest stuck. */
+		r = vm_clock_set(&v->vm, v->paused_clock) < 0 ? -1 : 0;
+		v->paused = false;
+		vcpu_gate_open(&v->vm.gate);
+	}
+	pthread_mutex_unlock(&v->ctl_lock);
+	return r;
+}
+
+int vmm_ctrl_alt_del(struct vmm *v)
+{
+	if (!vmm_running(v))
+		return -1;
+	return i8042_ctrl_alt_del(&v->kbd);
 }

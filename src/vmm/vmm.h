@@ -17,12 +17,14 @@
 #ifndef SKIFF_VMM_H
 #define SKIFF_VMM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/counter.h"
 #include "core/vm.h"
+#include "devices/i8042.h"
 #include "devices/uart8250.h"
 #include "iothread/iothread.h"
 #include "stats/api_sock.h"
@@ -58,12 +60,17 @@ struct vmm {
 	struct iothread io[IOTHREAD_MAX];
 	unsigned int nr_io, nr_io_inited;
 	struct uart8250 uart;
+	struct i8042 kbd;
 	struct exit_sites sites;
 	struct api_sock api;
 	uint64_t start_ns;
 	bool vm_created, stopped, console_on;
 	unsigned int nr_io_started;
 	int nr_vcpus_started;
+	/* vmm_pause / vmm_resume, one controller at a time */
+	pthread_mutex_t ctl_lock;
+	bool paused;
+	uint64_t paused_clock; /* kvmclock at the pause */
 };
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:
@@ -75,6 +82,25 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen);
 void vmm_stop(struct vmm *v);
 void vmm_destroy(struct vmm *v);
+
+/* Controls, callable from any thread between vmm_run starting the vCPUs
+ * and vmm_destroy (vmm_stop may run meanwhile: they then fail or are
+ * undone by it).
+ *
+ * vmm_pause returns once every vCPU thread left KVM_RUN and parked, with
+ * the guest's kvmclock saved; vmm_resume restores that clock (the guest
+ * does not see the pause's length) and lets them run. Devices and I/O
+ * threads keep running; interrupts they raise meanwhile wait in the
+ * in-kernel irqchip. Pausing a paused VM or resuming a running one is a
+ * no-op returning 0. -1 if the VM is not running (stopped, or stopping).
+ *
+ * vmm_ctrl_alt_del presses and releases Ctrl+Alt+Del on the i8042
+ * keyboard: 0, or -1 if the VM is not running or the keyboard's queue has
+ * no room (the guest is not reading it). Linux then reboots, which ends
+ * skiff. */
+int vmm_pause(struct vmm *v);
+int vmm_resume(struct vmm *v);
+int vmm_ctrl_alt_del(struct vmm *v);
 
 /* Every counter of the VM: I/O threads, devices, transports, queues. */
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx);

@@ -66,6 +66,7 @@ _Static_assert(sizeof(struct acpi_fadt) == 276, "FADT layout");
 #define FADT_SLP_BUTTON	      (1u << 5)
 #define FADT_RESET_REG_SUP    (1u << 10)
 #define FADT_HW_REDUCED	      (1u << 20)
+#define BOOT_ARCH_8042	      (1u << 1)
 #define BOOT_ARCH_NO_VGA      (1u << 2)
 #define BOOT_ARCH_NO_CMOS_RTC (1u << 5)
 #define GAS_SYSTEM_IO	      1
@@ -108,7 +109,8 @@ static struct acpi_gas gas_port(uint16_t port)
 /* The DSDT: \_S5 (so Linux offers poweroff) and the platform devices
  * Linux cannot find otherwise. On a hardware-reduced platform Linux maps no
  * legacy ISA IRQs by itself, so COM1 must be an ACPI device whose _CRS
- * names IRQ 4; then the IRQ is routed through the IOAPIC. Likewise Linux
+ * names IRQ 4; then the IRQ is routed through the IOAPIC. The i8042 (KBD)
+ * is a PNP0303 device for the same reason (IRQ 1). Likewise Linux
  * scans PCI only below an ACPI host bridge (PNP0A03): PCI0 claims the
  * config ports, decodes bus 0, the I/O space around them and the MMIO
  * window, and its _PRT wires every slot's INTA..INTD to IOAPIC pins (the
@@ -121,9 +123,19 @@ static void dsdt_body(struct aml *a)
 	aml_device_open(a, "COM1");
 	aml_name_eisaid(a, "_HID", "PNP0501");
 	aml_name_int(a, "_UID", 0);
-	uint8_t crs[16];
+	uint8_t crs[32]; /* the largest: two I/O ranges, an IRQ, the end */
 	size_t n = aml_res_io(crs, LAYOUT_COM1, 8);
 	n += aml_res_irq(crs + n, LAYOUT_COM1_IRQ);
+	n += aml_res_end(crs + n);
+	aml_name_buffer(a, "_CRS", crs, n);
+	aml_close(a);
+
+	aml_device_open(a, "KBD_");
+	aml_name_eisaid(a, "_HID", "PNP0303");
+	aml_name_int(a, "_UID", 0);
+	n = aml_res_io(crs, LAYOUT_KBD_DATA, 1);
+	n += aml_res_io(crs + n, LAYOUT_KBD_CMD, 1);
+	n += aml_res_irq(crs + n, LAYOUT_KBD_IRQ);
 	n += aml_res_end(crs + n);
 	aml_name_buffer(a, "_CRS", crs, n);
 	aml_close(a);
@@ -227,7 +239,9 @@ uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus)
 	f->x_dsdt = base + off_dsdt;
 	f->flags =
 	    FADT_WBINVD | FADT_PWR_BUTTON | FADT_SLP_BUTTON | FADT_RESET_REG_SUP | FADT_HW_REDUCED;
-	f->iapc_boot_arch = BOOT_ARCH_NO_VGA | BOOT_ARCH_NO_CMOS_RTC; /* and no 8042 */
+	/* The 8042 flag, besides the DSDT's PNP0303: without either Linux
+	 * does not probe the i8042. */
+	f->iapc_boot_arch = BOOT_ARCH_8042 | BOOT_ARCH_NO_VGA | BOOT_ARCH_NO_CMOS_RTC;
 	f->reset_reg = gas_port(LAYOUT_ACPI_RESET);
 	f->reset_value = ACPI_RESET_VALUE;
 	f->sleep_control = gas_port(LAYOUT_ACPI_SLEEP_CTL);

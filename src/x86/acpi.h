@@ -1,7 +1,8 @@
 /* Minimal ACPI tables for a hardware-reduced platform: RSDP, XSDT, FADT,
  * DSDT (only \_S5 so Linux can power off) and MADT (one local APIC per vCPU
- * and the IOAPIC). The FADT also tells Linux there is no VGA, no i8042 and
- * no CMOS RTC, so it does not spend thousands of exits probing them. */
+ * and the IOAPIC). The FADT also tells Linux there is no VGA and no CMOS
+ * RTC, so it does not spend thousands of exits probing them, and that
+ * there is an i8042 (Ctrl-Alt-Del and the reset pulse go through it). */
 #ifndef SKIFF_ACPI_H
 #define SKIFF_ACPI_H
 

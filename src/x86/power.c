@@ -4,9 +4,6 @@
 #include "x86/acpi.h"
 #include "x86/layout.h"
 
-#define I8042_CMD_PORT	0x64
-#define I8042_CMD_RESET 0xfe
-
 static void sleep_ctl_handler(void *opaque, struct bus_access *acc)
 {
 	struct vm *vm = opaque;
@@ -28,8 +25,7 @@ static void reset_handler(void *opaque, struct bus_access *acc)
 		return;
 	}
 	uint8_t v = acc->data[0];
-	if ((acc->addr == LAYOUT_ACPI_RESET && v == ACPI_RESET_VALUE) ||
-	    (acc->addr == I8042_CMD_PORT && v == I8042_CMD_RESET))
+	if (v == ACPI_RESET_VALUE)
 		vm_request_exit(vm, VM_EXIT_REBOOT, "guest requested a reboot");
 }
 
@@ -76,11 +72,6 @@ int power_register(struct vm *vm)
 	     .handler = pvpanic_handler,
 	     .opaque = vm,
 	     .name = "pvpanic"},
-	    {.base = I8042_CMD_PORT,
-	     .len = 1,
-	     .handler = reset_handler,
-	     .opaque = vm,
-	     .name = "i8042-reset"},
 	};
 	for (unsigned int i = 0; i < sizeof(regions) / sizeof(regions[0]); i++) {
 		int r = bus_register(&vm->bus, BUS_PIO, &regions[i]);

@@ -86,6 +86,52 @@ static void test_stop_after_idle_and_cap(void **state)
 	assert_int_equal(st.stops_cap, 1);
 }
 
+/* The poller got under half of its CPU over a sample window: it shares a
+ * CPU with the thread it waits for, so it stops and holds off (10 ms, then
+ * doubled), until a window where it ran freely forgives it. */
+static void test_contention_backs_off(void **state)
+{
+	(void)state;
+	struct poll_policy p = adaptive();
+	struct poll_state st = {0};
+	const uint64_t ms = 1000000;
+	uint64_t t = 100 * ms;
+	poll_start(&st, t);
+	assert_true(poll_share_due(&st, &p, t)); /* the first sample opens a window */
+	assert_false(poll_share_check(&st, t, 5 * ms));
+	assert_false(poll_share_due(&st, &p, t + ms / 2));
+	t += ms;
+	assert_true(poll_share_due(&st, &p, t));
+	assert_false(poll_share_check(&st, t, 5 * ms + ms * 9 / 10)); /* ran 90%: fine */
+	t += ms;
+	assert_true(poll_share_check(&st, t, 5 * ms + ms)); /* ran 10% */
+	assert_false(st.polling);
+	assert_int_equal(st.stops_contended, 1);
+	/* held off: fast kicks within 10 ms start nothing */
+	for (int i = 0; i < 8; i++)
+		assert_false(poll_on_kick(&st, &p, t + 9 * ms + (uint64_t)i));
+	bool started = false;
+	for (int i = 0; i < 4; i++)
+		started = poll_on_kick(&st, &p, t + 10 * ms + (uint64_t)i);
+	assert_true(started);
+	/* contended again: the hold-off doubles */
+	t += 10 * ms;
+	poll_start(&st, t);
+	assert_false(poll_share_check(&st, t, 0));
+	assert_true(poll_share_check(&st, t + ms, 0));
+	t += ms;
+	assert_false(poll_on_kick(&st, &p, t + 19 * ms));
+	assert_int_equal(st.holdoff_ns, 20 * ms);
+	/* a free window forgives */
+	poll_start(&st, t + 20 * ms);
+	assert_false(poll_share_check(&st, t + 20 * ms, 0));
+	assert_false(poll_share_check(&st, t + 21 * ms, ms));
+	assert_int_equal(st.holdoff_ns, 0);
+	/* always polls whatever the share */
+	p.mode = POLL_ALWAYS;
+	assert_false(poll_share_due(&st, &p, t + 30 * ms));
+}
+
 /* A fake queue: `avail` buffers published by the guest, `used` consumed;
  * kicks happen only while notifications are enabled. */
 struct fake_queue {
@@ -125,6 +171,41 @@ static void guest_publish(struct iothread *io, struct iothread_poller *p, struct
 		iothread_poller_kick(io, p);
 		fake_poll(q); /* the kick handler processes the queue */
 	}
+}
+
+/* A poller that did not get its CPU stops at once: kicks back on, and what
+ * the guest queued meanwhile served (it was published without a kick). */
+static uint64_t frozen_cpu(void)
+{
+	return 12345;
+}
+
+static void test_contended_poller_stops(void **state)
+{
+	(void)state;
+	struct iothread io;
+	memset(&io, 0, sizeof(io));
+	io.cpu_clock = frozen_cpu;
+	struct fake_queue q = {.notify = true};
+	struct iothread_poller p = {.name = "q",
+				    .policy = adaptive(),
+				    .poll = fake_poll,
+				    .set_notify = fake_set_notify,
+				    .opaque = &q};
+	assert_int_equal(iothread_add_poller(&io, &p), 0);
+	for (int i = 0; i < 4; i++)
+		guest_publish(&io, &p, &q);
+	assert_true(p.st.polling);
+	uint64_t t = p.st.started_ns;
+	iothread_poll_once(&io, t + 1000); /* opens the sample window */
+	assert_true(p.st.polling);
+	q.race = true;				     /* a buffer comes as kicks come back */
+	iothread_poll_once(&io, t + 1000 + 1000000); /* 1 ms, no CPU */
+	assert_false(p.st.polling);
+	assert_true(q.notify);
+	assert_int_equal(io.nr_polling, 0);
+	assert_int_equal(q.used, q.avail);
+	assert_int_equal(p.st.stops_contended, 1);
 }
 
 static void test_no_kick_lost_when_polling_stops(void **state)
@@ -301,6 +382,8 @@ int main(void)
 	    cmocka_unit_test(test_start_needs_fast_kicks),
 	    cmocka_unit_test(test_modes_off_and_always),
 	    cmocka_unit_test(test_stop_after_idle_and_cap),
+	    cmocka_unit_test(test_contention_backs_off),
+	    cmocka_unit_test(test_contended_poller_stops),
 	    cmocka_unit_test(test_no_kick_lost_when_polling_stops),
 	    cmocka_unit_test(test_poll_options),
 	    cmocka_unit_test(test_iothread_runs_handlers_named),

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/if_tun.h>
 
 #include "devices/virtio_net.h"
 #include "devices/virtio_net_priv.h"
@@ -111,10 +112,12 @@ static const struct virtio_transport_ops fake_transport = {
 /* A transport that can hand queues off (vhost=on): the handoff fails for
  * queues from handoff_fail_from on; counts what the device asked. */
 static unsigned int handoff_fail_from, handoffs, takebacks;
+static unsigned int offload_at_handoff; /* the tap's, when vhost took over */
 
 static int fake_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick, int *call)
 {
-	(void)vdev;
+	offload_at_handoff =
+	    ((struct virtio_net *)((char *)vdev - offsetof(struct virtio_net, vdev)))->tap.offload;
 	if (q >= handoff_fail_from)
 		return -1;
 	handoffs++;
@@ -742,6 +745,12 @@ static void vhost_cycles(struct fx *f)
 	}
 }
 
+static void vhost_cycles_once(struct fx *f)
+{
+	struct virtio_dev *v = &f->n->vdev;
+	assert_int_equal(v->ops->activate(v), 0);
+}
+
 /* vhost=on, and the guest makes every activate fall back to the built-in
  * path (no MSI-X vector for a queue; vhost refusing the rings): 10,000
  * DRIVER_OK/reset cycles log one line, and give back what they took. */
@@ -768,6 +777,27 @@ static void test_vhost_fallback_logged_once(void **state)
 	/* Another device says it once too. */
 	f->n->vhost_fallback_logged = false;
 	assert_int_equal(stderr_lines(vhost_cycles, f), 1);
+}
+
+/* vhost reads the tap as skiff left it: the guest's offloads must be on
+ * the tap before the queues go to vhost, or the host segments and
+ * checksums every frame the guest receives. */
+static void test_vhost_gets_tap_offloads(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	struct virtio_dev *v = &f->n->vdev;
+	v->ops->reset(v);
+	assert_int_equal(f->n->tap.offload, 0);
+	v->transport = &fake_vhost_transport;
+	f->n->vhost_on = true;
+	f->n->vhost.fd = -1;
+	handoff_fail_from = 2;
+	offload_at_handoff = 0;
+	assert_int_equal(stderr_lines(vhost_cycles_once, f), 1); /* the refusal */
+	assert_int_equal(offload_at_handoff, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6);
+	v->ops->reset(v);
+	assert_int_equal(f->n->tap.offload, 0);
 }
 
 static void *rx_thread(void *arg)
@@ -1124,6 +1154,7 @@ int main(void)
 	    T(test_reset_quiesces),
 	    T(test_reset_waits_for_rx),
 	    T(test_vhost_fallback_logged_once),
+	    T(test_vhost_gets_tap_offloads),
 	    T(test_tx_multi_descriptor),
 	    T(test_tx_bad_headers),
 	    T(test_tx_bad_offsets),
