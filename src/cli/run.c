@@ -91,6 +91,11 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 			strerror(errno));
 		return EXIT_USAGE;
 	}
+	/* A buffer of our own: stdio would size its own with fstat at the
+	 * first write, a path call the sandbox refuses. */
+	static char stats_json_buf[BUFSIZ];
+	if (stats_json)
+		setvbuf(stats_json, stats_json_buf, _IOFBF, sizeof(stats_json_buf));
 	if (vmm_build(&v, &o.vm, start_ns, &status, err, sizeof(err)) < 0)
 		goto out;
 	signals_init(&v.vm);

@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "core/sandbox.h"
 #include "core/thread.h"
 #include "core/vm.h"
 
@@ -124,6 +125,7 @@ static void *console_thread(void *arg)
 	struct console_ctx *c = arg;
 	int state = 0;
 	thread_name_self("console");
+	sandbox_enter_or_die(SANDBOX_CONSOLE);
 	uint8_t in[256];
 	for (;;) {
 		struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},

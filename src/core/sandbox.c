@@ -1,116 +1,220 @@
 #include "core/sandbox.h"
 
 #include <errno.h>
-#include <sched.h>
+#include <pthread.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/sandbox_rules.h"
+
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a seccomp trap (asm-generic/siginfo.h) */
+#endif
 
 static atomic_bool enabled;
+/* The calling thread's role once its filter is in, else -1: read by the
+ * SIGSYS handler (static TLS of the executable: async-signal-safe). */
+static _Thread_local int thread_role = -1;
+
+static const char *const role_names[SANDBOX_NR_ROLES] = {
+    [SANDBOX_VCPU] = "vcpu",	   [SANDBOX_IO] = "io",	  [SANDBOX_BLK] = "blk",
+    [SANDBOX_CONSOLE] = "console", [SANDBOX_API] = "api", [SANDBOX_MAIN] = "main",
+};
+
+const char *sandbox_role_name(enum sandbox_role role)
+{
+	return (unsigned int)role < SANDBOX_NR_ROLES ? role_names[role] : NULL;
+}
+
+bool sandbox_active(void)
+{
+	return thread_role >= 0;
+}
+
+/* System-call names, resolved before any filter: the handler may not
+ * allocate. */
+#define NAMES_NR  512
+#define NAME_SIZE 32
+static char sys_names[NAMES_NR][NAME_SIZE];
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+
+static void names_init(void)
+{
+	for (int nr = 0; nr < NAMES_NR; nr++) {
+		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		if (s)
+			snprintf(sys_names[nr], NAME_SIZE, "%s", s);
+		free(s);
+	}
+}
+
+/* The test-only SKIFF_SECCOMP_TEST=ROLE:SYSCALL (sandbox.h). */
+static int test_role = -1;
+static int test_nr = -1;
+
+static void test_hook_read(void)
+{
+	const char *v = getenv("SKIFF_SECCOMP_TEST");
+	const char *colon = v ? strchr(v, ':') : NULL;
+	test_role = -1;
+	if (!colon)
+		return;
+	for (int r = 0; r < SANDBOX_NR_ROLES; r++)
+		if (strlen(role_names[r]) == (size_t)(colon - v) &&
+		    !strncmp(v, role_names[r], (size_t)(colon - v)))
+			test_role = r;
+	test_nr = seccomp_syscall_resolve_name(colon + 1);
+	if (test_role < 0 || test_nr < 0) {
+		fprintf(stderr, "skiff: seccomp test: ignoring SKIFF_SECCOMP_TEST=%s\n", v);
+		test_role = -1;
+	}
+}
+
+static void test_hook_run(enum sandbox_role role)
+{
+	if (test_role != (int)role)
+		return;
+	syscall(test_nr, 0, 0, 0, 0, 0, 0);
+	/* Still here: the call was allowed, and the test must say so. */
+	fprintf(stderr, "skiff: seccomp test: %s was allowed in the %s thread\n",
+		sys_names[test_nr], role_names[role]);
+}
+
+static size_t put_str(char *buf, size_t pos, size_t size, const char *s)
+{
+	while (*s && pos + 1 < size)
+		buf[pos++] = *s++;
+	return pos;
+}
+
+static size_t put_uint(char *buf, size_t pos, size_t size, unsigned int v)
+{
+	char digits[12];
+	size_t n = 0;
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n && pos + 1 < size)
+		buf[pos++] = digits[--n];
+	return pos;
+}
+
+/* Async-signal-safe: the line is assembled by hand and written with one
+ * write(2). SA_RESETHAND has already put SIGSYS back to its default, and
+ * SIGSYS is blocked until the handler returns: the tgkill (allowed to
+ * skiff's own pid in every role) leaves it pending, and it kills the
+ * whole process, with a core dump if enabled, as soon as we return. */
+static void sigsys_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_code != SYS_SECCOMP)
+		goto die; /* sent by someone: not ours to explain */
+	int role = thread_role;
+	unsigned int nr = (unsigned int)si->si_syscall;
+	char line[160];
+	size_t n = put_str(line, 0, sizeof(line), "skiff: seccomp: ");
+	n = put_str(line, n, sizeof(line), role >= 0 ? role_names[role] : "unknown");
+	n = put_str(line, n, sizeof(line), " thread made forbidden system call ");
+	n = put_str(line, n, sizeof(line), nr < NAMES_NR && sys_names[nr][0] ? sys_names[nr] : "?");
+	n = put_str(line, n, sizeof(line), " (");
+	n = put_uint(line, n, sizeof(line), nr);
+	n = put_str(line, n, sizeof(line), ")\n");
+	if (write(STDERR_FILENO, line, n) < 0) {
+		/* nothing more to say */
+	}
+die:
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
+/* Once per process, before any thread exists: a thread installing its
+ * filter later must not re-arm the handler, or the SIGSYS another thread
+ * has just re-raised would be caught again instead of killing. */
+static int sigsys_err;
+
+static void process_init(void)
+{
+	names_init();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sigsys_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigsys_err = sigaction(SIGSYS, &sa, NULL) < 0 ? -errno : 0;
+}
 
 void sandbox_enable(bool on)
 {
 	atomic_store(&enabled, on);
+	if (on) {
+		pthread_once(&process_once, process_init);
+		test_hook_read();
+	}
 }
 
-static const int allowed[] = {
-    SCMP_SYS(read),
-    SCMP_SYS(write),
-    SCMP_SYS(readv),
-    SCMP_SYS(writev),
-    SCMP_SYS(pread64),
-    SCMP_SYS(pwrite64),
-    SCMP_SYS(preadv),
-    SCMP_SYS(pwritev),
-    SCMP_SYS(preadv2),
-    SCMP_SYS(pwritev2),
-    SCMP_SYS(close),
-    SCMP_SYS(lseek),
-    SCMP_SYS(fstat),
-    SCMP_SYS(newfstatat),
-    SCMP_SYS(fsync),
-    SCMP_SYS(fdatasync),
-    SCMP_SYS(fallocate),
-    SCMP_SYS(io_uring_enter), /* aio=io_uring: the ring itself is restricted */
-    SCMP_SYS(poll),
-    SCMP_SYS(ppoll),
-    SCMP_SYS(epoll_wait),
-    SCMP_SYS(epoll_pwait),
-    SCMP_SYS(epoll_ctl),
-    SCMP_SYS(futex),
-    SCMP_SYS(clock_gettime),
-    SCMP_SYS(clock_nanosleep),
-    SCMP_SYS(nanosleep),
-    SCMP_SYS(gettid),
-    SCMP_SYS(getpid),
-    SCMP_SYS(tgkill),
-    SCMP_SYS(rt_sigreturn),
-    SCMP_SYS(rt_sigprocmask),
-    SCMP_SYS(rt_sigaction),
-    SCMP_SYS(sched_yield),
-    SCMP_SYS(madvise),
-    SCMP_SYS(mmap),
-    SCMP_SYS(munmap),
-    SCMP_SYS(mprotect),
-    SCMP_SYS(mremap),
-    SCMP_SYS(brk),
-    SCMP_SYS(exit),
-    SCMP_SYS(exit_group),
-    SCMP_SYS(restart_syscall),
-    SCMP_SYS(accept4),
-    SCMP_SYS(recvfrom),
-    SCMP_SYS(sendto),
-    SCMP_SYS(recvmsg),
-    SCMP_SYS(sendmsg),
-    SCMP_SYS(shutdown),
-    SCMP_SYS(getrandom),
-    SCMP_SYS(rseq),
-    SCMP_SYS(sigaltstack),
-    SCMP_SYS(set_robust_list),
-    SCMP_SYS(eventfd2),
-    SCMP_SYS(timerfd_settime), /* e1000 interrupt throttling */
-};
-
-/* ioctl request "types" (bits 8-15) skiff uses: KVM, vhost, tun/tty ('T'),
- * VFIO (';': interrupt set-up and reset while the guest runs). */
-static const unsigned int ioctl_types[] = {0xae, 0xaf, 'T', ';'};
-
-int sandbox_enter(void)
+static int rule_add(scmp_filter_ctx ctx, const struct sandbox_rule *r, uint64_t pid)
 {
-	if (!atomic_load(&enabled))
-		return 0;
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	struct scmp_arg_cmp cmp[2];
+	for (unsigned int i = 0; i < r->ncmp; i++) {
+		const struct sandbox_cmp *c = &r->cmp[i];
+		cmp[i] = (struct scmp_arg_cmp){.arg = c->arg,
+					       .op = SCMP_CMP_MASKED_EQ,
+					       .datum_a = c->mask,
+					       .datum_b = c->pid ? pid : c->val};
+	}
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r->nr, r->ncmp, cmp);
+}
+
+static int filter_load(enum sandbox_role role)
+{
+	const struct sandbox_table *t = &sandbox_tables[role];
+	/* The default traps into sigsys_handler; a call made for another
+	 * architecture (int 0x80) kills outright. */
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
 	if (!ctx)
 		return -ENOMEM;
-	int r = 0;
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]) && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	for (size_t i = 0; i < sizeof(ioctl_types) / sizeof(ioctl_types[0]) && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, ioctl_types[i] << 8));
-	/* Threads only: clone3 hides its flags from the filter, so answer
-	 * ENOSYS (glibc then uses clone) and allow clone with CLONE_THREAD. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
-	/* The control socket asks who connected (SO_PEERCRED), nothing else. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(getsockopt), 2,
-				     SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
-				     SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED));
-	/* Threads name themselves when they start (core/thread.h); no other
-	 * prctl. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-				     SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
-	if (r == 0)
-		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	uint64_t pid = (uint64_t)getpid();
+	for (size_t g = 0; g < t->n && r == 0; g++)
+		for (size_t i = 0; i < t->group[g].n && r == 0; i++)
+			r = rule_add(ctx, &t->group[g].rule[i], pid);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return r;
+}
+
+int sandbox_enter(enum sandbox_role role)
+{
+	if (!atomic_load(&enabled))
+		return 0;
+	if ((unsigned int)role >= SANDBOX_NR_ROLES)
+		return -EINVAL;
+	if (thread_role >= 0)
+		return -EBUSY; /* a second filter would stack on the first */
+	pthread_once(&process_once, process_init);
+	int r = sigsys_err;
+	if (r == 0)
+		r = filter_load(role);
+	if (r < 0)
+		return r;
+	thread_role = (int)role;
+	test_hook_run(role);
+	return 0;
+}
+
+void sandbox_enter_or_die(enum sandbox_role role)
+{
+	int r = sandbox_enter(role);
+	if (r == 0)
+		return;
+	fprintf(stderr, "skiff: cannot install the seccomp filter of the %s thread: %s\n",
+		role_names[role], strerror(-r));
+	_exit(1);
 }

@@ -1,22 +1,59 @@
-/* The system-call filter skiff runs under once the VM is set up
- * (libseccomp). The main thread loads it for every thread of the process at
- * once (TSYNC) right before the I/O threads, console and vCPUs start, so
- * all of them run filtered from their first instruction. What the filter
- * allows is what the running VMM needs: I/O on fds it already has,
- * KVM/tun/vhost/terminal ioctls, memory management, futexes, timers,
- * signals, new threads and a thread naming itself (prctl PR_SET_NAME).
- * Opening files, sockets, exec and fork are refused with EPERM rather than
- * killing the process: a missed path becomes an error message, not a
- * crash, while a compromised VMM still cannot use them. */
+/* The system-call filters skiff runs under once the VM is set up
+ * (libseccomp). Each long-lived thread has a role and installs its role's
+ * allowlist for itself alone (no TSYNC) when its setup is done and before
+ * it touches anything the guest or a client controls: a vCPU before its
+ * first KVM_RUN, an I/O, disk, console or API thread before its loop, the
+ * main thread after it has started all the others. The tables are in
+ * sandbox_rules.c, one per role; SECURITY.md says what each role may do.
+ *
+ * Why the main thread goes last: a filter is inherited by the threads its
+ * thread creates and filters stack (the strictest answer wins), so a thread
+ * created by a filtered thread could do only what both filters allow. Every
+ * thread is created by the main thread (disk workers while devices are
+ * built, the rest in vmm_run) before it loads its own filter, so each one
+ * starts unfiltered and ends up with exactly its role's allowlist. No
+ * thread is created after that, and no role may create one.
+ *
+ * What every role shares: ioctls only by exact request number, tgkill only
+ * to skiff's own pid, mmap/mprotect never executable, no path lookups (no
+ * open, stat, unlink...), no sockets but the API's accept, no exec, no new
+ * threads or processes. Anything else is trapped: a SIGSYS handler writes
+ * one line naming the role and the call ("skiff: seccomp: io thread made
+ * forbidden system call openat (257)") and the process dies by SIGSYS. */
 #ifndef SKIFF_SANDBOX_H
 #define SKIFF_SANDBOX_H
 
 #include <stdbool.h>
 
-/* Turns the filter on (the default) or off (--no-seccomp). */
+enum sandbox_role {
+	SANDBOX_VCPU,
+	SANDBOX_IO,
+	SANDBOX_BLK,
+	SANDBOX_CONSOLE,
+	SANDBOX_API,
+	SANDBOX_MAIN,
+	SANDBOX_NR_ROLES,
+};
+
+/* Turns the filters on or off (--no-seccomp; off until called). Called by
+ * the main thread before it creates any thread: turning them on sets the
+ * process's SIGSYS handler, once (a thread's install must not re-arm it
+ * while another thread is dying of its re-raised SIGSYS). It also reads
+ * the test-only SKIFF_SECCOMP_TEST=ROLE:SYSCALL: right after installing
+ * its filter, a thread of role ROLE makes system call SYSCALL (all
+ * arguments 0), which must kill skiff. Its only effect is that skiff kills
+ * itself; tests use it to show each role's filter is in place. */
 void sandbox_enable(bool on);
-/* Loads the filter into every thread of the process; 0, or -errno. No-op
+/* Installs role's filter in the calling thread only; 0, or -errno. No-op
  * if off. */
-int sandbox_enter(void);
+int sandbox_enter(enum sandbox_role role);
+/* The same for a thread that has no way to report an error: on failure it
+ * writes one line and ends the process (a thread must not go on
+ * unfiltered). */
+void sandbox_enter_or_die(enum sandbox_role role);
+/* Whether the calling thread runs under a filter. */
+bool sandbox_active(void);
+/* "vcpu", "io", "blk", "console", "api", "main"; NULL if out of range. */
+const char *sandbox_role_name(enum sandbox_role role);
 
 #endif

@@ -9,10 +9,9 @@
 #include <stdio.h>
 
 /* Names the calling thread (the kernel keeps 15 bytes). A thread names
- * itself rather than being named by its creator: for the calling thread
- * glibc uses prctl(PR_SET_NAME), which the seccomp filter allows, while
- * naming another thread writes /proc/self/task/TID/comm, which it refuses
- * (most threads start after the filter is loaded). */
+ * itself, first thing, before it installs its seccomp filter (which
+ * allows no prctl): for the calling thread glibc uses prctl(PR_SET_NAME),
+ * while naming another thread would write /proc/self/task/TID/comm. */
 __attribute__((format(printf, 1, 2))) static inline void thread_name_self(const char *fmt, ...)
 {
 	char name[16];

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/sandbox.h"
 #include "core/thread.h"
 #include "core/arch.h"
 
@@ -127,6 +128,7 @@ static void *vcpu_thread(void *arg)
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
 	thread_name_self("vcpu%d", v->index);
+	sandbox_enter_or_die(SANDBOX_VCPU);
 
 	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
 		if (vcpu_gate_closed(&vm->gate)) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sandbox.h"
 #include "core/thread.h"
 #include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
@@ -85,6 +86,7 @@ static void *blk_worker(void *arg)
 {
 	struct blk_dev *blk = arg;
 	thread_name_self("blk%u", blk->index);
+	sandbox_enter_or_die(SANDBOX_BLK);
 	pthread_mutex_lock(&blk->mu);
 	for (;;) {
 		while (!blk->stop && !blk->qlen)

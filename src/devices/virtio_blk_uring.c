@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/sandbox.h"
 #include "core/thread.h"
 #include "devices/virtio_blk_priv.h"
 
@@ -71,6 +72,7 @@ void *blk_uring_worker(void *arg)
 	struct blk_dev *blk = arg;
 	struct blk_uring_done done[64];
 	thread_name_self("blk%u", blk->index);
+	sandbox_enter_or_die(SANDBOX_BLK);
 	for (;;) {
 		int n = blk_uring_reap(&blk->uring, done, sizeof(done) / sizeof(done[0]));
 		pthread_mutex_lock(&blk->mu);

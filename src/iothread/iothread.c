@@ -1,5 +1,6 @@
 #include "iothread/iothread.h"
 
+#include "core/sandbox.h"
 #include "core/clock.h"
 #include "core/thread.h"
 
@@ -152,6 +153,7 @@ static void *iothread_loop(void *arg)
 	struct iothread *io = arg;
 	struct epoll_event evs[IOTHREAD_MAX_EVENTS];
 	thread_name_self("%s", io->name);
+	sandbox_enter_or_die(SANDBOX_IO);
 	for (;;) {
 		/* While a queue is polled, only peek at the other fds. */
 		int n = epoll_wait(io->epfd, evs, IOTHREAD_MAX_EVENTS, io->nr_polling ? 0 : -1);

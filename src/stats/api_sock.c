@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/sandbox.h"
 #include "core/thread.h"
 #include "core/vcpu.h"
 
@@ -108,6 +109,7 @@ static void *api_sock_thread(void *arg)
 {
 	struct api_sock *a = arg;
 	thread_name_self("api");
+	sandbox_enter_or_die(SANDBOX_API);
 	while (api_sock_accept_one(a) == 0) {
 	}
 	return NULL;
@@ -137,7 +139,10 @@ void api_sock_close(struct api_sock *a)
 {
 	if (a->fd >= 0) {
 		close(a->fd);
-		unlink(a->path);
+		/* Under the sandbox no path is looked up after setup: the file
+		 * stays, and the next run with this path replaces it. */
+		if (!sandbox_active())
+			unlink(a->path);
 	}
 	a->fd = -1;
 }

@@ -18,8 +18,7 @@
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
-/* Before the seccomp filter, which refuses epoll_create1; the threads
- * start after it. */
+/* During setup: no sandbox role may create an epoll set or eventfd. */
 static int vmm_iothreads_init(struct vmm *v, unsigned int n)
 {
 	for (; v->nr_io_inited < n; v->nr_io_inited++) {
@@ -152,10 +151,9 @@ static size_t vmm_console_receive(void *opaque, const uint8_t *buf, size_t len)
 
 int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
 {
-	if (sandbox_enter() < 0) {
-		snprintf(err, errlen, "cannot install the seccomp filter");
-		return -1;
-	}
+	/* Every thread installs its own role's filter when it starts; this
+	 * one installs the main thread's after it has created them all (a
+	 * thread inherits its creator's filter: core/sandbox.h). */
 	if (v->api.fd >= 0 && api_sock_start(&v->api) < 0) {
 		snprintf(err, errlen, "cannot start the control socket");
 		return -1;
@@ -179,6 +177,10 @@ int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
 					v->nr_vcpus_started);
 			break;
 		}
+	}
+	if (sandbox_enter(SANDBOX_MAIN) < 0) {
+		snprintf(err, errlen, "cannot install the seccomp filter");
+		return -1;
 	}
 	if (timing) {
 		/* vCPU 0 stamps its first KVM_RUN right before entering it. */

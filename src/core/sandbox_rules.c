@@ -1,0 +1,214 @@
+/* What each thread role may do once its filter is in (see sandbox.h and
+ * SECURITY.md). A rule is a system call, optionally with conditions on its
+ * arguments; ioctls are listed by exact request number (the kernel reads
+ * the request as 32 bits, so only those are compared). Anything not listed
+ * kills skiff. Calls that need a path (open, stat, unlink...) are in no
+ * table: files, disks, taps and sockets are all opened during setup. */
+#include "core/sandbox_rules.h"
+
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <linux/kvm.h>
+#include <linux/vfio.h>
+#include <linux/vhost.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+/* One rule a line, kept so by hand (clang-format would pack them). */
+/* clang-format off */
+#define ALLOW(name)		{SCMP_SYS(name), 0, {{0, 0, 0, 0}}}
+/* (argument i & mask) == val */
+#define ARG(name, i, mask, val)	{SCMP_SYS(name), 1, {{i, 0, mask, val}}}
+#define ARG_IS(name, i, val)	ARG(name, i, ~0ull, val)
+#define IOCTL(req)		ARG(ioctl, 1, 0xffffffffull, (uint32_t)(req))
+#define GROUP(g)		{g, sizeof(g) / sizeof(g[0])}
+
+/* Every thread: locks, signals (the vCPU kick, the SIGSYS report),
+ * memory (malloc; never executable), time, its exit, log lines on
+ * stderr. tgkill reaches only skiff's own threads. */
+static const struct sandbox_rule common[] = {
+    ALLOW(futex),
+    ALLOW(rt_sigreturn),
+    ALLOW(rt_sigprocmask),
+    ALLOW(restart_syscall),
+    {SCMP_SYS(tgkill), 1, {{0, 1, 0xffffffffull, 0}}},
+    ALLOW(getpid),
+    ALLOW(gettid),
+    ALLOW(exit),
+    ALLOW(exit_group),
+    ALLOW(clock_gettime),
+    ALLOW(write),
+    ALLOW(brk),
+    ARG(mmap, 2, PROT_EXEC, 0),
+    ARG(mprotect, 2, PROT_EXEC, 0),
+    ALLOW(munmap),
+    ALLOW(mremap),
+    ALLOW(madvise),
+    /* The C library's and sanitizers' own: malloc sizing its arenas,
+     * restartable sequences, a thread's signal stack going at its exit. */
+    ALLOW(sched_getaffinity),
+    ALLOW(sched_yield),
+    ALLOW(rseq),
+    ALLOW(getrandom),
+    ALLOW(sigaltstack),
+};
+
+/* Raising an interrupt: the legacy line and a direct MSI (an eventfd
+ * bound to a vector is a plain write). */
+static const struct sandbox_rule irq[] = {
+    IOCTL(KVM_IRQ_LINE),
+    IOCTL(KVM_SIGNAL_MSI),
+};
+
+/* A vCPU runs the guest and every register access: device set-up when the
+ * driver starts it (MSI routes, irqfds, ioeventfds, memory slots for
+ * moved BARs, batched MMIO zones, vhost, tap offloads, VFIO interrupts and
+ * reset), queue work done on a trapped kick, the console's output. */
+static const struct sandbox_rule vcpu[] = {
+    IOCTL(KVM_RUN),
+    IOCTL(KVM_GET_REGS), /* rip for an error message */
+    IOCTL(KVM_SET_GSI_ROUTING),
+    IOCTL(KVM_IRQFD),
+    IOCTL(KVM_IOEVENTFD),
+    IOCTL(KVM_SET_USER_MEMORY_REGION),
+    IOCTL(KVM_REGISTER_COALESCED_MMIO),
+    IOCTL(KVM_UNREGISTER_COALESCED_MMIO),
+    IOCTL(TUNSETOFFLOAD),
+    IOCTL(VHOST_SET_FEATURES),
+    IOCTL(VHOST_SET_MEM_TABLE),
+    IOCTL(VHOST_SET_VRING_NUM),
+    IOCTL(VHOST_SET_VRING_BASE),
+    IOCTL(VHOST_GET_VRING_BASE),
+    IOCTL(VHOST_SET_VRING_ADDR),
+    IOCTL(VHOST_SET_VRING_KICK),
+    IOCTL(VHOST_SET_VRING_CALL),
+    IOCTL(VHOST_SET_VRING_BUSYLOOP_TIMEOUT),
+    IOCTL(VHOST_NET_SET_BACKEND),
+    IOCTL(VFIO_DEVICE_SET_IRQS),
+    IOCTL(VFIO_DEVICE_RESET),
+    ALLOW(read),
+    ALLOW(readv),
+    ALLOW(writev),
+    ALLOW(pread64),  /* VFIO regions */
+    ALLOW(pwrite64), /* VFIO regions */
+    ALLOW(epoll_ctl),
+    ALLOW(timerfd_settime), /* e1000 interrupt throttling */
+    ALLOW(io_uring_enter),  /* a disk's ring on a trapped kick */
+};
+
+/* An I/O thread waits for fds and moves packets between taps and rings. */
+static const struct sandbox_rule io[] = {
+    ALLOW(epoll_wait),
+    ALLOW(epoll_pwait),
+    ALLOW(epoll_ctl),
+    ALLOW(read),
+    ALLOW(readv),
+    ALLOW(writev),
+    ALLOW(timerfd_settime),
+    ALLOW(io_uring_enter), /* submitting a disk's ring */
+};
+
+/* A disk worker reads and writes its image (already open). */
+static const struct sandbox_rule blk[] = {
+    ALLOW(pread64),
+    ALLOW(pwrite64),
+    ALLOW(preadv),
+    ALLOW(pwritev),
+    ALLOW(preadv2),
+    ALLOW(pwritev2),
+    ALLOW(fdatasync),
+    ALLOW(fsync),
+    ALLOW(fallocate),
+    /* aio=io_uring: waiting in the ring, resubmitting. The ring was
+     * restricted to readv, writev, fsync and nop when it was set up. */
+    ALLOW(io_uring_enter),
+};
+
+/* The console reads the user's terminal and hands bytes to the UART,
+ * whose interrupt is a legacy line. No terminal ioctl: the main thread
+ * set the terminal up and restores it. */
+static const struct sandbox_rule console[] = {
+    ALLOW(poll),
+    ALLOW(ppoll),
+    ALLOW(read),
+    ALLOW(clock_nanosleep),
+    ALLOW(nanosleep),
+    IOCTL(KVM_IRQ_LINE),
+};
+
+/* The API thread serves clients on a socket it was given: accept, the
+ * peer's credentials and nothing else of socket options, requests in,
+ * responses out, eventfds to hand work to the main thread, KVM's counters
+ * for a stats request. */
+static const struct sandbox_rule api[] = {
+    ALLOW(accept4),
+    {SCMP_SYS(getsockopt), 2, {{1, 0, ~0ull, SOL_SOCKET}, {2, 0, ~0ull, SO_PEERCRED}}},
+    ALLOW(read),
+    ALLOW(recvfrom),
+    ALLOW(recvmsg),
+    ALLOW(writev),
+    ALLOW(sendto),
+    ALLOW(sendmsg),
+    ALLOW(shutdown),
+    ALLOW(poll),
+    ALLOW(ppoll),
+    ALLOW(close),
+    ALLOW(eventfd2),
+    ARG_IS(fcntl, 1, F_GETFL),
+    ARG_IS(fcntl, 1, F_SETFL),
+    IOCTL(KVM_GET_STATS_FD),
+    ALLOW(pread64), /* the stats fd */
+    ALLOW(sysinfo), /* glibc's qsort sizing its buffer (exit sites) */
+};
+
+/* The main thread waits for the VM to end (or serves the API's requests
+ * once the guest runs), then stops the others and tears down: the
+ * terminal restored, KVM's counters read, the irqfds, ioeventfds, memory
+ * slots and vhost rings taken apart, a passed-through device reset, fds
+ * closed. */
+static const struct sandbox_rule main_thread[] = {
+    ALLOW(poll),
+    ALLOW(ppoll),
+    ALLOW(read),
+    ALLOW(close),
+    ALLOW(lseek),
+    ALLOW(pread64), /* the stats fd */
+    ALLOW(sysinfo), /* glibc's qsort sizing its buffer (exit sites) */
+    ALLOW(clock_nanosleep),
+    ALLOW(nanosleep),
+    ALLOW(shutdown), /* ends the API thread's accept */
+    ALLOW(epoll_ctl),
+    ALLOW(io_uring_enter), /* the nop that wakes a disk thread to stop */
+    IOCTL(TCGETS),
+    IOCTL(TCSETS),
+    IOCTL(KVM_GET_STATS_FD),
+    IOCTL(KVM_SET_GSI_ROUTING),
+    IOCTL(KVM_IRQFD),
+    IOCTL(KVM_IOEVENTFD),
+    IOCTL(KVM_SET_USER_MEMORY_REGION),
+    IOCTL(KVM_UNREGISTER_COALESCED_MMIO),
+    IOCTL(TUNSETOFFLOAD),
+    IOCTL(VHOST_NET_SET_BACKEND),
+    IOCTL(VHOST_GET_VRING_BASE),
+    IOCTL(VFIO_DEVICE_SET_IRQS),
+    IOCTL(VFIO_DEVICE_RESET),
+};
+
+static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};
+static const struct sandbox_rules io_groups[] = {GROUP(common), GROUP(irq), GROUP(io)};
+static const struct sandbox_rules blk_groups[] = {GROUP(common), GROUP(irq), GROUP(blk)};
+static const struct sandbox_rules console_groups[] = {GROUP(common), GROUP(console)};
+static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
+static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
+
+const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {
+    [SANDBOX_VCPU] = GROUP(vcpu_groups),
+    [SANDBOX_IO] = GROUP(io_groups),
+    [SANDBOX_BLK] = GROUP(blk_groups),
+    [SANDBOX_CONSOLE] = GROUP(console_groups),
+    [SANDBOX_API] = GROUP(api_groups),
+    [SANDBOX_MAIN] = GROUP(main_groups),
+};
+/* clang-format on */
