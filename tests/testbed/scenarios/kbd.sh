@@ -20,7 +20,7 @@ l1() {
 kbd_type() {
 	for b in "$@"; do
 		printf '\322' | dd of=/dev/port bs=1 seek=100 conv=notrunc 2>/dev/null
-		printf "\\$b" | dd of=/dev/port bs=1 seek=96 conv=notrunc 2>/dev/null
+		printf "%b" "\\$b" | dd of=/dev/port bs=1 seek=96 conv=notrunc 2>/dev/null
 	done
 }
 
