@@ -264,14 +264,14 @@ void e1000_rx_run(struct e1000 *d)
 		budget--;
 	}
 	if (delivered) {
+		/* RXDMT0 at once; RXT0 after RDTR/RADV (at once if RDTR is 0) */
 		struct rx_ring r;
-		uint32_t causes = E1000_ICR_RXT0;
 		if (rx_ring(d, &r)) {
 			uint32_t rdmts = (e1000_reg(d, E1000_RCTL) >> E1000_RCTL_RDMTS_SHIFT) & 3;
 			if (rx_free(&r) <= r.n >> (rdmts + 1))
-				causes |= E1000_ICR_RXDMT0;
+				e1000_set_ics(d, E1000_ICR_RXDMT0);
 		}
-		e1000_set_ics(d, causes);
+		e1000_delay_rx(d);
 	}
 	pthread_mutex_unlock(&d->lock);
 	if (more) {
