@@ -405,15 +405,3 @@ void e1000_destroy(struct e1000 *d)
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
-
-/* RX resumes on the I/O thread (or the test's caller). Caller holds lock. */
-void e1000_rx_kick(struct e1000 *d)
-{
-	if (!d->rx_parked)
-		return;
-	d->rx_parked = false;
-	uint64_t one = 1;
-	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
-		/* counter full: a wakeup is pending anyway */
-	}
-}

@@ -24,6 +24,18 @@ void e1000_rx_reset(struct e1000 *d)
 	d->rx_len = 0;
 }
 
+/* RX resumes on the I/O thread (or the test's caller). Caller holds lock. */
+void e1000_rx_kick(struct e1000 *d)
+{
+	if (!d->rx_parked)
+		return;
+	d->rx_parked = false;
+	uint64_t one = 1;
+	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
+		/* counter full: a wakeup is pending anyway */
+	}
+}
+
 static uint32_t rx_buf_size(uint32_t rctl)
 {
 	static const uint32_t sz[2][4] = {{2048, 1024, 512, 256}, {0, 16384, 8192, 4096}};
