@@ -194,7 +194,9 @@ e1k_l2_watch() {
 		tx=$(cat $st/tx_packets)
 		if [ "$tx" = "$last" ]; then same=$((same + 1)); else same=0 last=$tx; fi
 		echo "e1k-watch: tx $tx rx $(cat $st/rx_packets) tx_err $(cat $st/tx_errors)" \
-			"irqs $(grep eth0 /proc/interrupts | tr -s ' ' | cut -d' ' -f3-4)"
+			"irqs $(grep eth0 /proc/interrupts | tr -s ' ' | cut -d' ' -f3)" \
+			"tcp_retrans $(awk '$1 == "Tcp:" && ++n == 2 { print $13 }' /proc/net/snmp)" \
+			"clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 		[ "$same" = 2 ] && echo "e1k-watch: STALL"
 		dmesg -c 2>/dev/null | grep -i "e1000\|eth0\|watchdog\|hang" | head -n 30
 	done
