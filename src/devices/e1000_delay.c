@@ -8,8 +8,11 @@
  *    A descriptor without IDE: TXDW at once.
  *  - RDTR or TIDV written with FPD (bit 31): the waiting cause at once.
  * The cause is set when its timer runs out, and ITR applies from there.
- * One timerfd on the I/O thread, armed for the earliest due time; without
- * one, causes are set at once (never lost). */
+ * The delays only time the line: a cause that is masked, or that ITR would
+ * hold past its due time anyway, is set at once (the guest polling in NAPI
+ * with interrupts masked costs no timer). One timerfd on the I/O thread,
+ * armed for the earliest due time; without one, causes are set at once
+ * (never lost). */
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -48,7 +51,8 @@ static void delay_start(struct e1000 *d, struct e1000_delay *t, uint32_t cause, 
 		t->due_ns = now + (uint64_t)delay * E1000_DELAY_UNIT_NS;
 		if (!t->abs_ns && bound)
 			t->abs_ns = now + (uint64_t)bound * E1000_DELAY_UNIT_NS;
-		if (delay_arm(d, delay_due(t)))
+		uint64_t at = delay_due(t);
+		if (!e1000_irq_held(d, cause, at) && delay_arm(d, at))
 			return;
 	}
 	t->due_ns = t->abs_ns = 0;

@@ -148,6 +148,9 @@ void e1000_itr_event(void *opaque, uint32_t events);
 /* e1000.c: interrupt causes. Caller holds lock. */
 void e1000_set_ics(struct e1000 *d, uint32_t causes);
 void e1000_irq_update(struct e1000 *d);
+/* Whether a cause set now could not raise the line before until_ns
+ * anyway: it is masked, or ITR holds the line until then. */
+bool e1000_irq_held(const struct e1000 *d, uint32_t cause, uint64_t until_ns);
 /* ICR's read: the causes, then all cleared. */
 uint32_t e1000_icr_read(struct e1000 *d);
 /* Adds to a statistics register (64-bit pairs: the low offset). */

@@ -181,6 +181,30 @@ static void test_tidv_fpd_releases_at_once(void **state)
 	assert_int_equal(rd(f, E1000_TIDV), 1000); /* FPD reads 0 */
 }
 
+static void test_masked_or_throttled_cause_set_at_once(void **state)
+{
+	struct fx *f = *state;
+	tx_setup(f, 10, 0);
+	/* masked (NAPI polling): TXDW is latched at once, no line */
+	wr(f, E1000_IMC, E1000_ICR_TXDW);
+	tx_one(f, 0, E1000_TXD_CMD_IDE);
+	assert_int_equal(line(f), 0);
+	assert_true(rd(f, E1000_ICR) & E1000_ICR_TXDW);
+	/* ITR holds the line past TIDV anyway: the cause waits in ICR */
+	wr(f, E1000_IMS, E1000_ICR_TXDW);
+	wr(f, E1000_ITR, 1000);		  /* 256 us */
+	wr(f, E1000_ICS, E1000_ICR_TXDW); /* an interrupt: the interval starts */
+	assert_int_equal(line(f), 1);
+	rd(f, E1000_ICR);
+	tx_one(f, 1, E1000_TXD_CMD_IDE);
+	assert_int_equal(line(f), 0);
+	assert_int_equal(f->d->tx_delay.due_ns, 0); /* no delay timer ... */
+	assert_true(f->d->itr_armed);		    /* ... ITR's instead */
+	fake_now += 256 * US;
+	e1000_itr_event(f->d, 0);
+	assert_int_equal(line(f), 1);
+}
+
 /* ---- RX ---- */
 
 static void rx_setup(struct fx *f, uint32_t rdtr, uint32_t radv)
@@ -261,6 +285,7 @@ int main(void)
 	    T(test_tx_tadv_bounds_the_wait),
 	    T(test_tx_without_ide_at_once),
 	    T(test_tidv_fpd_releases_at_once),
+	    T(test_masked_or_throttled_cause_set_at_once),
 	    T(test_rx_rdtr_restarts_radv_bounds),
 	    T(test_rx_rdtr_zero_at_once),
 	    T(test_rdtr_fpd_and_reset),
