@@ -24,7 +24,7 @@
 # On a stall (L2's console quiet for a minute, or L2's watcher seeing no
 # packet sent for 20 s) L1 prints skiff's threads and e1000 counters.
 # Link-local addresses only, and only inside L1/L2.
-# The 64 MiB upload runs at 5-10 Mbit/s here (about one interrupt, i.e.
+# The 64 MiB upload runs at 5-10 Mbit/s here (about one interrupt, with
 # five register exits, per small TSO burst) and took 60-90 s of the old
 # 120 s bound while it kept moving (L2's watcher, every 10 s); with more
 # load on the machine it ran out, as could the whole L2 session
