@@ -31,7 +31,7 @@
 # (L2_TIMEOUT, 240 s): the most likely "upload stall" of issue 10's note.
 # The bounds are now generous; a real hang shows as a STALL line.
 TIMEOUT=2700
-# Out of the default set: about 6 minutes a run.
+# Out of the default set: 4-7.5 minutes a run (three L2 boots, 256 MiB moved).
 SLOW=1
 EXPECT="SKIFF-L2: init"
 L2_EXTRA_MODULES="e1000"
