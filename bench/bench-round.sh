@@ -29,8 +29,9 @@ PEERS=qemu
 # adding a line (and, if it needs new guest-visible hardware, nothing else:
 # L2 brings up whatever eth0 it gets).
 #   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net)
-#   qemu OPTS    QEMU 7.2 -M microvm,pcie=on, virtio-net-pci on tap0 with
-#                ",OPTS" appended to its -netdev tap
+#   qemu [device=D] OPTS
+#                QEMU 7.2 -M microvm,pcie=on, virtio-net-pci (or device D,
+#                e.g. e1000) on tap0 with ",OPTS" appended to its -netdev tap
 #   native       no VM: L1 to a second network namespace over veth
 # skiff-poll's thresholds are scaled for the testbed, as in net-modes.sh:
 # emulated time runs ~20x slow, so kicks come milliseconds apart.
@@ -44,14 +45,21 @@ qemu-vhost-off  qemu vhost=off
 native-veth     native
 "
 # Configurations that exist but are not in the default plan: the poll-idle
-# sweep that chose skiff's default (BENCHMARKS.md). Thresholds scaled for
-# the testbed as skiff-poll's are; the names give the testbed's poll-idle.
+# sweep that chose skiff's default (BENCHMARKS.md), thresholds scaled for
+# the testbed as skiff-poll's are, the names giving the testbed's poll-idle;
+# and the emulated e1000 (issue 10) in each coalesce mode against QEMU's.
 BENCH_EXTRA_CONFIGS="
 skiff-idle-250us skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=250
 skiff-idle-1ms   skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=1000
 skiff-idle-4ms   skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=4000
 skiff-idle-16ms  skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=16000
+skiff-e1000-off  skiff --net tap=tap0,model=e1000,coalesce=off
+skiff-e1000-on   skiff --net tap=tap0,model=e1000,coalesce=on
+skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
+qemu-e1000       qemu device=e1000
 "
+# The emulated NIC's configurations need its driver in L2.
+L2_EXTRA_MODULES="e1000"
 # Every workload, in run order. boot is skipped for native configurations.
 BENCH_WORKLOADS="boot tcp-g2h tcp-h2g udp-g2h rr ping"
 
@@ -284,6 +292,12 @@ bench_vm() {
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
 		;;
 	qemu)
+		vm_dev=virtio-net-pci
+		case "${1:-}" in device=*)
+			vm_dev=${1#device=}
+			shift
+			;;
+		esac
 		vm_o=
 		[ $# -gt 0 ] && vm_o=",$(echo "$*" | tr ' ' ',')"
 		set -- qemu-system-x86_64 -M microvm,pcie=on -enable-kvm -cpu host \
@@ -291,7 +305,7 @@ bench_vm() {
 			-nographic -serial stdio -no-reboot -name l2,debug-threads=on \
 			-kernel "$L2_KERNEL" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
 			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
-			-device "virtio-net-pci,netdev=n0,mac=$BENCH_MAC,romfile="
+			-device "$vm_dev,netdev=n0,mac=$BENCH_MAC,romfile="
 		;;
 	*)
 		# shellcheck disable=SC2086 # a list of names

@@ -58,7 +58,8 @@ ALL_CONFIGS=$(scenario_var BENCH_CONFIGS | awk 'NF { print $1 }' | paste -sd, -)
 KNOWN_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk 'NF { print $1 }' | paste -sd, -)
 NATIVE_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "native" { print $1 }' | paste -sd, -)
-QEMU_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "qemu" { print $1 }' | paste -sd, -)
+QEMU_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
+	awk '$2 == "qemu" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
 
 QUICK_CONFIGS=skiff-ioeventfd,qemu-vhost-off
@@ -161,6 +162,8 @@ bench_build_initrd() {
 	tb_wrapper "$SCENARIO" l2 >"$work/l2/scenario-l2.sh"
 	chmod 755 "$work/l2/scenario-l2.sh"
 	tb_copy_bin "$work/l2" /usr/bin/sockperf
+	# Modules the scenario's L2 needs beyond the base's (the e1000 driver).
+	tb_add_l2_extras "$work/l2" "" "$(scenario_var L2_EXTRA_MODULES)"
 	# Libraries the L2 base already has stay out of the overlay.
 	tb_drop_base_libs "$work/l2" "$TB_L2_BASE"
 	tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"

@@ -32,9 +32,11 @@
  * control or reset (CTRL, CTRL_EXT, RCTL, TCTL), the PHY and EEPROM
  * handshakes (MDIC, EECD, EERD), statistics, nor anything whose read has a
  * side effect. What is left is configuration the device only consults
- * when one of those happens (ring bases and lengths, delays, filters) and
+ * when one of those happens (ring bases and lengths, the delay bounds RADV
+ * and TADV, filters) and
  * RDT, which qualifies only because the RX path drains the ring before it
- * concludes that the guest has no buffers (e1000_rx.c). Reads in a zone
+ * concludes that the guest has no buffers (e1000_rx.c). Not RDTR or TIDV:
+ * written with FPD they raise a delayed interrupt at once. Reads in a zone
  * still exit, and every read drains the ring first. coalesce=all adds TDT:
  * the field's latency trap (a packet waits for an unrelated exit), for
  * benchmarks only. */
@@ -42,13 +44,14 @@ static const struct e1000_zone {
 	uint32_t off, len;
 	bool all_only;
 } e1000_zones[] = {
-    {E1000_ITR, 4, false},				/* interrupt throttling interval */
-    {E1000_TIPG, 4, false},				/* inter-packet gap */
-    {E1000_RDBAL, E1000_RADV + 4 - E1000_RDBAL, false}, /* RDBAL..RADV, incl. RDT */
-    {E1000_TDBAL, E1000_TDT - E1000_TDBAL, false},	/* TDBAL..TDH, not TDT */
-    {E1000_TIDV, E1000_TADV + 4 - E1000_TIDV, false},	/* TIDV, TXDCTL, TADV */
-    {E1000_RXCSUM, E1000_WUC - E1000_RXCSUM, false},	/* RXCSUM, MTA, RA, VFTA */
-    {E1000_TDT, 4, true},				/* coalesce=all only: the trap */
+    {E1000_ITR, 4, false},				  /* interrupt throttling interval */
+    {E1000_TIPG, 4, false},				  /* inter-packet gap */
+    {E1000_RDBAL, E1000_RDTR - E1000_RDBAL, false},	  /* RDBAL..RDT, not RDTR */
+    {E1000_RADV, 4, false},				  /* RX absolute delay */
+    {E1000_TDBAL, E1000_TDT - E1000_TDBAL, false},	  /* TDBAL..TDH, not TDT */
+    {E1000_TXDCTL, E1000_TADV + 4 - E1000_TXDCTL, false}, /* TXDCTL, TADV, not TIDV */
+    {E1000_RXCSUM, E1000_WUC - E1000_RXCSUM, false},	  /* RXCSUM, MTA, RA, VFTA */
+    {E1000_TDT, 4, true},				  /* coalesce=all only: the trap */
 };
 
 void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
@@ -104,6 +107,7 @@ static void e1000_regs_reset(struct e1000 *d)
 	d->ee_in = 0;
 	d->ee_addr = -1;
 	e1000_phy_reset(d);
+	e1000_delay_reset(d);
 	e1000_tx_reset(d);
 	e1000_rx_reset(d);
 	e1000_irq_update(d);
@@ -188,6 +192,12 @@ static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 			e1000_tx_run(d);
 		else if (off == E1000_RDT)
 			e1000_rx_kick(d);
+		return;
+	case E1000_RDTR:
+	case E1000_TIDV:
+		d->regs[off / 4] = v & 0xffff;
+		if (v & E1000_DELAY_FPD)
+			e1000_delay_flush(d, off == E1000_RDTR ? E1000_ICR_RXT0 : E1000_ICR_TXDW);
 		return;
 	case E1000_RDLEN:
 	case E1000_TDLEN:
@@ -315,6 +325,7 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	d->clock_ns = monotonic_ns;
 	/* Without a timer, ITR is not honoured (interrupts are never lost). */
 	d->itr_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->delay_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->sched_fd < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
@@ -339,6 +350,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 		int e = iothread_add_fd(ctx->io, d->sched_fd, EPOLLIN, e1000_sched_event, d);
 		if (e == 0 && d->itr_fd >= 0)
 			e = iothread_add_fd(ctx->io, d->itr_fd, EPOLLIN, e1000_itr_event, d);
+		if (e == 0 && d->delay_fd >= 0)
+			e = iothread_add_fd(ctx->io, d->delay_fd, EPOLLIN, e1000_delay_event, d);
 		if (e == 0)
 			e = iothread_add_fd(ctx->io, d->ctx.tap.fd, EPOLLIN | EPOLLET,
 					    e1000_tap_event, d);
@@ -348,6 +361,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 			iothread_del_fd(ctx->io, d->sched_fd);
 			if (d->itr_fd >= 0)
 				iothread_del_fd(ctx->io, d->itr_fd);
+			if (d->delay_fd >= 0)
+				iothread_del_fd(ctx->io, d->delay_fd);
 			e1000_destroy(d);
 			return NULL;
 		}
@@ -367,6 +382,8 @@ void e1000_stop(struct e1000 *d)
 		iothread_del_fd(d->ctx.io, d->sched_fd);
 		if (d->itr_fd >= 0)
 			iothread_del_fd(d->ctx.io, d->itr_fd);
+		if (d->delay_fd >= 0)
+			iothread_del_fd(d->ctx.io, d->delay_fd);
 	}
 	/* Every DMA happens under the lock after checking `stopped`. */
 	pthread_mutex_lock(&d->lock);
@@ -383,18 +400,8 @@ void e1000_destroy(struct e1000 *d)
 		close(d->sched_fd);
 	if (d->itr_fd >= 0)
 		close(d->itr_fd);
+	if (d->delay_fd >= 0)
+		close(d->delay_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
-}
-
-/* RX resumes on the I/O thread (or the test's caller). Caller holds lock. */
-void e1000_rx_kick(struct e1000 *d)
-{
-	if (!d->rx_parked)
-		return;
-	d->rx_parked = false;
-	uint64_t one = 1;
-	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
-		/* counter full: a wakeup is pending anyway */
-	}
 }

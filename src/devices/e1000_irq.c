@@ -30,6 +30,13 @@ static bool e1000_itr_allows(struct e1000 *d)
 	return false;
 }
 
+bool e1000_irq_held(const struct e1000 *d, uint32_t cause, uint64_t until_ns)
+{
+	if (!(d->regs[E1000_IMS / 4] & cause))
+		return true;
+	return (d->regs[E1000_ITR / 4] & 0xffff) && d->itr_fd >= 0 && d->itr_next_ns >= until_ns;
+}
+
 void e1000_itr_event(void *opaque, uint32_t events)
 {
 	struct e1000 *d = opaque;

@@ -59,6 +59,12 @@ struct e1000_tx_ctx {
 	uint16_t mss;
 };
 
+/* An interrupt delay timer (e1000_delay.c); 0 = not running. */
+struct e1000_delay {
+	uint64_t due_ns; /* restarted per event (RDTR, TIDV) */
+	uint64_t abs_ns; /* from the first event (RADV, TADV) */
+};
+
 /* Kinds of guest error logged once each. */
 enum e1000_log {
 	E1000_LOG_TX_RING,
@@ -116,6 +122,12 @@ struct e1000 {
 	uint64_t itr_next_ns;
 	uint64_t (*clock_ns)(void); /* monotonic_ns; tests substitute theirs */
 
+	/* Interrupt delays (RDTR/RADV, TIDV/TADV): delay_fd is a timerfd on
+	 * the I/O thread, armed for delay_at (0: not armed). */
+	int delay_fd;
+	uint64_t delay_at;
+	struct e1000_delay rx_delay, tx_delay;
+
 	bool zones_on;
 	uint64_t bar_addr;
 	bool logged[E1000_LOG_NR];
@@ -136,11 +148,24 @@ void e1000_itr_event(void *opaque, uint32_t events);
 /* e1000.c: interrupt causes. Caller holds lock. */
 void e1000_set_ics(struct e1000 *d, uint32_t causes);
 void e1000_irq_update(struct e1000 *d);
+/* Whether a cause set now could not raise the line before until_ns
+ * anyway: it is masked, or ITR holds the line until then. */
+bool e1000_irq_held(const struct e1000 *d, uint32_t cause, uint64_t until_ns);
 /* ICR's read: the causes, then all cleared. */
 uint32_t e1000_icr_read(struct e1000 *d);
 /* Adds to a statistics register (64-bit pairs: the low offset). */
 void e1000_stat_add(struct e1000 *d, uint32_t off, uint64_t n);
 void e1000_stat_add64(struct e1000 *d, uint32_t off, uint64_t n);
+
+/* e1000_delay.c: a packet was received (RXT0 after RDTR/RADV), or TX
+ * descriptors were written back (TXDW after TIDV/TADV if `ide`); FPD
+ * (flush) sets the waiting `causes` at once. Caller holds lock. */
+void e1000_delay_rx(struct e1000 *d);
+void e1000_delay_tx(struct e1000 *d, bool ide);
+void e1000_delay_flush(struct e1000 *d, uint32_t causes);
+void e1000_delay_reset(struct e1000 *d);
+/* The timer fired (I/O thread; tests call it directly). */
+void e1000_delay_event(void *opaque, uint32_t events);
 
 /* e1000_names.c: bus_reg_name_fn of the register BAR */
 const char *e1000_reg_name(void *opaque, uint64_t off, bool is_write);

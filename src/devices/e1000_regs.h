@@ -28,6 +28,7 @@
 #define E1000_RDTR	0x2820
 #define E1000_RXDCTL	0x2828
 #define E1000_RADV	0x282c
+#define E1000_DELAY_FPD 0x80000000 /* RDTR, TIDV: flush (interrupt now) */
 #define E1000_TDBAL	0x3800
 #define E1000_TDBAH	0x3804
 #define E1000_TDLEN	0x3808
@@ -136,6 +137,7 @@
 #define E1000_TXD_CMD_TSE    0x04000000 /* data/context: TCP segmentation */
 #define E1000_TXD_CMD_RS     0x08000000
 #define E1000_TXD_CMD_DEXT   0x20000000
+#define E1000_TXD_CMD_IDE    0x80000000 /* interrupt delay (TIDV/TADV) */
 #define E1000_TXD_CMD_TCP    0x01000000 /* context TUCMD */
 #define E1000_TXD_CMD_IP     0x02000000 /* context TUCMD: IPv4 */
 #define E1000_TXD_STAT_DD    0x01	/* byte 12 */

@@ -24,6 +24,18 @@ void e1000_rx_reset(struct e1000 *d)
 	d->rx_len = 0;
 }
 
+/* RX resumes on the I/O thread (or the test's caller). Caller holds lock. */
+void e1000_rx_kick(struct e1000 *d)
+{
+	if (!d->rx_parked)
+		return;
+	d->rx_parked = false;
+	uint64_t one = 1;
+	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
+		/* counter full: a wakeup is pending anyway */
+	}
+}
+
 static uint32_t rx_buf_size(uint32_t rctl)
 {
 	static const uint32_t sz[2][4] = {{2048, 1024, 512, 256}, {0, 16384, 8192, 4096}};
@@ -264,14 +276,14 @@ void e1000_rx_run(struct e1000 *d)
 		budget--;
 	}
 	if (delivered) {
+		/* RXDMT0 at once; RXT0 after RDTR/RADV (at once if RDTR is 0) */
 		struct rx_ring r;
-		uint32_t causes = E1000_ICR_RXT0;
 		if (rx_ring(d, &r)) {
 			uint32_t rdmts = (e1000_reg(d, E1000_RCTL) >> E1000_RCTL_RDMTS_SHIFT) & 3;
 			if (rx_free(&r) <= r.n >> (rdmts + 1))
-				causes |= E1000_ICR_RXDMT0;
+				e1000_set_ics(d, E1000_ICR_RXDMT0);
 		}
-		e1000_set_ics(d, causes);
+		e1000_delay_rx(d);
 	}
 	pthread_mutex_unlock(&d->lock);
 	if (more) {

@@ -279,7 +279,7 @@ void e1000_tx_run(struct e1000 *d)
 		return;
 	}
 	uint32_t done = 0;
-	bool rs = false;
+	bool rs = false, rs_now = false;
 	/* At most one lap: head chases a tail that only the guest moves. */
 	for (; head != tail && done < n; done++) {
 		uint8_t desc[E1000_DESC_LEN];
@@ -297,16 +297,15 @@ void e1000_tx_run(struct e1000 *d)
 			uint8_t st = desc[TXD_STATUS] | E1000_TXD_STAT_DD;
 			dma_write(d->ctx.gm, a + TXD_STATUS, &st, 1);
 			rs = true;
+			rs_now |= !(cmd & E1000_TXD_CMD_IDE);
 		}
 		head = (head + 1) % n;
 	}
 	d->regs[E1000_TDH / 4] = head;
-	/* DD, then TDH, then the interrupt. */
-	uint32_t causes = 0;
+	/* DD, then TDH, then the interrupt: TXDW now, or after TIDV/TADV if
+	 * every written-back descriptor asked for the delay (IDE). */
 	if (rs)
-		causes |= E1000_ICR_TXDW;
-	if (head == tail)
-		causes |= E1000_ICR_TXQE;
-	if (done)
-		e1000_set_ics(d, causes);
+		e1000_delay_tx(d, !rs_now);
+	if (done && head == tail)
+		e1000_set_ics(d, E1000_ICR_TXQE);
 }
