@@ -41,7 +41,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from skiffbench import parsers, schedule  # noqa: E402
+from skiffbench import design, parsers, schedule  # noqa: E402
 
 import collect  # noqa: E402  (bench/collect.py)
 
@@ -69,23 +69,39 @@ def workloads_for(config, workloads, native):
 def plan_rounds(configs, workloads, reps, seed=None, native=()):
     """[(rep, [configs in run order], runs in the round)].
 
-    The first round's order is schedule.make_schedule's (seeded shuffle);
-    round r runs it rotated by r-1, so every configuration takes every
-    position in the round equally often (with reps a multiple of the
-    number of configurations): none always runs first after L1's boot, and
-    two configurations simply alternate (A B, B A, ...)."""
-    runs = schedule.make_schedule(configs, workloads, 1, seed)
-    base = []
-    for r in runs:
-        if r.config not in base:
-            base.append(r.config)
+    Each round's order is a row of a randomised Williams square
+    (design.balanced_orders, seeded): every configuration takes every
+    position equally often and follows every other equally often after
+    each complete block of rounds, and the order is new every round.
+    Without a seed the order is as given, every round (for tests)."""
+    configs = list(configs)
+    if not configs or not workloads:
+        raise ValueError("need at least one config and one workload")
+    if reps < 1:
+        raise ValueError("reps must be >= 1")
+    if seed is None:
+        if len(set(configs)) != len(configs):
+            raise ValueError("duplicate config names")
+        orders = [configs[:] for _ in range(reps)]
+    else:
+        orders = design.balanced_orders(configs, reps, seed)
     rounds = []
-    for rep in range(1, reps + 1):
-        k = (rep - 1) % len(base)
-        order = base[k:] + base[:k]
+    for rep, order in enumerate(orders, 1):
         n = sum(len(workloads_for(c, workloads, native)) for c in order)
         rounds.append((rep, order, n))
     return rounds
+
+
+def balance_note(configs, reps):
+    """One line on how balanced `reps` rounds of the design are."""
+    k = design.block_size(len(configs))
+    full = reps // k
+    if reps % k == 0:
+        return (f"Williams design: {full} complete block(s) of {k} rounds; "
+                f"every configuration in every position {full} time(s)")
+    return (f"Williams design: {full} complete block(s) of {k} rounds and "
+            f"{reps % k} round(s) of another: positions balanced only "
+            f"approximately (use --reps a multiple of {k})")
 
 
 # ---- the console log ----
@@ -413,6 +429,7 @@ def main(argv=None):
             print(f"rounds.py: {e}", file=sys.stderr)
             return 2
         print(f"total\t{sum(n for _, _, n in rounds)}")
+        print(f"balance\t{balance_note(_split(args.configs), args.reps)}")
         for rep, order, n in rounds:
             print(f"round\t{rep}\t{','.join(order)}\t{n}")
     elif args.cmd == "init":

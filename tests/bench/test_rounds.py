@@ -42,25 +42,32 @@ def console_blob(rep, config, data, corrupt=False, cut=False):
 
 class PlanTest(unittest.TestCase):
     def test_rounds_cover_every_config_and_skip_native_boot(self):
-        plan = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 3,
+        plan = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 6,
                                   seed=2, native=["n"])
-        self.assertEqual([rep for rep, _, _ in plan], [1, 2, 3])
+        self.assertEqual([rep for rep, _, _ in plan], [1, 2, 3, 4, 5, 6])
         for _, order, n in plan:
             self.assertEqual(sorted(order), ["a", "b", "n"])
             self.assertEqual(n, 2 + 2 + 1)
-        again = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 3,
+        again = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 6,
                                    seed=2, native=["n"])
         self.assertEqual(plan, again)
-        # Rotation: each configuration once in each position.
+        # One Williams block (2n rounds for odd n): each configuration
+        # twice in each position.
         for pos in range(3):
             self.assertEqual(sorted(order[pos] for _, order, _ in plan),
-                             ["a", "b", "n"])
+                             ["a", "a", "b", "b", "n", "n"])
 
-    def test_two_configs_alternate(self):
+    def test_two_configs_take_turns_first(self):
         plan = rounds.plan_rounds(["a", "b"], ["tcp"], 4, seed=1)
         firsts = [order[0] for _, order, _ in plan]
-        self.assertEqual(firsts[0::2], [firsts[0]] * 2)
-        self.assertNotEqual(firsts[0], firsts[1])
+        self.assertEqual(sorted(firsts[:2]), ["a", "b"])
+        self.assertEqual(sorted(firsts[2:]), ["a", "b"])
+
+    def test_balance_note(self):
+        self.assertIn("every position 2 time(s)",
+                      rounds.balance_note(["a", "b", "c", "d"], 8))
+        self.assertIn("only approximately",
+                      rounds.balance_note(["a", "b", "c"], 4))
 
     def test_cli_plan(self):
         out = io.StringIO()
@@ -70,7 +77,8 @@ class PlanTest(unittest.TestCase):
                          "--reps", "2", "--native", "b"])
         lines = out.getvalue().splitlines()
         self.assertEqual(lines[0], "total\t2")
-        self.assertEqual(len(lines), 3)
+        self.assertTrue(lines[1].startswith("balance\tWilliams design"))
+        self.assertEqual(len(lines), 4)
 
 
 class BlobTest(unittest.TestCase):
