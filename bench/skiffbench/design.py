@@ -6,9 +6,8 @@ position. A Williams square over n configurations is n orders (2n when n
 is odd) in which every configuration takes every position equally often
 and follows every other configuration equally often (first-order
 carry-over balance: no A always right after B). Each block of rounds gets
-a fresh square, its configurations relabelled and its rows reordered by a
-seeded RNG, so the order is random, reproducible and balanced after every
-complete block.
+a fresh square, its configurations relabelled by a seeded RNG, so the
+order is random, reproducible and balanced after every complete block.
 """
 
 import random
@@ -39,9 +38,9 @@ def block_size(n):
 
 def balanced_orders(configs, rounds, seed):
     """`rounds` orders of configs, one per round, from consecutive
-    randomised Williams squares (relabelled and row-shuffled per block by
+    randomised Williams squares (relabelled per block by
     random.Random(seed)). Position balance holds after each complete
-    block of block_size(len(configs)) rounds."""
+    block of block_size(len(configs)) rounds (for odd n also after n)."""
     configs = list(configs)
     if len(set(configs)) != len(configs):
         raise ValueError("duplicate config names")
@@ -53,9 +52,10 @@ def balanced_orders(configs, rounds, seed):
     while len(orders) < rounds:
         labels = configs[:]
         rng.shuffle(labels)
-        rows = williams(n)
-        rng.shuffle(rows)
-        orders += [[labels[i] for i in row] for row in rows]
+        # Rows in the square's order: for odd n its first n rows are
+        # already Latin, so positions balance after n rounds, carry-over
+        # after 2n.
+        orders += [[labels[i] for i in row] for row in williams(n)]
     return orders[:rounds]
 
 

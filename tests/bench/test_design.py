@@ -44,6 +44,11 @@ class BalancedOrdersTest(unittest.TestCase):
             self.assertEqual(set(pairs.values()), {2})
             self.assertEqual(len(pairs), 5 * 4)
 
+    def test_odd_positions_balance_after_n_rounds(self):
+        orders = design.balanced_orders(self.CONFIGS, 5, seed=1)
+        for config, counts in design.position_counts(orders).items():
+            self.assertEqual(counts, [1] * 5, config)
+
     def test_seeded_fresh_and_reproducible(self):
         one = design.balanced_orders(self.CONFIGS, 20, seed=3)
         self.assertEqual(one, design.balanced_orders(self.CONFIGS, 20, 3))
