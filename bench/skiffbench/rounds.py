@@ -41,7 +41,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from skiffbench import design, parsers, schedule  # noqa: E402
+from skiffbench import design, hostload, parsers, schedule  # noqa: E402
 
 import collect  # noqa: E402  (bench/collect.py)
 
@@ -254,11 +254,70 @@ def ingest_run(results, out_dir, rel_dir, config, workload, rep):
 
 
 def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
-                 l0_rc=0, say=print, stalled=False, lost=None):
+                 l0_rc=0, say=print, stalled=False, lost=None, keep=None,
+                 loads=None, contam_pct=hostload.CONTAM_PCT, redo=None):
     """Unpack a round's data under out_dir/raw/r<rep>/ and add its samples.
     Runs without data become failed samples. Returns (ok, failed); the
     configurations that sent no data at all (the round died before them)
-    are appended to the list `lost`."""
+    are appended to the list `lost`.
+
+    Each sample gets its position in the round (configs is the round's
+    order) and, from `loads` ({(config, workload): others' %}), the share
+    of the host others used during it: above contam_pct the run counts
+    as failed ("contaminated") and (config, workload) goes to `redo`.
+    keep: a set of (config, workload) to ingest (a round that makes up
+    for some runs only); None: all."""
+    start = _n_samples(results)
+    ok, failed = _ingest_round(log, out_dir, results, rep, configs,
+                               workloads, native, l0_rc, say, stalled, lost,
+                               keep)
+    bad = _annotate(results, start, configs, loads or {}, contam_pct)
+    for config, workload, pct in bad:
+        say(f"bench: {config} {workload} rep {rep}: contaminated (others "
+            f"used {pct:.0f}% of the host's CPUs): not counted, to redo")
+        if redo is not None:
+            redo.append((config, workload))
+    return ok - len(bad), failed + len(bad)
+
+
+def _n_samples(results):
+    if not os.path.exists(results):
+        return 0
+    with open(results) as f:
+        return len(json.load(f)["samples"])
+
+
+def _annotate(results, start, configs, loads, contam_pct):
+    """Position and host load on the samples from index `start` on;
+    returns the contaminated ones as (config, workload, pct)."""
+    if not os.path.exists(results):
+        return []
+    with open(results) as f:
+        doc = json.load(f)
+    bad = []
+    for s in doc["samples"][start:]:
+        if s["config"] in configs:
+            s["position"] = configs.index(s["config"]) + 1
+        pct = loads.get((s["config"], s["workload"]))
+        if pct is None:
+            continue
+        s["host_others_pct"] = pct
+        if pct > contam_pct and not s.get("error"):
+            s["error"] = (f"contaminated: other processes used {pct:.0f}% "
+                          f"of the host's CPUs during the run (limit "
+                          f"{contam_pct:g}%)")
+            s["contaminated"] = True
+            bad.append((s["config"], s["workload"], pct))
+    tmp = results + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, results)
+    return bad
+
+
+def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
+                  l0_rc, say, stalled, lost, keep):
     with open(log, errors="replace") as f:
         text = f.read()
     blobs = extract_blobs(text)
@@ -280,6 +339,8 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
             if lost is not None:
                 lost.append(config)
         for workload in workloads_for(config, workloads, native):
+            if keep is not None and (config, workload) not in keep:
+                continue
             if why is not None:
                 append_samples(results, [{
                     "config": config, "workload": workload, "rep": rep,
@@ -298,14 +359,26 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
     return ok, failed
 
 
+def record_cmdlines(results, out_dir, rep, configs):
+    """meta["cmdline <config>"]: the exact VMM command line L1 ran."""
+    meta = {}
+    for config in configs:
+        path = os.path.join(out_dir, "raw", f"r{rep}", config, "cmdline")
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                meta[f"cmdline {config}"] = f.read().strip()
+    if meta:
+        append_samples(results, [], meta)
+
+
 # ---- progress ----
 
 STALLED = -1
 
 
 def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
-           poll=0.5, alive=None, state=None, clock=time.monotonic,
-           stall=None):
+           poll=0.25, alive=None, state=None, clock=time.monotonic,
+           stall=None, monitor=None):
     """Print a progress line for each run L1 starts, until process pid
     (the round's L0) is gone. Returns the number of runs started, or
     STALLED when the log has not grown for `stall` seconds after its first
@@ -314,7 +387,8 @@ def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
     "elapsed" is the suite's active time: active_before (earlier rounds)
     plus the time since this round's console log got its first byte, so
     a wait for the testbed's L0 lock (other users) does not inflate the
-    time-left estimate. The round's active seconds go to the file state."""
+    time-left estimate. The round's active seconds go to the file state.
+    monitor: a hostload.Monitor fed every line (the per-run load check)."""
     def default_alive():
         try:
             os.kill(pid, 0)
@@ -336,6 +410,8 @@ def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
         nonlocal started, ready
         for line in chunk:
             line = line.rstrip("\r")
+            if monitor is not None:
+                monitor.line(line)
             if not ready and "SKIFF-L1: ready" in line:
                 ready = True
             m = _RUN.search(line)
@@ -406,6 +482,8 @@ def main(argv=None):
     p.add_argument("--stall", type=float,
                    help="seconds without console output that mean L1 hung "
                         "(exit status 3)")
+    p.add_argument("--host-load", help="append each run's load by others "
+                   "to this file")
     p = sub.add_parser("ingest")
     p.add_argument("--log", required=True)
     p.add_argument("--out", required=True)
@@ -419,6 +497,11 @@ def main(argv=None):
                    help="the round was stopped because L1 hung")
     p.add_argument("--lost", help="write the configurations that sent no "
                    "data (comma-separated) to this file")
+    p.add_argument("--host-load", help="the file follow --host-load wrote")
+    p.add_argument("--contam-pct", type=float, default=hostload.CONTAM_PCT)
+    p.add_argument("--keep", help="only these runs: config/workload,...")
+    p.add_argument("--redo", help="write the contaminated runs "
+                   "(config/workload,...) to this file")
     args = ap.parse_args(argv)
 
     if args.cmd == "plan":
@@ -437,18 +520,32 @@ def main(argv=None):
         append_samples(args.results, [], meta)
     elif args.cmd == "follow":
         try:
+            mon = None
+            if args.host_load:
+                mon = hostload.Monitor(args.host_load,
+                                       [args.pid, os.getpid()])
             n = follow(args.log, args.pid, args.total, args.done,
-                       args.active_before, state=args.state, stall=args.stall)
+                       args.active_before, state=args.state, stall=args.stall,
+                       monitor=mon)
         except KeyboardInterrupt:
             return 130
         if n == STALLED:
             return 3
     else:
-        lost = []
+        lost, redo = [], []
+        keep = None
+        if args.keep is not None:
+            keep = {tuple(x.split("/", 1)) for x in _split(args.keep)}
         ok, failed = ingest_round(
             args.log, args.out, args.results, args.rep,
             _split(args.configs), _split(args.workloads),
-            _split(args.native), args.l0_rc, stalled=args.stalled, lost=lost)
+            _split(args.native), args.l0_rc, stalled=args.stalled, lost=lost,
+            keep=keep, loads=hostload.read_loads(args.host_load, args.rep),
+            contam_pct=args.contam_pct, redo=redo)
+        record_cmdlines(args.results, args.out, args.rep, _split(args.configs))
+        if args.redo:
+            with open(args.redo, "w") as f:
+                f.write(",".join(f"{c}/{w}" for c, w in redo) + "\n")
         print(f"bench: round {args.rep}: {ok} runs measured, {failed} failed")
         if args.lost:
             with open(args.lost, "w") as f:
