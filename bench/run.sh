@@ -70,7 +70,7 @@ ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -s
 # A run during which others used more than this share of the host's CPUs
 # is contaminated (bench/skiffbench/hostload.py).
 CONTAM_PCT=${BENCH_CONTAM_PCT:-10}
-QUICK_CONFIGS=skiff-ioeventfd,qemu-vhost-off
+QUICK_CONFIGS=skiff-ioeventfd,skiff-unpack-guest,qemu-vhost-off,qemu-rtc-pvh
 QUICK_REPS=4 QUICK_SECS=2
 QUICK_DESC="$QUICK_CONFIGS, all workloads, $QUICK_REPS rounds, ${QUICK_SECS} s runs"
 configs='' workloads='' reps='' secs='' seed=1
@@ -95,9 +95,9 @@ while [ $# -gt 0 ]; do
 	--no-plots) plots=0 ;;
 	--list)
 		echo "configurations (bench/$SCENARIO.sh):"
-		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
+		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-20s%s\n", n, $0 }'
 		echo "run only when named (--configs):"
-		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
+		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-20s%s\n", n, $0 }'
 		echo "workloads: $ALL_WORKLOADS"
 		exit 0
 		;;
