@@ -80,13 +80,19 @@ def plan_rounds(configs, workloads, reps, seed=None, native=()):
 
 def balance_note(configs, reps):
     """One line on how balanced `reps` rounds of the design are."""
-    k = design.block_size(len(configs))
-    full = reps // k
-    if reps % k == 0:
+    n = len(configs)
+    k = design.block_size(n)
+    full, rem = divmod(reps, k)
+    if rem == 0:
         return (f"Williams design: {full} complete block(s) of {k} rounds; "
-                f"every configuration in every position {full} time(s)")
+                f"every configuration in every position {reps // n} "
+                f"time(s) and after every other equally often")
+    if n % 2 and rem == n:
+        return (f"Williams design: {reps} rounds; every configuration in "
+                f"every position {reps // n} time(s); carry-over balanced "
+                f"only with a multiple of {k} rounds")
     return (f"Williams design: {full} complete block(s) of {k} rounds and "
-            f"{reps % k} round(s) of another: positions balanced only "
+            f"{rem} round(s) of another: positions balanced only "
             f"approximately (use --reps a multiple of {k})")
 
 

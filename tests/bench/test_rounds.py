@@ -68,6 +68,8 @@ class PlanTest(unittest.TestCase):
                       rounds.balance_note(["a", "b", "c", "d"], 8))
         self.assertIn("only approximately",
                       rounds.balance_note(["a", "b", "c"], 4))
+        self.assertIn("every position 1 time(s); carry-over",
+                      rounds.balance_note(["a", "b", "c"], 3))
 
     def test_cli_plan(self):
         out = io.StringIO()
