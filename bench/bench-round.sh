@@ -108,9 +108,7 @@ bench_snap() {
 	echo "time $(now_ns)"
 	bs_pid=$1
 	[ -n "$bs_pid" ] || return 0
-	for bs_f in /sys/kernel/debug/kvm/*; do
-		[ -f "$bs_f" ] && read -r bs_v <"$bs_f" 2>/dev/null && echo "kvm ${bs_f##*/} $bs_v"
-	done
+	bench_snap_kvm
 	for bs_t in /proc/"$bs_pid"/task/* $BENCH_EXTRA_TASKS; do
 		read -r bs_s <"$bs_t/stat" 2>/dev/null || continue
 		read -r bs_name <"$bs_t/comm" 2>/dev/null || continue
@@ -132,6 +130,12 @@ bench_snap() {
 	while read -r bs_k bs_v _; do
 		case "$bs_k" in RssAnon: | RssFile: | RssShmem:) echo "memst ${bs_k%:} $bs_v" ;; esac
 	done <"/proc/$bs_pid/status" 2>/dev/null
+}
+
+bench_snap_kvm() {
+	for bs_f in /sys/kernel/debug/kvm/*; do
+		[ -f "$bs_f" ] && read -r bs_v <"$bs_f" 2>/dev/null && echo "kvm ${bs_f##*/} $bs_v"
+	done
 }
 
 # bench_delta BEFORE AFTER: the metrics between two snapshots, key=value.
@@ -388,7 +392,12 @@ bench_vm() {
 	vm_t0=$(now_ns)
 	bench_relay "$vm_d" <"$BENCH_DIR/con.fifo" &
 	vm_relay=$!
-	echo "time $vm_t0" >"$vm_d/start.snap"
+	# KVM's counters now too: L1 holds an idle VM whose counts must not
+	# land in the boot's deltas.
+	{
+		echo "time $vm_t0"
+		bench_snap_kvm
+	} >"$vm_d/start.snap"
 	bench_first_exit "$BENCH_VMM_PID" "$vm_d/first_exit.ns" &
 	vm_poll=$!
 	vm_why=
