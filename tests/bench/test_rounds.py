@@ -243,6 +243,29 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("| TCP guest→host, Gbit/s | 0.43 | 0.83 (1.93× +) |",
                       text)
 
+    def test_verdicts_are_the_tables_and_unresolved_listed(self):
+        # tcp: a clear 2x; rr: noisy, 4 runs a side. With BH over the
+        # table the tcp verdict stands (alone it is the smallest p);
+        # the noisy p50 cannot resolve 15%.
+        doc = {"meta": {"baseline": "q"}, "samples": []}
+        noisy = [500, 700, 450, 650]
+        for rep in range(1, 6):
+            for cfg, g in (("q", 0.4), ("s", 0.8)):
+                doc["samples"].append({"config": cfg, "workload": "tcp-g2h",
+                                       "rep": rep, "metrics": {
+                                           "throughput_gbps": g + rep / 100}})
+        for rep, v in enumerate(noisy, 1):
+            for cfg, k in (("q", 1.0), ("s", 1.05)):
+                doc["samples"].append({"config": cfg, "workload": "rr",
+                                       "rep": rep, "metrics": {
+                                           "latency_p50_us": v * k}})
+        text = summary.summary_markdown(doc)
+        self.assertIn("(1.93× +)", text)
+        self.assertIn("(1.05× ≈)", text)
+        unresolved = text.split("Not resolving a 15% difference", 1)[1]
+        self.assertIn("UDP request/response p50", unresolved)
+        self.assertNotIn("TCP guest", unresolved)
+
     def test_columns_follow_meta_configs(self):
         doc = {"meta": {"baseline": "b", "configs": "c,a,b"}, "samples": [
             {"config": k, "workload": "ping", "rep": 1,
