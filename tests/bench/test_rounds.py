@@ -244,26 +244,30 @@ class SummaryTest(unittest.TestCase):
                       text)
 
     def test_verdicts_are_the_tables_and_unresolved_listed(self):
-        # tcp: a clear 2x; rr: noisy, 4 runs a side. With BH over the
-        # table the tcp verdict stands (alone it is the smallest p);
-        # the noisy p50 cannot resolve 15%.
+        # Four comparisons: tcp throughput (5 a side, 2x: p = 0.008),
+        # retransmits (equal), rr p50 (4 a side, 1.3x: p = 0.029, CI
+        # excludes 1) and p99 (noisy). BH over the four: q(p50) = 0.057,
+        # so p50 needs more runs although its CI alone would say "slower".
         doc = {"meta": {"baseline": "q"}, "samples": []}
-        noisy = [500, 700, 450, 650]
         for rep in range(1, 6):
             for cfg, g in (("q", 0.4), ("s", 0.8)):
                 doc["samples"].append({"config": cfg, "workload": "tcp-g2h",
                                        "rep": rep, "metrics": {
-                                           "throughput_gbps": g + rep / 100}})
+                                           "throughput_gbps": g + rep / 100,
+                                           "retransmits": 3}})
+        noisy = [500, 700, 450, 650]
         for rep, v in enumerate(noisy, 1):
-            for cfg, k in (("q", 1.0), ("s", 1.05)):
+            for cfg, k in (("q", 1.0), ("s", 1.3)):
                 doc["samples"].append({"config": cfg, "workload": "rr",
                                        "rep": rep, "metrics": {
-                                           "latency_p50_us": v * k}})
+                                           "latency_p50_us": k * (100 + rep),
+                                           "latency_p99_us": v * (k ** 0.1)}})
         text = summary.summary_markdown(doc)
         self.assertIn("(1.93× +)", text)
-        self.assertIn("(1.05× ≈)", text)
+        self.assertIn("| UDP request/response p50, µs one-way | 102.5 | "
+                      "133.2 (1.30× ?) |", text)
         unresolved = text.split("Not resolving a 15% difference", 1)[1]
-        self.assertIn("UDP request/response p50", unresolved)
+        self.assertIn("p99, µs (rr)", unresolved)
         self.assertNotIn("TCP guest", unresolved)
 
     def test_columns_follow_meta_configs(self):
