@@ -154,6 +154,12 @@ bench_build_initrd() {
 	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed"
 	tb_stage_skiff "$work/l1" || true
 	[ -z "$QEMU_SEL" ] || tb_pack_qemu "$work/l1"
+	# -M pc's SeaBIOS: Debian keeps it in seabios's own directory, which
+	# tb_pack_qemu does not look at (microvm needs only qboot).
+	local fw=bios-256k.bin
+	[ -z "$QEMU_SEL" ] || [ -e "$work/l1/usr/share/qemu/$fw" ] ||
+		[ ! -e "/usr/share/seabios/$fw" ] ||
+		cp -L "/usr/share/seabios/$fw" "$work/l1/usr/share/qemu/"
 	cp "$SCENARIO_FILE" "$work/l1/testbed/scenario.sh"
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"

@@ -31,7 +31,7 @@ HEADLINE = (
     ("boot", "kvm_exits", "KVM exits to init"),
     ("boot", "cpu_s_total", "VMM CPU to init, s"),
     ("boot", "mem_overhead_kib", "VMM memory beyond guest RAM, KiB"),
-    ("boot", "mem_rss_file_kib", "  of it file-backed, KiB"),
+    ("boot", "mem_anon_overhead_kib", "  of it anonymous (heap, buffers), KiB"),
     ("tcp-g2h", "throughput_gbps", "TCP guest→host, Gbit/s"),
     ("tcp-g2h", "exits_per_mb", "  KVM exits per MB"),
     ("tcp-g2h", "cpu_s_per_gb", "  VMM CPU s per GB"),
