@@ -284,7 +284,8 @@ bench_relay() {
 	while IFS= read -r line; do
 		line=${line%"$cr"}
 		case "$line" in
-		"SKIFF-L2: init"*)
+		# Not anchored: SeaBIOS (-M pc) leaves terminal escapes before it.
+		*"SKIFF-L2: init"*)
 			if [ ! -e "$1/init.snap" ]; then
 				bench_snap "$BENCH_VMM_PID" >"$1/init.snap.tmp"
 				mv "$1/init.snap.tmp" "$1/init.snap"
@@ -436,7 +437,7 @@ bench_vm() {
 				echo "boot_first_exit_ms=$((($(cat "$vm_d/first_exit.ns") - vm_t0) / 1000000))" >>"$vm_d/boot/metrics"
 			# The guest's clock starts after its kernel is decompressed:
 			# what comes before is firmware, loading and decompression.
-			vm_up=$(sed -n 's/^SKIFF-L2: init uptime=\([0-9.]*\).*/\1/p' "$vm_d/l2.log" | head -n1)
+			vm_up=$(sed -n 's/.*SKIFF-L2: init uptime=\([0-9.]*\).*/\1/p' "$vm_d/l2.log" | head -n1)
 			[ -n "$vm_up" ] && awk -v u="$vm_up" -v i="$(((vm_init - vm_t0) / 1000000))" 'BEGIN {
 				printf "boot_guest_uptime_ms=%.0f\nboot_pre_kernel_ms=%.0f\n", u * 1000, i - u * 1000 }' >>"$vm_d/boot/metrics"
 			bench_mark "done rep=$BENCH_REP config=$vm_c workload=boot rc=0"

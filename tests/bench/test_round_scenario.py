@@ -97,6 +97,17 @@ class RoundScenarioTest(unittest.TestCase):
                  if line.startswith("memst ")}
         self.assertEqual(kinds, {"RssAnon", "RssFile", "RssShmem"})
 
+    def test_relay_finds_init_after_firmware_escapes(self):
+        # -M pc: SeaBIOS leaves terminal escapes before L2's first line.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "in"), "w") as f:
+                f.write("\033c\033[?7l\033[2JSKIFF-L2: init uptime=6.24\r\n"
+                        "SKIFF-BENCH-L2: ready\n")
+            ash(f"BENCH_VMM_PID=$$ BENCH_MEM_KIB=1 bench_relay {d} "
+                f"<{d}/in >/dev/null")
+            self.assertTrue(os.path.exists(os.path.join(d, "init.snap")))
+            self.assertTrue(os.path.exists(os.path.join(d, "ready.ns")))
+
     def test_qemu_options(self):
         with tempfile.TemporaryDirectory() as d:
             script = ('bench_qemu_opts "$@"; '
