@@ -29,10 +29,21 @@ PEERS=qemu
 # adding a line (and, if it needs new guest-visible hardware, nothing else:
 # L2 brings up whatever eth0 it gets).
 #   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net)
-#   qemu [device=D] OPTS
-#                QEMU 7.2 -M microvm,pcie=on, virtio-net-pci (or device D,
-#                e.g. e1000) on tap0 with ",OPTS" appended to its -netdev tap
+#   qemu OPTS    QEMU 7.2, by default -M microvm,pcie=on booting the
+#                bzImage, virtio-net-pci on tap0. OPTS are words:
+#                  machine=M   -M M instead (e.g. microvm,pcie=on,rtc=on; pc)
+#                  kernel=pvh  boot the vmlinux skiff decompressed when the
+#                              L1 image was built (PVH entry note), not
+#                              the bzImage: the same kernel skiff boots
+#                  nic=MODEL   -device MODEL instead of virtio-net-pci
+#                  anything else is appended to the -netdev tap (vhost=on)
 #   native       no VM: L1 to a second network namespace over veth
+# The peers as their users would run them: qemu-vhost-off is microvm as
+# QEMU sets it up (rtc=auto means no RTC under KVM: the guest polls a
+# missing one), qemu-rtc gives it the RTC, qemu-rtc-pvh also boots the
+# decompressed kernel as skiff does, qemu-pc is QEMU's default machine
+# (SeaBIOS). skiff-unpack-guest has the guest decompress its kernel, as
+# QEMU's bzImage boot does.
 # skiff-poll's thresholds are scaled for the testbed, as in net-modes.sh:
 # emulated time runs ~20x slow, so kicks come milliseconds apart.
 BENCH_CONFIGS="
@@ -40,15 +51,21 @@ skiff-trap      skiff --no-ioeventfd
 skiff-ioeventfd skiff
 skiff-poll      skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
 skiff-vhost     skiff --net tap=tap0,vhost=on
+skiff-unpack-guest skiff --unpack guest
 qemu-vhost-on   qemu vhost=on
 qemu-vhost-off  qemu vhost=off
+qemu-rtc        qemu vhost=off machine=microvm,pcie=on,rtc=on
+qemu-rtc-pvh    qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh
 native-veth     native
 "
-# Configurations that exist but are not in the default plan: the poll-idle
-# sweep that chose skiff's default (BENCHMARKS.md), thresholds scaled for
-# the testbed as skiff-poll's are, the names giving the testbed's poll-idle;
-# and the emulated e1000 (issue 10) in each coalesce mode against QEMU's.
+# Configurations that exist but are not in the default plan: QEMU's default
+# machine (SeaBIOS, which bench/run.sh packs from the host's Debian seabios;
+# not yet run through a whole suite), the poll-idle sweep that chose
+# skiff's default (BENCHMARKS.md), and the emulated e1000 (issue 10) in
+# each coalesce mode against QEMU's. Thresholds scaled for
+# the testbed as skiff-poll's are; the names give the testbed's poll-idle.
 BENCH_EXTRA_CONFIGS="
+qemu-pc          qemu vhost=off machine=pc
 skiff-idle-250us skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=250
 skiff-idle-1ms   skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=1000
 skiff-idle-4ms   skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=4000
@@ -56,7 +73,7 @@ skiff-idle-16ms  skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=200
 skiff-e1000-off  skiff --net tap=tap0,model=e1000,coalesce=off
 skiff-e1000-on   skiff --net tap=tap0,model=e1000,coalesce=on
 skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
-qemu-e1000       qemu device=e1000
+qemu-e1000       qemu vhost=off nic=e1000
 "
 # The emulated NIC's configurations need its driver in L2.
 L2_EXTRA_MODULES="e1000"
@@ -72,6 +89,7 @@ BENCH_SOCKPERF_PORT=11111
 BENCH_QUIT_PORT=9999
 BENCH_DIR=/tmp/bench
 BENCH_READY_S=120 # start to "L2 ready" (boot + modules + eth0 up)
+BENCH_KCACHE=/root/.cache/skiff # skiff's kernel cache in the L1 image
 BENCH_EXIT_S=30   # quit request to VMM exit, then SIGKILL
 
 # bench_arg NAME DEFAULT: value of NAME= on the kernel command line.
@@ -90,17 +108,16 @@ bench_mark() { echo "SKIFF-BENCH: $*"; }
 
 # ---- snapshots ----
 
-# bench_snap PID: time, KVM's counters and, with a PID, the CPU ticks of the
-# VMM's threads (and of BENCH_EXTRA_TASKS, its vhost workers) and its
-# memory. `read` rather than cat: no fork per file, the snapshot stays cheap.
+# bench_snap PID: time, every counter of KVM's debugfs (summed over live
+# VMs: one VM at a time here; the per-VM directories are skipped) and, with
+# a PID, the CPU ticks of the VMM's threads (and of BENCH_EXTRA_TASKS, its
+# vhost workers) and its memory. `read` rather than cat: no fork per file,
+# the snapshot stays cheap.
 bench_snap() {
 	echo "time $(now_ns)"
 	bs_pid=$1
 	[ -n "$bs_pid" ] || return 0
-	for bs_c in exits io_exits mmio_exits halt_exits irq_exits; do
-		bs_f=/sys/kernel/debug/kvm/$bs_c
-		[ -r "$bs_f" ] && read -r bs_v <"$bs_f" && echo "kvm $bs_c $bs_v"
-	done
+	bench_snap_kvm
 	for bs_t in /proc/"$bs_pid"/task/* $BENCH_EXTRA_TASKS; do
 		read -r bs_s <"$bs_t/stat" 2>/dev/null || continue
 		read -r bs_name <"$bs_t/comm" 2>/dev/null || continue
@@ -117,6 +134,17 @@ bench_snap() {
 		/^Size:/ { size = $2 }
 		/^Rss:/ { rss += $2; if (anon && size >= mem) guest += $2 }
 		END { if (rss) printf "mem %d %d\n", rss, guest }' "/proc/$bs_pid/smaps" 2>/dev/null
+	# Resident memory by kind (anonymous: guest RAM and the VMM's heap;
+	# file: its binary, libraries and firmware; shmem).
+	while read -r bs_k bs_v _; do
+		case "$bs_k" in RssAnon: | RssFile: | RssShmem:) echo "memst ${bs_k%:} $bs_v" ;; esac
+	done <"/proc/$bs_pid/status" 2>/dev/null
+}
+
+bench_snap_kvm() {
+	for bs_f in /sys/kernel/debug/kvm/*; do
+		[ -f "$bs_f" ] && read -r bs_v <"$bs_f" 2>/dev/null && echo "kvm ${bs_f##*/} $bs_v"
+	done
 }
 
 # bench_delta BEFORE AFTER: the metrics between two snapshots, key=value.
@@ -150,6 +178,7 @@ bench_delta() {
 			cpu[name] += ($3 - c0[$2]) / 100.0
 		}
 		$1 == "mem" { rss = $2; guest = $3; have_mem = 1 }
+		$1 == "memst" { st[$2] = $3 }
 		END {
 			printf "window_s=%.3f\n", (t1 - t0) / 1e9
 			if ("exits" in k1) {
@@ -160,10 +189,19 @@ bench_delta() {
 					printf "exits_%s=%d\n", short, k1[names[i]] - k0[names[i]]
 				}
 			}
+			# Every counter KVM has, as it has it (a few are gauges,
+			# e.g. pages_4k: their delta is a change, not a count).
+			# Counters missing before (no VM yet, at boot) count from 0.
+			for (n in k1) printf "kvm.%s=%d\n", n, k1[n] - k0[n]
 			for (n in cpu) printf "cpu_s.%s=%.2f\n", n, cpu[n]
 			if (have_mem) {
 				printf "mem_rss_kib=%d\n", rss
 				printf "mem_overhead_kib=%d\n", rss - guest
+			}
+			if ("RssAnon" in st) {
+				printf "mem_rss_anon_kib=%d\nmem_rss_file_kib=%d\n", st["RssAnon"], st["RssFile"]
+				printf "mem_rss_shmem_kib=%d\n", st["RssShmem"]
+				if (have_mem) printf "mem_anon_overhead_kib=%d\n", st["RssAnon"] - guest
 			}
 		}' "$1" -
 }
@@ -253,7 +291,8 @@ bench_relay() {
 	while IFS= read -r line; do
 		line=${line%"$cr"}
 		case "$line" in
-		"SKIFF-L2: init"*)
+		# Not anchored: SeaBIOS (-M pc) leaves terminal escapes before it.
+		*"SKIFF-L2: init"*)
 			if [ ! -e "$1/init.snap" ]; then
 				bench_snap "$BENCH_VMM_PID" >"$1/init.snap.tmp"
 				mv "$1/init.snap.tmp" "$1/init.snap"
@@ -266,6 +305,25 @@ bench_relay() {
 	done
 }
 
+# bench_first_exit PID FILE: the time of the VM's first KVM exit (its
+# first KVM_RUN, within the poll's ~20 ms) into FILE, from the exit counter
+# of PID's VM in L1's debugfs; the same probe for every VMM. Stops at L2's
+# ready marker bound or when PID is gone.
+bench_first_exit() {
+	fe_i=0
+	while [ $fe_i -lt $((BENCH_READY_S * 50)) ] && kill -0 "$1" 2>/dev/null; do
+		for fe_f in /sys/kernel/debug/kvm/"$1"-*/exits; do
+			[ -r "$fe_f" ] && read -r fe_v <"$fe_f" 2>/dev/null || continue
+			if [ "${fe_v:-0}" -gt 0 ]; then
+				now_ns >"$2"
+				return 0
+			fi
+		done
+		sleep 0.02
+		fe_i=$((fe_i + 1))
+	done
+}
+
 # bench_wait_file FILE SECONDS PID: wait for FILE while PID lives.
 bench_wait_file() {
 	i=0
@@ -275,6 +333,26 @@ bench_wait_file() {
 		i=$((i + 1))
 	done
 	[ -e "$1" ]
+}
+
+# bench_qemu_opts OPTS...: a qemu configuration's words (see BENCH_CONFIGS)
+# into vm_m (machine), vm_k (kernel; empty: no vmlinux for kernel=pvh),
+# vm_nic (device model) and vm_o (",..." for the -netdev).
+bench_qemu_opts() {
+	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci
+	for vm_a in "$@"; do
+		case "$vm_a" in
+		machine=*) vm_m=${vm_a#machine=} ;;
+		nic=*) vm_nic=${vm_a#nic=} ;;
+		kernel=pvh)
+			vm_k=
+			for vm_f in "$BENCH_KCACHE"/vmlinux-*; do
+				[ -f "$vm_f" ] && vm_k=$vm_f
+			done
+			;;
+		*) vm_o="$vm_o,$vm_a" ;;
+		esac
+	done
 }
 
 # bench_vm CONFIG KIND ARGS...: boot L2 under the VMM, run the workloads,
@@ -292,20 +370,18 @@ bench_vm() {
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
 		;;
 	qemu)
-		vm_dev=virtio-net-pci
-		case "${1:-}" in device=*)
-			vm_dev=${1#device=}
-			shift
-			;;
-		esac
-		vm_o=
-		[ $# -gt 0 ] && vm_o=",$(echo "$*" | tr ' ' ',')"
-		set -- qemu-system-x86_64 -M microvm,pcie=on -enable-kvm -cpu host \
+		bench_qemu_opts "$@"
+		if [ -z "$vm_k" ]; then
+			# shellcheck disable=SC2086 # a list of names
+			bench_fail_rest "$vm_c" "no decompressed vmlinux in $BENCH_KCACHE (the L1 image was built without skiff)" $BENCH_PLAN_WORKLOADS
+			return
+		fi
+		set -- qemu-system-x86_64 -M "$vm_m" -enable-kvm -cpu host \
 			-m "$L2_MEM" -smp 1 -L /usr/share/qemu -nodefaults -no-user-config \
 			-nographic -serial stdio -no-reboot -name l2,debug-threads=on \
-			-kernel "$L2_KERNEL" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
+			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
 			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
-			-device "$vm_dev,netdev=n0,mac=$BENCH_MAC,romfile="
+			-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
 		;;
 	*)
 		# shellcheck disable=SC2086 # a list of names
@@ -315,6 +391,7 @@ bench_vm() {
 	esac
 	echo "$*" >"$vm_d/cmdline"
 	ip neigh flush dev tap0 2>/dev/null
+	bench_mark "start rep=$BENCH_REP config=$vm_c"
 	rm -f "$BENCH_DIR/con.fifo"
 	mkfifo "$BENCH_DIR/con.fifo"
 	# The VMM's child blocks opening the FIFO until the relay opens it, so
@@ -325,7 +402,14 @@ bench_vm() {
 	vm_t0=$(now_ns)
 	bench_relay "$vm_d" <"$BENCH_DIR/con.fifo" &
 	vm_relay=$!
-	echo "time $vm_t0" >"$vm_d/start.snap"
+	# KVM's counters now too: L1 holds an idle VM whose counts must not
+	# land in the boot's deltas.
+	{
+		echo "time $vm_t0"
+		bench_snap_kvm
+	} >"$vm_d/start.snap"
+	bench_first_exit "$BENCH_VMM_PID" "$vm_d/first_exit.ns" &
+	vm_poll=$!
 	vm_why=
 	if bench_wait_file "$vm_d/ready.ns" "$BENCH_READY_S" "$BENCH_VMM_PID"; then
 		# The VMM's vhost workers are kernel threads "vhost-PID", made
@@ -356,6 +440,13 @@ bench_vm() {
 				echo "boot_ready_ms=$((($(cat "$vm_d/ready.ns") - vm_t0) / 1000000))" >>"$vm_d/boot/metrics"
 			vm_us=$(sed -n 's/^skiff: first KVM_RUN after \([0-9]*\) us.*/\1/p' "$vm_d/vmm.err" | head -n1)
 			[ -n "$vm_us" ] && awk -v u="$vm_us" 'BEGIN { printf "boot_first_kvm_run_ms=%.3f\n", u / 1000 }' >>"$vm_d/boot/metrics"
+			[ -e "$vm_d/first_exit.ns" ] &&
+				echo "boot_first_exit_ms=$((($(cat "$vm_d/first_exit.ns") - vm_t0) / 1000000))" >>"$vm_d/boot/metrics"
+			# The guest's clock starts after its kernel is decompressed:
+			# what comes before is firmware, loading and decompression.
+			vm_up=$(sed -n 's/.*SKIFF-L2: init uptime=\([0-9.]*\).*/\1/p' "$vm_d/l2.log" | head -n1)
+			[ -n "$vm_up" ] && awk -v u="$vm_up" -v i="$(((vm_init - vm_t0) / 1000000))" 'BEGIN {
+				printf "boot_guest_uptime_ms=%.0f\nboot_pre_kernel_ms=%.0f\n", u * 1000, i - u * 1000 }' >>"$vm_d/boot/metrics"
 			bench_mark "done rep=$BENCH_REP config=$vm_c workload=boot rc=0"
 		else
 			bench_fail_rest "$vm_c" "no L2 init marker: ${vm_why:-boot failed}" boot
@@ -384,6 +475,8 @@ bench_vm() {
 	wait "$BENCH_VMM_PID"
 	echo "$?" >"$vm_d/vmm.rc"
 	wait "$vm_relay"
+	kill "$vm_poll" 2>/dev/null
+	wait "$vm_poll" 2>/dev/null
 	rm -f "$BENCH_DIR/con.fifo"
 }
 

@@ -8,10 +8,14 @@
 #                [--list] [--no-plots]
 #
 # One round = one L0+L1 boot running every configuration once, in an order
-# shuffled per round (seeded), each VM configuration with one L2 boot that
-# serves every workload: rounds interleave A B C ... so drift hits all
-# alike. The configurations and workloads are defined in
-# bench/bench-round.sh (one line per configuration).
+# from a seeded, randomised Williams square (every configuration in every
+# position, and after every other, equally often per block of rounds),
+# each VM configuration with one L2 boot that serves every workload. Each
+# run's window is checked for other users of the host; a contaminated run
+# is recorded, not counted, and run again in an extra round (at most
+# MAKEUP_MAX extra rounds, shared with rounds that died). The
+# configurations and workloads are defined in bench/bench-round.sh (one
+# line per configuration).
 # Output: DIR/results.json (every sample), DIR/report.md (full table with
 # verdicts), DIR/summary.md (headline table), DIR/headline.png and
 # DIR/<workload>.png (gnuplot), the raw
@@ -33,9 +37,11 @@ usage() {
   --quick          the short suite: $QUICK_DESC
   --configs a,b    configurations (default: all; --list shows them)
   --workloads x,y  workloads (default: all)
-  --reps N         rounds, i.e. runs per configuration and workload (default 5)
+  --reps N         rounds, i.e. runs per configuration and workload (default 5;
+                   a multiple of the number of configurations, doubled when
+                   odd, balances positions exactly)
   --secs S         length of each stream / request-response run (default 3)
-  --seed N         seed of the per-round shuffle (default 1)
+  --seed N         seed of the run order (default 1)
   --baseline C     configuration the others are compared with
                    (default qemu-vhost-off, else the first configuration)
   --out DIR        output directory
@@ -62,7 +68,10 @@ QEMU_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "qemu" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
 
-QUICK_CONFIGS=skiff-ioeventfd,qemu-vhost-off
+# A run during which others used more than this share of the host's CPUs
+# is contaminated (bench/skiffbench/hostload.py).
+CONTAM_PCT=${BENCH_CONTAM_PCT:-10}
+QUICK_CONFIGS=skiff-ioeventfd,skiff-unpack-guest,qemu-vhost-off,qemu-rtc-pvh
 QUICK_REPS=4 QUICK_SECS=2
 QUICK_DESC="$QUICK_CONFIGS, all workloads, $QUICK_REPS rounds, ${QUICK_SECS} s runs"
 configs='' workloads='' reps='' secs='' seed=1
@@ -87,9 +96,9 @@ while [ $# -gt 0 ]; do
 	--no-plots) plots=0 ;;
 	--list)
 		echo "configurations (bench/$SCENARIO.sh):"
-		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
+		scenario_var BENCH_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-20s%s\n", n, $0 }'
 		echo "run only when named (--configs):"
-		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-16s%s\n", n, $0 }'
+		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-20s%s\n", n, $0 }'
 		echo "workloads: $ALL_WORKLOADS"
 		exit 0
 		;;
@@ -146,6 +155,12 @@ bench_build_initrd() {
 	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed"
 	tb_stage_skiff "$work/l1" || true
 	[ -z "$QEMU_SEL" ] || tb_pack_qemu "$work/l1"
+	# -M pc's SeaBIOS: Debian keeps it in seabios's own directory, which
+	# tb_pack_qemu does not look at (microvm needs only qboot).
+	local fw=bios-256k.bin
+	[ -z "$QEMU_SEL" ] || [ -e "$work/l1/usr/share/qemu/$fw" ] ||
+		[ ! -e "/usr/share/seabios/$fw" ] ||
+		cp -L "/usr/share/seabios/$fw" "$work/l1/usr/share/qemu/"
 	cp "$SCENARIO_FILE" "$work/l1/testbed/scenario.sh"
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
@@ -206,6 +221,7 @@ QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
 	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL")
 total=$(awk -F'\t' '$1 == "total" { print $2 }' <<<"$plan")
+design=$(awk -F'\t' '$1 == "balance" { print $2 }' <<<"$plan")
 
 "$TB_DIR/build-images.sh"
 INITRD=$(mktemp "$TB_CACHE/run.bench-initrd.XXXXXX")
@@ -219,6 +235,7 @@ python3 "$ROUNDS" init "$results" \
 	--meta "command=$command" --meta "reps=$reps" --meta "baseline=$baseline" \
 	--meta "configs=$configs" --meta "workloads=$workloads" \
 	--meta "secs_per_run=$secs" --meta "seed=$seed" --meta "skiff=$skiff_rev" \
+	--meta "order=$design" --meta "contaminated_if=others use > ${CONTAM_PCT}% of the host's CPUs during a run" \
 	--meta "qemu=$(qemu-system-x86_64 --version | head -n1)" \
 	--meta "testbed=L0 QEMU/TCG -smp 2 -m 4G, L1 and L2 Linux $(tb_kernel_version), L2 1 vCPU 256 MiB"
 
@@ -231,12 +248,13 @@ nw=$(tr ',' '\n' <<<"$workloads" | grep -vc '^boot$' || true)
 per_cfg=$((120 + 60 + nw * (secs + 40) + 60))
 STALL_S=${BENCH_STALL_S:-$((180 + secs))} # the variable: for testing the watchdog
 # A round that dies (L1 hung, say) is made up at the end for the
-# configurations it lost, at most MAKEUP_MAX times per suite.
-MAKEUP_MAX=2
+# configurations it lost, and contaminated runs are redone, in at most
+# MAKEUP_MAX extra rounds per suite.
+MAKEUP_MAX=${BENCH_MAKEUP_MAX:-4}
 tb_say "$total runs in $reps rounds: configs $configs; workloads $workloads; ${secs}s runs; baseline $baseline"
 tb_say "output: $out"
 t0=$(date +%s)
-done_runs=0 active=0 makeups=''
+done_runs=0 active=0
 
 # The host's own noise, as a witness: CPU seconds the whole machine was
 # busy (and stolen by its hypervisor) during a round, against what this
@@ -291,17 +309,21 @@ wait_quiet() {
 	done
 }
 
-# run_round REP ORDER NRUNS LABEL: one L0+L1 boot running the configurations
-# of ORDER; ingests its data. Adds "REP:CONFIG,..." to makeups for the
-# configurations that sent no data.
+# run_round REP ORDER NRUNS LABEL [KEEP]: one L0+L1 boot running the
+# configurations of ORDER; ingests its data (only the runs KEEP lists,
+# "config/workload,...", when given). Adds "REP ORDER KEEP" lines to
+# makeups for the configurations that sent no data and for contaminated
+# runs.
 run_round() {
-	local rep=$1 order=$2 nruns=$3 label=$4 n_cfg bound log rc=0 frc=0 stalled=()
+	local rep=$1 order=$2 nruns=$3 label=$4 n_cfg bound log rc=0 frc=0 stalled=() keep=()
+	[ $# -lt 5 ] || keep=(--keep "$5")
 	n_cfg=$(tr ',' '\n' <<<"$order" | grep -c .)
 	bound=$((120 + n_cfg * per_cfg))
 	log=$out/logs/round-$label.log
 	: >"$log"
 	wait_quiet
 	tb_say "round $label: $order"
+	python3 "$ROUNDS" init "$results" --meta "order_round_$label=$order"
 	# shellcheck disable=SC2034 # read by tb_boot_l0
 	TB_L0_APPEND="console=ttyS0 quiet panic=-1 bench_rep=$rep bench_configs=$order bench_workloads=$workloads bench_secs=$secs"
 	times >"$out/logs/.times" # in this shell: its children's CPU so far
@@ -312,7 +334,7 @@ run_round() {
 	# foreground command.
 	python3 "$ROUNDS" follow --log "$log" --pid "$L0_PID" --total "$total" \
 		--done "$done_runs" --active-before "$active" --state "$out/logs/.active" \
-		--stall "$STALL_S" &
+		--stall "$STALL_S" --host-load "$out/logs/host-load.tsv" &
 	wait $! || frc=$?
 	if [ "$frc" = 3 ]; then
 		stalled=(--stalled)
@@ -323,17 +345,36 @@ run_round() {
 	note_host_load "$label" "$host_before"
 	python3 "$ROUNDS" ingest --log "$log" --out "$out" --results "$results" \
 		--rep "$rep" --configs "$order" --workloads "$workloads" \
-		--native "$NATIVE_SEL" --l0-rc "$rc" "${stalled[@]}" \
-		--lost "$out/logs/.lost" || true
-	if [ -s "$out/logs/.lost" ] && [ "$(cat "$out/logs/.lost")" != "" ]; then
-		makeups="$makeups $rep:$(cat "$out/logs/.lost")"
-		makeups=${makeups# }
+		--native "$NATIVE_SEL" --l0-rc "$rc" "${stalled[@]}" "${keep[@]}" \
+		--lost "$out/logs/.lost" --redo "$out/logs/.redo" \
+		--host-load "$out/logs/host-load.tsv" --contam-pct "$CONTAM_PCT" || true
+	local lost redo c w
+	lost=$(cat "$out/logs/.lost" 2>/dev/null || true)
+	redo=$(cat "$out/logs/.redo" 2>/dev/null || true)
+	rm -f "$out/logs/.lost" "$out/logs/.redo"
+	# A lost configuration is rerun whole (the runs this round was to keep).
+	if [ -n "$lost" ]; then
+		local k=''
+		for c in ${lost//,/ }; do
+			for w in ${workloads//,/ }; do
+				[ $# -lt 5 ] || in_list "$c/$w" "$5" || continue
+				k=$k${k:+,}$c/$w
+			done
+		done
+		makeups+=("$rep $lost $k")
 	fi
-	rm -f "$out/logs/.lost"
+	if [ -n "$redo" ]; then
+		local cfgs=''
+		for c in ${redo//,/ }; do
+			in_list "${c%%/*}" "$cfgs" || cfgs=$cfgs${cfgs:+,}${c%%/*}
+		done
+		makeups+=("$rep $cfgs $redo")
+	fi
 	done_runs=$((done_runs + nruns))
 	active=$(awk -v a="$active" '{ printf "%.1f", a + $1 }' "$out/logs/.active" 2>/dev/null || echo "$active")
 }
 
+makeups=()
 while IFS=$'\t' read -r kind rep order nruns <&3; do
 	[ "$kind" = round ] || continue
 	[ "$interrupted" = 0 ] || break
@@ -341,12 +382,9 @@ while IFS=$'\t' read -r kind rep order nruns <&3; do
 done 3<<<"$plan"
 
 n_makeup=0
-while [ -n "${makeups// /}" ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt "$MAKEUP_MAX" ]; do
-	item=${makeups# }
-	item=${item%% *}
-	makeups=${makeups# }
-	makeups=${makeups#"$item"}
-	rep=${item%%:*} order=${item#*:}
+while [ "${#makeups[@]}" -gt 0 ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt "$MAKEUP_MAX" ]; do
+	read -r rep order keep <<<"${makeups[0]}"
+	makeups=("${makeups[@]:1}")
 	n_makeup=$((n_makeup + 1))
 	nruns=0
 	for c in ${order//,/ }; do
@@ -354,11 +392,10 @@ while [ -n "${makeups// /}" ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt "$M
 		in_list "$c" "$NATIVE_SEL" || ! in_list boot "$workloads" || nruns=$((nruns + 1))
 	done
 	total=$((total + nruns))
-	tb_say "making up round $rep for $order (its round died)"
-	run_round "$rep" "$order" "$nruns" "$rep-makeup$n_makeup"
+	tb_say "extra round for rep $rep: $order (redoing $keep)"
+	run_round "$rep" "$order" "$nruns" "$rep-makeup$n_makeup" "$keep"
 done
-[ -z "${makeups// /}" ] || tb_say "not made up (limit $MAKEUP_MAX): $makeups"
-
+[ "${#makeups[@]}" = 0 ] || tb_say "not redone (limit $MAKEUP_MAX extra rounds): ${makeups[*]}"
 tb_say "done in $(($(date +%s) - t0))s, of which ${active%.*}s in rounds (the rest: waiting for other testbed users)"
 report_args=(--out "$out" --baseline "$baseline")
 [ "$plots" = 1 ] || report_args+=(--no-plots)

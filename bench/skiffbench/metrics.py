@@ -4,6 +4,13 @@ This is the one place that says whether a bigger number is better. The
 report, the verdicts and the plots all ask direction(); a metric missing
 here still gets its medians printed, but verdict "n/a" and a warning,
 rather than a guessed direction.
+
+Costs come per unit of work (CPU seconds per GB, per million packets or
+transactions; KVM exits per MB, packet or transaction). A cost per run or
+per second is judged only where every configuration does the same work
+(boot, ping): in a stream that runs for a fixed time, the configuration
+that moves more data spends more, so direction(name, work_varies=True)
+gives those no direction.
 """
 
 # name -> (higher_is_better, human description). None = informational only.
@@ -33,12 +40,37 @@ DIRECTIONS = {
     "ping_loss_pct": (False, "ping loss, %"),
     # VMM cost, every workload
     "kvm_exits": (False, "KVM exits in the measured window"),
-    "exits_per_s": (False, "KVM exits per second"),
+    # a rate, not a cost: the faster configuration has the higher one
+    "exits_per_s": (None, "KVM exits per second"),
     "exits_per_mb": (False, "KVM exits per MB moved"),
     "cpu_s_total": (False, "CPU seconds, all VMM processes/threads"),
     "mem_overhead_kib": (False, "VMM memory beyond guest RAM, KiB"),
     "window_s": (None, "measured window, s"),
+    # work done in the window, and the costs per unit of it
+    "udp_packets": (None, "UDP packets sent by the sender"),
+    "rr_transactions": (None, "request/response transactions (replies)"),
+    "cpu_s_per_gb": (False, "VMM CPU seconds per GB moved"),
+    "cpu_s_per_mpkt": (False, "VMM CPU seconds per million packets"),
+    "cpu_s_per_mtrans": (False, "VMM CPU seconds per million transactions"),
+    "exits_per_pkt": (False, "KVM exits per packet"),
+    "exits_per_trans": (False, "KVM exits per transaction"),
+    # memory split (/proc/PID/status at the end of the window)
+    "mem_rss_anon_kib": (False, "VMM resident anonymous memory, KiB"),
+    "mem_rss_file_kib": (False, "VMM resident file-backed memory, KiB"),
+    "mem_anon_overhead_kib": (False, "VMM anonymous memory beyond guest RAM, KiB"),
+    # boot: where the time goes
+    "boot_first_exit_ms": (False, "start to the VM's first KVM exit (L1 polls debugfs)"),
+    "boot_guest_uptime_ms": (False, "guest's own uptime at init"),
+    "boot_pre_kernel_ms": (False, "start to init minus the guest's uptime"),
 }
+
+# Work units: a workload whose samples carry one of these does an amount
+# of work that depends on the configuration.
+WORK_UNITS = ("mb_moved", "udp_packets", "rr_transactions")
+
+# Costs per run or per second (see the module docstring).
+PER_TIME = ("kvm_exits", "exits_per_s", "cpu_s_total", "iperf_cpu_local_pct",
+            "iperf_cpu_remote_pct")
 
 # Families whose members are named at run time, e.g. cpu_s.vcpu0,
 # cpu_s.vhost-1234, mem_rss_kib. Checked after the exact names above.
@@ -55,9 +87,22 @@ PREFIX_DIRECTIONS = (
 )
 
 
-def direction(name):
+def is_per_time(name):
+    """A cost per run or per second rather than per unit of work."""
+    if name in PER_TIME or name.startswith("cpu_s."):
+        return True
+    return name.startswith("exits_") and not name.startswith("exits_per_")
+
+
+def direction(name, work_varies=False):
     """True: higher is better; False: lower is better; None: not compared
-    (informational, or unknown -- see is_known)."""
+    (informational, unknown -- see is_known --, or a per-time cost in a
+    workload whose work differs between configurations). KVM's raw
+    counters (kvm.NAME) are informational."""
+    if name.startswith("kvm."):
+        return None
+    if work_varies and is_per_time(name):
+        return None
     if name in DIRECTIONS:
         return DIRECTIONS[name][0]
     for prefix, higher in PREFIX_DIRECTIONS:
@@ -67,7 +112,7 @@ def direction(name):
 
 
 def is_known(name):
-    return name in DIRECTIONS or any(name.startswith(p)
+    return name.startswith("kvm.") or name in DIRECTIONS or any(name.startswith(p)
                                      for p, _ in PREFIX_DIRECTIONS)
 
 
@@ -87,6 +132,7 @@ def from_iperf3(parsed):
     }
     if parsed.get("protocol") == "UDP":
         out.update(udp_pps=parsed.get("packets_per_second"),
+                   udp_packets=parsed.get("packets"),
                    udp_loss_pct=parsed.get("lost_percent"),
                    udp_jitter_ms=parsed.get("jitter_ms"))
     else:
@@ -106,6 +152,8 @@ def from_sockperf(parsed):
            prefix + "avg_us": parsed["avg_us"]}
     if "max_us" in parsed:
         out[prefix + "max_us"] = parsed["max_us"]
+    if parsed.get("total_received"):
+        out["rr_transactions"] = parsed["total_received"]
     return out
 
 
@@ -117,19 +165,31 @@ def from_ping(parsed):
     return out
 
 
+def _per(out, name, num, den, scale=1.0):
+    a, b = out.get(num), out.get(den)
+    if (name not in out and isinstance(a, (int, float))
+            and isinstance(b, (int, float)) and b > 0):
+        out[name] = a / (b * scale)
+
+
 def derive(metrics):
-    """Add exits_per_s / exits_per_mb / cpu_s_total from the raw counters
-    when the sample has them and does not already carry the derived value
-    (a testbed may compute them more precisely itself)."""
+    """Add exits_per_s, cpu_s_total and the costs per unit of work from
+    the raw counters when the sample has them and does not already carry
+    the derived value (a testbed may compute them more precisely
+    itself)."""
     out = dict(metrics)
     exits = out.get("kvm_exits")
     if isinstance(exits, (int, float)):
         if "exits_per_s" not in out and out.get("window_s"):
             out["exits_per_s"] = exits / out["window_s"]
-        if "exits_per_mb" not in out and out.get("mb_moved"):
-            out["exits_per_mb"] = exits / out["mb_moved"]
     per_thread = [v for k, v in out.items()
                   if k.startswith("cpu_s.") and isinstance(v, (int, float))]
     if per_thread and "cpu_s_total" not in out:
         out["cpu_s_total"] = sum(per_thread)
+    _per(out, "exits_per_mb", "kvm_exits", "mb_moved")
+    _per(out, "cpu_s_per_gb", "cpu_s_total", "mb_moved", 1e-3)
+    _per(out, "exits_per_pkt", "kvm_exits", "udp_packets")
+    _per(out, "cpu_s_per_mpkt", "cpu_s_total", "udp_packets", 1e-6)
+    _per(out, "exits_per_trans", "kvm_exits", "rr_transactions")
+    _per(out, "cpu_s_per_mtrans", "cpu_s_total", "rr_transactions", 1e-6)
     return out

@@ -119,6 +119,9 @@ def parse_sockperf(text):
     for which, val in re.findall(
             r"--->\s*<(MAX|MIN)>\s*observation\s*=\s*(" + _NUM + r")", clean):
         out[f"{which.lower()}_us"] = float(val)
+    m = re.search(r"\[Total Run\].*?ReceivedMessages=(\d+)", clean)
+    if m:
+        out["total_received"] = int(m.group(1))
     m = re.search(r"Total\s+(\d+)\s+observations", clean)
     if m:
         out["observations"] = int(m.group(1))

@@ -23,9 +23,11 @@ import math
 import os
 import shutil
 
+from . import drift
 from . import metrics as metric_table
 from . import plot
 from . import stats
+from . import verdicts
 
 SCHEMA_VERSION = 1
 
@@ -113,44 +115,80 @@ def summary_cell(vals, expected_n):
     return cell + (f" (n={len(vals)})" if len(vals) != expected_n else "")
 
 
-def compare_workload(by_metric, configs, baseline, conf, iters, seed):
+def work_varies(doc, workload):
+    """Whether the workload's amount of work depends on the configuration
+    (a sample carries a work unit: MB moved, packets, transactions)."""
+    return any(s["workload"] == workload and not s.get("error")
+               and any(u in s["metrics"] for u in metric_table.WORK_UNITS)
+               for s in doc["samples"])
+
+
+def compare_workload(by_metric, configs, baseline, conf, iters, seed,
+                     varies=False):
     """Rows of the comparison table: one per (metric, non-baseline config)
     where the candidate has data, or one per metric when there is only the
-    baseline."""
+    baseline. KVM's raw counters (kvm.*) have their own table."""
     rows = []
     for name in sorted(by_metric, key=metric_table.sort_key):
+        if name.startswith("kvm."):
+            continue
         per_cfg = by_metric[name]
         base = per_cfg.get(baseline, [])
         others = [c for c in configs if c != baseline and per_cfg.get(c)]
-        higher = metric_table.direction(name)
+        higher = metric_table.direction(name, varies)
         for cand in others or [None]:
             row = {"metric": name, "config": cand, "base": base,
                    "cand": per_cfg.get(cand, []) if cand else [],
-                   "higher_is_better": higher, "result": None}
+                   "higher_is_better": higher, "result": None, "mde": None}
             if cand and base:
                 row["result"] = stats.verdict(base, row["cand"], higher,
                                               conf, iters, seed)
+                if higher is not None:
+                    row["mde"] = verdicts.mde_pct(base, row["cand"],
+                                                  1 - conf)
             rows.append(row)
     return rows
+
+
+def comparison_table(doc, baseline, conf=0.95, iters=10000, seed=1):
+    """({workload: rows}, number of tests): every comparison of the
+    results, with Benjamini-Hochberg over all of them and each row's
+    "decision" (verdicts.decide)."""
+    data, _counts, _notes, configs = group(doc)
+    order = [baseline] + [c for c in configs if c != baseline]
+    tables = {w: compare_workload(data[w], order, baseline, conf, iters,
+                                  seed, work_varies(doc, w))
+              for w in sorted(data)}
+    n_tests = verdicts.apply_table(
+        [r for rows in tables.values() for r in rows], 1 - conf)
+    return tables, n_tests
 
 
 def _arrow(higher):
     return {True: " ↑", False: " ↓"}.get(higher, "")
 
 
+def fmt_mde(mde):
+    if mde is None:
+        return "—"
+    if math.isinf(mde):
+        return "any"
+    return f"{mde:.0f}%" + (" ⚠" if mde > verdicts.RESOLVE_PCT else "")
+
+
 def markdown_table(rows, baseline, counts):
     head = ("| metric | config | baseline " + baseline + " median [min–max]"
             " | candidate median [min–max] | ratio | 95% CI | p (MWU)"
-            " | verdict |")
-    out = [head, "|" + "---|" * 8]
+            " | q (BH) | MDE | verdict |")
+    out = [head, "|" + "---|" * 10]
     for r in rows:
         res = r["result"] or {}
         ci = (f"{fmt(res['ci_lo'])}–{fmt(res['ci_hi'])}"
               if res.get("ci_lo") is not None else "—")
         p = f"{res['p']:.3g}" if res.get("p") is not None else "—"
-        verdict = res.get("verdict", "—" if r["config"] else "baseline only")
-        if res.get("agree") is False:
-            verdict += " †"
+        q = f"{r['q']:.3g}" if r.get("q") is not None else "—"
+        verdict = r.get("decision") or ("—" if r["config"]
+                                        else "baseline only")
         n_base = counts.get(baseline, 0)
         n_cand = counts.get(r["config"], 0) if r["config"] else 0
         out.append("| " + " | ".join([
@@ -158,28 +196,37 @@ def markdown_table(rows, baseline, counts):
             r["config"] or "—",
             summary_cell(r["base"], n_base),
             summary_cell(r["cand"], n_cand),
-            fmt(res.get("ratio")), ci, p, verdict]) + " |")
+            fmt(res.get("ratio")), ci, p, q, fmt_mde(r.get("mde")),
+            verdict]) + " |")
     return "\n".join(out)
 
 
-def method_text(conf, iters, seed):
+def method_text(conf, iters, seed, n_tests=0):
     pct = f"{conf * 100:g}%"
+    alpha = f"{1 - conf:.2g}"
     return (
         f"Each cell is median [min–max] over the runs. *ratio* is "
         f"median(candidate) / median(baseline); *{pct} CI* is a percentile "
         f"bootstrap of that ratio ({iters} resamples, seed {seed}, each side "
-        f"resampled independently). The verdict follows the CI: entirely "
-        f"above or below 1 means the candidate differs, and the metric's "
-        f"direction (↑ higher is better, ↓ lower is better) says whether "
-        f"that is \"faster\" (better) or \"slower\" (worse); a CI containing "
-        f"1 is \"within noise\". *p* is the two-sided Mann–Whitney U test "
+        f"resampled independently). *p* is the two-sided Mann–Whitney U test "
         f"(exact permutation distribution for up to "
         f"{stats.EXACT_MWU_MAX_N} pooled runs, else normal approximation "
-        f"with tie correction); with 5 runs per side its smallest possible "
-        f"value is 2/252 ≈ 0.008. † marks rows where the two tests disagree "
-        f"at the {pct} level (p ≥ {1 - conf:.2g} with a CI excluding 1, or "
-        f"the reverse): read those as unsettled. Metrics without an arrow "
-        f"are informational and get no verdict.")
+        f"with tie correction); *q* is p adjusted by Benjamini–Hochberg over "
+        f"all {n_tests} comparisons of this report (false-discovery rate "
+        f"{alpha}). A verdict, \"faster\" (better) or \"slower\" (worse) by "
+        f"the metric's direction (↑ higher is better, ↓ lower is better), "
+        f"needs q < {alpha} and a CI excluding 1, in the same direction; "
+        f"neither is \"within noise\"; one without the other is \"needs "
+        f"more runs\". *MDE* is the smallest difference the two samples' n "
+        f"and noise resolve (80% power, two-sided {alpha} before the "
+        f"adjustment, pooled SD of log values, rank-test efficiency 3/π): "
+        f"⚠ above {verdicts.RESOLVE_PCT:g}%, \"any\" when no rank test of "
+        f"these sizes can reach {alpha}; \"within noise\" with a large MDE "
+        f"means not resolved, not equal. Costs per run or per second "
+        f"(CPU seconds, exits, exits per second) get no arrow in workloads "
+        f"whose amount of work depends on the configuration (streams of "
+        f"fixed duration): read the per-unit rows (per GB, per packet, per "
+        f"transaction) there. Metrics without an arrow are informational.")
 
 
 def build_report(doc, out_dir, baseline=None, conf=0.95, iters=10000,
@@ -216,6 +263,8 @@ def build_report(doc, out_dir, baseline=None, conf=0.95, iters=10000,
     md += [f"- raw data: [{results_name}]({results_name})", "",
            method_text(conf, iters, seed), ""]
 
+    tables, n_tests = comparison_table(doc, baseline, conf, iters, seed)
+    md[-2] = method_text(conf, iters, seed, n_tests)
     unknown = set()
     for workload in sorted(data):
         by_metric = data[workload]
@@ -223,10 +272,13 @@ def build_report(doc, out_dir, baseline=None, conf=0.95, iters=10000,
         n_line = ", ".join(f"{c} {counts[workload].get(c, 0)}" for c in order
                            if counts[workload].get(c))
         md += [f"## {workload}", "", f"Runs per config: {n_line}.", ""]
-        rows = compare_workload(by_metric, order, baseline, conf, iters, seed)
-        md += [markdown_table(rows, baseline, counts[workload]), ""]
+        md += [markdown_table(tables[workload], baseline, counts[workload]),
+               ""]
+        md += drift.counters_section(doc, workload, order)
         if term is not None:
-            image, why = plot.plot_workload(workload, by_metric,
+            shown = {k: v for k, v in by_metric.items()
+                     if not k.startswith("kvm.")}
+            image, why = plot.plot_workload(workload, shown,
                                             [c for c in order
                                              if counts[workload].get(c)],
                                             out_dir, term)
@@ -235,6 +287,7 @@ def build_report(doc, out_dir, baseline=None, conf=0.95, iters=10000,
                 md += [f"![{workload}]({name})", ""]
             else:
                 notes.append(f"plot for {workload} not made: {why}")
+    md += drift.position_section(doc)
     for name in sorted(unknown):
         notes.append(f"metric {name} has no direction in "
                      f"skiffbench/metrics.py: no verdict given")

@@ -28,258 +28,72 @@ CPU per thread, memory), "duration_ms", or "error" (why it did not run).
 """
 
 import argparse
-import base64
-import hashlib
-import io
-import json
 import os
 import re
 import sys
-import tarfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from skiffbench import parsers, schedule  # noqa: E402
+from skiffbench import design, hostload, parsers, schedule  # noqa: E402
+# The ingest side, also under these names for callers and tests.
+from skiffbench.ingest import (append_samples, clean_lines,  # noqa: E402,F401
+                               extract_blobs, ingest_round, ingest_run,
+                               record_cmdlines, round_problem, safe_extract,
+                               workloads_for)
 
 import collect  # noqa: E402  (bench/collect.py)
-
-TOOL_FILES = (("iperf3", "iperf3.json"), ("sockperf", "sockperf.txt"),
-              ("ping", "ping.txt"))
 
 _RUN = re.compile(r"SKIFF-BENCH: run rep=(\d+) config=(\S+) workload=(\S+)")
 _DONE = re.compile(r"SKIFF-BENCH: done rep=(\d+) config=(\S+) workload=(\S+)"
                    r" rc=(\d+)")
-_BEGIN = re.compile(r"SKIFF-BENCH-DATA-BEGIN rep=(\d+) config=(\S+)")
-_B64 = re.compile(r"SKIFF-BENCH-B64 ([A-Za-z0-9+/=]+)\s*$")
-_END = re.compile(r"SKIFF-BENCH-DATA-END rep=(\d+) config=(\S+) "
-                  r"sha256=([0-9a-f]{64})")
-
-
 def _split(text):
     return [x for x in (text or "").split(",") if x]
-
-
-def workloads_for(config, workloads, native):
-    """Workloads a configuration runs: no boot without a VM."""
-    return [w for w in workloads if not (w == "boot" and config in native)]
 
 
 def plan_rounds(configs, workloads, reps, seed=None, native=()):
     """[(rep, [configs in run order], runs in the round)].
 
-    The first round's order is schedule.make_schedule's (seeded shuffle);
-    round r runs it rotated by r-1, so every configuration takes every
-    position in the round equally often (with reps a multiple of the
-    number of configurations): none always runs first after L1's boot, and
-    two configurations simply alternate (A B, B A, ...)."""
-    runs = schedule.make_schedule(configs, workloads, 1, seed)
-    base = []
-    for r in runs:
-        if r.config not in base:
-            base.append(r.config)
+    Each round's order is a row of a randomised Williams square
+    (design.balanced_orders, seeded): every configuration takes every
+    position equally often and follows every other equally often after
+    each complete block of rounds, and the order is new every round.
+    Without a seed the order is as given, every round (for tests)."""
+    configs = list(configs)
+    if not configs or not workloads:
+        raise ValueError("need at least one config and one workload")
+    if reps < 1:
+        raise ValueError("reps must be >= 1")
+    if seed is None:
+        if len(set(configs)) != len(configs):
+            raise ValueError("duplicate config names")
+        orders = [configs[:] for _ in range(reps)]
+    else:
+        orders = design.balanced_orders(configs, reps, seed)
     rounds = []
-    for rep in range(1, reps + 1):
-        k = (rep - 1) % len(base)
-        order = base[k:] + base[:k]
+    for rep, order in enumerate(orders, 1):
         n = sum(len(workloads_for(c, workloads, native)) for c in order)
         rounds.append((rep, order, n))
     return rounds
 
 
-# ---- the console log ----
-
-def clean_lines(text):
-    return [line.rstrip("\r") for line in text.splitlines()]
-
-
-def extract_blobs(text):
-    """{(rep, config): (tar.gz bytes or None, problem or None)} from a
-    console log. A blob whose sha256 does not match (a kernel message
-    interleaved with the base64, say) is reported, not used."""
-    out = {}
-    cur, chunks = None, []
-    for line in clean_lines(text):
-        m = _BEGIN.search(line)
-        if m:
-            cur, chunks = (int(m.group(1)), m.group(2)), []
-            continue
-        if cur is None:
-            continue
-        m = _B64.search(line)
-        if m:
-            chunks.append(m.group(1))
-            continue
-        m = _END.search(line)
-        if m and (int(m.group(1)), m.group(2)) == cur:
-            try:
-                data = base64.b64decode("".join(chunks), validate=True)
-            except ValueError as e:
-                out[cur] = (None, f"bad base64 in the console log ({e})")
-            else:
-                if hashlib.sha256(data).hexdigest() == m.group(3):
-                    out[cur] = (data, None)
-                else:
-                    out[cur] = (None, "data garbled on the console "
-                                "(sha256 mismatch)")
-            cur = None
-    if cur is not None:
-        out.setdefault(cur, (None, "data cut off (L1 stopped while "
-                                   "sending it)"))
-    return out
-
-
-def safe_extract(data, dest, config):
-    """Unpack a tar.gz from L1 into dest; only regular files and
-    directories under config/ are accepted."""
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for member in tar.getmembers():
-            name = os.path.normpath(member.name)
-            if (name.startswith("..") or os.path.isabs(name)
-                    or not (name == config or name.startswith(config + "/"))
-                    or not (member.isfile() or member.isdir())):
-                raise ValueError(f"unexpected member {member.name!r}")
-            target = os.path.join(dest, name)
-            if member.isdir():
-                os.makedirs(target, exist_ok=True)
-                continue
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            src = tar.extractfile(member)
-            with open(target, "wb") as f:
-                f.write(src.read())
-
-
-def round_problem(text, l0_rc, stalled=False):
-    """One line on why a round's data may be missing."""
-    lines = clean_lines(text)
-    if stalled:
-        why = "L1 hung (no console output; round stopped)"
-        if not any("SKIFF-L1: ready" in line for line in lines):
-            why = "L1 hung while booting (no console output; round stopped)"
-        for line in lines:
-            if "soft lockup" in line or "Kernel panic" in line:
-                return f"{why}: {line.split('] ', 1)[-1].strip()[:200]}"
-        return why
-    if not any("SKIFF-L1: ready" in line for line in lines):
-        return f"L1 never became ready (L0 exit {l0_rc})"
-    if l0_rc in (124, 137):
-        return "the round hit its time bound (L0 killed)"
-    for line in lines:
-        if "SKIFF-RESULT: FAIL" in line:
-            return line.split("SKIFF-RESULT: FAIL", 1)[1].strip()[:300]
-    return f"L1 stopped early (L0 exit {l0_rc})"
-
-
-# ---- results ----
-
-def append_samples(results, samples, meta=None):
-    if os.path.exists(results):
-        with open(results) as f:
-            doc = json.load(f)
-    else:
-        doc = {"schema": 1, "meta": {}, "samples": []}
-    for key, value in (meta or {}).items():
-        doc["meta"].setdefault(key, value)
-    doc["samples"].extend(samples)
-    tmp = results + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, results)
-
-
-def read_kv(path):
-    out = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            key, sep, value = line.strip().partition("=")
-            if sep and key:
-                out.append((key, value))
-    return out
-
-
-def ingest_run(results, out_dir, rel_dir, config, workload, rep):
-    """Add one run's sample from out_dir/rel_dir (relative paths end up in
-    the results' raw fields). Returns None or the reason it failed."""
-    run_dir = os.path.join(out_dir, rel_dir)
-    err = os.path.join(run_dir, "error")
-    if os.path.exists(err):
-        with open(err, errors="replace") as f:
-            why = f.read().strip() or "failed"
-        append_samples(results, [{"config": config, "workload": workload,
-                                  "rep": rep, "metrics": {}, "error": why}])
-        return why
-    if not os.path.exists(os.path.join(run_dir, "metrics")):
-        why = "no output from L1 for this run"
-        append_samples(results, [{"config": config, "workload": workload,
-                                  "rep": rep, "metrics": {}, "error": why}])
-        return why
-    argv = [os.path.abspath(results), "--config", config, "--workload",
-            workload, "--rep", str(rep)]
-    for opt, name in TOOL_FILES:
-        if os.path.exists(os.path.join(run_dir, name)):
-            argv += [f"--{opt}", os.path.join(rel_dir, name)]
-    for key, value in read_kv(os.path.join(run_dir, "metrics")):
-        argv += ["--metric", f"{key}={value}"]
-    dur = os.path.join(run_dir, "duration_ms")
-    if os.path.exists(dur):
-        with open(dur) as f:
-            text = f.read().strip()
-        if text.isdigit():
-            argv += ["--duration", str(int(text) / 1000)]
-    cwd = os.getcwd()
-    os.chdir(out_dir)  # tool paths relative to the output directory
-    try:
-        status = collect.main(argv)
-    finally:
-        os.chdir(cwd)
-    return None if status == 0 else "tool output did not parse"
-
-
-def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
-                 l0_rc=0, say=print, stalled=False, lost=None):
-    """Unpack a round's data under out_dir/raw/r<rep>/ and add its samples.
-    Runs without data become failed samples. Returns (ok, failed); the
-    configurations that sent no data at all (the round died before them)
-    are appended to the list `lost`."""
-    with open(log, errors="replace") as f:
-        text = f.read()
-    blobs = extract_blobs(text)
-    raw_rel = os.path.join("raw", f"r{rep}")
-    raw = os.path.join(out_dir, raw_rel)
-    os.makedirs(raw, exist_ok=True)
-    ok = failed = 0
-    problem = None
-    for config in configs:
-        data, why = blobs.get((rep, config), (None, None))
-        if data is not None:
-            try:
-                safe_extract(data, raw, config)
-            except (ValueError, tarfile.TarError, OSError) as e:
-                why = f"could not unpack L1's data: {e}"
-        elif why is None:
-            problem = problem or round_problem(text, l0_rc, stalled)
-            why = f"no data from L1: {problem}"
-            if lost is not None:
-                lost.append(config)
-        for workload in workloads_for(config, workloads, native):
-            if why is not None:
-                append_samples(results, [{
-                    "config": config, "workload": workload, "rep": rep,
-                    "metrics": {}, "error": why}])
-                failed += 1
-                say(f"bench: {config} {workload} rep {rep}: failed: {why}")
-                continue
-            bad = ingest_run(results, out_dir,
-                             os.path.join(raw_rel, config, workload),
-                             config, workload, rep)
-            if bad:
-                failed += 1
-                say(f"bench: {config} {workload} rep {rep}: failed: {bad}")
-            else:
-                ok += 1
-    return ok, failed
+def balance_note(configs, reps):
+    """One line on how balanced `reps` rounds of the design are."""
+    n = len(configs)
+    k = design.block_size(n)
+    full, rem = divmod(reps, k)
+    if rem == 0:
+        return (f"Williams design: {full} complete block(s) of {k} rounds; "
+                f"every configuration in every position {reps // n} "
+                f"time(s) and after every other equally often")
+    if n % 2 and rem == n:
+        return (f"Williams design: {reps} rounds; every configuration in "
+                f"every position {reps // n} time(s); carry-over balanced "
+                f"only with a multiple of {k} rounds")
+    return (f"Williams design: {full} complete block(s) of {k} rounds and "
+            f"{rem} round(s) of another: positions balanced only "
+            f"approximately (use --reps a multiple of {k})")
 
 
 # ---- progress ----
@@ -288,8 +102,8 @@ STALLED = -1
 
 
 def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
-           poll=0.5, alive=None, state=None, clock=time.monotonic,
-           stall=None):
+           poll=0.25, alive=None, state=None, clock=time.monotonic,
+           stall=None, monitor=None):
     """Print a progress line for each run L1 starts, until process pid
     (the round's L0) is gone. Returns the number of runs started, or
     STALLED when the log has not grown for `stall` seconds after its first
@@ -298,7 +112,8 @@ def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
     "elapsed" is the suite's active time: active_before (earlier rounds)
     plus the time since this round's console log got its first byte, so
     a wait for the testbed's L0 lock (other users) does not inflate the
-    time-left estimate. The round's active seconds go to the file state."""
+    time-left estimate. The round's active seconds go to the file state.
+    monitor: a hostload.Monitor fed every line (the per-run load check)."""
     def default_alive():
         try:
             os.kill(pid, 0)
@@ -320,6 +135,8 @@ def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
         nonlocal started, ready
         for line in chunk:
             line = line.rstrip("\r")
+            if monitor is not None:
+                monitor.line(line)
             if not ready and "SKIFF-L1: ready" in line:
                 ready = True
             m = _RUN.search(line)
@@ -390,6 +207,8 @@ def main(argv=None):
     p.add_argument("--stall", type=float,
                    help="seconds without console output that mean L1 hung "
                         "(exit status 3)")
+    p.add_argument("--host-load", help="append each run's load by others "
+                   "to this file")
     p = sub.add_parser("ingest")
     p.add_argument("--log", required=True)
     p.add_argument("--out", required=True)
@@ -403,6 +222,11 @@ def main(argv=None):
                    help="the round was stopped because L1 hung")
     p.add_argument("--lost", help="write the configurations that sent no "
                    "data (comma-separated) to this file")
+    p.add_argument("--host-load", help="the file follow --host-load wrote")
+    p.add_argument("--contam-pct", type=float, default=hostload.CONTAM_PCT)
+    p.add_argument("--keep", help="only these runs: config/workload,...")
+    p.add_argument("--redo", help="write the contaminated runs "
+                   "(config/workload,...) to this file")
     args = ap.parse_args(argv)
 
     if args.cmd == "plan":
@@ -413,6 +237,7 @@ def main(argv=None):
             print(f"rounds.py: {e}", file=sys.stderr)
             return 2
         print(f"total\t{sum(n for _, _, n in rounds)}")
+        print(f"balance\t{balance_note(_split(args.configs), args.reps)}")
         for rep, order, n in rounds:
             print(f"round\t{rep}\t{','.join(order)}\t{n}")
     elif args.cmd == "init":
@@ -420,18 +245,32 @@ def main(argv=None):
         append_samples(args.results, [], meta)
     elif args.cmd == "follow":
         try:
+            mon = None
+            if args.host_load:
+                mon = hostload.Monitor(args.host_load,
+                                       [args.pid, os.getpid()])
             n = follow(args.log, args.pid, args.total, args.done,
-                       args.active_before, state=args.state, stall=args.stall)
+                       args.active_before, state=args.state, stall=args.stall,
+                       monitor=mon)
         except KeyboardInterrupt:
             return 130
         if n == STALLED:
             return 3
     else:
-        lost = []
+        lost, redo = [], []
+        keep = None
+        if args.keep is not None:
+            keep = {tuple(x.split("/", 1)) for x in _split(args.keep)}
         ok, failed = ingest_round(
             args.log, args.out, args.results, args.rep,
             _split(args.configs), _split(args.workloads),
-            _split(args.native), args.l0_rc, stalled=args.stalled, lost=lost)
+            _split(args.native), args.l0_rc, stalled=args.stalled, lost=lost,
+            keep=keep, loads=hostload.read_loads(args.host_load, args.rep),
+            contam_pct=args.contam_pct, redo=redo)
+        record_cmdlines(args.results, args.out, args.rep, _split(args.configs))
+        if args.redo:
+            with open(args.redo, "w") as f:
+                f.write(",".join(f"{c}/{w}" for c, w in redo) + "\n")
         print(f"bench: round {args.rep}: {ok} runs measured, {failed} failed")
         if args.lost:
             with open(args.lost, "w") as f:

@@ -10,6 +10,9 @@ the baseline's median and the verdict of stats.verdict (the same as
 report.md's): "+" faster (better), "−" slower (worse), "≈" within noise,
 "?" insufficient data. report.md has every metric, the CI and p-values;
 this table is what BENCHMARKS.md and the end of bench/run.sh show.
+Verdicts are report.md's: Benjamini-Hochberg over every comparison of the
+report, rank test and CI agreeing. Below the table: the headline
+comparisons whose n and noise cannot resolve a 15% difference.
 """
 
 import argparse
@@ -18,32 +21,37 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from skiffbench import metrics, plot, report, stats  # noqa: E402
+from skiffbench import metrics, plot, report, stats, verdicts  # noqa: E402
 
 # (workload, metric, label). A workload's rows appear only when measured.
 HEADLINE = (
     ("boot", "boot_init_ms", "start → L2 init, ms"),
-    ("boot", "boot_first_kvm_run_ms", "start → first KVM_RUN, ms"),
+    ("boot", "boot_first_exit_ms", "start → first KVM exit, ms"),
+    ("boot", "boot_pre_kernel_ms", "start → guest clock starts, ms"),
     ("boot", "kvm_exits", "KVM exits to init"),
     ("boot", "cpu_s_total", "VMM CPU to init, s"),
     ("boot", "mem_overhead_kib", "VMM memory beyond guest RAM, KiB"),
+    ("boot", "mem_anon_overhead_kib", "  of it anonymous (heap, buffers), KiB"),
     ("tcp-g2h", "throughput_gbps", "TCP guest→host, Gbit/s"),
     ("tcp-g2h", "exits_per_mb", "  KVM exits per MB"),
-    ("tcp-g2h", "cpu_s_total", "  VMM CPU, s"),
+    ("tcp-g2h", "cpu_s_per_gb", "  VMM CPU s per GB"),
     ("tcp-h2g", "throughput_gbps", "TCP host→guest, Gbit/s"),
     ("tcp-h2g", "exits_per_mb", "  KVM exits per MB"),
-    ("tcp-h2g", "cpu_s_total", "  VMM CPU, s"),
+    ("tcp-h2g", "cpu_s_per_gb", "  VMM CPU s per GB"),
     ("udp-g2h", "udp_pps", "UDP 64 B guest→host, packets/s"),
     ("udp-g2h", "udp_loss_pct", "  loss, %"),
-    ("udp-g2h", "exits_per_s", "  KVM exits per s"),
+    ("udp-g2h", "exits_per_pkt", "  KVM exits per packet"),
+    ("udp-g2h", "cpu_s_per_mpkt", "  VMM CPU s per million packets"),
     ("rr", "latency_p50_us", "UDP request/response p50, µs one-way"),
     ("rr", "latency_p99_us", "  p99, µs"),
-    ("rr", "exits_per_s", "  KVM exits per s"),
+    ("rr", "exits_per_trans", "  KVM exits per transaction"),
+    ("rr", "cpu_s_per_mtrans", "  VMM CPU s per million transactions"),
     ("ping", "ping_avg_ms", "ping avg RTT, ms"),
 )
 
 MARK = {stats.VERDICT_BETTER: "+", stats.VERDICT_WORSE: "−",
-        stats.VERDICT_NOISE: "≈", stats.VERDICT_NODATA: "?"}
+        stats.VERDICT_NOISE: "≈", verdicts.NEEDS_MORE: "?",
+        stats.VERDICT_NODATA: "∅"}
 
 
 def config_order(doc, baseline, configs):
@@ -56,14 +64,18 @@ def config_order(doc, baseline, configs):
 
 
 def summary_rows(doc, baseline, iters=10000, seed=1):
+    """(config order, [(label, cells)], [unresolved comparisons])."""
     data, counts, _notes, configs = report.group(doc)
     order = config_order(doc, baseline, configs)
-    rows = []
+    tables, _n = report.comparison_table(doc, baseline, iters=iters,
+                                         seed=seed)
+    decided = {(w, r["metric"], r["config"]): r
+               for w, rows in tables.items() for r in rows}
+    rows, unresolved = [], []
     for workload, name, label in HEADLINE:
         per_cfg = data.get(workload, {}).get(name)
         if not per_cfg:
             continue
-        base = per_cfg.get(baseline, [])
         cells = []
         for config in order:
             vals = per_cfg.get(config, [])
@@ -72,31 +84,44 @@ def summary_rows(doc, baseline, iters=10000, seed=1):
                 continue
             cell = report.fmt(stats.median(vals))
             n_runs = counts.get(workload, {}).get(config, 0)
-            if config != baseline and base:
-                res = stats.verdict(base, vals, metrics.direction(name),
-                                    iters=iters, seed=seed)
+            row = decided.get((workload, name, config))
+            if config != baseline and row and row["result"]:
+                res = row["result"]
                 if res["ratio"] is not None:
-                    cell += f" ({res['ratio']:.2f}× {MARK.get(res['verdict'], '')})"
+                    mark = MARK.get(row.get("decision"), "")
+                    cell += f" ({res['ratio']:.2f}× {mark})".replace(" )", ")")
+                mde = row.get("mde")
+                if mde is not None and mde > verdicts.RESOLVE_PCT:
+                    unresolved.append(f"{label.strip()} ({workload}), "
+                                      f"{config}: {report.fmt_mde(mde)}")
             if len(vals) != n_runs or n_runs < max(
                     counts.get(workload, {}).values() or [0]):
                 cell += f" n={len(vals)}"
             cells.append(cell)
         rows.append((label, cells))
-    return order, rows
+    return order, rows, unresolved
 
 
 def summary_markdown(doc, baseline=None, iters=10000, seed=1):
     baseline = baseline or doc.get("meta", {}).get("baseline")
-    order, rows = summary_rows(doc, baseline, iters, seed)
+    order, rows, unresolved = summary_rows(doc, baseline, iters, seed)
     out = ["| metric | " + " | ".join(
         c + (" (baseline)" if c == baseline else "") for c in order) + " |",
         "|---|" + "---|" * len(order)]
     for label, cells in rows:
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", f"Median of the runs; (ratio to {baseline} and verdict: "
-            "+ better, − worse, ≈ within noise, ? insufficient data; "
-            "95% bootstrap CI of the ratio of medians, see report.md). "
-            "n= when a configuration has fewer runs than the others."]
+            "+ better, − worse, ≈ within noise, ? needs more runs (rank "
+            "test and CI disagree), ∅ insufficient data; Mann–Whitney "
+            "with Benjamini–Hochberg over every comparison of report.md "
+            "and the 95% bootstrap CI of the ratio of medians must agree). "
+            "n= when a configuration has fewer runs than the others. Costs "
+            "are per unit of work."]
+    if unresolved:
+        out += ["", f"Not resolving a {verdicts.RESOLVE_PCT:g}% difference "
+                "with these runs (minimal detectable effect, 80% power; "
+                "\"any\": too few runs for any rank test):", ""]
+        out += [f"- {u}" for u in unresolved]
     return "\n".join(out) + "\n"
 
 

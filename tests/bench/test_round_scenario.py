@@ -59,6 +59,28 @@ class RoundScenarioTest(unittest.TestCase):
         self.assertEqual(out["cpu_s.worker.2"], "0.05")
         self.assertEqual(out["mem_rss_kib"], "300000")
         self.assertEqual(out["mem_overhead_kib"], str(300000 - 262144))
+        # Every KVM counter, not only the five named ones.
+        self.assertEqual(out["kvm.exits"], "300")
+        self.assertEqual(out["kvm.io_exits"], "2")
+
+    def test_delta_all_counters_and_memory_split(self):
+        # A boot's start: no VM yet, so no counters before.
+        before = "time 0\n"
+        after = ("time 2000000000\nkvm exits 50\nkvm insn_emulation 7\n"
+                 "kvm halt_wakeup 3\nmem 270000 262144\n"
+                 "memst RssAnon 265000\nmemst RssFile 5000\n"
+                 "memst RssShmem 0\n")
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("b", before), ("a", after)):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            out = kv(ash(f"bench_delta {d}/b {d}/a"))
+        self.assertEqual(out["kvm.insn_emulation"], "7")
+        self.assertEqual(out["kvm.halt_wakeup"], "3")
+        self.assertEqual(out["kvm_exits"], "50")
+        self.assertEqual(out["mem_rss_anon_kib"], "265000")
+        self.assertEqual(out["mem_rss_file_kib"], "5000")
+        self.assertEqual(out["mem_anon_overhead_kib"], str(265000 - 262144))
 
     def test_snapshot_of_a_live_process(self):
         proc = subprocess.Popen(["sleep", "30"])
@@ -71,6 +93,38 @@ class RoundScenarioTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith("time "))
         self.assertIn(f"task {proc.pid} ", out)
         self.assertTrue(any(line.startswith("mem ") for line in lines))
+        kinds = {line.split()[1] for line in lines
+                 if line.startswith("memst ")}
+        self.assertEqual(kinds, {"RssAnon", "RssFile", "RssShmem"})
+
+    def test_relay_finds_init_after_firmware_escapes(self):
+        # -M pc: SeaBIOS leaves terminal escapes before L2's first line.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "in"), "w") as f:
+                f.write("\033c\033[?7l\033[2JSKIFF-L2: init uptime=6.24\r\n"
+                        "SKIFF-BENCH-L2: ready\n")
+            ash(f"BENCH_VMM_PID=$$ BENCH_MEM_KIB=1 bench_relay {d} "
+                f"<{d}/in >/dev/null")
+            self.assertTrue(os.path.exists(os.path.join(d, "init.snap")))
+            self.assertTrue(os.path.exists(os.path.join(d, "ready.ns")))
+
+    def test_qemu_options(self):
+        with tempfile.TemporaryDirectory() as d:
+            script = ('bench_qemu_opts "$@"; '
+                      'echo "m=$vm_m k=$vm_k nic=$vm_nic o=$vm_o"')
+            def opts(*words):
+                return ash(f"BENCH_KCACHE={d}; set -- {' '.join(words)}; "
+                           + script).strip()
+            self.assertEqual(opts("vhost=on"),
+                             "m=microvm,pcie=on k=/l2/vmlinuz "
+                             "nic=virtio-net-pci o=,vhost=on")
+            self.assertEqual(opts("vhost=off", "machine=pc", "nic=e1000"),
+                             "m=pc k=/l2/vmlinuz nic=e1000 o=,vhost=off")
+            # kernel=pvh without a cached vmlinux: no kernel (the caller
+            # fails the configuration), then with one.
+            self.assertIn(" k= ", opts("kernel=pvh"))
+            open(os.path.join(d, "vmlinux-00ab"), "w").close()
+            self.assertIn(f" k={d}/vmlinux-00ab ", opts("kernel=pvh"))
 
     def test_config_table(self):
         out = ash('for c in skiff-trap qemu-vhost-on native-veth nosuch; do '
@@ -79,6 +133,12 @@ class RoundScenarioTest(unittest.TestCase):
         self.assertIn("qemu-vhost-on=[qemu vhost=on]", out)
         self.assertIn("native-veth=[native]", out)
         self.assertIn("nosuch=[]", out)
+        out = ash('for c in qemu-rtc qemu-rtc-pvh skiff-unpack-guest; do '
+                  'echo "$c=[$(bench_config_line $c)]"; done')
+        self.assertIn("qemu-rtc=[qemu vhost=off machine=microvm,pcie=on,"
+                      "rtc=on]", out)
+        self.assertIn("kernel=pvh]", out)
+        self.assertIn("skiff-unpack-guest=[skiff --unpack guest]", out)
 
 
 if __name__ == "__main__":

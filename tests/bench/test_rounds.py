@@ -42,25 +42,34 @@ def console_blob(rep, config, data, corrupt=False, cut=False):
 
 class PlanTest(unittest.TestCase):
     def test_rounds_cover_every_config_and_skip_native_boot(self):
-        plan = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 3,
+        plan = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 6,
                                   seed=2, native=["n"])
-        self.assertEqual([rep for rep, _, _ in plan], [1, 2, 3])
+        self.assertEqual([rep for rep, _, _ in plan], [1, 2, 3, 4, 5, 6])
         for _, order, n in plan:
             self.assertEqual(sorted(order), ["a", "b", "n"])
             self.assertEqual(n, 2 + 2 + 1)
-        again = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 3,
+        again = rounds.plan_rounds(["a", "b", "n"], ["boot", "tcp"], 6,
                                    seed=2, native=["n"])
         self.assertEqual(plan, again)
-        # Rotation: each configuration once in each position.
+        # One Williams block (2n rounds for odd n): each configuration
+        # twice in each position.
         for pos in range(3):
             self.assertEqual(sorted(order[pos] for _, order, _ in plan),
-                             ["a", "b", "n"])
+                             ["a", "a", "b", "b", "n", "n"])
 
-    def test_two_configs_alternate(self):
+    def test_two_configs_take_turns_first(self):
         plan = rounds.plan_rounds(["a", "b"], ["tcp"], 4, seed=1)
         firsts = [order[0] for _, order, _ in plan]
-        self.assertEqual(firsts[0::2], [firsts[0]] * 2)
-        self.assertNotEqual(firsts[0], firsts[1])
+        self.assertEqual(sorted(firsts[:2]), ["a", "b"])
+        self.assertEqual(sorted(firsts[2:]), ["a", "b"])
+
+    def test_balance_note(self):
+        self.assertIn("every position 2 time(s)",
+                      rounds.balance_note(["a", "b", "c", "d"], 8))
+        self.assertIn("only approximately",
+                      rounds.balance_note(["a", "b", "c"], 4))
+        self.assertIn("every position 1 time(s); carry-over",
+                      rounds.balance_note(["a", "b", "c"], 3))
 
     def test_cli_plan(self):
         out = io.StringIO()
@@ -70,7 +79,8 @@ class PlanTest(unittest.TestCase):
                          "--reps", "2", "--native", "b"])
         lines = out.getvalue().splitlines()
         self.assertEqual(lines[0], "total\t2")
-        self.assertEqual(len(lines), 3)
+        self.assertTrue(lines[1].startswith("balance\tWilliams design"))
+        self.assertEqual(len(lines), 4)
 
 
 class BlobTest(unittest.TestCase):
@@ -232,6 +242,33 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("| metric | q (baseline) | s |", text)
         self.assertIn("| TCP guest→host, Gbit/s | 0.43 | 0.83 (1.93× +) |",
                       text)
+
+    def test_verdicts_are_the_tables_and_unresolved_listed(self):
+        # Four comparisons: tcp throughput (5 a side, 2x: p = 0.008),
+        # retransmits (equal), rr p50 (4 a side, 1.3x: p = 0.029, CI
+        # excludes 1) and p99 (noisy). BH over the four: q(p50) = 0.057,
+        # so p50 needs more runs although its CI alone would say "slower".
+        doc = {"meta": {"baseline": "q"}, "samples": []}
+        for rep in range(1, 6):
+            for cfg, g in (("q", 0.4), ("s", 0.8)):
+                doc["samples"].append({"config": cfg, "workload": "tcp-g2h",
+                                       "rep": rep, "metrics": {
+                                           "throughput_gbps": g + rep / 100,
+                                           "retransmits": 3}})
+        noisy = [500, 700, 450, 650]
+        for rep, v in enumerate(noisy, 1):
+            for cfg, k in (("q", 1.0), ("s", 1.3)):
+                doc["samples"].append({"config": cfg, "workload": "rr",
+                                       "rep": rep, "metrics": {
+                                           "latency_p50_us": k * (100 + rep),
+                                           "latency_p99_us": v * (k ** 0.1)}})
+        text = summary.summary_markdown(doc)
+        self.assertIn("(1.93× +)", text)
+        self.assertIn("| UDP request/response p50, µs one-way | 102.5 | "
+                      "133.2 (1.30× ?) |", text)
+        unresolved = text.split("Not resolving a 15% difference", 1)[1]
+        self.assertIn("p99, µs (rr)", unresolved)
+        self.assertNotIn("TCP guest", unresolved)
 
     def test_columns_follow_meta_configs(self):
         doc = {"meta": {"baseline": "b", "configs": "c,a,b"}, "samples": [
