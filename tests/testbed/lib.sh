@@ -205,8 +205,9 @@ tb_boot_l0() {
 	if [ -z "$kill_after" ]; then
 		timeout --kill-after=10 "$bound" "${cmd[@]}" </dev/null >"$log" 2>&1 || rc=$?
 	else
-		# Not under timeout(1): $! must be QEMU itself, for SIGKILL.
-		"${cmd[@]}" </dev/null >"$log" 2>&1 &
+		# Not under timeout(1): $! must be QEMU itself, for SIGKILL. The
+		# lock stays with this shell alone.
+		"${cmd[@]}" </dev/null >"$log" 2>&1 {lockfd}>&- &
 		pid=$!
 		end=$((SECONDS + bound))
 		while kill -0 "$pid" 2>/dev/null; do

@@ -82,8 +82,10 @@ run_trial() {
 		if [ -z "$TWHY" ] && [ "$TB_L0_KILLED" != 1 ]; then
 			TWHY="phase 1: L0 ended (qemu exit $rc) before a line matched /$S_KILL_AFTER/"
 		fi
-		[ "$TB_L0_KILLED" != 1 ] || echo "l0_kill_delay_ms=$TB_L0_KILL_MS" >>"$TMETRICS"
-		echo "=== testbed: L0 killed ${TB_L0_KILL_MS:-?} ms after /$S_KILL_AFTER/ ===" >>"$LOG"
+		if [ "$TB_L0_KILLED" = 1 ]; then
+			echo "l0_kill_delay_ms=$TB_L0_KILL_MS" >>"$TMETRICS"
+			echo "=== testbed: L0 killed $TB_L0_KILL_MS ms after /$S_KILL_AFTER/ ===" >>"$LOG"
+		fi
 	fi
 	grep -o 'SKIFF-METRIC: [^ ]*=[^ ]*' <<<"$text" | sed 's/^SKIFF-METRIC: //' >>"$TMETRICS" || true
 	if [ -n "$S_PHASE2" ] && [ -z "$TWHY" ]; then
