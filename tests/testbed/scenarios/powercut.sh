@@ -12,9 +12,9 @@
 # fdatasync loses records here; tests/testbed/README.md). It cannot see
 # whether L1's flush reached stable storage on the host: QEMU's writes
 # survive QEMU's death in the host's page cache.
-# TB_TRIALS=100 for a long run (about 70 s per trial: about 2 hours).
+# TB_TRIALS=100 for a long run (about 55 min on a quiet machine).
 TIMEOUT=300
-TRIALS=2 # about 70 s each; the default suite stays near 2.5 min
+TRIALS=3 # 30-70 s each (quiet or busy machine)
 L0_DISK_MB=2
 L0_KILL_AFTER="SKIFF-L2-MARK powercut-writing"
 L0_KILL_DELAY_MS=8000
