@@ -177,9 +177,15 @@ tb_pack_qemu() {
 # on L1's kernel command line. Prints nothing; returns qemu's (or
 # timeout's: 124) exit status. One L0 at a time on this machine: the flock
 # serializes concurrent runs.
+# With KILL_AFTER (an extended regex) and DELAY_MS: once a console line
+# matches KILL_AFTER, wait a random 0..DELAY_MS ms, then SIGKILL QEMU, a
+# power cut for L1 (its RAM, page cache included, is gone; what QEMU wrote
+# to its disk files stays). Sets TB_L0_KILLED (1 if that kill happened) and
+# TB_L0_KILL_MS (the delay drawn).
 tb_boot_l0() {
-	local initrd=$1 log=$2 bound=$3 extra_args=${4:-} extra_append=${5:-} rc=0
-	local -a extra=()
+	local initrd=$1 log=$2 bound=$3 extra_args=${4:-} extra_append=${5:-}
+	local kill_after=${6:-} delay_ms=${7:-0} rc=0 pid end
+	local -a extra=() cmd=()
 	# Words over any number of lines (scenario settings may wrap).
 	[ -z "$extra_args" ] || read -r -d '' -a extra <<<"$extra_args" || true
 	mkdir -p "$TB_CACHE"
@@ -188,14 +194,43 @@ tb_boot_l0() {
 		tb_say "waiting for another L0 run to finish"
 		flock "$lockfd"
 	fi
-	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
 	# The monitor socket is for looking at a frozen L1 from outside
 	# (tests/testbed/l0-monitor.py 'info registers -a').
-	timeout --kill-after=10 "$bound" "${TB_L0_CMD[@]}" "${extra[@]}" \
-		-monitor "unix:$TB_CACHE/l0.monitor,server=on,wait=off" \
-		-kernel "$(tb_vmlinuz)" -initrd "$initrd" \
-		-append "$TB_L0_APPEND${extra_append:+ $extra_append}" \
-		</dev/null >"$log" 2>&1 || rc=$?
+	cmd=("${TB_L0_CMD[@]}" "${extra[@]}"
+		-monitor "unix:$TB_CACHE/l0.monitor,server=on,wait=off"
+		-kernel "$(tb_vmlinuz)" -initrd "$initrd"
+		-append "$TB_L0_APPEND${extra_append:+ $extra_append}")
+	TB_L0_KILLED=0 TB_L0_KILL_MS=
+	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
+	if [ -z "$kill_after" ]; then
+		timeout --kill-after=10 "$bound" "${cmd[@]}" </dev/null >"$log" 2>&1 || rc=$?
+	else
+		# Not under timeout(1): $! must be QEMU itself, for SIGKILL. The
+		# lock stays with this shell alone.
+		"${cmd[@]}" </dev/null >"$log" 2>&1 {lockfd}>&- &
+		pid=$!
+		end=$((SECONDS + bound))
+		while kill -0 "$pid" 2>/dev/null; do
+			if grep -qE -- "$kill_after" "$log"; then
+				TB_L0_KILL_MS=$(((RANDOM * 32768 + RANDOM) % (delay_ms + 1)))
+				sleep "$((TB_L0_KILL_MS / 1000)).$(printf %03d $((TB_L0_KILL_MS % 1000)))"
+				! kill -KILL "$pid" 2>/dev/null || TB_L0_KILLED=1
+				break
+			fi
+			if [ "$SECONDS" -ge "$end" ]; then
+				kill -KILL "$pid" 2>/dev/null || true
+				rc=124
+				break
+			fi
+			sleep 0.1
+		done
+		# Without bash's "Killed" notice on stderr.
+		if [ "$rc" = 124 ]; then
+			{ wait "$pid"; } 2>/dev/null || true
+		else
+			{ wait "$pid"; } 2>/dev/null || rc=$?
+		fi
+	fi
 	exec {lockfd}>&-
 	return "$rc"
 }
@@ -239,7 +274,9 @@ tb_drop_base_libs() {
 
 # Host-side settings of scenario NAME, from its file in a subshell, as
 # shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2,
-# S_L2_FILES, S_L2_MODULES, S_L0_ARGS, S_L1_APPEND, S_L1_MODULES.
+# S_L2_FILES, S_L2_MODULES, S_L0_ARGS, S_L1_APPEND, S_L1_MODULES, S_TRIALS
+# (TB_TRIALS in the environment overrides it), S_DISK_MB, S_KILL_AFTER,
+# S_KILL_DELAY_MS, S_PHASE2.
 # Scenarios live in tests/testbed/scenarios/; the benchmark's round is
 # bench/bench-round.sh, found the same way by name.
 tb_scenario_file() {
@@ -256,14 +293,18 @@ tb_scenario_settings() {
 	(
 		TIMEOUT=600 SLOW=0 PEERS="" EXPECT="" L2_EXTRA_FILES="" L2_EXTRA_MODULES=""
 		L0_EXTRA_ARGS="" L1_EXTRA_APPEND="" L1_EXTRA_MODULES=""
+		TRIALS=1 L0_DISK_MB="" L0_KILL_AFTER="" L0_KILL_DELAY_MS=0 L1_PHASE2=""
 		# shellcheck disable=SC1090
 		. "$file"
 		printf 'S_TIMEOUT=%q S_SLOW=%q S_PEERS=%q S_EXPECT=%q S_HAS_L2=%q ' \
 			"$TIMEOUT" "$SLOW" "$PEERS" "$EXPECT" \
 			"$(declare -F l2 >/dev/null && echo 1 || echo 0)"
 		printf 'S_L2_FILES=%q S_L2_MODULES=%q ' "$L2_EXTRA_FILES" "$L2_EXTRA_MODULES"
-		printf 'S_L0_ARGS=%q S_L1_APPEND=%q S_L1_MODULES=%q\n' "$L0_EXTRA_ARGS" \
+		printf 'S_L0_ARGS=%q S_L1_APPEND=%q S_L1_MODULES=%q ' "$L0_EXTRA_ARGS" \
 			"$L1_EXTRA_APPEND" "$L1_EXTRA_MODULES"
+		printf 'S_TRIALS=%q S_DISK_MB=%q S_KILL_AFTER=%q S_KILL_DELAY_MS=%q S_PHASE2=%q\n' \
+			"${TB_TRIALS:-$TRIALS}" "$L0_DISK_MB" "$L0_KILL_AFTER" "$L0_KILL_DELAY_MS" \
+			"$L1_PHASE2"
 	)
 }
 
@@ -304,7 +345,8 @@ tb_add_l2_extras() {
 # + overlay with the scenario's L2 part and extra files and modules).
 tb_build_run_initrd() {
 	local name=$1 out=$2 work file S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
-		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES
+		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES S_TRIALS S_DISK_MB \
+		S_KILL_AFTER S_KILL_DELAY_MS S_PHASE2
 	eval "$(tb_scenario_settings "$name")"
 	file=$(tb_scenario_file "$name")
 	work=$(mktemp -d "$TB_CACHE/run.XXXXXX")

@@ -23,7 +23,7 @@ mkdir -p "$TB_LOGS"
 LOG=$TB_LOGS/$NAME.log
 METRICS=$TB_LOGS/$NAME.metrics
 INITRD=$(mktemp "$TB_CACHE/run.$NAME.XXXXXX")
-trap 'rm -f "$INITRD"; [ -z "${TAIL_PID:-}" ] || kill "$TAIL_PID" 2>/dev/null || true' EXIT
+trap 'rm -f "$INITRD" "$INITRD.2" ${DISK:+"$DISK"}; [ -z "${TAIL_PID:-}" ] || kill "$TAIL_PID" 2>/dev/null || true' EXIT
 
 [ -x "$TB_SKIFF" ] || tb_say "warning: no $TB_SKIFF; scenarios that run skiff will fail"
 tb_build_run_initrd "$NAME" "$INITRD"
@@ -33,9 +33,104 @@ if [ "${TB_VERBOSE:-0}" = 1 ]; then
 	tail -n +1 -f "$LOG" &
 	TAIL_PID=$!
 fi
+
+# judge TEXT RC NEED_PASS: prints why the console TEXT (\r removed) of one
+# L0 run that exited RC failed, or nothing. A FAIL line always fails it;
+# NEED_PASS=1 also wants the PASS line (a phase ended by a kill has none).
+judge() {
+	local text=$1 rc=$2 need_pass=$3 failline why=""
+	if failline=$(grep -m1 'SKIFF-RESULT: FAIL' <<<"$text"); then
+		why=${failline#*SKIFF-RESULT: FAIL }
+		why=${why#"$NAME "}
+	elif [ "$need_pass" = 1 ] && ! grep -qF "SKIFF-RESULT: PASS $NAME" <<<"$text"; then
+		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+			why="no result within ${S_TIMEOUT}s (killed)"
+		elif ! grep -q 'SKIFF-L1: ready' <<<"$text"; then
+			why="L1 never became ready (qemu exit $rc)"
+		else
+			why="no result line (qemu exit $rc)"
+		fi
+	fi
+	printf '%s' "$why"
+}
+
+# One trial: phase 1, the scenario's l1 (or an L0 killed on L0_KILL_AFTER),
+# then with L1_PHASE2 phase 2: a fresh L0 with the same disk runs that
+# function, phase 1's console in /testbed/phase1.log. Appends the consoles
+# to LOG and the metrics to TMETRICS; sets TWHY (empty if it passed).
+PLOG=$TB_LOGS/$NAME.phase.log
+TMETRICS=$TB_LOGS/$NAME.trial.metrics
+run_trial() {
+	local t=$1 l0args=$S_L0_ARGS append rc=0 text work
+	TWHY="" DISK=""
+	: >"$TMETRICS"
+	if [ -n "$S_DISK_MB" ]; then
+		DISK=$(mktemp "$TB_CACHE/run.$NAME.disk.XXXXXX")
+		truncate -s "${S_DISK_MB}M" "$DISK"
+		l0args="$l0args -drive file=$DISK,if=virtio,format=raw,cache=writeback"
+	fi
+	append="${S_L1_APPEND:+$S_L1_APPEND }testbed.trial=$t"
+	[ "$S_TRIALS" = 1 ] || echo "=== testbed: $NAME trial $t phase 1 ===" >>"$LOG"
+	tb_boot_l0 "$INITRD" "$PLOG" "$S_TIMEOUT" "$l0args" "$append" \
+		"$S_KILL_AFTER" "$S_KILL_DELAY_MS" || rc=$?
+	cat "$PLOG" >>"$LOG"
+	text=$(tr -d '\r' <"$PLOG")
+	if [ -z "$S_KILL_AFTER" ]; then
+		TWHY=$(judge "$text" "$rc" 1)
+	else
+		TWHY=$(judge "$text" "$rc" 0)
+		if [ -z "$TWHY" ] && [ "$TB_L0_KILLED" != 1 ]; then
+			TWHY="phase 1: L0 ended (qemu exit $rc) before a line matched /$S_KILL_AFTER/"
+		fi
+		if [ "$TB_L0_KILLED" = 1 ]; then
+			echo "l0_kill_delay_ms=$TB_L0_KILL_MS" >>"$TMETRICS"
+			echo "=== testbed: L0 killed $TB_L0_KILL_MS ms after /$S_KILL_AFTER/ ===" >>"$LOG"
+		fi
+	fi
+	grep -o 'SKIFF-METRIC: [^ ]*=[^ ]*' <<<"$text" | sed 's/^SKIFF-METRIC: //' >>"$TMETRICS" || true
+	if [ -n "$S_PHASE2" ] && [ -z "$TWHY" ]; then
+		work=$(mktemp -d "$TB_CACHE/run.XXXXXX")
+		mkdir -p "$work/testbed"
+		cp "$PLOG" "$work/testbed/phase1.log"
+		tb_wrapper "$NAME" "$S_PHASE2" >"$work/scenario-l1.sh"
+		chmod 755 "$work/scenario-l1.sh"
+		tb_concat_initrd "$INITRD.2" "$INITRD" "$work"
+		rm -rf "$work"
+		echo "=== testbed: $NAME trial $t phase 2 ($S_PHASE2) ===" >>"$LOG"
+		rc=0
+		tb_boot_l0 "$INITRD.2" "$PLOG" "$S_TIMEOUT" "$l0args" "$append" || rc=$?
+		rm -f "$INITRD.2"
+		cat "$PLOG" >>"$LOG"
+		text=$(tr -d '\r' <"$PLOG")
+		TWHY=$(judge "$text" "$rc" 1)
+		[ -z "$TWHY" ] || TWHY="phase 2: $TWHY"
+		grep -o 'SKIFF-METRIC: [^ ]*=[^ ]*' <<<"$text" | sed 's/^SKIFF-METRIC: //' >>"$TMETRICS" || true
+	fi
+	rm -f "$PLOG"
+	[ -z "$DISK" ] || rm -f "$DISK"
+	DISK=""
+}
+
 start=$(date +%s)
-rc=0
-tb_boot_l0 "$INITRD" "$LOG" "$S_TIMEOUT" "$S_L0_ARGS" "$S_L1_APPEND" || rc=$?
+: >"$METRICS"
+why="" first_why="" nfailed=0
+for ((t = 1; t <= S_TRIALS; t++)); do
+	run_trial "$t"
+	if [ "$S_TRIALS" = 1 ]; then
+		cat "$TMETRICS" >>"$METRICS"
+	else
+		# Per trial, keyed tN.; a failed trial does not stop the others.
+		sed "s/^/t$t./" "$TMETRICS" >>"$METRICS"
+		echo "  trial $t/$S_TRIALS: ${TWHY:-ok}"
+	fi
+	if [ -n "$TWHY" ]; then
+		nfailed=$((nfailed + 1))
+		[ -n "$first_why" ] || first_why="trial $t: $TWHY"
+		why=$TWHY
+	fi
+done
+[ "$nfailed" = 0 ] || [ "$S_TRIALS" = 1 ] || why="$nfailed of $S_TRIALS trials failed; $first_why"
+rm -f "$TMETRICS"
 secs=$(($(date +%s) - start))
 if [ -n "${TAIL_PID:-}" ]; then
 	sleep 0.2
@@ -45,23 +140,18 @@ fi
 
 # Serial consoles end lines with \r\n.
 clean=$(tr -d '\r' <"$LOG")
-grep -o 'SKIFF-METRIC: [^ ]*=[^ ]*' <<<"$clean" | sed 's/^SKIFF-METRIC: //' >"$METRICS" || true
 l1_up=$(sed -n 's/.*SKIFF-L1: ready uptime=\([0-9.]*\).*/\1/p' <<<"$clean" | head -n1)
 [ -z "$l1_up" ] || echo "l1_uptime_at_ready_s=$l1_up" >>"$METRICS"
+if [ "$S_TRIALS" != 1 ]; then
+	# Totals over the trials of each integer metric.
+	awk -F= '{ k = $1; sub(/^t[0-9]+\./, "", k) }
+		k != $1 && $2 ~ /^[0-9]+$/ { if (!(k in s)) o[n++] = k; s[k] += $2 }
+		END { for (i = 0; i < n; i++) print "sum." o[i] "=" s[o[i]] }' "$METRICS" >"$METRICS.sum"
+	cat "$METRICS.sum" >>"$METRICS"
+	rm -f "$METRICS.sum"
+fi
 
-why=""
-if failline=$(grep -m1 'SKIFF-RESULT: FAIL' <<<"$clean"); then
-	why=${failline#*SKIFF-RESULT: FAIL }
-	why=${why#"$NAME "}
-elif ! grep -qF "SKIFF-RESULT: PASS $NAME" <<<"$clean"; then
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		why="no result within ${S_TIMEOUT}s (killed)"
-	elif [ -z "$l1_up" ]; then
-		why="L1 never became ready (qemu exit $rc)"
-	else
-		why="no result line (qemu exit $rc)"
-	fi
-else
+if [ -z "$why" ]; then
 	while IFS= read -r want; do
 		[ -n "$want" ] || continue
 		if ! grep -qF -- "$want" <<<"$clean"; then
