@@ -180,7 +180,7 @@ void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
 {
 	struct api_fc *f = opaque;
 	char why[600];
-	api_fc_log(f, "Info", "The API server received a %s request.", r->desc);
+	api_fc_log(f, "Info", "The API server received a %s.", r->desc);
 	if (pre_boot_only(r->op) && f->state != FC_NOT_STARTED)
 		return api_reply_fault(rep, 400, POST_BOOT);
 	switch (r->op) {

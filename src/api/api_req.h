@@ -30,7 +30,7 @@ enum api_op {
 
 struct api_req {
 	enum api_op op;
-	char desc[80]; /* "PUT /drives/rootfs", for the log */
+	char desc[96]; /* Put request on "/drives/rootfs", for the log */
 	union {
 		struct fc_boot boot;
 		struct fc_drive drive;

@@ -1,5 +1,6 @@
 /* One table of routes: method, path (with an {id} or not), the operation
  * and the JSON object its body holds. Errors use Firecracker's words. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,11 @@ int api_route(enum api_method m, const char *mname, const char *url, const char 
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !r; i++)
 		if (routes[i].method == m && route_match(&routes[i], path))
 			r = &routes[i];
-	snprintf(req->desc, sizeof(req->desc), "%s %.70s", mname, path);
+	/* Firecracker's log words: "Put request on \"/boot-source\"". */
+	snprintf(req->desc, sizeof(req->desc), "%c%.6s request on \"%.60s\"", mname[0], mname + 1,
+		 path);
+	for (char *d = req->desc + 1; *d && *d != ' '; d++)
+		*d = (char)tolower((unsigned char)*d);
 	if (!r) {
 		api_reply_fault(rep, 400, "Invalid request method and/or path: %s %s.", mname,
 				path);

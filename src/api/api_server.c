@@ -177,11 +177,11 @@ static void *api_server_thread(void *arg)
 			break;
 		if (p[1].revents & POLLIN)
 			conn_accept(s);
-		uint64_t now = monotonic_ns();
 		for (int k = 2; k < n; k++) {
 			int i = idx[k - 2];
 			if (p[k].revents)
 				conn_read(s, i);
+			uint64_t now = monotonic_ns();
 			/* A slow client loses its connection; the others never wait for it. */
 			if (s->fds[i] >= 0 && s->started_ns[i] &&
 			    now - s->started_ns[i] > API_READ_TIMEOUT_MS * 1000000ull)
