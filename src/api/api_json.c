@@ -120,7 +120,7 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 int api_json_fill(const struct api_object *obj, struct json_object *o, void *target, char *err,
 		  size_t errlen)
 {
-	uint32_t *seen = (uint32_t *)((char *)target + obj->seen_off);
+	uint32_t *seen = (uint32_t *)((char *)target + obj->seen_off), got = 0;
 	if (json_object_get_type(o) != json_type_object) {
 		snprintf(err, errlen, "invalid type: %s, expected struct %s", json_kind(o),
 			 obj->name);
@@ -138,10 +138,11 @@ int api_json_fill(const struct api_object *obj, struct json_object *o, void *tar
 			continue;
 		if (field_set(f, v, target, err, errlen) < 0)
 			return -1;
-		*seen |= 1u << i;
+		got |= 1u << i;
 	}
+	*seen |= got;
 	for (size_t i = 0; i < obj->n; i++) {
-		if ((obj->fields[i].flags & AF_REQUIRED) && !(*seen & (1u << i))) {
+		if ((obj->fields[i].flags & AF_REQUIRED) && !(got & (1u << i))) {
 			snprintf(err, errlen, "missing field `%s`", obj->fields[i].name);
 			return -1;
 		}
