@@ -155,6 +155,7 @@ size_t api_http_response(char *out, size_t cap, int status, const char *ctype, c
 			 keep_alive ? "keep-alive" : "close");
 	if (n < 0 || (size_t)n >= cap || body_len > cap - (size_t)n)
 		return 0;
-	memcpy(out + n, body, body_len);
+	if (body_len)
+		memcpy(out + n, body, body_len);
 	return (size_t)n + body_len;
 }

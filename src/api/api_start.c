@@ -71,17 +71,21 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 				continue;
 			if (d->is_root_device)
 				*root = d;
-			snprintf(f->disk_spec[i], sizeof(f->disk_spec[i]), "%s%s%s%s",
-				 d->path_on_host, d->is_read_only ? ",ro" : "",
-				 d->skiff_options[0] ? "," : "", d->skiff_options);
+			char spec[sizeof(f->disk_spec[i])];
+			snprintf(spec, sizeof(spec), "%s%s%s%s", d->path_on_host,
+				 d->is_read_only ? ",ro" : "", d->skiff_options[0] ? "," : "",
+				 d->skiff_options);
+			memcpy(f->disk_spec[i], spec, sizeof(spec));
 			add_dev(c, "disk", f->disk_spec[i]);
 		}
 	}
 	for (int i = 0; i < f->cfg.nr_nets; i++) {
 		const struct fc_net *n = &f->cfg.nets[i];
-		snprintf(f->net_spec[i], sizeof(f->net_spec[i]), "tap=%s%s%s%s%s", n->host_dev_name,
+		char spec[sizeof(f->net_spec[i])];
+		snprintf(spec, sizeof(spec), "tap=%s%s%s%s%s", n->host_dev_name,
 			 n->guest_mac[0] ? ",mac=" : "", n->guest_mac,
 			 n->skiff_options[0] ? "," : "", n->skiff_options);
+		memcpy(f->net_spec[i], spec, sizeof(spec));
 		add_dev(c, "net", f->net_spec[i]);
 	}
 	for (int i = 0; i < f->cfg.nr_vfio; i++)
