@@ -151,11 +151,14 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
-	int r = 0;
 	if (json_object_get_type(o) != json_type_object) {
-		snprintf(why, sizeof(why), "expected an object");
-		r = -1;
+		/* (json-c's foreach walks only objects) */
+		snprintf(err, errlen, "invalid type: %s, expected a map",
+			 json_object_get_type(o) == json_type_array ? "sequence" : "value");
+		json_object_put(o);
+		return -1;
 	}
+	int r = 0;
 	json_object_object_foreach(o, key, v)
 	{
 		if (r < 0)
@@ -189,8 +192,6 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, why);
 	}
-	if (r < 0 && json_object_get_type(o) != json_type_object)
-		snprintf(err, errlen, "%s", why);
 	if (!r && !c->has_boot) {
 		snprintf(err, errlen, "missing field `boot-source`");
 		r = -1;

@@ -59,6 +59,8 @@ printf '{"boot-source": {"kernel_image_path": "%s", "initrd": "x"}}' "$T/notkern
 expect 2 "boot-source: unknown field .initrd." -- "$SKIFF" run --no-api --config-file "$T/field.json"
 printf '{"boot-source": {"kernel_image_path": "%s"}, "machine-config": {"vcpu_count": "2", "mem_size_mib": 128}}' "$T/notkernel" >"$T/type.json"
 expect 2 "machine-config: invalid type: string, expected u8" -- "$SKIFF" run --no-api --config-file "$T/type.json"
+printf '[]' >"$T/array.json"
+expect 2 "invalid type: sequence, expected a map" -- "$SKIFF" run --no-api --config-file "$T/array.json"
 printf '{"drives": []}' >"$T/noboot.json"
 expect 2 "missing field .boot-source." -- "$SKIFF" run --no-api --config-file "$T/noboot.json"
 printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [{"drive_id": "root", "path_on_host": "%s", "is_root_device": true, "is_read_only": false, "skiff_options": "poll=sometimes"}]}' "$T/notkernel" "$T/notkernel" >"$T/badopt.json"
