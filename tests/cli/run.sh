@@ -118,7 +118,7 @@ fi
 # The README's synopsis is the one `skiff run --help` prints (both come
 # from the option tables).
 "$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
-sed -n '/^skiff run /,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
+sed -n '/^skiff run \[/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
 if [ -s "$T/synopsis" ] && diff -u "$T/readme" "$T/synopsis" >"$T/diff"; then
 	pass=$((pass + 1))
 	echo "ok   README synopsis matches skiff run --help"
