@@ -52,6 +52,21 @@ static int config_file(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* A VM from the command line shows in GET /vm/config and /machine-config
+ * (its devices keep their command-line form). */
+static void config_from_argv(const struct vmm_config *c)
+{
+	struct fc_vmcfg *v = &fc.cfg;
+	v->has_boot = true;
+	snprintf(v->boot.kernel_image_path, sizeof(v->boot.kernel_image_path), "%s", c->kernel);
+	snprintf(v->boot.initrd_path, sizeof(v->boot.initrd_path), "%s",
+		 c->initrd ? c->initrd : "");
+	snprintf(v->boot.boot_args, sizeof(v->boot.boot_args), "%s", c->cmdline ? c->cmdline : "");
+	v->machine.vcpu_count = c->cpus;
+	v->machine.mem_size_mib = (int64_t)(c->mem >> 20);
+	v->machine.skiff_iothreads = c->iothreads;
+}
+
 /* Waits for InstanceStart, serving the API, until a signal says stop. */
 static void wait_unconfigured(const struct api_run *o)
 {
@@ -86,6 +101,8 @@ int api_run(const struct api_run *o, struct vmm *v, int *status, char *err, size
 			goto out;
 		}
 	}
+	if (o->base.kernel)
+		config_from_argv(&o->base);
 	if (o->config_file || o->base.kernel) {
 		if (api_fc_start(&fc, o->config_file ? NULL : &o->base, err, errlen) < 0) {
 			*status = fc.start_status;

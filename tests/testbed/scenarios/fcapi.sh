@@ -162,7 +162,7 @@ EOJ
 
 l2() {
 	mode=$(sed -n 's/.*fcapi=\([a-z]*\).*/\1/p' /proc/cmdline)
-	[ -e /sys/class/net/eth0 ] && [ -e /dev/vda ] || { fail "L2 lacks eth0 or vda"; return; }
+	wait_for /sys/class/net/eth0 && wait_for /dev/vda || { fail "L2 lacks eth0 or vda"; return; }
 	[ "$(cat /sys/class/net/eth0/address)" = "06:00:ac:10:00:02" ] || { fail "guest_mac not applied"; return; }
 	ip addr add "$FC_L2/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return; }
 	echo "SKIFF-L2-MARK fcapi mode=$mode"
