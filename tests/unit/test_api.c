@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "api/api_ctl.h"
@@ -19,6 +22,7 @@
 #include "api/api_json.h"
 #include "api/api_model.h"
 #include "api/api_req.h"
+#include "api/api_server.h"
 
 static enum api_feed feed(struct api_conn *c, const char *s)
 {
@@ -280,6 +284,59 @@ static void test_ctl_close(void **state)
 	api_ctl_destroy(&ctl);
 }
 
+static int client_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c >= 0 && connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(c);
+		return -1;
+	}
+	return c;
+}
+
+/* The server answers through the controller; once the controller is
+ * closed and the server closed, a request waiting gets its 500, the
+ * thread is joined and the socket's file is gone: nothing is left to
+ * read the VM when it is freed. */
+static void test_server_stop(void **state)
+{
+	(void)state;
+	static struct api_ctl ctl;
+	static struct api_server srv;
+	char path[108], err[256], buf[512];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof(path), "%s/skiff-api-%d.sock", tmp && *tmp ? tmp : "/tmp", getpid());
+	assert_int_equal(api_ctl_init(&ctl), 0);
+	assert_int_equal(api_server_open(&srv, path, &ctl, err, sizeof(err)), 0);
+	assert_int_equal(api_server_start(&srv), 0);
+	int c = client_connect(path);
+	assert_true(c >= 0);
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	assert_int_equal(write(c, get, sizeof(get) - 1), sizeof(get) - 1);
+	struct pollfd p = {.fd = ctl.efd, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	api_ctl_serve(&ctl, handle_ok, NULL);
+	ssize_t n = read(c, buf, sizeof(buf) - 1);
+	assert_true(n > 12);
+	assert_memory_equal(buf, "HTTP/1.1 204", 12);
+	/* A second request waits in the controller while skiff stops. */
+	assert_int_equal(write(c, get, sizeof(get) - 1), sizeof(get) - 1);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	api_ctl_close(&ctl);
+	n = read(c, buf, sizeof(buf) - 1);
+	assert_true(n > 12);
+	assert_memory_equal(buf, "HTTP/1.1 500", 12);
+	api_server_close(&srv);
+	assert_false(srv.running);
+	assert_int_equal(read(c, buf, sizeof(buf)), 0); /* closed */
+	close(c);
+	assert_int_equal(client_connect(path), -1);
+	assert_int_equal(access(path, F_OK), -1);
+	api_ctl_destroy(&ctl);
+}
+
 /* --config-file: the same objects, strictly. */
 static void test_config_file(void **state)
 {
@@ -312,7 +369,7 @@ int main(void)
 	    cmocka_unit_test(test_http_framing),	cmocka_unit_test(test_http_limits),
 	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_routes),
 	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
-	    cmocka_unit_test(test_config_file),
+	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }
