@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int on_message_begin(http_parser *p)
 {
 	struct api_conn *c = p->data;
 	c->url_len = c->body_len = 0;
 	c->url_long = c->body_long = false;
+	c->expect_continue = c->continue_sent = false;
 	c->partial = true;
 	return 0;
 }
@@ -23,6 +25,21 @@ static int on_url(http_parser *p, const char *at, size_t len)
 	memcpy(c->url + c->url_len, at, len);
 	c->url_len += len;
 	c->url[c->url_len] = '\0';
+	return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+	struct api_conn *c = p->data;
+	c->hdr_expect = len == 6 && !strncasecmp(at, "expect", 6);
+	return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+	struct api_conn *c = p->data;
+	if (c->hdr_expect && len == 12 && !strncasecmp(at, "100-continue", 12))
+		c->expect_continue = true;
 	return 0;
 }
 
@@ -61,6 +78,8 @@ static int on_message_complete(http_parser *p)
 static const http_parser_settings api_settings = {
     .on_message_begin = on_message_begin,
     .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,

@@ -23,8 +23,11 @@ struct api_conn {
 	size_t url_len;
 	char *body; /* NUL-terminated, API_BODY_MAX + 1 bytes */
 	size_t body_len;
-	bool complete;		  /* a whole request is in url/body */
-	bool partial;		  /* some of a request came */
+	bool complete; /* a whole request is in url/body */
+	bool partial;  /* some of a request came */
+	/* "Expect: 100-continue" (curl sends it for bodies over 1 KiB): the
+	 * server answers 100 once the headers are in, not the client's 1 s. */
+	bool hdr_expect, expect_continue, continue_sent;
 	bool url_long, body_long; /* over the limits: refused once complete */
 	char in[API_IN_MAX];	  /* bytes read but not parsed yet (pipelining) */
 	size_t in_len;

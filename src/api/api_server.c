@@ -72,6 +72,12 @@ int api_server_conn_step(struct api_server *s, int i)
 	for (;;) {
 		struct api_reply rep = {0};
 		enum api_feed f = api_conn_feed(c);
+		if (f == API_FEED_MORE && c->expect_continue && !c->continue_sent) {
+			static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+			c->continue_sent = true;
+			if (send_all(s->fds[i], cont, sizeof(cont) - 1) < 0)
+				return -1;
+		}
 		if (f == API_FEED_MORE) {
 			if (!c->partial && !c->in_len)
 				s->started_ns[i] = 0;

@@ -248,6 +248,24 @@ def main():
     check(closed, "the slow client's connection is closed after the read timeout")
     slow.close()
 
+    # "Expect: 100-continue" (curl sends it for large bodies): the 100
+    # comes once the headers are in, before the body is sent.
+    body = json.dumps({"kernel_image_path": kernel}).encode()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(sock)
+    s.sendall(b"PUT /boot-source HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body))
+    try:
+        first = s.recv(100)
+    except socket.timeout:
+        first = b""
+    s.sendall(body)
+    second = s.recv(1000)
+    s.close()
+    check(first.startswith(b"HTTP/1.1 100 Continue") and status_of(second) == 204,
+          "Expect: 100-continue -> 100, then 204")
+
     # Pipelined requests on one connection are answered in order.
     reply = raw_exchange(sock, b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /machine-config HTTP/1.1\r\n"
                          b"Host: x\r\nConnection: close\r\n\r\n")
