@@ -156,6 +156,8 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     info = expect(api, "GET", "/", None, 200)
     check(info and info.get("state") == "Not started", "GET / says Not started")
     expect(api, "GET", "/version", None, 200)
+    expect(api, "PUT", "/actions", {"action_type": "InstanceStart"}, 400,
+           "Start microvm error: Cannot start microvm without kernel configuration.")
     expect(api, "PUT", "/logger", {"log_path": log, "level": "Info", "show_level": True}, 204)
     expect(api, "PUT", "/metrics", {"metrics_path": metrics}, 204)
     expect(api, "PUT", "/metrics", {"metrics_path": metrics}, 400, "Reinitialization")
