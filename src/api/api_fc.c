@@ -63,6 +63,11 @@ static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_rep
 				       "block device: Error manipulating the backing "
 				       "file: %s",
 				       why);
+	char spec[FC_PATH_MAX + FC_SKIFF_MAX + 8];
+	fc_drive_spec(d, spec, sizeof(spec));
+	/* skiff_options through --disk's own table, and no ',' in the path. */
+	if (devmgr_check("disk", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "Drive config error: %s", why);
 	if (fc_vmcfg_put_drive(&f->cfg, d, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
 	api_reply_none(rep);
@@ -70,9 +75,13 @@ static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_rep
 
 static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *rep)
 {
-	char why[400];
-	if (fc_net_check(n, why, sizeof(why)) < 0 ||
-	    fc_vmcfg_put_net(&f->cfg, n, why, sizeof(why)) < 0)
+	char why[400], spec[FC_ID_MAX + FC_SKIFF_MAX + 48];
+	if (fc_net_check(n, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	fc_net_spec(n, spec, sizeof(spec));
+	if (devmgr_check("net", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "Network config error: %s", why);
+	if (fc_vmcfg_put_net(&f->cfg, n, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
 	api_reply_none(rep);
 }

@@ -54,6 +54,18 @@ static void fc_cmdline(struct api_fc *f, const struct fc_drive *root)
 			 root->is_read_only ? "ro" : "rw");
 }
 
+void fc_drive_spec(const struct fc_drive *d, char *out, size_t len)
+{
+	snprintf(out, len, "%s%s%s%s", d->path_on_host, d->is_read_only ? ",ro" : "",
+		 d->skiff_options[0] ? "," : "", d->skiff_options);
+}
+
+void fc_net_spec(const struct fc_net *n, char *out, size_t len)
+{
+	snprintf(out, len, "tap=%s%s%s%s%s", n->host_dev_name, n->guest_mac[0] ? ",mac=" : "",
+		 n->guest_mac, n->skiff_options[0] ? "," : "", n->skiff_options);
+}
+
 static void add_dev(struct vmm_config *c, const char *option, const char *spec)
 {
 	if (c->nr_devs < VMM_MAX_DEVICES)
@@ -72,9 +84,7 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 			if (d->is_root_device)
 				*root = d;
 			char spec[sizeof(f->disk_spec[i])];
-			snprintf(spec, sizeof(spec), "%s%s%s%s", d->path_on_host,
-				 d->is_read_only ? ",ro" : "", d->skiff_options[0] ? "," : "",
-				 d->skiff_options);
+			fc_drive_spec(d, spec, sizeof(spec));
 			memcpy(f->disk_spec[i], spec, sizeof(spec));
 			add_dev(c, "disk", f->disk_spec[i]);
 		}
@@ -82,9 +92,7 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 	for (int i = 0; i < f->cfg.nr_nets; i++) {
 		const struct fc_net *n = &f->cfg.nets[i];
 		char spec[sizeof(f->net_spec[i])];
-		snprintf(spec, sizeof(spec), "tap=%s%s%s%s%s", n->host_dev_name,
-			 n->guest_mac[0] ? ",mac=" : "", n->guest_mac,
-			 n->skiff_options[0] ? "," : "", n->skiff_options);
+		fc_net_spec(n, spec, sizeof(spec));
 		memcpy(f->net_spec[i], spec, sizeof(spec));
 		add_dev(c, "net", f->net_spec[i]);
 	}

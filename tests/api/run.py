@@ -232,6 +232,13 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     expect(api, "PUT", "/drives/x", {"drive_id": "x", "path_on_host": disk, "is_root_device": False,
                                      "is_read_only": True, "rate_limiter": {}}, 400,
            "not supported")
+    expect(api, "PUT", "/drives/opts", {"drive_id": "opts", "path_on_host": disk,
+                                        "is_root_device": False, "is_read_only": True,
+                                        "skiff_options": "poll=sometimes"}, 400,
+           "invalid poll=sometimes")
+    expect(api, "PUT", "/network-interfaces/eth3", {"iface_id": "eth3", "host_dev_name": "tap3",
+                                                    "skiff_options": "model=rtl8139"}, 400,
+           "model=rtl8139")
     expect(api, "PUT", "/network-interfaces/eth2", {"iface_id": "eth2", "host_dev_name": "tap2",
                                                     "guest_mac": "zz"}, 400, "MAC address")
     expect(api, "PUT", "/actions", {"action_type": "Reboot"}, 400, "unknown variant", valid=False)
