@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make check-layers`: every #include "dir/..." in src/ must follow the
-# layers cli -> vmm -> devices -> virtio/pci -> core, with x86/ reached
+# layers cli -> api -> vmm -> devices -> virtio/pci -> core, with x86/ reached
 # from vmm and cli only (core through core/arch.h, which x86 implements;
 # pci through the platform's address map, x86/layout.h). One line per
 # forbidden edge; exit 1 if there is any.
@@ -19,7 +19,8 @@ declare -A allowed=(
 	[vfio]="core pci devices vfio x86/layout.h"
 	[stats]="core iothread stats"
 	[vmm]="core x86 iothread pci virtio net devices vfio stats vmm"
-	[cli]="core x86 iothread pci virtio net devices vfio stats vmm cli"
+	[api]="core stats vmm api"
+	[cli]="core x86 iothread pci virtio net devices vfio stats vmm api cli"
 	[.]="cli core"
 )
 

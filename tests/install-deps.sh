@@ -20,6 +20,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE="$ROOT/.cache/kernel"
 
 PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev liburing-dev
+	libhttp-parser-dev libjson-c-dev # the API socket: HTTP/1.1 requests, JSON bodies
+	python3-yaml python3-jsonschema  # tests/api: Firecracker's OpenAPI description
+	curl                             # tests/api and the fcapi scenario's requests
 	qemu-system-x86 busybox-static iperf3 iproute2 cpio xz-utils gzip
 	python3 gnuplot-nox sockperf
 	kmod      # modinfo reads guest module dependencies when building images
@@ -28,7 +31,8 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev li
 )
 if [ "$FUZZ" -eq 1 ]; then
 	# libclang-rt-dev: libFuzzer and the ASan/UBSan runtimes for clang.
-	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev liburing-dev clang libclang-rt-dev)
+	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev liburing-dev libhttp-parser-dev
+		libjson-c-dev clang libclang-rt-dev)
 fi
 
 export DEBIAN_FRONTEND=noninteractive

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `make test`: unit tests, the same under ASan+UBSan, the benchmark
-# harness's own tests, the fuzz targets briefly on their corpora (clang is
-# installed on first use), then the testbed scenarios. Each part prints its own
+# harness's own tests, the CLI and API tests, the fuzz targets briefly on
+# their corpora (clang is installed on first use), then the testbed
+# scenarios. Each part prints its own
 # closing line; the last line sums them. Exit status non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -33,6 +34,7 @@ run_part unit make --no-print-directory unit
 run_part unit-asan make --no-print-directory unit-asan
 run_part bench-tests tests/bench/run.sh
 run_part host-cli tests/cli/run.sh
+run_part api tests/api/run.sh
 if [ "${SKIFF_SKIP_FUZZ:-0}" != 1 ]; then
 	run_part fuzz make --no-print-directory fuzz-ci
 fi

@@ -27,10 +27,8 @@ static const struct opt run_opts_fixed[] = {
     {.name = "kernel",
      .type = OPT_STR,
      .off = RUN_OFF(vm.kernel),
-     .flags = OPT_REQUIRED,
-     .hint = "no kernel given: use --kernel PATH",
      .metavar = "BZIMAGE",
-     .help = "Linux x86-64 bzImage to boot"},
+     .help = "Linux x86-64 bzImage to boot (or --api-sock, --config-file)"},
     {.name = "initrd",
      .type = OPT_STR,
      .off = RUN_OFF(vm.initrd),
@@ -91,9 +89,18 @@ static const struct opt run_opts_fixed[] = {
      .help = "write the same as JSON"},
     {.name = "api-sock",
      .type = OPT_STR,
-     .off = RUN_OFF(vm.api_sock),
+     .off = RUN_OFF(api_sock),
      .metavar = "PATH",
-     .help = "control socket for 'skiff stat PATH'"},
+     .help = "Firecracker's HTTP API (and 'skiff stat PATH'); no --kernel: wait for it"},
+    {.name = "config-file",
+     .type = OPT_STR,
+     .off = RUN_OFF(config_file),
+     .metavar = "FILE",
+     .help = "boot from Firecracker's JSON configuration"},
+    {.name = "no-api",
+     .type = OPT_FLAG,
+     .off = RUN_OFF(no_api),
+     .help = "no API socket (with --config-file), as Firecracker's --no-api"},
     {.name = "timing",
      .type = OPT_FLAG,
      .off = RUN_OFF(timing),
@@ -140,7 +147,23 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	o->vm.mem = 256ULL << 20;
 	o->vm.cpus = 1;
 	o->vm.iothreads = 1;
-	return opt_parse_argv(run_table(), argc, argv, o, err, errlen);
+	int r = opt_parse_argv(run_table(), argc, argv, o, err, errlen);
+	if (r)
+		return r;
+	/* What to boot: a kernel, a configuration file, or the API's word. */
+	if (o->no_api && !o->config_file)
+		snprintf(err, errlen, "--no-api needs --config-file FILE");
+	else if (o->no_api && o->api_sock)
+		snprintf(err, errlen, "--no-api and --api-sock exclude each other");
+	else if (o->config_file && o->vm.kernel)
+		snprintf(err, errlen, "--config-file and --kernel exclude each other");
+	else if (!o->vm.kernel && !o->config_file && !o->api_sock)
+		snprintf(err, errlen,
+			 "no kernel given: use --kernel PATH (or --api-sock, "
+			 "--config-file)");
+	else
+		return 0;
+	return -1;
 }
 
 void run_opts_synopsis(FILE *out)

@@ -26,6 +26,8 @@ struct run_opts {
 	bool timing;
 	bool stats;
 	const char *stats_json; /* --stats-json FILE */
+	const char *api_sock, *config_file;
+	bool no_api;
 };
 
 /* Parses `skiff run` arguments (argv[0] is "run"). 0; 1 if --help was

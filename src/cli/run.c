@@ -1,4 +1,5 @@
-/* `skiff run`: options -> vmm_build -> vmm_run -> vmm_stop -> report ->
+/* `skiff run`: options -> the API layer (it builds and runs the VM from
+ * --kernel, --config-file or API requests, and stops it) -> report ->
  * vmm_destroy. */
 #include <errno.h>
 #include <signal.h>
@@ -8,22 +9,31 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "api/api.h"
 #include "core/clock.h"
+#include "core/sandbox.h"
 #include "core/vcpu.h"
 #include "stats/exit_stats.h"
 #include "vmm/vmm.h"
 
-static struct vm *signal_vm;
+static struct vm *_Atomic signal_vm;
+static volatile sig_atomic_t quit;
 
 static void stop_signal_handler(int sig)
 {
-	if (signal_vm)
-		vm_request_exit(signal_vm, VM_EXIT_QUIT, "stopped by signal %d", sig);
+	struct vm *vm = signal_vm;
+	quit = 1;
+	if (vm)
+		vm_request_exit(vm, VM_EXIT_QUIT, "stopped by signal %d", sig);
 }
 
-static void signals_init(struct vm *vm)
+static void signals_vm(struct vm *vm)
 {
 	signal_vm = vm;
+}
+
+static void signals_init(void)
+{
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = stop_signal_handler;
@@ -96,16 +106,24 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 	static char stats_json_buf[BUFSIZ];
 	if (stats_json)
 		setvbuf(stats_json, stats_json_buf, _IOFBF, sizeof(stats_json_buf));
-	if (vmm_build(&v, &o.vm, start_ns, &status, err, sizeof(err)) < 0)
-		goto out;
-	signals_init(&v.vm);
-	status = EXIT_RUNTIME;
-	if (vmm_run(&v, o.timing, err, sizeof(err)) < 0)
-		goto out;
-	vmm_stop(&v);
-	status = exit_status(&v.vm);
-	report(&v, &o, stats_json);
-out:
+	signals_init();
+	struct api_run a = {.sock = o.api_sock,
+			    .config_file = o.config_file,
+			    .base = o.vm,
+			    .timing = o.timing,
+			    .start_ns = start_ns,
+			    .quit = &quit,
+			    .on_vm = signals_vm};
+	/* Before the API thread starts: it loads its filter first thing. */
+	sandbox_enable(!o.vm.no_seccomp);
+	r = api_run(&a, &v, &status, err, sizeof(err));
+	signal_vm = NULL;
+	if (r == 0) {
+		status = exit_status(&v.vm);
+		report(&v, &o, stats_json);
+	} else if (r == 1) {
+		status = 0;
+	}
 	if (status && err[0])
 		fprintf(stderr, "skiff: %s\n", err);
 	if (stats_json)

@@ -1,4 +1,5 @@
-/* `skiff stat PATH`: a live view of a running skiff's exit accounting, like
+/* `skiff stat PATH`: a live view of a running skiff's exit accounting (GET
+ * /stats on its API socket), like
  * kvm_stat: every second, each counter's total and rate, the busiest first.
  * --once prints one snapshot of totals (for scripts). */
 #include <errno.h>
@@ -38,12 +39,25 @@ static int snapshot_read(const char *path, struct snapshot *s)
 			close(fd);
 		return -1;
 	}
+	/* skiff's own endpoint of the HTTP API: one request, then the server
+	 * closes the connection after its answer. */
+	static const char req[] = "GET /stats HTTP/1.1\r\nHost: localhost\r\n"
+				  "Connection: close\r\n\r\n";
 	FILE *f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
 		return -1;
 	}
 	char line[256];
+	if (write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1 ||
+	    !fgets(line, sizeof(line), f) || strncmp(line, "HTTP/1.1 200", 12)) {
+		fclose(f);
+		errno = EPROTO;
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) && strcmp(line, "\r\n")) {
+		/* headers: the body ends with the connection */
+	}
 	s->n = 0;
 	s->wall = 0;
 	while (fgets(line, sizeof(line), f)) {

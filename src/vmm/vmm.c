@@ -82,7 +82,6 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	struct boot_image img;
 	memset(v, 0, sizeof(*v));
 	pthread_mutex_init(&v->ctl_lock, NULL);
-	v->api.fd = -1;
 	v->start_ns = start_ns;
 	*status = EXIT_USAGE;
 	/* Bad input is told before /dev/kvm is touched: devices, then the
@@ -93,8 +92,6 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 			return -1;
 	if (platform_open_kernel(&img, c, err, errlen) < 0)
 		return -1;
-	if (c->api_sock && api_sock_open(&v->api, c->api_sock, err, errlen) < 0)
-		goto fail;
 	int r = vm_create(&v->vm, c->mem, c->cpus, err, errlen);
 	v->vm_created = true;
 	if (r < 0) {
@@ -119,26 +116,19 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (platform_build(v, &img, err, errlen) < 0 || devmgr_start(&v->dm, err, errlen) < 0)
 		goto fail;
 	boot_image_close(&img);
-	if (c->api_sock) {
-		v->api.src = (struct exit_stats_src){.vm = &v->vm,
-						     .sites = &v->sites,
-						     .io = v->io,
-						     .nr_io = v->nr_io,
-						     .counters = vmm_counters,
-						     .counters_opaque = v};
-		v->api.start_ns = start_ns;
-	}
 	return 0;
 fail:
 	boot_image_close(&img);
 	return -1;
 }
 
-static void vmm_wait_for_exit(struct vm *vm)
+void vmm_wait(struct vmm *v, int fd, void (*serve)(void *opaque), void *opaque)
 {
-	while (atomic_load(&vm->exit_kind) == VM_EXIT_NONE) {
-		struct pollfd p = {.fd = vm->exit_pipe[0], .events = POLLIN};
-		poll(&p, 1, 1000);
+	while (atomic_load(&v->vm.exit_kind) == VM_EXIT_NONE) {
+		struct pollfd p[2] = {{.fd = v->vm.exit_pipe[0], .events = POLLIN},
+				      {.fd = fd, .events = POLLIN}};
+		if (poll(p, fd >= 0 ? 2 : 1, 1000) > 0 && fd >= 0 && (p[1].revents & POLLIN))
+			serve(opaque);
 	}
 }
 
@@ -149,15 +139,11 @@ static size_t vmm_console_receive(void *opaque, const uint8_t *buf, size_t len)
 	return uart_receive(opaque, buf, len);
 }
 
-int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
+int vmm_start(struct vmm *v, bool timing, char *err, size_t errlen)
 {
 	/* Every thread installs its own role's filter when it starts; this
 	 * one installs the main thread's after it has created them all (a
 	 * thread inherits its creator's filter: core/sandbox.h). */
-	if (v->api.fd >= 0 && api_sock_start(&v->api) < 0) {
-		snprintf(err, errlen, "cannot start the control socket");
-		return -1;
-	}
 	for (; v->nr_io_started < v->nr_io; v->nr_io_started++) {
 		if (iothread_start(&v->io[v->nr_io_started]) < 0) {
 			snprintf(err, errlen, "cannot start I/O thread %s",
@@ -191,7 +177,14 @@ int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
 		fprintf(stderr, "skiff: first KVM_RUN after %llu us\n",
 			(unsigned long long)((c0->first_run_ns - v->start_ns) / 1000));
 	}
-	vmm_wait_for_exit(&v->vm);
+	return 0;
+}
+
+int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen)
+{
+	if (vmm_start(v, timing, err, errlen) < 0)
+		return -1;
+	vmm_wait(v, -1, NULL, NULL);
 	return 0;
 }
 
@@ -212,7 +205,6 @@ void vmm_stop(struct vmm *v)
 	if (v->console_on)
 		pthread_join(console_thread, NULL);
 	console_restore();
-	api_sock_stop(&v->api);
 	for (unsigned int i = 0; i < v->nr_io_started; i++)
 		iothread_stop(&v->io[i]);
 	devmgr_stop(&v->dm);
@@ -221,7 +213,6 @@ void vmm_stop(struct vmm *v)
 void vmm_destroy(struct vmm *v)
 {
 	vmm_stop(v);
-	api_sock_close(&v->api);
 	/* Transports first (they never touch their device on the way out),
 	 * then the devices, then what they ran on. */
 	if (v->pci)

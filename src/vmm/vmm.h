@@ -2,15 +2,12 @@
  *
  *   vmm_build   VM, RAM, irqchip, PCI bus, I/O threads (not running),
  *               devices on their transports, platform devices, kernel
- *               loaded, vCPUs created, control socket bound;
- *   vmm_run     seccomp, then the threads: control socket, I/O threads,
- *               console, vCPUs; returns when the guest stops;
- *   vmm_stop    vCPUs halted and joined, then the console, the control
- *               socket, every I/O thread, and every device (its workers,
- *               in-flight requests and vhost) in that order: afterwards no
- *               thread but the caller's touches the VM;
- *   vmm_destroy transports and devices freed, vCPUs closed, guest RAM
- *               unmapped.
+ *               loaded, vCPUs created;
+ *   vmm_start   seccomp, then the threads: I/O threads, console, vCPUs;
+ *   vmm_wait    returns when the guest stops (vmm_run: start, then wait);
+ *   vmm_stop    vCPUs halted and joined, then the console, every I/O thread, and every device (its
+ * workers, in-flight requests and vhost) in that order: afterwards no thread but the caller's
+ * touches the VM; vmm_destroy transports and devices freed, vCPUs closed, guest RAM unmapped.
  *
  * Each step may be called after a failed earlier one; vmm_destroy always
  * stops first. */
@@ -27,7 +24,6 @@
 #include "devices/i8042.h"
 #include "devices/uart8250.h"
 #include "iothread/iothread.h"
-#include "stats/api_sock.h"
 #include "stats/exit_sites.h"
 #include "vmm/devmgr.h"
 
@@ -47,7 +43,6 @@ struct vmm_config {
 	bool no_ioeventfd;
 	bool no_seccomp;
 	int unpack; /* 0 host, 1 guest */
-	const char *api_sock;
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];
 	int nr_devs;
 };
@@ -62,7 +57,6 @@ struct vmm {
 	struct uart8250 uart;
 	struct i8042 kbd;
 	struct exit_sites sites;
-	struct api_sock api;
 	uint64_t start_ns;
 	bool vm_created, stopped, console_on;
 	unsigned int nr_io_started;
@@ -80,6 +74,11 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 /* 0 once the guest stopped (see vm.exit_kind), or -1 with one line in err
  * if a thread could not start. */
 int vmm_run(struct vmm *v, bool timing, char *err, size_t errlen);
+/* vmm_run in two steps, for a caller that serves something else while the
+ * guest runs: vmm_wait calls serve(opaque) whenever fd is readable (fd -1:
+ * nothing to serve) and returns once the guest stopped. */
+int vmm_start(struct vmm *v, bool timing, char *err, size_t errlen);
+void vmm_wait(struct vmm *v, int fd, void (*serve)(void *opaque), void *opaque);
 void vmm_stop(struct vmm *v);
 void vmm_destroy(struct vmm *v);
 

@@ -46,6 +46,28 @@ expect 2 "needs a value" -- "$SKIFF" run --kernel
 expect 2 "no kernel" -- "$SKIFF" run
 expect 2 "unknown command" -- "$SKIFF" frobnicate
 expect 2 "no command" -- "$SKIFF"
+# --config-file (Firecracker's JSON) and --no-api: bad files are bad input.
+expect 2 "no-api needs --config-file" -- "$SKIFF" run --no-api
+expect 2 "exclude each other" -- "$SKIFF" run --no-api --config-file "$T/x.json" --api-sock "$T/a.sock"
+expect 2 "exclude each other" -- "$SKIFF" run --config-file "$T/x.json" --kernel "$T/notkernel"
+expect 2 "cannot open --config-file .*missing.json" -- "$SKIFF" run --no-api --config-file "$T/missing.json"
+printf '{"boot-source": {"kernel_image_path": "%s"},' "$T/notkernel" >"$T/trunc.json"
+expect 2 "invalid --config-file .*trunc.json" -- "$SKIFF" run --no-api --config-file "$T/trunc.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "frob": 1}' "$T/notkernel" >"$T/unknown.json"
+expect 2 "unknown field .frob." -- "$SKIFF" run --no-api --config-file "$T/unknown.json"
+printf '{"boot-source": {"kernel_image_path": "%s", "initrd": "x"}}' "$T/notkernel" >"$T/field.json"
+expect 2 "boot-source: unknown field .initrd." -- "$SKIFF" run --no-api --config-file "$T/field.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "machine-config": {"vcpu_count": "2", "mem_size_mib": 128}}' "$T/notkernel" >"$T/type.json"
+expect 2 "machine-config: invalid type: string, expected u8" -- "$SKIFF" run --no-api --config-file "$T/type.json"
+printf '[]' >"$T/array.json"
+expect 2 "invalid type: sequence, expected a map" -- "$SKIFF" run --no-api --config-file "$T/array.json"
+printf '{"drives": []}' >"$T/noboot.json"
+expect 2 "missing field .boot-source." -- "$SKIFF" run --no-api --config-file "$T/noboot.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [{"drive_id": "root", "path_on_host": "%s", "is_root_device": true, "is_read_only": false, "skiff_options": "poll=sometimes"}]}' "$T/notkernel" "$T/notkernel" >"$T/badopt.json"
+expect 2 "invalid poll=sometimes" -- "$SKIFF" run --no-api --config-file "$T/badopt.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}}' "$T/notkernel" >"$T/notkernel.json"
+expect 2 "not a bzImage" -- "$SKIFF" run --no-api --config-file "$T/notkernel.json"
+
 # --vfio-pci is checked while parsing: no VM, no kernel needed.
 expect 2 "malformed PCI address" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci 0000:zz:00.0
 expect 2 "malformed PCI address" -- "$SKIFF" run --kernel "$T/notkernel" --vfio-pci 00:1f.8
@@ -96,7 +118,7 @@ fi
 # The README's synopsis is the one `skiff run --help` prints (both come
 # from the option tables).
 "$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
-sed -n '/^skiff run --kernel/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
+sed -n '/^skiff run \[/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
 if [ -s "$T/synopsis" ] && diff -u "$T/readme" "$T/synopsis" >"$T/diff"; then
 	pass=$((pass + 1))
 	echo "ok   README synopsis matches skiff run --help"

@@ -274,9 +274,9 @@ tb_drop_base_libs() {
 
 # Host-side settings of scenario NAME, from its file in a subshell, as
 # shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2,
-# S_L2_FILES, S_L2_MODULES, S_L0_ARGS, S_L1_APPEND, S_L1_MODULES, S_TRIALS
-# (TB_TRIALS in the environment overrides it), S_DISK_MB, S_KILL_AFTER,
-# S_KILL_DELAY_MS, S_PHASE2.
+# S_L2_FILES, S_L2_MODULES, S_L0_ARGS, S_L1_APPEND, S_L1_MODULES, S_L1_FILES,
+# S_TRIALS (TB_TRIALS in the environment overrides it), S_DISK_MB,
+# S_KILL_AFTER, S_KILL_DELAY_MS, S_PHASE2.
 # Scenarios live in tests/testbed/scenarios/; the benchmark's round is
 # bench/bench-round.sh, found the same way by name.
 tb_scenario_file() {
@@ -292,7 +292,7 @@ tb_scenario_settings() {
 	[ -f "$file" ] || tb_die "no scenario $1 (no $file)"
 	(
 		TIMEOUT=600 SLOW=0 PEERS="" EXPECT="" L2_EXTRA_FILES="" L2_EXTRA_MODULES=""
-		L0_EXTRA_ARGS="" L1_EXTRA_APPEND="" L1_EXTRA_MODULES=""
+		L0_EXTRA_ARGS="" L1_EXTRA_APPEND="" L1_EXTRA_MODULES="" L1_EXTRA_FILES=""
 		TRIALS=1 L0_DISK_MB="" L0_KILL_AFTER="" L0_KILL_DELAY_MS=0 L1_PHASE2=""
 		# shellcheck disable=SC1090
 		. "$file"
@@ -300,8 +300,8 @@ tb_scenario_settings() {
 			"$TIMEOUT" "$SLOW" "$PEERS" "$EXPECT" \
 			"$(declare -F l2 >/dev/null && echo 1 || echo 0)"
 		printf 'S_L2_FILES=%q S_L2_MODULES=%q ' "$L2_EXTRA_FILES" "$L2_EXTRA_MODULES"
-		printf 'S_L0_ARGS=%q S_L1_APPEND=%q S_L1_MODULES=%q ' "$L0_EXTRA_ARGS" \
-			"$L1_EXTRA_APPEND" "$L1_EXTRA_MODULES"
+		printf 'S_L0_ARGS=%q S_L1_APPEND=%q S_L1_MODULES=%q S_L1_FILES=%q ' \
+			"$L0_EXTRA_ARGS" "$L1_EXTRA_APPEND" "$L1_EXTRA_MODULES" "$L1_EXTRA_FILES"
 		printf 'S_TRIALS=%q S_DISK_MB=%q S_KILL_AFTER=%q S_KILL_DELAY_MS=%q S_PHASE2=%q\n' \
 			"${TB_TRIALS:-$TRIALS}" "$L0_DISK_MB" "$L0_KILL_AFTER" "$L0_KILL_DELAY_MS" \
 			"$L1_PHASE2"
@@ -344,9 +344,9 @@ tb_add_l2_extras() {
 # L1 base + overlay (skiff, peers, scenario scripts, the L2 initrd = L2 base
 # + overlay with the scenario's L2 part and extra files and modules).
 tb_build_run_initrd() {
-	local name=$1 out=$2 work file S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
-		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES S_TRIALS S_DISK_MB \
-		S_KILL_AFTER S_KILL_DELAY_MS S_PHASE2
+	local name=$1 out=$2 work file f S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
+		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES S_L1_FILES S_TRIALS \
+		S_DISK_MB S_KILL_AFTER S_KILL_DELAY_MS S_PHASE2
 	eval "$(tb_scenario_settings "$name")"
 	file=$(tb_scenario_file "$name")
 	work=$(mktemp -d "$TB_CACHE/run.XXXXXX")
@@ -369,13 +369,18 @@ tb_build_run_initrd() {
 	else
 		tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE"
 	fi
+	# L1's extra files (with their libraries), in this run's overlay only.
+	for f in $S_L1_FILES; do
+		[ -e "$f" ] || tb_die "L1_EXTRA_FILES: no $f on this host (tests/install-deps.sh installs it)"
+		tb_copy_bin "$work/l1" "$f"
+	done
 	# L1's extra modules: the overlay's load list (base's, then these)
 	# replaces the base's, as for L2.
 	if [ -n "$S_L1_MODULES" ]; then
 		# shellcheck disable=SC2086 # lists of names
 		tb_add_modules "$work/l1" $TB_L1_MODULES $S_L1_MODULES
-		tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
 	fi
+	[ -z "$S_L1_FILES$S_L1_MODULES" ] || tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
 	tb_concat_initrd "$out" "$TB_L1_BASE" "$work/l1"
 	rm -rf "$work"
 }

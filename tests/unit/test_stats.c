@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "core/bus.h"
-#include "stats/api_sock.h"
 #include "core/vm.h"
 #include "stats/exit_stats.h"
 #include "stats/exit_sites.h"
@@ -123,46 +122,12 @@ static void test_counters_rendered(void **state)
 	}
 }
 
-/* The control socket's thread is joined by api_sock_stop, before the VM's
- * vCPUs are freed: a client connecting during teardown is not served from
- * freed memory, it is not served at all. */
-static void test_api_sock_stop(void **state)
-{
-	(void)state;
-	static struct vm vm;
-	static struct exit_sites sites;
-	exit_sites_init(&sites);
-	char path[108], err[256];
-	const char *tmp = getenv("TMPDIR");
-	snprintf(path, sizeof(path), "%s/skiff-api-%d.sock", tmp && *tmp ? tmp : "/tmp", getpid());
-	struct api_sock a = {.fd = -1};
-	assert_int_equal(api_sock_open(&a, path, err, sizeof(err)), 0);
-	a.src = (struct exit_stats_src){.vm = &vm, .sites = &sites};
-	assert_int_equal(api_sock_start(&a), 0);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	char buf[64];
-	int c = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_true(read(c, buf, sizeof(buf)) > 0); /* served while running */
-	close(c);
-	api_sock_stop(&a);
-	assert_false(a.running);
-	c = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		assert_int_equal(read(c, buf, sizeof(buf)), 0); /* no thread to serve it */
-	close(c);
-	api_sock_stop(&a); /* idempotent */
-	api_sock_close(&a);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sites_by_register),
 	    cmocka_unit_test(test_sites_table_full),
 	    cmocka_unit_test(test_counters_rendered),
-	    cmocka_unit_test(test_api_sock_stop),
 	};
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }

@@ -1,0 +1,246 @@
+#include "api/api_fc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define POST_BOOT "The requested operation is not supported after starting the microVM."
+#define PRE_BOOT  "The requested operation is not supported before starting the microVM."
+
+static const char *const state_names[] = {"Not started", "Running", "Paused"};
+
+static void info(struct api_fc *f, struct api_reply *rep)
+{
+	struct json_object *o = json_object_new_object();
+	if (o) {
+		json_object_object_add(o, "id", json_object_new_string("anonymous-instance"));
+		json_object_object_add(o, "state", json_object_new_string(state_names[f->state]));
+		json_object_object_add(o, "vmm_version", json_object_new_string(FC_VERSION));
+		json_object_object_add(o, "app_name", json_object_new_string(FC_APP_NAME));
+	}
+	api_reply_json(rep, o);
+}
+
+/* Firecracker opens files when they are configured, so a missing one is a
+ * 400 at once, not at InstanceStart. */
+static int file_ok(const char *path, bool write, char *why, size_t len)
+{
+	if (access(path, write ? R_OK | W_OK : R_OK) == 0)
+		return 0;
+	snprintf(why, len, "%m (os error %d)", errno);
+	return -1;
+}
+
+static void put_boot(struct api_fc *f, const struct fc_boot *b, struct api_reply *rep)
+{
+	char why[300];
+	if (file_ok(b->kernel_image_path, false, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400,
+				       "Boot source error: The kernel file cannot be "
+				       "opened: %s",
+				       why);
+	if (b->initrd_path[0] && file_ok(b->initrd_path, false, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400,
+				       "Boot source error: The initrd file cannot be "
+				       "opened due to invalid path or invalid "
+				       "permissions. %s",
+				       why);
+	f->cfg.boot = *b;
+	f->cfg.has_boot = true;
+	api_reply_none(rep);
+}
+
+static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_reply *rep)
+{
+	char why[400];
+	if (fc_drive_check(d, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	if (file_ok(d->path_on_host, !d->is_read_only, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400,
+				       "Drive config error: Unable to create the virtio "
+				       "block device: Error manipulating the backing "
+				       "file: %s",
+				       why);
+	char spec[FC_PATH_MAX + FC_SKIFF_MAX + 8];
+	fc_drive_spec(d, spec, sizeof(spec));
+	/* skiff_options through --disk's own table, and no ',' in the path. */
+	if (devmgr_check("disk", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "Drive config error: %s", why);
+	if (fc_vmcfg_put_drive(&f->cfg, d, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	api_reply_none(rep);
+}
+
+static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *rep)
+{
+	char why[400], spec[FC_ID_MAX + FC_SKIFF_MAX + 48];
+	if (fc_net_check(n, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	fc_net_spec(n, spec, sizeof(spec));
+	if (devmgr_check("net", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "Network config error: %s", why);
+	if (fc_vmcfg_put_net(&f->cfg, n, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	api_reply_none(rep);
+}
+
+static void machine(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
+{
+	char why[400];
+	struct fc_machine m = r->u.machine;
+	if (r->op == OP_MACHINE_PATCH) {
+		m = f->cfg.machine;
+		api_json_merge(&fc_machine_obj, &m, &r->u.machine);
+	}
+	if (fc_machine_check(&m, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	f->cfg.machine = m;
+	api_reply_none(rep);
+}
+
+static void patch_vm(struct api_fc *f, const struct fc_vm_state *s, struct api_reply *rep)
+{
+	bool pause = !strcmp(s->state, "Paused");
+	if (!pause && strcmp(s->state, "Resumed"))
+		return api_reply_fault(
+		    rep, 400,
+		    "An error occurred when deserializing the json body of a "
+		    "request: unknown variant `%s`, expected `Paused` or `Resumed`.",
+		    s->state);
+	if (f->state == FC_NOT_STARTED)
+		return api_reply_fault(rep, 400, PRE_BOOT);
+	if ((pause ? vmm_pause(f->vmm) : vmm_resume(f->vmm)) < 0)
+		return api_reply_fault(rep, 400, "Internal VMM error: cannot %s the vCPUs.",
+				       pause ? "pause" : "resume");
+	f->state = pause ? FC_PAUSED : FC_RUNNING;
+	api_fc_log(f, "Info", "The microVM is %s.", pause ? "paused" : "resumed");
+	api_reply_none(rep);
+}
+
+static void action(struct api_fc *f, const struct fc_action *a, struct api_reply *rep)
+{
+	char why[600];
+	if (!strcmp(a->action_type, "FlushMetrics")) {
+		api_fc_flush_metrics(f);
+		return api_reply_none(rep);
+	}
+	if (!strcmp(a->action_type, "InstanceStart")) {
+		if (f->state != FC_NOT_STARTED)
+			return api_reply_fault(rep, 400, POST_BOOT);
+		if (api_fc_start(f, NULL, why, sizeof(why)) < 0)
+			return api_reply_fault(rep, 400, "Start microvm error: %s", why);
+		return api_reply_none(rep);
+	}
+	if (!strcmp(a->action_type, "SendCtrlAltDel")) {
+		if (f->state == FC_NOT_STARTED)
+			return api_reply_fault(rep, 400, PRE_BOOT);
+		if (vmm_ctrl_alt_del(f->vmm) < 0)
+			return api_reply_fault(rep, 400,
+					       "Internal VMM error: cannot send "
+					       "Ctrl-Alt-Del (i8042).");
+		return api_reply_none(rep);
+	}
+	api_reply_fault(rep, 400,
+			"An error occurred when deserializing the json body of a request: unknown "
+			"variant `%s`, expected one of `FlushMetrics`, `InstanceStart`, "
+			"`SendCtrlAltDel`.",
+			a->action_type);
+}
+
+static bool pre_boot_only(enum api_op op)
+{
+	return op == OP_BOOT || op == OP_DRIVE_PUT || op == OP_NET_PUT || op == OP_MACHINE_PUT ||
+	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT;
+}
+
+/* Post-boot PATCHes: only a no-op one (the id alone) can succeed, skiff
+ * swaps no backing files and has no rate limiters (README). */
+static void patch_post_boot(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
+{
+	bool drive = r->op == OP_DRIVE_PATCH;
+	const char *id = drive ? r->u.drive.drive_id : r->u.net.iface_id;
+	bool found = false;
+	for (int i = 0; drive && i < f->cfg.nr_drives; i++)
+		found |= !strcmp(f->cfg.drives[i].drive_id, id);
+	for (int i = 0; !drive && i < f->cfg.nr_nets; i++)
+		found |= !strcmp(f->cfg.nets[i].iface_id, id);
+	if (f->state == FC_NOT_STARTED)
+		return api_reply_fault(rep, 400, PRE_BOOT);
+	if (!found)
+		return api_reply_fault(rep, 400,
+				       drive ? "Drive config error: Unable to patch the "
+					       "block device: Device not found. Please "
+					       "verify the request arguments."
+					     : "Network config error: Unable to update "
+					       "the net device: Device not found");
+	if ((drive ? r->u.drive.seen : r->u.net.seen) != 1u)
+		return api_reply_fault(
+		    rep, 400,
+		    "The requested operation is not supported: skiff cannot "
+		    "change a %s's backing file or rate limiters while the guest "
+		    "runs.",
+		    drive ? "drive" : "network interface");
+	api_reply_none(rep);
+}
+
+void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
+{
+	struct api_fc *f = opaque;
+	char why[600];
+	api_fc_log(f, "Info", "The API server received a %s.", r->desc);
+	if (pre_boot_only(r->op) && f->state != FC_NOT_STARTED)
+		return api_reply_fault(rep, 400, POST_BOOT);
+	switch (r->op) {
+	case OP_INFO:
+		return info(f, rep);
+	case OP_VERSION: {
+		struct json_object *o = json_object_new_object();
+		if (o)
+			json_object_object_add(o, "firecracker_version",
+					       json_object_new_string(FC_VERSION));
+		return api_reply_json(rep, o);
+	}
+	case OP_BOOT:
+		return put_boot(f, &r->u.boot, rep);
+	case OP_DRIVE_PUT:
+		return put_drive(f, &r->u.drive, rep);
+	case OP_NET_PUT:
+		return put_net(f, &r->u.net, rep);
+	case OP_DRIVE_PATCH:
+	case OP_NET_PATCH:
+		return patch_post_boot(f, r, rep);
+	case OP_MACHINE_GET:
+		return api_reply_json(rep, api_json_from(&fc_machine_obj, &f->cfg.machine));
+	case OP_MACHINE_PUT:
+	case OP_MACHINE_PATCH:
+		return machine(f, r, rep);
+	case OP_ACTION:
+		return action(f, &r->u.action, rep);
+	case OP_VM:
+		return patch_vm(f, &r->u.vm, rep);
+	case OP_METRICS:
+		if (api_fc_metrics_open(f, &r->u.metrics, why, sizeof(why)) < 0)
+			return api_reply_fault(rep, 400, "%s", why);
+		return api_reply_none(rep);
+	case OP_LOGGER:
+		if (fc_logger_check(&r->u.logger, why, sizeof(why)) < 0 ||
+		    api_fc_logger_open(f, &r->u.logger, why, sizeof(why)) < 0)
+			return api_reply_fault(rep, 400, "%s", why);
+		return api_reply_none(rep);
+	case OP_VM_CONFIG:
+		return api_reply_json(rep, fc_vmcfg_json(&f->cfg));
+	case OP_STATS:
+		*rep = (struct api_reply){.status = 200, .ctype = "text/plain"};
+		rep->body = api_fc_stats_text(f, &rep->len);
+		if (!rep->body)
+			api_reply_fault(rep, 500, "out of memory");
+		return;
+	case OP_VFIO_PUT:
+		if (fc_vmcfg_put_vfio(&f->cfg, &r->u.vfio, why, sizeof(why)) < 0)
+			return api_reply_fault(rep, 400, "%s", why);
+		return api_reply_none(rep);
+	}
+	api_reply_fault(rep, 500, "unknown operation");
+}

@@ -1,0 +1,59 @@
+/* The controller: Firecracker's semantics for each API request, run on
+ * the main thread (api_ctl hands requests over). It holds the
+ * configuration until InstanceStart, then builds and starts the VM. */
+#ifndef SKIFF_API_FC_H
+#define SKIFF_API_FC_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api_model.h"
+#include "api/api_req.h"
+#include "vmm/vmm.h"
+
+#define FC_APP_NAME "skiff"
+#define FC_VERSION  "1.16.1" /* the Firecracker API version skiff follows */
+
+enum fc_state { FC_NOT_STARTED, FC_RUNNING, FC_PAUSED };
+
+struct api_fc {
+	struct fc_vmcfg cfg;
+	enum fc_state state;
+	struct vmm *vmm;
+	struct vmm_config base; /* the command line's settings (seccomp, unpack, ...) */
+	bool timing;
+	uint64_t start_ns;
+	void (*on_vm)(struct vm *vm); /* the VM exists: signals may stop it */
+	int metrics_fd, log_fd;
+	int start_status; /* of a failed start from --config-file */
+	/* What vmm_config points into. */
+	char cmdline[FC_ARGS_MAX + 256];
+	char disk_spec[FC_MAX_DRIVES][FC_PATH_MAX + FC_SKIFF_MAX + 8];
+	char net_spec[FC_MAX_NETS][FC_ID_MAX + FC_SKIFF_MAX + 48];
+};
+
+void api_fc_init(struct api_fc *f, struct vmm *v, const struct vmm_config *base);
+void api_fc_fini(struct api_fc *f);
+/* api_handler: one request. */
+void api_fc_handle(void *opaque, const struct api_req *req, struct api_reply *rep);
+/* InstanceStart: builds the VM from cfg (or from given, the command
+ * line's) and starts it. 0, or -1 with one line in err and the exit status
+ * in start_status (the VM is then gone again). */
+int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, size_t errlen);
+/* A drive or interface as a --disk / --net spec (skiff_options appended),
+ * for devmgr_check at PUT time and vmm_build at InstanceStart. */
+void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
+void fc_net_spec(const struct fc_net *n, char *out, size_t len);
+/* Opens the metrics file or FIFO / the log; 0 or -1 with err. */
+int api_fc_metrics_open(struct api_fc *f, const struct fc_metrics *m, char *err, size_t errlen);
+int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, size_t errlen);
+/* Firecracker's line formats: one JSON object per metrics flush, and
+ * "TIMESTAMP [ID:THREAD:LEVEL] message" log lines. */
+void api_fc_flush_metrics(struct api_fc *f);
+void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* GET /stats: the "name<TAB>value" lines `skiff stat` reads. */
+char *api_fc_stats_text(struct api_fc *f, size_t *len);
+
+#endif

@@ -1,0 +1,198 @@
+#include "api/api_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Nesting deeper than Firecracker's objects go is refused. */
+#define API_JSON_DEPTH 8
+
+static const char *json_kind(struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "boolean";
+	case json_type_double:
+		return "floating point";
+	case json_type_int:
+		return "integer";
+	case json_type_object:
+		return "map";
+	case json_type_array:
+		return "sequence";
+	default:
+		return "string";
+	}
+}
+
+int api_json_parse(const char *text, size_t len, struct json_object **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct json_tokener *tok = json_tokener_new_ex(API_JSON_DEPTH);
+	if (!tok) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	struct json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+	enum json_tokener_error e = json_tokener_get_error(tok);
+	size_t used = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (e == json_tokener_continue) {
+		snprintf(err, errlen, "EOF while parsing a value");
+		return -1;
+	}
+	if (e != json_tokener_success || !o) {
+		snprintf(err, errlen, "%s", json_tokener_error_desc(e));
+		return -1;
+	}
+	for (; used < len; used++) {
+		if (!strchr(" \t\r\n", text[used])) {
+			json_object_put(o);
+			snprintf(err, errlen, "trailing characters");
+			return -1;
+		}
+	}
+	*out = o;
+	return 0;
+}
+
+static int field_index(const struct api_object *obj, const char *key)
+{
+	for (size_t i = 0; i < obj->n; i++)
+		if (!strcmp(obj->fields[i].name, key))
+			return (int)i;
+	return -1;
+}
+
+static void unknown_field(const struct api_object *obj, const char *key, char *err, size_t errlen)
+{
+	size_t n = (size_t)snprintf(err, errlen, "unknown field `%s`, expected one of ", key);
+	for (size_t i = 0; i < obj->n && n < errlen; i++)
+		n += (size_t)snprintf(err + n, errlen - n, "%s`%s`", i ? ", " : "",
+				      obj->fields[i].name);
+}
+
+static int field_set(const struct api_field *f, struct json_object *v, void *target, char *err,
+		     size_t errlen)
+{
+	char *dst = (char *)target + f->off;
+	enum json_type t = json_object_get_type(v);
+	switch (f->type) {
+	case AF_STR:
+		if (t != json_type_string)
+			break;
+		if ((size_t)json_object_get_string_len(v) >= f->size) {
+			snprintf(err, errlen,
+				 "invalid length %d for `%s`, expected at most %zu bytes",
+				 json_object_get_string_len(v), f->name, f->size - 1);
+			return -1;
+		}
+		memcpy(dst, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
+		return 0;
+	case AF_BOOL:
+		if (t != json_type_boolean)
+			break;
+		*(bool *)dst = json_object_get_boolean(v);
+		return 0;
+	case AF_INT: {
+		if (t != json_type_int)
+			break;
+		int64_t x = json_object_get_int64(v);
+		if (x < f->min || x > f->max) {
+			snprintf(err, errlen, "invalid value: integer `%lld`, expected %s",
+				 (long long)x, f->expect);
+			return -1;
+		}
+		*(int64_t *)dst = x;
+		return 0;
+	}
+	case AF_OBJ:
+		if (t != json_type_object)
+			break;
+		return 0;
+	}
+	snprintf(err, errlen, "invalid type: %s, expected %s", json_kind(v), f->expect);
+	return -1;
+}
+
+int api_json_fill(const struct api_object *obj, struct json_object *o, void *target, char *err,
+		  size_t errlen)
+{
+	uint32_t *seen = (uint32_t *)((char *)target + obj->seen_off), got = 0;
+	if (json_object_get_type(o) != json_type_object) {
+		snprintf(err, errlen, "invalid type: %s, expected struct %s", json_kind(o),
+			 obj->name);
+		return -1;
+	}
+	json_object_object_foreach(o, key, v)
+	{
+		int i = field_index(obj, key);
+		if (i < 0) {
+			unknown_field(obj, key, err, errlen);
+			return -1;
+		}
+		const struct api_field *f = &obj->fields[i];
+		if (json_object_get_type(v) == json_type_null && !(f->flags & AF_REQUIRED))
+			continue;
+		if (field_set(f, v, target, err, errlen) < 0)
+			return -1;
+		got |= 1u << i;
+	}
+	*seen |= got;
+	for (size_t i = 0; i < obj->n; i++) {
+		if ((obj->fields[i].flags & AF_REQUIRED) && !(got & (1u << i))) {
+			snprintf(err, errlen, "missing field `%s`", obj->fields[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int api_json_fill_text(const struct api_object *obj, const char *text, size_t len, void *target,
+		       char *err, size_t errlen)
+{
+	struct json_object *o;
+	if (api_json_parse(text, len, &o, err, errlen) < 0)
+		return -1;
+	int r = api_json_fill(obj, o, target, err, errlen);
+	json_object_put(o);
+	return r;
+}
+
+void api_json_merge(const struct api_object *obj, void *dst, const void *src)
+{
+	uint32_t seen = *(const uint32_t *)((const char *)src + obj->seen_off);
+	for (size_t i = 0; i < obj->n; i++) {
+		const struct api_field *f = &obj->fields[i];
+		size_t size = f->type == AF_STR	   ? f->size
+			      : f->type == AF_BOOL ? sizeof(bool)
+			      : f->type == AF_INT  ? sizeof(int64_t)
+						   : 0;
+		if ((seen >> i) & 1u)
+			memcpy((char *)dst + f->off, (const char *)src + f->off, size);
+	}
+	*(uint32_t *)((char *)dst + obj->seen_off) |= seen;
+}
+
+struct json_object *api_json_from(const struct api_object *obj, const void *src)
+{
+	struct json_object *o = json_object_new_object();
+	for (size_t i = 0; o && i < obj->n; i++) {
+		const struct api_field *f = &obj->fields[i];
+		const char *p = (const char *)src + f->off;
+		struct json_object *v = NULL;
+		if (f->flags & AF_HIDDEN)
+			continue;
+		if (f->type == AF_STR && *p)
+			v = json_object_new_string(p);
+		else if (f->type == AF_BOOL)
+			v = json_object_new_boolean(*(const bool *)p);
+		else if (f->type == AF_INT)
+			v = json_object_new_int64(*(const int64_t *)p);
+		if (v)
+			json_object_object_add(o, f->name, v);
+	}
+	return o;
+}

@@ -1,0 +1,220 @@
+#include "api/api_model.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define STR(s, f, fl)                                                                              \
+	{                                                                                          \
+		.name = #f, .type = AF_STR, .off = offsetof(s, f), .size = sizeof(((s *)0)->f),    \
+		.flags = (fl), .expect = "a string"                                                \
+	}
+#define BOOL(s, f, fl)                                                                             \
+	{                                                                                          \
+		.name = #f, .type = AF_BOOL, .off = offsetof(s, f), .flags = (fl),                 \
+		.expect = "a boolean"                                                              \
+	}
+#define INT(s, f, lo, hi, fl, what)                                                                \
+	{                                                                                          \
+		.name = #f, .type = AF_INT, .off = offsetof(s, f), .min = (lo), .max = (hi),       \
+		.flags = (fl), .expect = (what)                                                    \
+	}
+#define OBJ(f)                                                                                     \
+	{                                                                                          \
+		.name = #f, .type = AF_OBJ, .flags = AF_HIDDEN,                                    \
+		.expect = "struct RateLimiterConfig"                                               \
+	}
+#define OBJECT(var, s, nm, tbl)                                                                    \
+	const struct api_object var = {.name = nm,                                                 \
+				       .fields = tbl,                                              \
+				       .n = sizeof(tbl) / sizeof(tbl[0]),                          \
+				       .seen_off = offsetof(s, seen)}
+
+static const struct api_field boot_f[] = {
+    STR(struct fc_boot, kernel_image_path, AF_REQUIRED),
+    STR(struct fc_boot, initrd_path, 0),
+    STR(struct fc_boot, boot_args, 0),
+};
+OBJECT(fc_boot_obj, struct fc_boot, "BootSourceConfig", boot_f);
+
+static const struct api_field drive_f[] = {
+    STR(struct fc_drive, drive_id, AF_REQUIRED),
+    STR(struct fc_drive, path_on_host, 0),
+    BOOL(struct fc_drive, is_root_device, AF_REQUIRED),
+    BOOL(struct fc_drive, is_read_only, 0),
+    STR(struct fc_drive, partuuid, 0),
+    STR(struct fc_drive, cache_type, 0),
+    STR(struct fc_drive, io_engine, 0),
+    OBJ(rate_limiter),
+    STR(struct fc_drive, socket, 0),
+    STR(struct fc_drive, skiff_options, 0),
+};
+OBJECT(fc_drive_obj, struct fc_drive, "BlockDeviceConfig", drive_f);
+
+static const struct api_field drive_patch_f[] = {
+    STR(struct fc_drive, drive_id, AF_REQUIRED),
+    STR(struct fc_drive, path_on_host, 0),
+    OBJ(rate_limiter),
+};
+OBJECT(fc_drive_patch_obj, struct fc_drive, "BlockDeviceUpdateConfig", drive_patch_f);
+
+static const struct api_field net_f[] = {
+    STR(struct fc_net, iface_id, AF_REQUIRED),
+    STR(struct fc_net, host_dev_name, AF_REQUIRED),
+    STR(struct fc_net, guest_mac, 0),
+    INT(struct fc_net, mtu, 68, 65535, AF_HIDDEN, "u16 from 68 to 65535"),
+    OBJ(rx_rate_limiter),
+    OBJ(tx_rate_limiter),
+    STR(struct fc_net, skiff_options, 0),
+};
+OBJECT(fc_net_obj, struct fc_net, "NetworkInterfaceConfig", net_f);
+
+static const struct api_field net_patch_f[] = {
+    STR(struct fc_net, iface_id, AF_REQUIRED),
+    OBJ(rx_rate_limiter),
+    OBJ(tx_rate_limiter),
+};
+OBJECT(fc_net_patch_obj, struct fc_net, "NetworkInterfaceUpdateConfig", net_patch_f);
+
+static const struct api_field machine_f[] = {
+    INT(struct fc_machine, vcpu_count, 0, 255, AF_REQUIRED, "u8"),
+    INT(struct fc_machine, mem_size_mib, 0, INT64_MAX / 2, AF_REQUIRED, "usize"),
+    BOOL(struct fc_machine, smt, 0),
+    BOOL(struct fc_machine, track_dirty_pages, 0),
+    STR(struct fc_machine, huge_pages, 0),
+    STR(struct fc_machine, cpu_template, AF_HIDDEN),
+    INT(struct fc_machine, skiff_iothreads, 1, 8, 0, "an integer from 1 to 8"),
+};
+OBJECT(fc_machine_obj, struct fc_machine, "MachineConfig", machine_f);
+
+static const struct api_field logger_f[] = {
+    STR(struct fc_logger, log_path, 0),	   STR(struct fc_logger, level, 0),
+    BOOL(struct fc_logger, show_level, 0), BOOL(struct fc_logger, show_log_origin, 0),
+    STR(struct fc_logger, module, 0),
+};
+OBJECT(fc_logger_obj, struct fc_logger, "LoggerConfig", logger_f);
+
+static const struct api_field metrics_f[] = {STR(struct fc_metrics, metrics_path, AF_REQUIRED)};
+OBJECT(fc_metrics_obj, struct fc_metrics, "MetricsConfig", metrics_f);
+
+static const struct api_field action_f[] = {STR(struct fc_action, action_type, AF_REQUIRED)};
+OBJECT(fc_action_obj, struct fc_action, "ActionBody", action_f);
+
+static const struct api_field vm_state_f[] = {STR(struct fc_vm_state, state, AF_REQUIRED)};
+OBJECT(fc_vm_state_obj, struct fc_vm_state, "Vm", vm_state_f);
+
+static const struct api_field vfio_f[] = {
+    STR(struct fc_vfio, vfio_id, AF_REQUIRED),
+    STR(struct fc_vfio, skiff_options, AF_REQUIRED),
+};
+OBJECT(fc_vfio_obj, struct fc_vfio, "SkiffVfioConfig", vfio_f);
+
+void fc_machine_defaults(struct fc_machine *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->vcpu_count = 1;
+	m->mem_size_mib = 128;
+	m->skiff_iothreads = 1;
+	strcpy(m->huge_pages, "None");
+}
+
+void fc_vmcfg_init(struct fc_vmcfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	fc_machine_defaults(&c->machine);
+}
+
+bool fc_id_ok(const char *id)
+{
+	if (!*id)
+		return false;
+	for (; *id; id++)
+		if (!isalnum((unsigned char)*id) && *id != '_')
+			return false;
+	return true;
+}
+
+int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen)
+{
+	if (m->vcpu_count < 1 || m->vcpu_count > 32 ||
+	    (m->smt && m->vcpu_count > 1 && m->vcpu_count % 2)) {
+		snprintf(err, errlen,
+			 "Machine config error: The number of vCPUs must be greater than 0, less "
+			 "than 32 and must be 1 or an even number if SMT is enabled.");
+		return -1;
+	}
+	/* skiff's own floor: below 16 MiB no Linux kernel fits. */
+	if (m->mem_size_mib < 16 || m->mem_size_mib > (1 << 20)) {
+		snprintf(err, errlen,
+			 "Machine config error: The memory size (MiB) is either 0, or not a "
+			 "multiple of the configured page size. (skiff: use 16 to 1048576)");
+		return -1;
+	}
+	if (strcmp(m->huge_pages, "None") || m->cpu_template[0] || m->track_dirty_pages) {
+		snprintf(err, errlen,
+			 "The requested operation is not supported: skiff has no "
+			 "huge pages, CPU templates or dirty page tracking.");
+		return -1;
+	}
+	return 0;
+}
+
+int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen)
+{
+	uint32_t rl = 1u << 7, sock = 1u << 8;
+	if (d->seen & (rl | sock) || (d->io_engine[0] && strcmp(d->io_engine, "Sync")) ||
+	    (d->cache_type[0] && strcmp(d->cache_type, "Unsafe") &&
+	     strcmp(d->cache_type, "Writeback"))) {
+		snprintf(err, errlen,
+			 "The requested operation is not supported: skiff drives "
+			 "take no rate_limiter, socket, or io_engine other than Sync.");
+		return -1;
+	}
+	if (!d->path_on_host[0]) {
+		snprintf(err, errlen,
+			 "Drive config error: Unable to create the virtio block "
+			 "device: path_on_host is missing.");
+		return -1;
+	}
+	return 0;
+}
+
+static bool mac_ok(const char *s)
+{
+	unsigned int b[6];
+	char tail;
+	return strlen(s) == 17 && sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
+					 &b[4], &b[5], &tail) == 6;
+}
+
+int fc_net_check(const struct fc_net *n, char *err, size_t errlen)
+{
+	if (n->guest_mac[0] && !mac_ok(n->guest_mac)) {
+		snprintf(err, errlen,
+			 "An error occurred when deserializing the json body of a request: "
+			 "invalid value: string \"%s\", expected a MAC address.",
+			 n->guest_mac);
+		return -1;
+	}
+	if (n->seen & ((1u << 3) | (1u << 4) | (1u << 5))) {
+		snprintf(err, errlen,
+			 "The requested operation is not supported: skiff network "
+			 "interfaces take no mtu or rate limiters.");
+		return -1;
+	}
+	return 0;
+}
+
+int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen)
+{
+	static const char *const levels[] = {"error", "warning", "info", "debug", "trace", "off"};
+	if (!l->level[0])
+		return 0;
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (!strcasecmp(l->level, levels[i]))
+			return 0;
+	snprintf(err, errlen, "Logger error: Invalid level: %s", l->level);
+	return -1;
+}

@@ -1,0 +1,115 @@
+/* Firecracker's API objects as C structs, each with the field table that
+ * parses and prints it (api_model.c). Names are Firecracker's; fields
+ * starting with skiff_ are skiff's own (README: "Driving skiff from an
+ * orchestrator"). */
+#ifndef SKIFF_API_MODEL_H
+#define SKIFF_API_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api_json.h"
+
+#define FC_ID_MAX     64
+#define FC_PATH_MAX   1024
+#define FC_ARGS_MAX   2048
+#define FC_SKIFF_MAX  256
+#define FC_MAX_DRIVES 16
+#define FC_MAX_NETS   8
+#define FC_MAX_VFIO   4
+
+struct fc_boot {
+	char kernel_image_path[FC_PATH_MAX], initrd_path[FC_PATH_MAX], boot_args[FC_ARGS_MAX];
+	uint32_t seen;
+};
+
+struct fc_drive {
+	char drive_id[FC_ID_MAX], path_on_host[FC_PATH_MAX], partuuid[FC_ID_MAX];
+	bool is_root_device, is_read_only;
+	char cache_type[16], io_engine[16], socket[8];
+	char skiff_options[FC_SKIFF_MAX]; /* --disk keys: "poll=adaptive" */
+	uint32_t seen;
+};
+
+struct fc_net {
+	char iface_id[FC_ID_MAX], host_dev_name[FC_ID_MAX], guest_mac[24];
+	int64_t mtu;
+	char skiff_options[FC_SKIFF_MAX]; /* --net keys: "vhost=on,model=e1000" */
+	uint32_t seen;
+};
+
+struct fc_machine {
+	int64_t vcpu_count, mem_size_mib;
+	bool smt, track_dirty_pages;
+	char huge_pages[8], cpu_template[16];
+	int64_t skiff_iothreads;
+	uint32_t seen;
+};
+
+struct fc_logger {
+	char log_path[FC_PATH_MAX], level[16], module[FC_ID_MAX];
+	bool show_level, show_log_origin;
+	uint32_t seen;
+};
+
+struct fc_metrics {
+	char metrics_path[FC_PATH_MAX];
+	uint32_t seen;
+};
+
+struct fc_action {
+	char action_type[32];
+	uint32_t seen;
+};
+
+struct fc_vm_state {
+	char state[16];
+	uint32_t seen;
+};
+
+struct fc_vfio {
+	char vfio_id[FC_ID_MAX], skiff_options[FC_SKIFF_MAX]; /* "ADDR[,mmap=off]" */
+	uint32_t seen;
+};
+
+/* Everything configured: what GET /vm/config shows and InstanceStart boots. */
+struct fc_vmcfg {
+	bool has_boot, has_logger, has_metrics;
+	struct fc_boot boot;
+	struct fc_drive drives[FC_MAX_DRIVES];
+	int nr_drives;
+	struct fc_net nets[FC_MAX_NETS];
+	int nr_nets;
+	struct fc_vfio vfio[FC_MAX_VFIO];
+	int nr_vfio;
+	struct fc_machine machine;
+	struct fc_logger logger;
+	struct fc_metrics metrics;
+};
+
+extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
+    fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
+    fc_vfio_obj;
+
+/* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
+void fc_machine_defaults(struct fc_machine *m);
+void fc_vmcfg_init(struct fc_vmcfg *c);
+/* Checks a filled object beyond types (ids, enums, values skiff does not
+ * support). 0, or -1 with Firecracker's message in err. */
+int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen);
+int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen);
+int fc_net_check(const struct fc_net *n, char *err, size_t errlen);
+int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);
+/* Adds or replaces (same id) in the configuration; -1 when full. */
+int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, size_t errlen);
+int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size_t errlen);
+int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, size_t errlen);
+/* GET /vm/config's FullVmConfiguration. */
+struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c);
+/* Firecracker's --config-file: the same objects under "boot-source",
+ * "drives", ... 0 or -1 with one line in err. */
+int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *err, size_t errlen);
+/* An id from a path: Firecracker's rule (alphanumerics and '_'). */
+bool fc_id_ok(const char *id);
+
+#endif

@@ -1,0 +1,180 @@
+/* What the API writes besides its replies: metrics (PUT /metrics,
+ * FlushMetrics), the log (PUT /logger) and the statistics text (GET
+ * /stats). Files are opened here, on the main thread, before the VM's
+ * filter; writes never block (a FIFO nobody reads loses lines). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api_fc.h"
+#include "core/clock.h"
+#include "stats/exit_stats.h"
+
+static int out_open(const char *path, char *why, size_t len)
+{
+	/* O_NONBLOCK: a FIFO with no reader yet does not hang the VMM (as
+	 * Firecracker, which needs the reader to exist first). */
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0600);
+	if (fd < 0)
+		snprintf(why, len, "%s (os error %d)", strerror(errno), errno);
+	return fd;
+}
+
+int api_fc_metrics_open(struct api_fc *f, const struct fc_metrics *m, char *err, size_t errlen)
+{
+	char why[200];
+	if (f->metrics_fd >= 0) {
+		snprintf(err, errlen,
+			 "Metrics error: Cannot initialize the metrics system due to "
+			 "bad user input: Reinitialization of metrics not allowed.");
+		return -1;
+	}
+	f->metrics_fd = out_open(m->metrics_path, why, sizeof(why));
+	if (f->metrics_fd < 0) {
+		snprintf(err, errlen,
+			 "Metrics error: Cannot initialize the metrics system due to "
+			 "bad user input: %s",
+			 why);
+		return -1;
+	}
+	f->cfg.metrics = *m;
+	f->cfg.has_metrics = true;
+	return 0;
+}
+
+int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, size_t errlen)
+{
+	char why[200];
+	int fd = -1;
+	if (l->log_path[0] && (fd = out_open(l->log_path, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "Logger error: Failed to open target file: %s", why);
+		return -1;
+	}
+	if (f->log_fd >= 0 && fd >= 0)
+		close(f->log_fd);
+	if (fd >= 0)
+		f->log_fd = fd;
+	f->cfg.logger = *l;
+	f->cfg.has_logger = true;
+	return 0;
+}
+
+static void out_write(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static const char *level_name(const char *level)
+{
+	return !strcmp(level, "Error") ? "ERROR" : !strcmp(level, "Warn") ? "WARN" : "INFO";
+}
+
+/* The rank of a level: Error 1 ... Trace 5; Off 0. */
+static int level_rank(const char *level)
+{
+	static const char *const names[] = {"off", "error", "warning", "info", "debug", "trace"};
+	for (int i = 0; i < 6; i++)
+		if (!strcasecmp(level, names[i]))
+			return i;
+	return 3;
+}
+
+void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
+{
+	if (f->log_fd < 0)
+		return;
+	int want = f->cfg.logger.level[0] ? level_rank(f->cfg.logger.level) : 3;
+	if (level_rank(level) > want || !want)
+		return;
+	char line[1024], msg[800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	int n = snprintf(line, sizeof(line),
+			 "%04d-%02d-%02dT%02d:%02d:%02d.%09ld "
+			 "[anonymous-instance:main%s%s] %s\n",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, ts.tv_nsec, f->cfg.logger.show_level ? ":" : "",
+			 f->cfg.logger.show_level ? level_name(level) : "", msg);
+	if (n > 0)
+		out_write(f->log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+char *api_fc_stats_text(struct api_fc *f, size_t *len)
+{
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, len);
+	if (!m)
+		return NULL;
+	double wall = (monotonic_ns() - f->start_ns) / 1e9;
+	if (f->state == FC_NOT_STARTED) {
+		fprintf(m, "wall_s\t%.6f\n", wall);
+	} else {
+		struct vmm *v = f->vmm;
+		struct exit_stats_src src = {.vm = &v->vm,
+					     .sites = &v->sites,
+					     .io = v->io,
+					     .nr_io = v->nr_io,
+					     .counters = vmm_counters,
+					     .counters_opaque = v,
+					     .wall_s = wall};
+		exit_stats_flat(m, &src);
+	}
+	fclose(m);
+	return buf;
+}
+
+/* One JSON object per line, as Firecracker's metrics: a timestamp, then
+ * skiff's counters grouped under "skiff" (its names are not
+ * Firecracker's). */
+void api_fc_flush_metrics(struct api_fc *f)
+{
+	if (f->metrics_fd < 0)
+		return;
+	size_t len;
+	char *text = api_fc_stats_text(f, &len);
+	struct json_object *o = json_object_new_object(), *s = json_object_new_object();
+	if (text && o && s) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		json_object_object_add(
+		    o, "utc_timestamp_ms",
+		    json_object_new_int64((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+		for (char *save, *l = strtok_r(text, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save)) {
+			char *tab = strchr(l, '\t');
+			if (!tab)
+				continue;
+			*tab = '\0';
+			json_object_object_add(s, l, json_object_new_double(strtod(tab + 1, NULL)));
+		}
+		json_object_object_add(o, "skiff", s);
+		s = NULL;
+		size_t n;
+		const char *j = json_object_to_json_string_length(
+		    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+		out_write(f->metrics_fd, j, n);
+		out_write(f->metrics_fd, "\n", 1);
+	}
+	json_object_put(s);
+	json_object_put(o);
+	free(text);
+}

@@ -1,0 +1,66 @@
+/* A parsed API request (the API thread fills it from HTTP and JSON) and
+ * its reply (the main thread's controller fills it). */
+#ifndef SKIFF_API_REQ_H
+#define SKIFF_API_REQ_H
+
+#include <stddef.h>
+
+#include "api/api_http.h"
+#include "api/api_model.h"
+
+enum api_op {
+	OP_INFO,
+	OP_VERSION,
+	OP_BOOT,
+	OP_DRIVE_PUT,
+	OP_DRIVE_PATCH,
+	OP_NET_PUT,
+	OP_NET_PATCH,
+	OP_MACHINE_GET,
+	OP_MACHINE_PUT,
+	OP_MACHINE_PATCH,
+	OP_ACTION,
+	OP_VM,
+	OP_METRICS,
+	OP_LOGGER,
+	OP_VM_CONFIG,
+	OP_STATS,
+	OP_VFIO_PUT,
+};
+
+struct api_req {
+	enum api_op op;
+	char desc[96]; /* Put request on "/drives/rootfs", for the log */
+	union {
+		struct fc_boot boot;
+		struct fc_drive drive;
+		struct fc_net net;
+		struct fc_machine machine;
+		struct fc_action action;
+		struct fc_vm_state vm;
+		struct fc_metrics metrics;
+		struct fc_logger logger;
+		struct fc_vfio vfio;
+	} u;
+};
+
+struct api_reply {
+	int status;
+	const char *ctype;
+	char *body; /* malloc'ed, or NULL */
+	size_t len;
+};
+
+/* Routes a request: 0 with req filled for the controller, or 1 with the
+ * reply already made (a bad path, method or body: 400). */
+int api_route(enum api_method m, const char *mname, const char *url, const char *body, size_t len,
+	      struct api_req *req, struct api_reply *rep);
+
+/* Replies: {"fault_message": msg} with status; a JSON object (taken); no
+ * body (204). */
+void api_reply_fault(struct api_reply *rep, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void api_reply_json(struct api_reply *rep, struct json_object *o);
+void api_reply_none(struct api_reply *rep);
+
+#endif

@@ -1,0 +1,165 @@
+/* One table of routes: method, path (with an {id} or not), the operation
+ * and the JSON object its body holds. Errors use Firecracker's words. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_req.h"
+
+struct route {
+	enum api_method method;
+	const char *path; /* "/drives/" with an id after it when id_field */
+	enum api_op op;
+	const struct api_object *obj; /* NULL: no body */
+	const char *id_field;	      /* the body field the path's id must equal */
+};
+
+static const struct route routes[] = {
+    {API_GET, "/", OP_INFO, NULL, NULL},
+    {API_GET, "/version", OP_VERSION, NULL, NULL},
+    {API_PUT, "/boot-source", OP_BOOT, &fc_boot_obj, NULL},
+    {API_PUT, "/drives/", OP_DRIVE_PUT, &fc_drive_obj, "drive_id"},
+    {API_PATCH, "/drives/", OP_DRIVE_PATCH, &fc_drive_patch_obj, "drive_id"},
+    {API_PUT, "/network-interfaces/", OP_NET_PUT, &fc_net_obj, "iface_id"},
+    {API_PATCH, "/network-interfaces/", OP_NET_PATCH, &fc_net_patch_obj, "iface_id"},
+    {API_GET, "/machine-config", OP_MACHINE_GET, NULL, NULL},
+    {API_PUT, "/machine-config", OP_MACHINE_PUT, &fc_machine_obj, NULL},
+    {API_PATCH, "/machine-config", OP_MACHINE_PATCH, &fc_machine_obj, NULL},
+    {API_PUT, "/actions", OP_ACTION, &fc_action_obj, NULL},
+    {API_PATCH, "/vm", OP_VM, &fc_vm_state_obj, NULL},
+    {API_PUT, "/metrics", OP_METRICS, &fc_metrics_obj, NULL},
+    {API_PUT, "/logger", OP_LOGGER, &fc_logger_obj, NULL},
+    {API_GET, "/vm/config", OP_VM_CONFIG, NULL, NULL},
+    {API_GET, "/stats", OP_STATS, NULL, NULL},
+    {API_PUT, "/skiff/vfio/", OP_VFIO_PUT, &fc_vfio_obj, "vfio_id"},
+};
+
+void api_reply_fault(struct api_reply *rep, int status, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct json_object *o = json_object_new_object();
+	if (o)
+		json_object_object_add(o, "fault_message", json_object_new_string(msg));
+	api_reply_json(rep, o);
+	rep->status = status;
+}
+
+void api_reply_json(struct api_reply *rep, struct json_object *o)
+{
+	rep->status = 200;
+	rep->ctype = "application/json";
+	rep->body = NULL;
+	rep->len = 0;
+	if (o) {
+		size_t n;
+		const char *s = json_object_to_json_string_length(
+		    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+		rep->body = s ? strndup(s, n) : NULL;
+		rep->len = rep->body ? n : 0;
+		json_object_put(o);
+	}
+	if (!rep->body)
+		rep->status = 500;
+}
+
+void api_reply_none(struct api_reply *rep)
+{
+	*rep = (struct api_reply){.status = 204};
+}
+
+/* The id of an object behind the path: Firecracker's checks on it, then
+ * the body's id must be the same. */
+static int route_id(const struct route *r, const char *id, const struct api_req *req,
+		    struct api_reply *rep)
+{
+	if (!*id) {
+		api_reply_fault(rep, 400, "The ID cannot be empty.");
+		return 1;
+	}
+	if (!fc_id_ok(id)) {
+		api_reply_fault(rep, 400,
+				"API Resource IDs can only contain alphanumeric "
+				"characters and underscores.");
+		return 1;
+	}
+	const struct api_field *f = &r->obj->fields[0]; /* the id is each table's first */
+	if (strcmp(f->name, r->id_field) || strcmp((const char *)&req->u + f->off, id)) {
+		api_reply_fault(rep, 400,
+				"The id from the path does not match the id from the body!");
+		return 1;
+	}
+	return 0;
+}
+
+static bool route_match(const struct route *t, const char *path)
+{
+	size_t n = strlen(t->path);
+	if (!t->id_field)
+		return !strcmp(path, t->path);
+	/* "/drives/ID", and "/drives" alone, whose id is then refused as empty */
+	return !strncmp(path, t->path, n) || (!strncmp(path, t->path, n - 1) && !path[n - 1]);
+}
+
+int api_route(enum api_method m, const char *mname, const char *url, const char *body, size_t len,
+	      struct api_req *req, struct api_reply *rep)
+{
+	char path[API_URL_MAX + 1];
+	snprintf(path, sizeof(path), "%.*s", (int)strcspn(url, "?"), url);
+	size_t plen = strlen(path);
+	if (plen > 1 && path[plen - 1] == '/')
+		path[--plen] = '\0';
+	memset(req, 0, sizeof(*req));
+	const struct route *r = NULL;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !r; i++)
+		if (routes[i].method == m && route_match(&routes[i], path))
+			r = &routes[i];
+	/* Firecracker's log words: "Put request on \"/boot-source\"". */
+	snprintf(req->desc, sizeof(req->desc), "%c%.6s request on \"%.60s\"", mname[0], mname + 1,
+		 path);
+	for (char *d = req->desc + 1; *d && *d != ' '; d++)
+		*d = (char)tolower((unsigned char)*d);
+	if (!r) {
+		api_reply_fault(rep, 400, "Invalid request method and/or path: %s %s.", mname,
+				path);
+		return 1;
+	}
+	req->op = r->op;
+	if (!r->obj)
+		return 0;
+	if (!len) {
+		api_reply_fault(rep, 400, "Empty %s request.", m == API_PUT ? "PUT" : "PATCH");
+		return 1;
+	}
+	char why[480];
+	if (r->op == OP_MACHINE_PUT || r->op == OP_MACHINE_PATCH)
+		fc_machine_defaults(&req->u.machine);
+	/* PATCH /machine-config: every field optional, merged by the mask. */
+	struct api_object patch;
+	const struct api_object *obj = r->obj;
+	struct api_field fields[16];
+	if (r->op == OP_MACHINE_PATCH) {
+		patch = *r->obj;
+		for (size_t i = 0; i < patch.n && i < 16; i++) {
+			fields[i] = patch.fields[i];
+			fields[i].flags &= ~AF_REQUIRED;
+		}
+		patch.fields = fields;
+		obj = &patch;
+		req->u.machine.seen = 0;
+	}
+	if (api_json_fill_text(obj, body, len, &req->u, why, sizeof(why)) < 0) {
+		api_reply_fault(
+		    rep, 400,
+		    "An error occurred when deserializing the json body of a request: %s.", why);
+		return 1;
+	}
+	if (r->id_field)
+		return route_id(r, plen < strlen(r->path) ? "" : path + strlen(r->path), req, rep);
+	return 0;
+}

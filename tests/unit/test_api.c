@@ -1,0 +1,375 @@
+/* The API layer without a VM: HTTP framing and its limits, strict JSON,
+ * the route table, the controller's refusals after start, and the
+ * controller channel's close (what lets skiff stop while a request
+ * waits). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api/api_ctl.h"
+#include "api/api_fc.h"
+#include "api/api_http.h"
+#include "api/api_json.h"
+#include "api/api_model.h"
+#include "api/api_req.h"
+#include "api/api_server.h"
+
+static enum api_feed feed(struct api_conn *c, const char *s)
+{
+	size_t n = strlen(s);
+	assert_true(c->in_len + n <= sizeof(c->in));
+	memcpy(c->in + c->in_len, s, n);
+	c->in_len += n;
+	return api_conn_feed(c);
+}
+
+/* A request in pieces, then two pipelined: each whole, in order. */
+static void test_http_framing(void **state)
+{
+	(void)state;
+	struct api_conn c;
+	assert_int_equal(api_conn_init(&c), 0);
+	assert_int_equal(feed(&c, "PUT /actions HTTP/1.1\r\nContent-Le"), API_FEED_MORE);
+	assert_int_equal(feed(&c, "ngth: 4\r\n\r\n{}"), API_FEED_MORE);
+	assert_int_equal(feed(&c, "  "), API_FEED_REQUEST);
+	assert_int_equal(api_conn_method(&c), API_PUT);
+	assert_string_equal(c.url, "/actions");
+	assert_string_equal(c.body, "{}  ");
+	api_conn_next(&c);
+	assert_int_equal(feed(&c, "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n"),
+			 API_FEED_REQUEST);
+	assert_string_equal(c.url, "/a");
+	assert_int_equal(c.body_len, 0);
+	api_conn_next(&c);
+	assert_int_equal(api_conn_feed(&c), API_FEED_REQUEST);
+	assert_string_equal(c.url, "/b");
+	assert_true(api_conn_keep_alive(&c));
+	api_conn_free(&c);
+}
+
+/* Over the limit by declaration or by chunks, or not HTTP: refused. */
+static void test_http_limits(void **state)
+{
+	(void)state;
+	struct api_conn c;
+	assert_int_equal(api_conn_init(&c), 0);
+	assert_int_equal(feed(&c, "PUT / HTTP/1.1\r\nContent-Length: 51201\r\n\r\n"),
+			 API_FEED_TOO_LARGE);
+	api_conn_free(&c);
+	assert_int_equal(api_conn_init(&c), 0);
+	assert_int_equal(feed(&c, "PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+			 API_FEED_MORE);
+	enum api_feed f = API_FEED_MORE;
+	char chunk[1100];
+	memset(chunk, 'x', sizeof(chunk));
+	memcpy(chunk, "400\r\n", 5);
+	memcpy(chunk + 5 + 0x400, "\r\n", 3);
+	for (int i = 0; i < 60 && f == API_FEED_MORE; i++)
+		f = feed(&c, chunk);
+	assert_int_equal(f, API_FEED_TOO_LARGE);
+	api_conn_free(&c);
+	assert_int_equal(api_conn_init(&c), 0);
+	assert_int_equal(feed(&c, "\x16\x03\x01 hello\r\n\r\n"), API_FEED_BAD);
+	api_conn_free(&c);
+	char out[256];
+	size_t n = api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true);
+	assert_true(n > 0);
+	assert_memory_equal(out, "HTTP/1.1 204 No Content\r\n", 25);
+	assert_int_equal(api_http_response(out, 8, 200, "application/json", "{}", 2, true), 0);
+}
+
+static int fill(const struct api_object *o, const char *text, void *target, char *err)
+{
+	return api_json_fill_text(o, text, strlen(text), target, err, 300);
+}
+
+static void test_json_strict(void **state)
+{
+	(void)state;
+	char err[300];
+	struct fc_machine m;
+	fc_machine_defaults(&m);
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":2,\"mem_size_mib\":512}", &m, err),
+			 0);
+	assert_int_equal(m.vcpu_count, 2);
+	assert_int_equal(m.mem_size_mib, 512);
+	assert_int_equal(m.seen, 3);
+	assert_int_equal(
+	    fill(&fc_machine_obj, "{\"vcpu_count\":2,\"mem_size_mib\":1,\"x\":1}", &m, err), -1);
+	assert_non_null(strstr(err, "unknown field `x`"));
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":true,\"mem_size_mib\":1}", &m, err),
+			 -1);
+	assert_string_equal(err, "invalid type: boolean, expected u8");
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":256,\"mem_size_mib\":1}", &m, err),
+			 -1);
+	assert_non_null(strstr(err, "invalid value: integer `256`"));
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1}", &m, err), -1);
+	assert_string_equal(err, "missing field `mem_size_mib`");
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1,\"mem_size_mib\":1} x", &m, err),
+			 -1);
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1,", &m, err), -1);
+	assert_int_equal(fill(&fc_machine_obj, "[]", &m, err), -1);
+	struct fc_boot b = {0};
+	assert_int_equal(
+	    fill(&fc_boot_obj, "{\"kernel_image_path\":\"k\",\"initrd_path\":null}", &b, err), 0);
+	assert_string_equal(b.initrd_path, "");
+	char longpath[FC_PATH_MAX + 40];
+	snprintf(longpath, sizeof(longpath), "{\"kernel_image_path\":\"%0*d\"}", FC_PATH_MAX, 0);
+	assert_int_equal(fill(&fc_boot_obj, longpath, &b, err), -1);
+}
+
+static int route(const char *m, const char *url, const char *body, struct api_req *req,
+		 struct api_reply *rep)
+{
+	enum api_method e = !strcmp(m, "GET")	  ? API_GET
+			    : !strcmp(m, "PUT")	  ? API_PUT
+			    : !strcmp(m, "PATCH") ? API_PATCH
+						  : API_OTHER;
+	return api_route(e, m, url, body, strlen(body), req, rep);
+}
+
+static void expect_fault(struct api_reply *rep, int status, const char *words)
+{
+	assert_int_equal(rep->status, status);
+	assert_non_null(rep->body);
+	if (!strstr(rep->body, words))
+		fail_msg("'%s' lacks '%s'", rep->body, words);
+	free(rep->body);
+	rep->body = NULL;
+}
+
+static void test_routes(void **state)
+{
+	(void)state;
+	static struct api_req req;
+	struct api_reply rep = {0};
+	assert_int_equal(route("GET", "/machine-config?x=1", "", &req, &rep), 0);
+	assert_int_equal(req.op, OP_MACHINE_GET);
+	assert_int_equal(route("PUT", "/drives/root",
+			       "{\"drive_id\":\"root\",\"is_root_device\":true}", &req, &rep),
+			 0);
+	assert_int_equal(req.op, OP_DRIVE_PUT);
+	assert_string_equal(req.desc, "Put request on \"/drives/root\"");
+	assert_int_equal(
+	    route("PUT", "/drives/a", "{\"drive_id\":\"b\",\"is_root_device\":true}", &req, &rep),
+	    1);
+	expect_fault(&rep, 400, "does not match");
+	assert_int_equal(route("PUT", "/drives/a.b",
+			       "{\"drive_id\":\"a.b\",\"is_root_device\":true}", &req, &rep),
+			 1);
+	expect_fault(&rep, 400, "alphanumeric");
+	assert_int_equal(
+	    route("PUT", "/drives", "{\"drive_id\":\"\",\"is_root_device\":true}", &req, &rep), 1);
+	expect_fault(&rep, 400, "The ID cannot be empty.");
+	assert_int_equal(route("PUT", "/boot-source", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Empty PUT request.");
+	assert_int_equal(route("DELETE", "/vm", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Invalid request method and/or path: DELETE /vm.");
+	assert_int_equal(route("GET", "/vm", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Invalid request method and/or path");
+	/* PATCH /machine-config takes any subset. */
+	assert_int_equal(route("PATCH", "/machine-config", "{\"smt\":true}", &req, &rep), 0);
+	assert_int_equal(req.u.machine.seen, 1u << 2);
+}
+
+/* After InstanceStart, Firecracker's refusals; the machine stays as it was. */
+static void test_refused_after_start(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct api_req req;
+	static struct vmm v;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	api_fc_init(&f, &v, &base);
+	f.state = FC_RUNNING;
+	static const char *const refused[][3] = {
+	    {"PUT", "/boot-source", "{\"kernel_image_path\":\"/k\"}"},
+	    {"PUT", "/drives/d", "{\"drive_id\":\"d\",\"is_root_device\":false}"},
+	    {"PUT", "/network-interfaces/n", "{\"iface_id\":\"n\",\"host_dev_name\":\"t\"}"},
+	    {"PUT", "/machine-config", "{\"vcpu_count\":4,\"mem_size_mib\":64}"},
+	    {"PATCH", "/machine-config", "{\"vcpu_count\":4}"},
+	    {"PUT", "/metrics", "{\"metrics_path\":\"/m\"}"},
+	    {"PUT", "/logger", "{\"log_path\":\"/l\"}"},
+	    {"PUT", "/actions", "{\"action_type\":\"InstanceStart\"}"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(route(refused[i][0], refused[i][1], refused[i][2], &req, &rep), 0);
+		api_fc_handle(&f, &req, &rep);
+		expect_fault(
+		    &rep, 400,
+		    "The requested operation is not supported after starting the microVM.");
+	}
+	assert_int_equal(f.cfg.machine.vcpu_count, 1);
+	struct fc_drive d = {.drive_id = "root", .path_on_host = "/r", .is_root_device = true};
+	char err[200];
+	assert_int_equal(fc_vmcfg_put_drive(&f.cfg, &d, err, sizeof(err)), 0);
+	assert_int_equal(route("PATCH", "/drives/root",
+			       "{\"drive_id\":\"root\",\"path_on_host\":\"/other\"}", &req, &rep),
+			 0);
+	api_fc_handle(&f, &req, &rep);
+	expect_fault(&rep, 400, "not supported");
+	assert_string_equal(f.cfg.drives[0].path_on_host, "/r");
+	assert_int_equal(route("PATCH", "/drives/root", "{\"drive_id\":\"root\"}", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	assert_int_equal(route("PATCH", "/drives/gone", "{\"drive_id\":\"gone\"}", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	expect_fault(&rep, 400, "Device not found");
+	assert_int_equal(route("GET", "/", "", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 200);
+	assert_non_null(strstr(rep.body, "\"state\":\"Running\""));
+	free(rep.body);
+	api_fc_fini(&f);
+}
+
+struct caller {
+	struct api_ctl *ctl;
+	struct api_req req;
+	struct api_reply rep;
+};
+
+static void *call_thread(void *arg)
+{
+	struct caller *c = arg;
+	api_ctl_call(c->ctl, &c->req, &c->rep);
+	return NULL;
+}
+
+static void handle_ok(void *opaque, const struct api_req *req, struct api_reply *rep)
+{
+	(void)opaque;
+	(void)req;
+	api_reply_none(rep);
+}
+
+/* A served request gets its handler's reply; one waiting when skiff
+ * stops gets a 500 and returns, so the API thread can be joined. */
+static void test_ctl_close(void **state)
+{
+	(void)state;
+	static struct api_ctl ctl;
+	static struct caller c;
+	assert_int_equal(api_ctl_init(&ctl), 0);
+	c.ctl = &ctl;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, call_thread, &c), 0);
+	uint64_t n;
+	while (read(ctl.efd, &n, sizeof(n)) < 0)
+		usleep(1000);
+	assert_int_equal(write(ctl.efd, &n, sizeof(n)), sizeof(n)); /* put it back */
+	api_ctl_serve(&ctl, handle_ok, NULL);
+	pthread_join(t, NULL);
+	assert_int_equal(c.rep.status, 204);
+
+	assert_int_equal(pthread_create(&t, NULL, call_thread, &c), 0);
+	while (read(ctl.efd, &n, sizeof(n)) < 0)
+		usleep(1000);
+	api_ctl_close(&ctl);
+	pthread_join(t, NULL);
+	expect_fault(&c.rep, 500, "shutting down");
+	api_ctl_call(&ctl, &c.req, &c.rep); /* after close: at once */
+	expect_fault(&c.rep, 500, "shutting down");
+	api_ctl_destroy(&ctl);
+}
+
+static int client_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c >= 0 && connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(c);
+		return -1;
+	}
+	return c;
+}
+
+/* The server answers through the controller; once the controller is
+ * closed and the server closed, a request waiting gets its 500, the
+ * thread is joined and the socket's file is gone: nothing is left to
+ * read the VM when it is freed. */
+static void test_server_stop(void **state)
+{
+	(void)state;
+	static struct api_ctl ctl;
+	static struct api_server srv;
+	char path[108], err[256], buf[512];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof(path), "%s/skiff-api-%d.sock", tmp && *tmp ? tmp : "/tmp", getpid());
+	assert_int_equal(api_ctl_init(&ctl), 0);
+	assert_int_equal(api_server_open(&srv, path, &ctl, err, sizeof(err)), 0);
+	assert_int_equal(api_server_start(&srv), 0);
+	int c = client_connect(path);
+	assert_true(c >= 0);
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	assert_int_equal(write(c, get, sizeof(get) - 1), sizeof(get) - 1);
+	struct pollfd p = {.fd = ctl.efd, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	api_ctl_serve(&ctl, handle_ok, NULL);
+	ssize_t n = read(c, buf, sizeof(buf) - 1);
+	assert_true(n > 12);
+	assert_memory_equal(buf, "HTTP/1.1 204", 12);
+	/* A second request waits in the controller while skiff stops. */
+	assert_int_equal(write(c, get, sizeof(get) - 1), sizeof(get) - 1);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	api_ctl_close(&ctl);
+	n = read(c, buf, sizeof(buf) - 1);
+	assert_true(n > 12);
+	assert_memory_equal(buf, "HTTP/1.1 500", 12);
+	api_server_close(&srv);
+	assert_false(srv.running);
+	assert_int_equal(read(c, buf, sizeof(buf)), 0); /* closed */
+	close(c);
+	assert_int_equal(client_connect(path), -1);
+	assert_int_equal(access(path, F_OK), -1);
+	api_ctl_destroy(&ctl);
+}
+
+/* --config-file: the same objects, strictly. */
+static void test_config_file(void **state)
+{
+	(void)state;
+	static struct fc_vmcfg c;
+	char err[400];
+	const char *ok =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\",\"boot_args\":\"console=ttyS0\"},"
+	    "\"drives\":[{\"drive_id\":\"rootfs\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
+	    "\"is_read_only\":false}],\"network-interfaces\":[{\"iface_id\":\"eth0\","
+	    "\"host_dev_name\":\"tap0\",\"guest_mac\":\"06:00:AC:10:00:02\"}],"
+	    "\"machine-config\":{\"vcpu_count\":2,\"mem_size_mib\":256,\"skiff_iothreads\":2}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, ok, strlen(ok), err, sizeof(err)), 0);
+	assert_int_equal(c.nr_drives, 1);
+	assert_int_equal(c.nr_nets, 1);
+	assert_int_equal(c.machine.skiff_iothreads, 2);
+	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"balloon\":{}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown field `balloon`"));
+	const char *two = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":["
+			  "{\"drive_id\":\"a\",\"path_on_host\":\"/a\",\"is_root_device\":true},"
+			  "{\"drive_id\":\"b\",\"path_on_host\":\"/b\",\"is_root_device\":true}]}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, two, strlen(two), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "A root block device already exists!"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_http_framing),	cmocka_unit_test(test_http_limits),
+	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_routes),
+	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
+	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
+	};
+	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
+}
