@@ -1,6 +1,7 @@
 #include "core/sandbox.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -141,6 +142,12 @@ static int sigsys_err;
 static void process_init(void)
 {
 	names_init();
+	/* glibc shrinks a thread arena's heap only past the trim threshold,
+	 * and the first shrink reads /proc/sys/vm/overcommit_memory: a path
+	 * lookup no filter allows (it killed the API thread). A threshold
+	 * above a thread heap's 64 MiB means it never happens; the main
+	 * arena trims with brk, no file. */
+	mallopt(M_TRIM_THRESHOLD, 128 << 20);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sigsys_handler;
