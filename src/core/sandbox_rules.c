@@ -194,6 +194,8 @@ static const struct sandbox_rule main_thread[] = {
     IOCTL(VHOST_GET_VRING_BASE),
     IOCTL(VFIO_DEVICE_SET_IRQS),
     IOCTL(VFIO_DEVICE_RESET),
+    IOCTL(KVM_GET_CLOCK), /* vmm_pause, for the API's PATCH /vm */
+    IOCTL(KVM_SET_CLOCK), /* vmm_resume */
 };
 
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};

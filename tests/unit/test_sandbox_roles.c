@@ -204,8 +204,10 @@ static int main_work(void)
 	struct pollfd p = {.fd = fx.efd, .events = POLLIN};
 	return eventfd_roundtrip() || poll(&p, 1, 0) != 0 || !enotty(fx.pipe[0], TCGETS) ||
 	       !enotty(fx.pipe[0], TCSETS) || !enotty(fx.pipe[0], KVM_GET_STATS_FD) ||
-	       !enotty(fx.pipe[0], KVM_IRQFD) || shutdown(fx.listen_fd, SHUT_RDWR) < 0 ||
-	       usleep(1000) < 0 || close(fx.tfd) < 0 || sort_big();
+	       !enotty(fx.pipe[0], KVM_IRQFD) || !enotty(fx.pipe[0], KVM_GET_CLOCK) ||
+	       !enotty(fx.pipe[0], KVM_SET_CLOCK) || !enotty(fx.pipe[0], KVM_IRQ_LINE) ||
+	       shutdown(fx.listen_fd, SHUT_RDWR) < 0 || usleep(1000) < 0 || close(fx.tfd) < 0 ||
+	       sort_big();
 }
 
 static int (*const role_work[SANDBOX_NR_ROLES])(void) = {
