@@ -212,6 +212,10 @@ void vmm_stop(struct vmm *v)
 
 void vmm_destroy(struct vmm *v)
 {
+	/* A failed InstanceStart destroyed it already; `skiff run` destroys
+	 * whatever it has on the way out. */
+	if (v->destroyed)
+		return;
 	vmm_stop(v);
 	/* Transports first (they never touch their device on the way out),
 	 * then the devices, then what they ran on. */
@@ -225,6 +229,7 @@ void vmm_destroy(struct vmm *v)
 	if (v->vm_created)
 		vm_destroy(&v->vm);
 	pthread_mutex_destroy(&v->ctl_lock);
+	v->destroyed = true;
 }
 
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx)

@@ -10,7 +10,8 @@
  * touches the VM; vmm_destroy transports and devices freed, vCPUs closed, guest RAM unmapped.
  *
  * Each step may be called after a failed earlier one; vmm_destroy always
- * stops first. */
+ * stops first, and a second vmm_destroy does nothing (vmm_build starts
+ * afresh). */
 #ifndef SKIFF_VMM_H
 #define SKIFF_VMM_H
 
@@ -58,7 +59,7 @@ struct vmm {
 	struct i8042 kbd;
 	struct exit_sites sites;
 	uint64_t start_ns;
-	bool vm_created, stopped, console_on;
+	bool vm_created, stopped, console_on, destroyed;
 	unsigned int nr_io_started;
 	int nr_vcpus_started;
 	/* vmm_pause / vmm_resume, one controller at a time */
