@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,11 +126,31 @@ static void conn_close(struct api_server *s, int i)
 	s->conns[i] = NULL;
 }
 
+/* All slots taken: the connection idle the longest (no request under
+ * way) makes room, so clients that connect and say nothing cannot lock
+ * the others out. -1 if every one is mid-request (those time out). */
+static int conn_evict_idle(struct api_server *s)
+{
+	int best = -1;
+	for (int i = 0; i < API_CONNS_MAX; i++)
+		if (s->fds[i] >= 0 && !s->started_ns[i] &&
+		    (best < 0 || s->last_ns[i] < s->last_ns[best]))
+			best = i;
+	if (best >= 0)
+		conn_close(s, best);
+	return best;
+}
+
 static void conn_accept(struct api_server *s)
 {
 	int fd = api_sock_accept(&s->sock);
 	if (fd < 0)
 		return;
+	bool full = true;
+	for (int i = 0; i < API_CONNS_MAX && full; i++)
+		full = s->fds[i] >= 0;
+	if (full)
+		conn_evict_idle(s);
 	for (int i = 0; i < API_CONNS_MAX; i++) {
 		if (s->fds[i] >= 0)
 			continue;
@@ -141,6 +162,7 @@ static void conn_accept(struct api_server *s)
 		}
 		s->fds[i] = fd;
 		s->started_ns[i] = 0;
+		s->last_ns[i] = monotonic_ns();
 		return;
 	}
 	close(fd); /* full: the client sees its connection closed */
@@ -156,6 +178,7 @@ static void conn_read(struct api_server *s, int i)
 		conn_close(s, i);
 		return;
 	}
+	s->last_ns[i] = monotonic_ns();
 	if (!s->started_ns[i])
 		s->started_ns[i] = monotonic_ns();
 	c->in_len += (size_t)n;

@@ -25,6 +25,7 @@ struct api_server {
 	struct api_conn *conns[API_CONNS_MAX];
 	int fds[API_CONNS_MAX];
 	uint64_t started_ns[API_CONNS_MAX]; /* first byte of the pending request, 0: none */
+	uint64_t last_ns[API_CONNS_MAX];    /* last byte read (or accepted) */
 	struct api_req req;		    /* the one in flight */
 };
 

@@ -320,6 +320,18 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     check(len(m) == 1 and "utc_timestamp_ms" in m[0], "FlushMetrics wrote one JSON line")
 
     api.conn.close()
+    # Clients that connect and say nothing fill every slot: a new client
+    # is still answered (the longest-idle connection makes room).
+    idle = []
+    for _ in range(20):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(sock)
+        idle.append(c)
+        time.sleep(0.01)
+    reply = raw_exchange(sock, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    check(status_of(reply) == 200, "answered with every slot held by idle clients")
+    for c in idle:
+        c.close()
     proc.send_signal(signal.SIGTERM)
     rc = proc.wait(timeout=10)
     check(rc == 0, f"SIGTERM while unconfigured: exit 0 (got {rc})")
