@@ -124,18 +124,10 @@ char *api_fc_stats_text(struct api_fc *f, size_t *len)
 	FILE *m = open_memstream(&buf, len);
 	if (!m)
 		return NULL;
-	double wall = (monotonic_ns() - f->start_ns) / 1e9;
 	if (f->state == FC_NOT_STARTED) {
-		fprintf(m, "wall_s\t%.6f\n", wall);
+		fprintf(m, "wall_s\t%.6f\n", (monotonic_ns() - f->start_ns) / 1e9);
 	} else {
-		struct vmm *v = f->vmm;
-		struct exit_stats_src src = {.vm = &v->vm,
-					     .sites = &v->sites,
-					     .io = v->io,
-					     .nr_io = v->nr_io,
-					     .counters = vmm_counters,
-					     .counters_opaque = v,
-					     .wall_s = wall};
+		struct exit_stats_src src = vmm_stats_src(f->vmm);
 		exit_stats_flat(m, &src);
 	}
 	fclose(m);

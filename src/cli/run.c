@@ -65,13 +65,7 @@ static int exit_status(struct vm *vm)
 
 static void report(struct vmm *v, const struct run_opts *o, FILE *stats_json)
 {
-	struct exit_stats_src src = {.vm = &v->vm,
-				     .sites = &v->sites,
-				     .io = v->io,
-				     .nr_io = v->nr_io,
-				     .counters = vmm_counters,
-				     .counters_opaque = v,
-				     .wall_s = (monotonic_ns() - v->start_ns) / 1e9};
+	struct exit_stats_src src = vmm_stats_src(v);
 	if (o->stats)
 		exit_stats_print(stderr, &src);
 	if (stats_json)

@@ -232,6 +232,17 @@ void vmm_destroy(struct vmm *v)
 	v->destroyed = true;
 }
 
+struct exit_stats_src vmm_stats_src(struct vmm *v)
+{
+	return (struct exit_stats_src){.vm = &v->vm,
+				       .sites = &v->sites,
+				       .io = v->io,
+				       .nr_io = v->nr_io,
+				       .counters = vmm_counters,
+				       .counters_opaque = v,
+				       .wall_s = (monotonic_ns() - v->start_ns) / 1e9};
+}
+
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx)
 {
 	const struct vmm *v = vmm;

@@ -26,6 +26,7 @@
 #include "devices/uart8250.h"
 #include "iothread/iothread.h"
 #include "stats/exit_sites.h"
+#include "stats/exit_stats.h"
 #include "vmm/devmgr.h"
 
 #define VMM_MAX_DEVICES DEVMGR_MAX
@@ -104,5 +105,7 @@ int vmm_ctrl_alt_del(struct vmm *v);
 
 /* Every counter of the VM: I/O threads, devices, transports, queues. */
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx);
+/* What the exit accounting reads of this VM, as of now. */
+struct exit_stats_src vmm_stats_src(struct vmm *v);
 
 #endif

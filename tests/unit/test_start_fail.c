@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "x86/bzimage.h"
+#include "fake_bzimage.h"
 
 static int kvm_fd = -1, vm_fd = -1;
 
@@ -65,31 +65,15 @@ int ioctl(int fd, unsigned long req, ...)
 	return (int)syscall(SYS_ioctl, fd, req, arg);
 }
 
-/* A minimal bzImage that passes the header checks (see test_boot.c). */
 static void write_kernel(const char *path)
 {
-	enum { SETUP_SECTS = 4, SYS_LEN = 64 * 1024, LEN = (SETUP_SECTS + 1) * 512 + SYS_LEN };
-	static uint8_t b[LEN];
-	struct setup_header h;
-	memset(&h, 0, sizeof(h));
-	h.setup_sects = SETUP_SECTS;
-	h.syssize = SYS_LEN / 16;
-	h.boot_flag = 0xAA55;
-	h.header = 0x53726448;
-	h.version = 0x020f;
-	h.loadflags = LOADED_HIGH;
-	h.relocatable_kernel = 1;
-	h.xloadflags = XLF_KERNEL_64;
-	h.kernel_alignment = 0x200000;
-	h.cmdline_size = 2047;
-	h.initrd_addr_max = 0x7fffffff;
-	h.pref_address = 0x1000000;
-	h.init_size = 0x2000000;
-	memcpy(b + 0x1f1, &h, sizeof(h));
+	uint8_t *b = fake_bzimage();
+	assert_non_null(b);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
-	assert_int_equal(fwrite(b, 1, sizeof(b), f), sizeof(b));
+	assert_int_equal(fwrite(b, 1, FAKE_LEN, f), FAKE_LEN);
 	fclose(f);
+	free(b);
 }
 
 static void hung(int sig)
