@@ -155,33 +155,53 @@ static bool pre_boot_only(enum api_op op)
 	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT;
 }
 
-/* Post-boot PATCHes: only a no-op one (the id alone) can succeed, skiff
- * swaps no backing files and has no rate limiters (README). */
+/* PATCH /drives path_on_host: the disk's new image (Firecracker opens it
+ * at once and answers 400 if it cannot, the old one staying in use). */
+static void patch_drive_path(struct api_fc *f, int i, const char *path, struct api_reply *rep)
+{
+	char why[400];
+	const struct fc_drive *d = &f->cfg.drives[i];
+	if (vmm_disk_replace(f->vmm, f->disk_index[i], path, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400,
+				       "Drive config error: Unable to patch the block device: "
+				       "BackingFile(%s, \"%s\")",
+				       why, path);
+	snprintf(f->cfg.drives[i].path_on_host, sizeof(f->cfg.drives[i].path_on_host), "%s", path);
+	api_fc_log(f, "Info", "Drive %s now has %s.", d->drive_id, path);
+	api_reply_none(rep);
+}
+
+/* Post-boot PATCHes: a drive's path_on_host; no rate limiters (README). */
 static void patch_post_boot(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
 	bool drive = r->op == OP_DRIVE_PATCH;
 	const char *id = drive ? r->u.drive.drive_id : r->u.net.iface_id;
-	bool found = false;
+	int found = -1;
 	for (int i = 0; drive && i < f->cfg.nr_drives; i++)
-		found |= !strcmp(f->cfg.drives[i].drive_id, id);
+		if (!strcmp(f->cfg.drives[i].drive_id, id))
+			found = i;
 	for (int i = 0; !drive && i < f->cfg.nr_nets; i++)
-		found |= !strcmp(f->cfg.nets[i].iface_id, id);
+		if (!strcmp(f->cfg.nets[i].iface_id, id))
+			found = i;
 	if (f->state == FC_NOT_STARTED)
 		return api_reply_fault(rep, 400, PRE_BOOT);
-	if (!found)
+	if (found < 0)
 		return api_reply_fault(rep, 400,
 				       drive ? "Drive config error: Unable to patch the "
 					       "block device: Device not found. Please "
 					       "verify the request arguments."
 					     : "Network config error: Unable to update "
 					       "the net device: Device not found");
-	if ((drive ? r->u.drive.seen : r->u.net.seen) != 1u)
+	/* seen: bit 0 the id, bit 1 a drive's path_on_host (api_model.c). */
+	uint32_t seen = drive ? r->u.drive.seen : r->u.net.seen;
+	if (seen & ~(drive ? 3u : 1u))
 		return api_reply_fault(
 		    rep, 400,
-		    "The requested operation is not supported: skiff cannot "
-		    "change a %s's backing file or rate limiters while the guest "
-		    "runs.",
+		    "The requested operation is not supported: skiff has no rate "
+		    "limiters (a %s's).",
 		    drive ? "drive" : "network interface");
+	if (seen & 2u)
+		return patch_drive_path(f, found, r->u.drive.path_on_host, rep);
 	api_reply_none(rep);
 }
 

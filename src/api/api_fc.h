@@ -23,6 +23,7 @@ struct api_fc {
 	struct vmm *vmm;
 	struct vmm_config base; /* the command line's settings (seccomp, unpack, ...) */
 	bool timing;
+	bool serving; /* an API socket: requests may come after the start */
 	uint64_t start_ns;
 	void (*on_vm)(struct vm *vm); /* the VM exists: signals may stop it */
 	int metrics_fd, log_fd;
@@ -31,6 +32,8 @@ struct api_fc {
 	char cmdline[FC_ARGS_MAX + 256];
 	char disk_spec[FC_MAX_DRIVES][FC_PATH_MAX + FC_SKIFF_MAX + 8];
 	char net_spec[FC_MAX_NETS][FC_ID_MAX + FC_SKIFF_MAX + 48];
+	/* drives[i] is the disk_index[i]-th --disk (the root one first). */
+	unsigned int disk_index[FC_MAX_DRIVES];
 };
 
 void api_fc_init(struct api_fc *f, struct vmm *v, const struct vmm_config *base);

@@ -81,6 +81,7 @@ int api_run(const struct api_run *o, struct vmm *v, int *status, char *err, size
 {
 	api_fc_init(&fc, v, &o->base);
 	fc.timing = o->timing;
+	fc.serving = o->sock != NULL;
 	fc.start_ns = o->start_ns;
 	fc.on_vm = o->on_vm;
 	ctl.efd = srv.stop_efd = srv.sock.fd = -1;

@@ -76,6 +76,7 @@ static void add_dev(struct vmm_config *c, const char *option, const char *spec)
 static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_drive **root)
 {
 	*root = NULL;
+	unsigned int n = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < f->cfg.nr_drives; i++) {
 			const struct fc_drive *d = &f->cfg.drives[i];
@@ -87,6 +88,7 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 			fc_drive_spec(d, spec, sizeof(spec));
 			memcpy(f->disk_spec[i], spec, sizeof(spec));
 			add_dev(c, "disk", f->disk_spec[i]);
+			f->disk_index[i] = n++;
 		}
 	}
 	for (int i = 0; i < f->cfg.nr_nets; i++) {
@@ -121,6 +123,7 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 		c.cpus = (int)f->cfg.machine.vcpu_count;
 		c.iothreads = (int)f->cfg.machine.skiff_iothreads;
 	}
+	c.disk_replace = f->serving;
 	char why[512] = "";
 	int status;
 	if (vmm_build(f->vmm, &c, f->start_ns, &status, why, sizeof(why)) < 0)

@@ -24,8 +24,13 @@ static atomic_bool enabled;
 static _Thread_local int thread_role = -1;
 
 static const char *const role_names[SANDBOX_NR_ROLES] = {
-    [SANDBOX_VCPU] = "vcpu",	   [SANDBOX_IO] = "io",	  [SANDBOX_BLK] = "blk",
-    [SANDBOX_CONSOLE] = "console", [SANDBOX_API] = "api", [SANDBOX_MAIN] = "main",
+    [SANDBOX_VCPU] = "vcpu",
+    [SANDBOX_IO] = "io",
+    [SANDBOX_BLK] = "blk",
+    [SANDBOX_CONSOLE] = "console",
+    [SANDBOX_API] = "api",
+    [SANDBOX_MAIN] = "main",
+    [SANDBOX_CONTROLLER] = "controller",
 };
 
 const char *sandbox_role_name(enum sandbox_role role)

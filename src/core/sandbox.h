@@ -16,7 +16,8 @@
  *
  * What every role shares: ioctls only by exact request number, tgkill only
  * to skiff's own pid, mmap/mprotect never executable, no path lookups (no
- * open, stat, unlink...), no sockets but the API's accept, no exec, no new
+ * open, stat, unlink...; the controller alone opens existing files, never
+ * creating one), no sockets but the API's accept, no exec, no new
  * threads or processes. Anything else is trapped: a SIGSYS handler writes
  * one line naming the role and the call ("skiff: seccomp: io thread made
  * forbidden system call openat (257)") and the process dies by SIGSYS. */
@@ -32,6 +33,9 @@ enum sandbox_role {
 	SANDBOX_CONSOLE,
 	SANDBOX_API,
 	SANDBOX_MAIN,
+	/* The main thread serving an API: main's calls, and opening an
+	 * existing file (a disk's new image: PATCH /drives). */
+	SANDBOX_CONTROLLER,
 	SANDBOX_NR_ROLES,
 };
 
@@ -53,7 +57,8 @@ int sandbox_enter(enum sandbox_role role);
 void sandbox_enter_or_die(enum sandbox_role role);
 /* Whether the calling thread runs under a filter. */
 bool sandbox_active(void);
-/* "vcpu", "io", "blk", "console", "api", "main"; NULL if out of range. */
+/* "vcpu", "io", "blk", "console", "api", "main", "controller"; NULL if
+ * out of range. */
 const char *sandbox_role_name(enum sandbox_role role);
 
 #endif

@@ -57,6 +57,9 @@ struct dev_ops {
 	void (*destroy)(void *dev);
 	/* Optional: list its counters. */
 	void (*counters)(void *dev, counter_emit_fn emit, void *ctx);
+	/* Optional: a new medium at path (a disk's image) while the guest
+	 * runs, from the main thread. 0, or -1 with a reason. */
+	int (*replace)(void *dev, const char *path, char *err, size_t errlen);
 };
 
 /* Filled by a kind's create function. */

@@ -1,6 +1,7 @@
 #include "devices/virtio_blk.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static void blk_pop_all(struct blk_dev *blk)
 	/* nfree is never 0 here: a slot is freed in the same critical
 	 * section as its chain is pushed (or the ring reset), and the ring
 	 * refuses more chains in flight than its size <= BLK_QUEUE_SIZE. */
-	while (blk->active && blk->nfree) {
+	while (blk->active && !blk->hold && blk->nfree) {
 		if (!budget--) {
 			if (t->queue_resched && t->queue_resched(&blk->vdev, 0) == 0)
 				break;
@@ -119,9 +120,11 @@ static void blk_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf,
 	struct blk_dev *blk = blk_of(vdev);
 	memset(buf, 0, len);
 	/* The transport checks bounds; this keeps a slip of its from leaking
-	 * host memory. */
+	 * host memory. Under mu: a medium change rewrites the capacity. */
+	pthread_mutex_lock(&blk->mu);
 	if (offset <= BLK_CONFIG_LEN && len <= BLK_CONFIG_LEN - offset)
 		memcpy(buf, (const uint8_t *)&blk->config + offset, len);
+	pthread_mutex_unlock(&blk->mu);
 }
 
 static void blk_config_write(struct virtio_dev *vdev, uint32_t offset, const void *buf,
@@ -331,6 +334,48 @@ void virtio_blk_destroy(struct virtio_dev *vdev)
 	free(blk);
 }
 
+/* Firecracker's PATCH /drives path_on_host: the new image is opened (same
+ * access, same lock rules) before anything changes, so a bad path leaves
+ * the disk as it was. Requests already taken finish on the old image; new
+ * ones wait in the ring (hold) until the swap is done, then run on the new
+ * one. The capacity changes with the config generation and a
+ * configuration interrupt, on which Linux re-reads it (virtio 1.2
+ * §5.2.6). The serial is the device's, not the image's: it stays. */
+int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, size_t errlen)
+{
+	struct blk_dev *blk = blk_of(vdev);
+	struct blk_backend nb, old;
+	if (blk_backend_open(&nb, path, blk->backend.ro, err, errlen) < 0)
+		return -1;
+	pthread_mutex_lock(&blk->mu);
+	if (blk->stop) {
+		pthread_mutex_unlock(&blk->mu);
+		blk_backend_close(&nb);
+		snprintf(err, errlen, "the disk is stopped");
+		return -1;
+	}
+	blk->hold = true;
+	while (blk->qlen || blk->busy || blk->inflight)
+		pthread_cond_wait(&blk->idle_cv, &blk->mu);
+	memcpy(nb.serial, blk->backend.serial, sizeof(nb.serial));
+	old = blk->backend;
+	blk->backend = nb;
+	blk->config.capacity = nb.capacity;
+	atomic_fetch_add(&vdev->config_generation, 1);
+	blk->hold = false;
+	blk_pop_all(blk); /* what was kicked meanwhile */
+	pthread_mutex_unlock(&blk->mu);
+	blk_backend_close(&old);
+	if (atomic_load(&vdev->status) & VIRTIO_STATUS_DRIVER_OK)
+		vdev->transport->notify_config(vdev);
+	return 0;
+}
+
+static int blk_dev_replace(void *dev, const char *path, char *err, size_t errlen)
+{
+	return virtio_blk_replace(dev, path, err, errlen);
+}
+
 static void blk_dev_stop(void *dev)
 {
 	virtio_blk_stop(dev);
@@ -344,6 +389,7 @@ static void blk_dev_destroy(void *dev)
 static const struct dev_ops blk_dev_ops = {
     .stop = blk_dev_stop,
     .destroy = blk_dev_destroy,
+    .replace = blk_dev_replace,
 };
 
 int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

@@ -38,6 +38,11 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 void virtio_blk_stop(struct virtio_dev *vdev);
 /* Stops the worker (dropping queued requests) and frees the device. */
 void virtio_blk_destroy(struct virtio_dev *vdev);
+/* Changes the medium: opens the image at path (read-only if the disk is)
+ * and swaps it in once the requests in flight have finished; the guest
+ * gets the new capacity with a configuration interrupt. 0, or -1 with a
+ * reason in err and the old image still in place. */
+int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, size_t errlen);
 /* Waits until every queued request has completed. */
 void virtio_blk_drain(struct virtio_dev *vdev);
 

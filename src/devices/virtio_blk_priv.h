@@ -56,6 +56,7 @@ struct blk_dev {
 	bool active;		/* between activate and reset */
 	bool stop;		/* the worker must exit */
 	bool busy;		/* the worker is doing I/O without mu */
+	bool hold;		/* a medium change: pop nothing, let the rest finish */
 	uint64_t gen;		/* bumped by reset: older requests are dropped */
 	/* Request slots: free ones on a stack, queued ones in a FIFO. */
 	struct blk_req *reqs; /* BLK_QUEUE_SIZE of them */

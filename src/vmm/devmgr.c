@@ -202,6 +202,24 @@ void devmgr_destroy(struct devmgr *dm)
 	dm->nr = 0;
 }
 
+int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, const char *path,
+		   char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		struct dm_entry *e = &dm->devs[i];
+		if (strcmp(e->kind->option, option) || index--)
+			continue;
+		if (dm->stopped || !e->d.ops->replace) {
+			snprintf(err, errlen, "%s: %s", e->name,
+				 dm->stopped ? "stopped" : "its medium cannot change");
+			return -1;
+		}
+		return e->d.ops->replace(e->d.dev, path, err, errlen);
+	}
+	snprintf(err, errlen, "no such device");
+	return -1;
+}
+
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx)
 {
 	for (unsigned int i = 0; i < dm->nr; i++) {

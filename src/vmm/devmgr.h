@@ -83,6 +83,10 @@ int devmgr_start(struct devmgr *dm, char *err, size_t errlen);
 void devmgr_stop(struct devmgr *dm);
 /* Frees every device; then the PCI bus may free the transports. */
 void devmgr_destroy(struct devmgr *dm);
+/* A new medium for the index-th device of --OPTION (the main thread,
+ * while the guest runs): 0, or -1 with a reason. */
+int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, const char *path,
+		   char *err, size_t errlen);
 /* Every device's and transport's counters. */
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */

@@ -100,6 +100,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 		goto fail;
 	}
 	sandbox_enable(!c->no_seccomp);
+	v->disk_replace = c->disk_replace;
 	exit_sites_init(&v->sites);
 	v->vm.bus.account = exit_sites_bus_account;
 	v->vm.bus.account_opaque = &v->sites;
@@ -164,7 +165,7 @@ int vmm_start(struct vmm *v, bool timing, char *err, size_t errlen)
 			break;
 		}
 	}
-	if (sandbox_enter(SANDBOX_MAIN) < 0) {
+	if (sandbox_enter(v->disk_replace ? SANDBOX_CONTROLLER : SANDBOX_MAIN) < 0) {
 		snprintf(err, errlen, "cannot install the seccomp filter");
 		return -1;
 	}
@@ -312,4 +313,13 @@ int vmm_ctrl_alt_del(struct vmm *v)
 	if (!vmm_running(v))
 		return -1;
 	return i8042_ctrl_alt_del(&v->kbd);
+}
+
+int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *err, size_t errlen)
+{
+	if (!vmm_running(v)) {
+		snprintf(err, errlen, "the VM is not running");
+		return -1;
+	}
+	return devmgr_replace(&v->dm, "disk", index, path, err, errlen);
 }

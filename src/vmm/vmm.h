@@ -44,6 +44,9 @@ struct vmm_config {
 	int iothreads; /* 1..IOTHREAD_MAX */
 	bool no_ioeventfd;
 	bool no_seccomp;
+	/* An API may change disks' images while the guest runs: the main
+	 * thread's filter lets it open existing files (SANDBOX_CONTROLLER). */
+	bool disk_replace;
 	int unpack; /* 0 host, 1 guest */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];
 	int nr_devs;
@@ -61,6 +64,7 @@ struct vmm {
 	struct exit_sites sites;
 	uint64_t start_ns;
 	bool vm_created, stopped, console_on, destroyed;
+	bool disk_replace; /* vmm_config's */
 	unsigned int nr_io_started;
 	int nr_vcpus_started;
 	/* vmm_pause / vmm_resume, one controller at a time */
@@ -102,6 +106,9 @@ void vmm_destroy(struct vmm *v);
 int vmm_pause(struct vmm *v);
 int vmm_resume(struct vmm *v);
 int vmm_ctrl_alt_del(struct vmm *v);
+/* The index-th --disk gets the image at path (virtio_blk_replace): from
+ * the thread that runs vmm_wait's serve. 0, or -1 with a reason. */
+int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *err, size_t errlen);
 
 /* Every counter of the VM: I/O threads, devices, transports, queues. */
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@ struct fx {
 	int refill_left; /* completed chains the guest re-posts at once */
 	bool stop_io;
 	int rescheds;	 /* queue_resched calls */
+	int config_irqs; /* notify_config calls */
 	int resched_ret; /* what queue_resched answers */
 };
 
@@ -81,7 +83,7 @@ static int fake_queue_resched(struct virtio_dev *vdev, unsigned int q)
 
 static void fake_notify_config(struct virtio_dev *vdev)
 {
-	(void)vdev;
+	((struct fx *)vdev->transport_data)->config_irqs++;
 }
 
 static const struct virtio_transport_ops fake_transport = {
@@ -879,6 +881,46 @@ static void test_image_shrank(void **state)
 	assert_int_equal(used, 513);
 }
 
+/* A new medium (PATCH /drives path_on_host): a path that cannot be opened
+ * changes nothing; a good one brings its size, its data and one
+ * configuration interrupt, and lets go of the old image's lock. */
+static void test_replace_medium(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "", old[128], missing[160];
+	uint32_t used;
+	snprintf(old, sizeof(old), "%s", f->path);
+	snprintf(missing, sizeof(missing), "%s/none.img", f->dir);
+	atomic_store(&f->vdev->status, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+					   VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
+	uint32_t gen = atomic_load(&f->vdev->config_generation);
+	assert_int_equal(virtio_blk_replace(f->vdev, missing, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "none.img"));
+	assert_int_equal(config_u64(f, 0), SECTORS);
+	assert_int_equal(f->config_irqs, 0);
+	assert_int_equal(blk_read(f, 0, 512, &used), VIRTIO_BLK_S_OK);
+
+	image_create(f, "new.img", 2 * SECTORS * 512);
+	uint8_t mark[512];
+	memset(mark, 0xAB, sizeof(mark));
+	image_write(f, (2 * SECTORS - 1) * 512, mark, sizeof(mark));
+	assert_int_equal(virtio_blk_replace(f->vdev, f->path, err, sizeof(err)), 0);
+	assert_int_equal(config_u64(f, 0), 2 * SECTORS);
+	assert_int_not_equal(atomic_load(&f->vdev->config_generation), gen);
+	assert_int_equal(f->config_irqs, 1);
+	assert_int_equal(blk_read(f, 2 * SECTORS - 1, 512, &used), VIRTIO_BLK_S_OK);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA_GPA), mark, sizeof(mark));
+	int fd = open(old, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	close(fd);
+	/* And the new one is held: a second disk on it is refused. */
+	fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	close(fd);
+}
+
 /* Short transfers: what is left of the request after n bytes. */
 static void test_req_advance(void **state)
 {
@@ -962,6 +1004,7 @@ int main(void)
 	    T(test_reset_while_refilling),
 	    T(test_bad_specs),
 	    T(test_image_shrank),
+	    T(test_replace_medium),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
 	    T(test_reset_quiesces),

@@ -4,7 +4,9 @@
 # machine-config, then InstanceStart, as Firecracker's getting-started
 # guide does. L1 pings L2 (169.254.20.2) on tap0; PATCH /vm Paused: pings
 # stop and L2's ticks (its uptime, printed every 0.5 s) stop; Resumed: both
-# come back; SendCtrlAltDel stops L2 and skiff exits 0. Then the same guest
+# come back; PATCH /drives swaps the root drive's image for a bigger one
+# with a mark at its start (a missing file first: 400), and L2 must see the
+# new size and the mark; SendCtrlAltDel stops L2 and skiff exits 0. Then the same guest
 # boots from --config-file with --no-api, pings L1 and powers off.
 # Metrics: fc_api_start_to_init_ms (InstanceStart to L2's init),
 # fc_paused_ticks (ticks while paused: 0), fc_paused_ms, and
@@ -125,6 +127,21 @@ fc_pause_resume() {
 		{ FC_WHY="L2's clock ran on while paused: +$gap s in $paused_ms ms"; return 1; }
 }
 
+# PATCH /drives path_on_host while L2 runs (L2's ticks report vda's size,
+# and its first bytes once the size changed).
+fc_swap_drive() {
+	truncate -s 16M /tmp/rootfs2.img
+	printf 'SKIFF-NEW-MEDIUM' | dd of=/tmp/rootfs2.img conv=notrunc 2>/dev/null
+	fc_want PATCH /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "/tmp/none.img"}' 400 ||
+		{ FC_WHY="a missing file was not refused"; return 1; }
+	fc_want PATCH /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "/tmp/rootfs2.img"}' 204 ||
+		{ FC_WHY="refused"; return 1; }
+	fc_wait_line "^SKIFF-L2-MARK vda size=32768 head=SKIFF-NEW-MEDIUM" 30 ||
+		{ FC_WHY="L2 did not see the new image"; return 1; }
+	fc_want GET /vm/config "" 200 && grep -q '/tmp/rootfs2.img' /tmp/fc.body ||
+		{ FC_WHY="GET /vm/config has the old path"; return 1; }
+}
+
 # The API boot's checks go on after a failure (each is reported), so one
 # run shows every part; the --config-file boot runs in any case.
 l1() {
@@ -132,6 +149,7 @@ l1() {
 	BAD=""
 	if fc_api_boot; then
 		fc_pause_resume || BAD="$BAD [pause/resume: $FC_WHY]"
+		fc_swap_drive || BAD="$BAD [drive swap: $FC_WHY]"
 		if fc_want PUT /actions '{"action_type": "SendCtrlAltDel"}' 204; then
 			wait "$boot_pid"
 			rc=$(cat /tmp/vmm.rc 2>/dev/null)
@@ -176,10 +194,18 @@ l2() {
 		ping -c 2 -W 2 "$FC_L1" >/dev/null && echo "SKIFF-L2-MARK fcapi file-ping=ok"
 		return
 	fi
-	# Until Ctrl-Alt-Del resets it (bounded): ticks with L2's uptime.
+	# Until Ctrl-Alt-Del resets it (bounded): ticks with L2's uptime, and
+	# vda's new size and first bytes once a PATCH changed its image.
+	size0=$(cat /sys/block/vda/size)
 	i=0
 	while [ $i -lt 600 ]; do
 		echo "SKIFF-L2-MARK tick $(cut -d' ' -f1 /proc/uptime)"
+		size=$(cat /sys/block/vda/size)
+		if [ "$size" != "$size0" ]; then
+			echo 3 >/proc/sys/vm/drop_caches
+			echo "SKIFF-L2-MARK vda size=$size head=$(head -c 16 /dev/vda)"
+			size0=$size
+		fi
 		sleep 0.5
 		i=$((i + 1))
 	done
