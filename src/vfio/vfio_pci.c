@@ -58,10 +58,20 @@ struct pci_device *vfio_pci_dev(struct vfio_pci *v)
 
 int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
 {
-	/* A device with no reset is used as it is (the guest's driver
-	 * resets it anyway). */
+	/* VFIO offers no reset when none worked as the device was opened
+	 * (no FLR, a PM reset that failed, a bus reset not possible or not
+	 * confirmed). The device may then keep what its last user left
+	 * running: a NIC's receive DMA into the old ring's addresses, now
+	 * this guest's memory, from the moment its driver turns bus
+	 * mastering on until it resets the chip. Used anyway, as QEMU
+	 * does, but said. */
 	int r = v->ops->reset(v->h);
-	if (r < 0 && r != -ENOTTY) {
+	if (r == -ENOTTY)
+		fprintf(stderr,
+			"skiff: warning: VFIO offers no reset for %s: it may still hold its last "
+			"user's state\n",
+			v->name);
+	else if (r < 0) {
 		snprintf(err, errlen, "%s: reset failed: %s", v->name, strerror(-r));
 		return -1;
 	}

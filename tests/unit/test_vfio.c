@@ -40,6 +40,7 @@ struct fake_vfio {
 	struct fv_call calls[32];
 	int nr_calls;
 	int resets, closed, bar_reads, bar_writes, maps, unmaps;
+	int reset_ret; /* what reset answers */
 };
 
 static int fv_region_info(void *h, unsigned int index, struct vfio_region *out)
@@ -70,7 +71,7 @@ static int fv_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned int
 static int fv_reset(void *h)
 {
 	((struct fake_vfio *)h)->resets++;
-	return 0;
+	return ((struct fake_vfio *)h)->reset_ret;
 }
 
 /* The byte range of the fake's memory at fd offset off, or NULL. */
@@ -296,6 +297,21 @@ static void fx_add(struct fx *f, bool mmap)
 		fail_msg("create: %s", err);
 	assert_int_equal(pci_bus_add_device(f->pci, vfio_pci_dev(f->v), err, sizeof(err)), 0);
 	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), 0);
+}
+
+/* A device VFIO cannot reset is used (with a warning), as QEMU does; a
+ * reset that fails is an error. */
+static void test_reset_missing_or_failing(void **state)
+{
+	struct fx *f = *state;
+	f->dev.reset_ret = -ENOTTY;
+	fx_add(f, true);
+	assert_int_equal(f->dev.resets, 1);
+	vfio_pci_stop(f->v);
+	f->dev.reset_ret = -EIO;
+	char err[200] = "";
+	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "reset failed"));
 }
 
 static void test_header_and_bars(void **state)
@@ -656,6 +672,7 @@ static void test_no_intx_and_huge_bar(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_reset_missing_or_failing, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_header_and_bars, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_read_only_bits, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_capabilities, fx_setup, fx_teardown),
