@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api/api_fc.h"
+#include "api/api_metrics.h"
 #include "core/clock.h"
 #include "stats/exit_stats.h"
 
@@ -134,39 +135,22 @@ char *api_fc_stats_text(struct api_fc *f, size_t *len)
 	return buf;
 }
 
-/* One JSON object per line, as Firecracker's metrics: a timestamp, then
- * skiff's counters grouped under "skiff" (its names are not
- * Firecracker's). */
+/* One JSON object per line, as Firecracker's metrics (api_metrics.h). */
 void api_fc_flush_metrics(struct api_fc *f)
 {
 	if (f->metrics_fd < 0)
 		return;
+	struct fc_metrics_dev devs[VMM_MAX_DEVICES];
+	unsigned int n = api_fc_metrics_devs(f, devs, VMM_MAX_DEVICES);
 	size_t len;
 	char *text = api_fc_stats_text(f, &len);
-	struct json_object *o = json_object_new_object(), *s = json_object_new_object();
-	if (text && o && s) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		json_object_object_add(
-		    o, "utc_timestamp_ms",
-		    json_object_new_int64((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
-		for (char *save, *l = strtok_r(text, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save)) {
-			char *tab = strchr(l, '\t');
-			if (!tab)
-				continue;
-			*tab = '\0';
-			json_object_object_add(s, l, json_object_new_double(strtod(tab + 1, NULL)));
-		}
-		json_object_object_add(o, "skiff", s);
-		s = NULL;
-		size_t n;
+	struct json_object *o = text ? fc_metrics_object(text, devs, n) : NULL;
+	if (o) {
 		const char *j = json_object_to_json_string_length(
-		    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-		out_write(f->metrics_fd, j, n);
+		    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+		out_write(f->metrics_fd, j, len);
 		out_write(f->metrics_fd, "\n", 1);
 	}
-	json_object_put(s);
 	json_object_put(o);
 	free(text);
 }

@@ -31,8 +31,9 @@ void vcpu_signals_init(void)
 
 const char *vcpu_stat_name(enum vcpu_exit_stat s)
 {
-	static const char *names[VCPU_STAT_NR] = {"io",	      "mmio",	      "hlt",  "signal",
-						  "shutdown", "system_event", "other"};
+	static const char *names[VCPU_STAT_NR] = {"io",	    "mmio",	"hlt",
+						  "signal", "shutdown", "system_event",
+						  "other",  "io_out",	"mmio_write"};
 	return s < VCPU_STAT_NR ? names[s] : "?";
 }
 
@@ -156,10 +157,14 @@ static void *vcpu_thread(void *arg)
 		switch (v->run->exit_reason) {
 		case KVM_EXIT_IO:
 			counter_add(&v->exits[VCPU_STAT_IO], 1);
+			if (v->run->io.direction == KVM_EXIT_IO_OUT)
+				counter_add(&v->exits[VCPU_STAT_IO_OUT], 1);
 			vcpu_handle_io(v);
 			break;
 		case KVM_EXIT_MMIO:
 			counter_add(&v->exits[VCPU_STAT_MMIO], 1);
+			if (v->run->mmio.is_write)
+				counter_add(&v->exits[VCPU_STAT_MMIO_WRITE], 1);
 			vcpu_handle_mmio(v);
 			break;
 		case KVM_EXIT_HLT:

@@ -23,6 +23,10 @@ enum vcpu_exit_stat {
 	VCPU_STAT_SHUTDOWN,
 	VCPU_STAT_SYSTEM_EVENT,
 	VCPU_STAT_OTHER,
+	/* Not reasons of their own: the writes among IO and MMIO (reads are
+	 * the rest), for Firecracker's exit_io_out / exit_mmio_write. */
+	VCPU_STAT_IO_OUT,
+	VCPU_STAT_MMIO_WRITE,
 	VCPU_STAT_NR,
 };
 

@@ -44,6 +44,7 @@ static enum blk_req_next req_parse_rw(struct blk_req *req, const struct blk_back
 		return req_done(req, VIRTIO_BLK_S_IOERR);
 	req->niov = (unsigned int)k;
 	req->off = sector * BLK_SECTOR_SIZE;
+	req->len = data_len;
 	return BLK_REQ_QUEUE;
 }
 
@@ -93,6 +94,7 @@ enum blk_req_next blk_req_parse(struct blk_req *req, const struct virtq_elem *el
 
 	req->head = elem->head;
 	req->niov = req->nranges = 0;
+	req->len = 0;
 	req->used_len = 1;
 	req->type = UINT32_MAX;
 	if (!elem->in_len)

@@ -61,6 +61,7 @@ struct blk_req {
 	struct iovec status_sg; /* the guest's status byte (a dma_sg_slice) */
 	uint32_t used_len;	/* bytes written to the guest, status included */
 	uint64_t off;		/* IN / OUT: byte offset in the image */
+	uint64_t len;		/* IN / OUT: data bytes asked for (stays as iov is consumed) */
 	unsigned int niov;	/* IN / OUT: data buffers (guest RAM) */
 	struct iovec iov[BLK_SEG_MAX];
 	unsigned int nranges; /* DISCARD / WRITE_ZEROES */

@@ -27,10 +27,13 @@ static struct blk_dev *blk_of(struct virtio_dev *vdev)
 
 /* ---- completion and the worker (all with mu held) ---- */
 
-static void blk_complete(struct blk_dev *blk, struct blk_req *req, bool has_status)
+/* how: what blk_req_parse said; BLK_REQ_QUEUE once carried out. */
+static void blk_complete(struct blk_dev *blk, struct blk_req *req, enum blk_req_next how)
 {
+	bool has_status = how != BLK_REQ_DROP;
 	if (has_status)
 		blk_req_finish(req);
+	blk_stats_count(blk, req, how);
 	virtio_complete(&blk->vdev, 0, req->head, has_status ? req->used_len : 0);
 }
 
@@ -62,7 +65,7 @@ static void blk_pop_all(struct blk_dev *blk)
 		struct blk_req *req = &blk->reqs[blk->free[--blk->nfree]];
 		enum blk_req_next next = blk_req_parse(req, &blk->elem, &blk->backend);
 		if (next != BLK_REQ_QUEUE) {
-			blk_complete(blk, req, next == BLK_REQ_DONE);
+			blk_complete(blk, req, next);
 			blk_slot_free(blk, req);
 			continue;
 		}
@@ -70,7 +73,7 @@ static void blk_pop_all(struct blk_dev *blk)
 		if (blk->aio_uring) {
 			if (!blk_uring_queue(blk, req)) {
 				blk_req_set_result(req, -EAGAIN);
-				blk_complete(blk, req, true);
+				blk_complete(blk, req, BLK_REQ_QUEUE);
 				blk_slot_free(blk, req);
 			}
 			continue;
@@ -105,7 +108,7 @@ static void *blk_worker(void *arg)
 		blk->busy = false;
 		/* After a reset the buffers belong to nobody: do not answer. */
 		if (req->gen == blk->gen)
-			blk_complete(blk, req, true);
+			blk_complete(blk, req, BLK_REQ_QUEUE);
 		blk_slot_free(blk, req);
 		pthread_cond_broadcast(&blk->idle_cv);
 	}
@@ -124,6 +127,8 @@ static void blk_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf,
 	pthread_mutex_lock(&blk->mu);
 	if (offset <= BLK_CONFIG_LEN && len <= BLK_CONFIG_LEN - offset)
 		memcpy(buf, (const uint8_t *)&blk->config + offset, len);
+	else
+		counter_add(&blk->stats.config_fails, 1);
 	pthread_mutex_unlock(&blk->mu);
 }
 
@@ -168,6 +173,7 @@ static void blk_queue_notify(struct virtio_dev *vdev, unsigned int q)
 	struct blk_dev *blk = blk_of(vdev);
 	if (q != 0)
 		return;
+	counter_add(&blk->stats.kicks, 1);
 	pthread_mutex_lock(&blk->mu);
 	blk_pop_all(blk);
 	pthread_mutex_unlock(&blk->mu);
@@ -345,10 +351,13 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 {
 	struct blk_dev *blk = blk_of(vdev);
 	struct blk_backend nb, old;
-	if (blk_backend_open(&nb, path, blk->backend.ro, err, errlen) < 0)
+	if (blk_backend_open(&nb, path, blk->backend.ro, err, errlen) < 0) {
+		counter_add(&blk->stats.update_fails, 1);
 		return -1;
+	}
 	pthread_mutex_lock(&blk->mu);
 	if (blk->stop) {
+		counter_add(&blk->stats.update_fails, 1);
 		pthread_mutex_unlock(&blk->mu);
 		blk_backend_close(&nb);
 		snprintf(err, errlen, "the disk is stopped");
@@ -363,6 +372,7 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 	blk->config.capacity = nb.capacity;
 	atomic_fetch_add(&vdev->config_generation, 1);
 	blk->hold = false;
+	counter_add(&blk->stats.updates, 1);
 	blk_pop_all(blk); /* what was kicked meanwhile */
 	pthread_mutex_unlock(&blk->mu);
 	blk_backend_close(&old);
@@ -386,9 +396,15 @@ static void blk_dev_destroy(void *dev)
 	virtio_blk_destroy(dev);
 }
 
+static void blk_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
+{
+	virtio_blk_counters(dev, emit, ctx);
+}
+
 static const struct dev_ops blk_dev_ops = {
     .stop = blk_dev_stop,
     .destroy = blk_dev_destroy,
+    .counters = blk_dev_counters,
     .replace = blk_dev_replace,
 };
 

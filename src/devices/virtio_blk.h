@@ -45,5 +45,8 @@ void virtio_blk_destroy(struct virtio_dev *vdev);
 int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, size_t errlen);
 /* Waits until every queued request has completed. */
 void virtio_blk_drain(struct virtio_dev *vdev);
+/* Its counters (dev_ops.counters): requests by type, bytes, errors,
+ * kicks, medium changes. */
+void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/counter.h"
 #include "devices/blk_backend.h"
 #include "devices/blk_req.h"
 #include "devices/blk_uring.h"
@@ -41,6 +42,19 @@ _Static_assert(offsetof(struct blk_config, max_discard_sectors) == 36, "config l
 _Static_assert(offsetof(struct blk_config, write_zeroes_may_unmap) == 56, "config layout");
 #define BLK_CONFIG_LEN 60 /* through unused1; the secure-erase fields are not offered */
 
+/* Counted as a request is answered (blk_stats_count), so one a reset
+ * dropped is not; reads, writes and flushes only when they succeeded. */
+struct virtio_blk_stats {
+	counter_t reads, read_bytes;
+	counter_t writes, write_bytes;
+	counter_t flushes;
+	counter_t invalid;		 /* refused as parsed: header, range, type, ro, status */
+	counter_t io_errors;		 /* valid, but the image's I/O failed */
+	counter_t kicks;		 /* queue notifications acted on */
+	counter_t config_fails;		 /* config reads outside the config space */
+	counter_t updates, update_fails; /* medium changes (virtio_blk_replace) */
+};
+
 struct blk_dev {
 	struct virtio_dev vdev;
 	struct blk_backend backend;
@@ -68,10 +82,14 @@ struct blk_dev {
 	struct blk_uring uring;
 	unsigned int inflight;
 	bool submit_failed_logged;
+	struct virtio_blk_stats stats;
 };
 
 /* With mu held. */
 void blk_slot_free(struct blk_dev *blk, struct blk_req *req);
+/* Counts an answered request, with mu held. how: what blk_req_parse said
+ * (BLK_REQ_QUEUE: it was carried out, so an error is the image's). */
+void blk_stats_count(struct blk_dev *blk, const struct blk_req *req, enum blk_req_next how);
 /* aio=io_uring, with mu held: puts a checked request into the ring (it is
  * submitted by blk_uring_kick); false if the ring has no room. */
 bool blk_uring_queue(struct blk_dev *blk, struct blk_req *req);

@@ -96,6 +96,7 @@ void *blk_uring_worker(void *arg)
 			/* After a reset the buffers belong to nobody: do not answer. */
 			if (req->gen == blk->gen) {
 				blk_req_finish(req);
+				blk_stats_count(blk, req, BLK_REQ_QUEUE);
 				pushed |= virtq_push(&blk->vdev.vqs[0], blk->vdev.gm, req->head,
 						     req->used_len) == 0;
 			}

@@ -220,6 +220,14 @@ int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, co
 	return -1;
 }
 
+const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index)
+{
+	for (unsigned int i = 0; i < dm->nr; i++)
+		if (!strcmp(dm->devs[i].kind->option, option) && !index--)
+			return dm->devs[i].name;
+	return NULL;
+}
+
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx)
 {
 	for (unsigned int i = 0; i < dm->nr; i++) {

@@ -87,6 +87,9 @@ void devmgr_destroy(struct devmgr *dm);
  * while the guest runs): 0, or -1 with a reason. */
 int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, const char *path,
 		   char *err, size_t errlen);
+/* The name ("virtio-blk1") of the index-th device of --OPTION, the one
+ * devmgr_replace would reach and its counters' owner; NULL if none. */
+const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index);
 /* Every device's and transport's counters. */
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */

@@ -244,6 +244,11 @@ struct exit_stats_src vmm_stats_src(struct vmm *v)
 				       .wall_s = (monotonic_ns() - v->start_ns) / 1e9};
 }
 
+const char *vmm_dev_name(const struct vmm *v, const char *option, unsigned int index)
+{
+	return devmgr_name(&v->dm, option, index);
+}
+
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx)
 {
 	const struct vmm *v = vmm;

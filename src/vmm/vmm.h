@@ -110,6 +110,9 @@ int vmm_ctrl_alt_del(struct vmm *v);
  * the thread that runs vmm_wait's serve. 0, or -1 with a reason. */
 int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *err, size_t errlen);
 
+/* The name of the index-th device of --OPTION (devmgr_name): the owner
+ * of its counters; NULL if there is none (or no VM). */
+const char *vmm_dev_name(const struct vmm *v, const char *option, unsigned int index);
 /* Every counter of the VM: I/O threads, devices, transports, queues. */
 void vmm_counters(void *vmm, counter_emit_fn emit, void *ctx);
 /* What the exit accounting reads of this VM, as of now. */

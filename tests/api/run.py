@@ -318,6 +318,11 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     with open(metrics) as f:
         m = [json.loads(l) for l in f.read().splitlines()]
     check(len(m) == 1 and "utc_timestamp_ms" in m[0], "FlushMetrics wrote one JSON line")
+    # Before a start there are no devices, but the aggregates are there.
+    check(len(m) == 1 and m[0].get("block", {}).get("read_bytes") == 0
+          and m[0].get("net", {}).get("tx_bytes_count") == 0
+          and m[0].get("vcpu", {}).get("exit_mmio_write") == 0 and "skiff" in m[0],
+          "the metrics line has Firecracker's block, net and vcpu groups")
 
     api.conn.close()
     # Clients that connect and say nothing fill every slot: a new client

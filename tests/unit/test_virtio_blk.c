@@ -921,6 +921,82 @@ static void test_replace_medium(void **state)
 	close(fd);
 }
 
+/* ---- counters ---- */
+
+struct counted {
+	const char *want;
+	uint64_t value;
+	int seen;
+};
+
+static void counted_emit(void *ctx, const char *owner, const char *what, uint64_t value)
+{
+	struct counted *c = ctx;
+	assert_string_equal(owner, "virtio-blk0");
+	if (!strcmp(what, c->want)) {
+		c->value = value;
+		c->seen++;
+	}
+}
+
+/* The device's counter named what (exactly one such). */
+static uint64_t counter(struct fx *f, const char *what)
+{
+	struct counted c = {.want = what};
+	virtio_blk_counters(f->vdev, counted_emit, &c);
+	assert_int_equal(c.seen, 1);
+	return c.value;
+}
+
+/* Each answered request counts once, by its type, size and status: reads,
+ * writes and flushes when they succeed; a request refused as parsed is
+ * invalid, one the image failed an I/O error. Kicks, medium changes and
+ * config reads out of range have their own. */
+static void test_counters(void **state)
+{
+	struct fx *f = *state;
+	char err[256], missing[160];
+	uint64_t v = 0;
+	fill(f, DATA_GPA, 2048, 3);
+	assert_int_equal(blk_write(f, 0, 1024, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(blk_write(f, 4, 2048, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(blk_read(f, 0, 512, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(request(f, VIRTIO_BLK_T_GET_ID, 0, 20, true, NULL), VIRTIO_BLK_S_OK);
+	assert_int_equal(counter(f, "writes"), 2);
+	assert_int_equal(counter(f, "write bytes"), 3072);
+	assert_int_equal(counter(f, "reads"), 1);
+	assert_int_equal(counter(f, "read bytes"), 512);
+	assert_int_equal(counter(f, "flushes"), 1);
+	assert_int_equal(counter(f, "invalid requests"), 0);
+	assert_int_equal(counter(f, "io errors"), 0);
+
+	/* Refused as parsed: an unknown type, a read past the end. */
+	assert_int_equal(request(f, 99, 0, 0, false, NULL), VIRTIO_BLK_S_UNSUPP);
+	assert_int_equal(blk_read(f, SECTORS, 512, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(counter(f, "invalid requests"), 2);
+	assert_int_equal(counter(f, "io errors"), 0);
+	/* Valid, but the image is shorter now: the read itself fails. */
+	assert_int_equal(truncate(f->path, 512), 0);
+	assert_int_equal(blk_read(f, 0, 1024, NULL), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(counter(f, "io errors"), 1);
+	assert_int_equal(counter(f, "invalid requests"), 2);
+	assert_int_equal(counter(f, "reads"), 1);
+	assert_int_equal(counter(f, "read bytes"), 512);
+	assert_int_equal(counter(f, "queue events"), 8); /* one kick per request */
+
+	f->vdev->ops->config_read(f->vdev, 4096, &v, sizeof(v));
+	assert_int_equal(counter(f, "config fails"), 1);
+	snprintf(missing, sizeof(missing), "%s/none.img", f->dir);
+	assert_int_equal(virtio_blk_replace(f->vdev, missing, err, sizeof(err)), -1);
+	assert_int_equal(counter(f, "update fails"), 1);
+	assert_int_equal(counter(f, "updates"), 0);
+	image_create(f, "new.img", SECTORS * 512);
+	assert_int_equal(virtio_blk_replace(f->vdev, f->path, err, sizeof(err)), 0);
+	assert_int_equal(counter(f, "updates"), 1);
+	assert_int_equal(counter(f, "update fails"), 1);
+}
+
 /* Short transfers: what is left of the request after n bytes. */
 static void test_req_advance(void **state)
 {
@@ -1005,6 +1081,7 @@ int main(void)
 	    T(test_bad_specs),
 	    T(test_image_shrank),
 	    T(test_replace_medium),
+	    T(test_counters),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
 	    T(test_reset_quiesces),
