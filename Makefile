@@ -77,7 +77,7 @@ fuzz-ci: fuzz-build
 testbed: $(BUILD)/skiff
 	@tests/testbed/run-scenarios.sh
 
-# The soak (SLOW, ~20 min): tests/testbed/scenarios/soak.sh.
+# The soak (SLOW, ~15 min): tests/testbed/scenarios/soak.sh.
 soak: $(BUILD)/skiff
 	@tests/testbed/run-one.sh soak
 

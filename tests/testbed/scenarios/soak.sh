@@ -18,8 +18,8 @@
 # the same fds and threads. Fails below SOAK_MIN_MIB each way or
 # SOAK_MIN_LOAD_S seconds of load in all. Each transfer is bounded by
 # SOAK_XFER_S; a stall fails with what stalled.
-# Metrics per configuration C: C_net_mib, C_blk_mib, C_net_mbps and
-# C_blk_mbps (MiB/s, timed in L2 over the transfers alone), C_rounds,
+# Metrics per configuration C: C_net_mib, C_blk_mib, C_net_mibps and
+# C_blk_mibps (MiB/s, timed in L2 over the transfers alone), C_rounds,
 # C_load_s, C_rss_kb_{start,end} (outside guest RAM), C_guest_rss_kb_*,
 # C_fds_*, C_threads_*, C_iou_workers_*; totals soak_net_mib, soak_blk_mib,
 # soak_load_s. Run it with `make soak`. Link-local addresses only.
@@ -378,8 +378,8 @@ l2() {
 	metric "${SOAK_C}_rounds" "$SOAK_R"
 	metric "${SOAK_C}_net_mib" "$SOAK_NET"
 	metric "${SOAK_C}_blk_mib" "$SOAK_BLK"
-	metric "${SOAK_C}_net_mbps" "$(awk "BEGIN { printf \"%.1f\", $SOAK_NET * 100 / ($net_cs + 1) }")"
-	metric "${SOAK_C}_blk_mbps" "$(awk "BEGIN { printf \"%.1f\", $SOAK_BLK * 100 / ($blk_cs + 1) }")"
+	metric "${SOAK_C}_net_mibps" "$(awk "BEGIN { printf \"%.1f\", $SOAK_NET * 100 / ($net_cs + 1) }")"
+	metric "${SOAK_C}_blk_mibps" "$(awk "BEGIN { printf \"%.1f\", $SOAK_BLK * 100 / ($blk_cs + 1) }")"
 	soak_say "loaded net_mib=$SOAK_NET blk_mib=$SOAK_BLK"
 	timeout 300 nc -l -p "$SOAK_QUIT_PORT" </dev/null >/dev/null
 }
