@@ -11,7 +11,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit unit-asan testbed bench format format-check lint check-layers clean \
+.PHONY: all deps run test unit unit-asan testbed soak bench format format-check lint check-layers clean \
 	fuzz fuzz-ci fuzz-build fuzz-bins
 all: $(BUILD)/skiff
 
@@ -76,6 +76,10 @@ fuzz-ci: fuzz-build
 
 testbed: $(BUILD)/skiff
 	@tests/testbed/run-scenarios.sh
+
+# The soak (SLOW, ~15 min): tests/testbed/scenarios/soak.sh.
+soak: $(BUILD)/skiff
+	@tests/testbed/run-one.sh soak
 
 test: deps
 	@$(MAKE) --no-print-directory all
