@@ -63,8 +63,10 @@ static int blk_activate(struct virtio_dev *vdev)
 	return 0;
 }
 
-/* Queue by queue: once a queue is inactive nothing new starts on it, so
- * no lock over all of them is needed. */
+/* In two passes, each queue under its own lock: first every queue stops
+ * (nothing new starts on it, nothing older is answered), then each is
+ * waited for. Stopping them all first makes the reset take effect on
+ * every queue at once, not one after the other behind a slow request. */
 static void blk_reset(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
@@ -78,10 +80,14 @@ static void blk_reset(struct virtio_dev *vdev)
 			q->qhead = (q->qhead + 1) % BLK_QUEUE_SIZE;
 			q->qlen--;
 		}
-		/* The transport resets the rings next: no I/O into guest
-		 * buffers may still be running then. */
-		blk_queue_wait_idle(q);
 		pthread_mutex_unlock(&q->mu);
+	}
+	/* The transport resets the rings next: no I/O into guest buffers may
+	 * still be running then. */
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		pthread_mutex_lock(&blk->q[i].mu);
+		blk_queue_wait_idle(&blk->q[i]);
+		pthread_mutex_unlock(&blk->q[i].mu);
 	}
 }
 
@@ -262,8 +268,8 @@ void virtio_blk_destroy(struct virtio_dev *vdev)
 /* Firecracker's PATCH /drives path_on_host: the new image is opened (same
  * access, same lock rules) before anything changes, so a bad path leaves
  * the disk as it was. Every queue is held (it pops nothing more; new
- * requests wait in its ring) and waited for until idle: requests already
- * taken finish on the old image. Then nothing reads the backend, and it is
+ * requests wait in its ring), then all are waited for until idle:
+ * requests already taken finish on the old image. Then nothing reads the backend, and it is
  * swapped without a lock; the queues let go and run what was kicked
  * meanwhile on the new one. The capacity changes with the config
  * generation and a configuration interrupt, on which Linux re-reads it
@@ -283,12 +289,15 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 		snprintf(err, errlen, "the disk is stopped");
 		return -1;
 	}
+	/* Every queue held first, then each waited for: a queue waited for
+	 * before the others are held could start requests on the old image
+	 * meanwhile. */
 	for (unsigned int i = 0; i < blk->nq; i++) {
 		pthread_mutex_lock(&blk->q[i].mu);
 		blk->q[i].hold = true;
-		blk_queue_wait_idle(&blk->q[i]);
 		pthread_mutex_unlock(&blk->q[i].mu);
 	}
+	virtio_blk_drain(vdev);
 	memcpy(nb.serial, blk->backend.serial, sizeof(nb.serial));
 	old = blk->backend;
 	blk->backend = nb;
