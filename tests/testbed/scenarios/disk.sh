@@ -49,7 +49,11 @@ disk_phase() { sed -n 's/.*skiff_disk=\([a-z]*\).*/\1/p' /proc/cmdline; }
 disk_wait_dev() { wait_for "/dev/$1" && [ -b "/dev/$1" ]; }
 
 # disk_mq NAME: how many hardware queues the block layer uses for NAME.
-disk_mq() { ls "/sys/block/$1/mq" | wc -l; }
+disk_mq() {
+	n=0
+	for d in /sys/block/"$1"/mq/*; do [ -d "$d" ] && n=$((n + 1)); done
+	echo "$n"
+}
 
 # disk_sha FILE: sha256 of a file or of stdin ("-").
 disk_sha() { sha256sum "$1" | cut -d' ' -f1; }
