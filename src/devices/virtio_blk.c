@@ -212,8 +212,8 @@ static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, 
 		 * queue, from any thread, is under its lock. */
 		vdev->queue_lock[i] = &blk->q[i].mu;
 		if (blk_queue_init(&blk->q[i], blk, i, err, errlen) < 0) {
-			blk_free(blk);
 			blk_backend_close(&blk->backend);
+			blk_free(blk);
 			return NULL;
 		}
 	}
