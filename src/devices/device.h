@@ -46,6 +46,7 @@ struct dev_ctx {
 	const struct guest_mem *gm;  /* the only guest memory it may touch */
 	struct iothread *io;	     /* runs its event work; NULL in some tests */
 	const struct dev_host *host; /* NULL in some tests */
+	unsigned int nr_vcpus;	     /* the VM's vCPUs (0 in some tests: take 1) */
 };
 
 struct dev_ops {

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sandbox.h"
-#include "core/thread.h"
 #include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
 
@@ -17,103 +15,13 @@
 #define VIRTIO_BLK_F_RO		  5
 #define VIRTIO_BLK_F_BLK_SIZE	  6
 #define VIRTIO_BLK_F_FLUSH	  9
+#define VIRTIO_BLK_F_MQ		  12
 #define VIRTIO_BLK_F_DISCARD	  13
 #define VIRTIO_BLK_F_WRITE_ZEROES 14
 
 static struct blk_dev *blk_of(struct virtio_dev *vdev)
 {
 	return vdev->priv;
-}
-
-/* ---- completion and the worker (all with mu held) ---- */
-
-/* how: what blk_req_parse said; BLK_REQ_QUEUE once carried out. */
-static void blk_complete(struct blk_dev *blk, struct blk_req *req, enum blk_req_next how)
-{
-	bool has_status = how != BLK_REQ_DROP;
-	if (has_status)
-		blk_req_finish(req);
-	blk_stats_count(blk, req, how);
-	virtio_complete(&blk->vdev, 0, req->head, has_status ? req->used_len : 0);
-}
-
-void blk_slot_free(struct blk_dev *blk, struct blk_req *req)
-{
-	blk->free[blk->nfree++] = (unsigned int)(req - blk->reqs);
-}
-
-/* Pops available chains: checks each, answers it if that is all it needs,
- * else queues it for the worker. Runs to an empty ring (with EVENT_IDX
- * the guest does not kick again until then), or to the budget: the
- * transport then calls again later, or if it cannot, the run goes on. */
-static void blk_pop_all(struct blk_dev *blk)
-{
-	struct virtq *vq = &blk->vdev.vqs[0];
-	const struct virtio_transport_ops *t = blk->vdev.transport;
-	unsigned int budget = BLK_POP_BUDGET;
-	/* nfree is never 0 here: a slot is freed in the same critical
-	 * section as its chain is pushed (or the ring reset), and the ring
-	 * refuses more chains in flight than its size <= BLK_QUEUE_SIZE. */
-	while (blk->active && !blk->hold && blk->nfree) {
-		if (!budget--) {
-			if (t->queue_resched && t->queue_resched(&blk->vdev, 0) == 0)
-				break;
-			budget = BLK_POP_BUDGET - 1; /* trapped kick: its vCPU pays */
-		}
-		if (virtq_pop(vq, blk->vdev.gm, &blk->elem) <= 0)
-			break;
-		struct blk_req *req = &blk->reqs[blk->free[--blk->nfree]];
-		enum blk_req_next next = blk_req_parse(req, &blk->elem, &blk->backend);
-		if (next != BLK_REQ_QUEUE) {
-			blk_complete(blk, req, next);
-			blk_slot_free(blk, req);
-			continue;
-		}
-		req->gen = blk->gen;
-		if (blk->aio_uring) {
-			if (!blk_uring_queue(blk, req)) {
-				blk_req_set_result(req, -EAGAIN);
-				blk_complete(blk, req, BLK_REQ_QUEUE);
-				blk_slot_free(blk, req);
-			}
-			continue;
-		}
-		blk->fifo[(blk->qhead + blk->qlen++) % BLK_QUEUE_SIZE] =
-		    (unsigned int)(req - blk->reqs);
-		pthread_cond_signal(&blk->work_cv);
-	}
-	if (blk->aio_uring)
-		blk_uring_kick(blk); /* one submission for the whole run */
-}
-
-static void *blk_worker(void *arg)
-{
-	struct blk_dev *blk = arg;
-	thread_name_self("blk%u", blk->index);
-	sandbox_enter_or_die(SANDBOX_BLK);
-	pthread_mutex_lock(&blk->mu);
-	for (;;) {
-		while (!blk->stop && !blk->qlen)
-			pthread_cond_wait(&blk->work_cv, &blk->mu);
-		if (blk->stop)
-			break;
-		struct blk_req *req = &blk->reqs[blk->fifo[blk->qhead]];
-		blk->qhead = (blk->qhead + 1) % BLK_QUEUE_SIZE;
-		blk->qlen--;
-		blk->busy = true;
-		pthread_mutex_unlock(&blk->mu);
-		/* The slow part, without the lock: kicks keep queueing. */
-		blk_req_execute(req, &blk->backend);
-		pthread_mutex_lock(&blk->mu);
-		blk->busy = false;
-		/* After a reset the buffers belong to nobody: do not answer. */
-		if (req->gen == blk->gen)
-			blk_complete(blk, req, BLK_REQ_QUEUE);
-		blk_slot_free(blk, req);
-		pthread_cond_broadcast(&blk->idle_cv);
-	}
-	pthread_mutex_unlock(&blk->mu);
-	return NULL;
 }
 
 /* ---- virtio_dev_ops ---- */
@@ -123,13 +31,14 @@ static void blk_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf,
 	struct blk_dev *blk = blk_of(vdev);
 	memset(buf, 0, len);
 	/* The transport checks bounds; this keeps a slip of its from leaking
-	 * host memory. Under mu: a medium change rewrites the capacity. */
-	pthread_mutex_lock(&blk->mu);
+	 * host memory. Under config_mu: a medium change rewrites the
+	 * capacity. */
+	pthread_mutex_lock(&blk->config_mu);
 	if (offset <= BLK_CONFIG_LEN && len <= BLK_CONFIG_LEN - offset)
 		memcpy(buf, (const uint8_t *)&blk->config + offset, len);
 	else
 		counter_add(&blk->stats.config_fails, 1);
-	pthread_mutex_unlock(&blk->mu);
+	pthread_mutex_unlock(&blk->config_mu);
 }
 
 static void blk_config_write(struct virtio_dev *vdev, uint32_t offset, const void *buf,
@@ -142,41 +51,56 @@ static void blk_config_write(struct virtio_dev *vdev, uint32_t offset, const voi
 static int blk_activate(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	pthread_mutex_lock(&blk->mu);
-	blk->active = true;
-	/* Requests made available before DRIVER_OK got no kick we acted on. */
-	blk_pop_all(blk);
-	pthread_mutex_unlock(&blk->mu);
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		struct blk_queue *q = &blk->q[i];
+		pthread_mutex_lock(&q->mu);
+		q->active = true;
+		/* Requests made available before DRIVER_OK got no kick we
+		 * acted on. */
+		blk_queue_pop_all(q);
+		pthread_mutex_unlock(&q->mu);
+	}
 	return 0;
 }
 
+/* In two passes, each queue under its own lock: first every queue stops
+ * (nothing new starts on it, nothing older is answered), then each is
+ * waited for. Stopping them all first makes the reset take effect on
+ * every queue at once, not one after the other behind a slow request. */
 static void blk_reset(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	pthread_mutex_lock(&blk->mu);
-	blk->active = false;
-	blk->gen++;
-	while (blk->qlen) {
-		blk_slot_free(blk, &blk->reqs[blk->fifo[blk->qhead]]);
-		blk->qhead = (blk->qhead + 1) % BLK_QUEUE_SIZE;
-		blk->qlen--;
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		struct blk_queue *q = &blk->q[i];
+		pthread_mutex_lock(&q->mu);
+		q->active = false;
+		q->gen++;
+		while (q->qlen) {
+			blk_slot_free(q, &q->reqs[q->fifo[q->qhead]]);
+			q->qhead = (q->qhead + 1) % BLK_QUEUE_SIZE;
+			q->qlen--;
+		}
+		pthread_mutex_unlock(&q->mu);
 	}
 	/* The transport resets the rings next: no I/O into guest buffers may
 	 * still be running then. */
-	while (blk->busy || blk->inflight)
-		pthread_cond_wait(&blk->idle_cv, &blk->mu);
-	pthread_mutex_unlock(&blk->mu);
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		pthread_mutex_lock(&blk->q[i].mu);
+		blk_queue_wait_idle(&blk->q[i]);
+		pthread_mutex_unlock(&blk->q[i].mu);
+	}
 }
 
-static void blk_queue_notify(struct virtio_dev *vdev, unsigned int q)
+static void blk_queue_notify(struct virtio_dev *vdev, unsigned int qi)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	if (q != 0)
+	if (qi >= blk->nq)
 		return;
+	struct blk_queue *q = &blk->q[qi];
 	counter_add(&blk->stats.kicks, 1);
-	pthread_mutex_lock(&blk->mu);
-	blk_pop_all(blk);
-	pthread_mutex_unlock(&blk->mu);
+	pthread_mutex_lock(&q->mu);
+	blk_queue_pop_all(q);
+	pthread_mutex_unlock(&q->mu);
 }
 
 static const struct virtio_dev_ops blk_ops = {
@@ -195,7 +119,7 @@ static void blk_config_init(struct blk_dev *blk)
 	c->capacity = blk->backend.capacity;
 	c->seg_max = BLK_SEG_MAX;
 	c->blk_size = BLK_SECTOR_SIZE;
-	c->num_queues = 1;
+	c->num_queues = (uint16_t)blk->nq;
 	c->max_discard_sectors = BLK_DISCARD_SECTORS_MAX;
 	c->max_discard_seg = BLK_DISCARD_SEG_MAX;
 	c->discard_sector_alignment = 4096 / BLK_SECTOR_SIZE; /* host page */
@@ -204,79 +128,96 @@ static void blk_config_init(struct blk_dev *blk)
 	c->write_zeroes_may_unmap = 1;
 }
 
-/* VERSION_1 and the ring features are the transport's to offer. */
-static uint64_t blk_features(bool ro)
+/* VERSION_1 and the ring features are the transport's to offer. MQ only
+ * with more than one queue: one queue is the device as it was before. */
+static uint64_t blk_features(bool ro, unsigned int nq)
 {
 	uint64_t f = 1ULL << VIRTIO_BLK_F_SEG_MAX | 1ULL << VIRTIO_BLK_F_BLK_SIZE |
 		     1ULL << VIRTIO_BLK_F_FLUSH;
+	if (nq > 1)
+		f |= 1ULL << VIRTIO_BLK_F_MQ;
 	if (ro)
 		return f | 1ULL << VIRTIO_BLK_F_RO;
 	return f | 1ULL << VIRTIO_BLK_F_DISCARD | 1ULL << VIRTIO_BLK_F_WRITE_ZEROES;
 }
 
-static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, char *err,
-				  size_t errlen)
+/* A ring per queue, or none: where the host has no io_uring (or too
+ * little locked memory for every ring), the disk says so and uses
+ * threads. */
+static bool blk_rings_init(struct blk_dev *blk)
+{
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		int u = blk_uring_init(&blk->q[i].uring, BLK_URING_ENTRIES);
+		if (u == 0)
+			continue;
+		fprintf(stderr, "skiff: %s: io_uring unavailable (%s); using threads\n", blk->name,
+			strerror(-u));
+		while (i--)
+			blk_uring_exit(&blk->q[i].uring);
+		return false;
+	}
+	return true;
+}
+
+static void blk_free(struct blk_dev *blk)
+{
+	for (unsigned int i = 0; i < blk->nq; i++)
+		blk_queue_stop(&blk->q[i]);
+	for (unsigned int i = 0; i < blk->nq; i++)
+		blk_queue_fini(&blk->q[i]);
+	pthread_mutex_destroy(&blk->config_mu);
+	pthread_mutex_destroy(&blk->vdev.lock);
+	free(blk);
+}
+
+/* nq: the queues, 1..BLK_QUEUES_MAX (the spec's, or the default). */
+static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, unsigned int nq,
+				  char *err, size_t errlen)
 {
 	struct blk_dev *blk = calloc(1, sizeof(*blk));
-	if (blk)
-		blk->reqs = calloc(BLK_QUEUE_SIZE, sizeof(*blk->reqs));
-	if (!blk || !blk->reqs) {
+	if (!blk) {
 		snprintf(err, errlen, "out of memory");
-		goto fail_mem;
+		return NULL;
 	}
-	if (blk_backend_open(&blk->backend, s->path, s->ro, err, errlen) < 0)
-		goto fail_mem;
+	if (blk_backend_open(&blk->backend, s->path, s->ro, err, errlen) < 0) {
+		free(blk);
+		return NULL;
+	}
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
 	blk->index = index;
+	blk->nq = nq;
 	blk_config_init(blk);
-	for (unsigned int i = 0; i < BLK_QUEUE_SIZE; i++)
-		blk->free[blk->nfree++] = BLK_QUEUE_SIZE - 1 - i;
-	pthread_mutex_init(&blk->mu, NULL);
-	pthread_cond_init(&blk->work_cv, NULL);
-	pthread_cond_init(&blk->idle_cv, NULL);
+	pthread_mutex_init(&blk->config_mu, NULL);
 
 	struct virtio_dev *vdev = &blk->vdev;
 	vdev->name = blk->name;
 	vdev->device_id = VIRTIO_ID_BLOCK;
-	vdev->host_features = blk_features(s->ro);
+	vdev->host_features = blk_features(s->ro, nq);
 	vdev->config_len = BLK_CONFIG_LEN;
-	vdev->num_queues = 1;
+	vdev->num_queues = nq;
 	vdev->queue_max_size = BLK_QUEUE_SIZE;
 	vdev->ops = &blk_ops;
 	vdev->priv = blk;
 	vdev->poll = s->poll;
-	vdev->poll_queues = 1u << 0;
-	/* The worker pushes completions and reads the guest's interrupt
-	 * suppression under mu, while a poller on the I/O thread checks the
-	 * ring and turns guest kicks off and on. Those happen to touch
-	 * different virtq fields, but rather than depend on that, the poller
-	 * takes mu as well (the transport honours queue_lock): every access
-	 * to this queue, from any thread, is under mu. Moving pushes to the
-	 * I/O thread would need a completion queue and a wakeup per request;
-	 * the lock costs the poller one uncontended mutex per check. */
-	vdev->queue_lock = &blk->mu;
+	vdev->poll_queues = (1u << nq) - 1;
 	pthread_mutex_init(&vdev->lock, NULL);
-	if (s->aio == BLK_AIO_IO_URING) {
-		int u = blk_uring_init(&blk->uring, BLK_URING_ENTRIES);
-		if (u < 0)
-			fprintf(stderr, "skiff: %s: io_uring unavailable (%s); using threads\n",
-				blk->name, strerror(-u));
-		blk->aio_uring = u == 0;
-	}
-	int r =
-	    pthread_create(&blk->worker, NULL, blk->aio_uring ? blk_uring_worker : blk_worker, blk);
-	if (r) {
-		snprintf(err, errlen, "cannot start the disk thread: %s", strerror(r));
-		blk_uring_exit(&blk->uring);
-		blk_backend_close(&blk->backend);
-		goto fail_mem;
+	blk->aio_uring = s->aio == BLK_AIO_IO_URING && blk_rings_init(blk);
+	for (unsigned int i = 0; i < nq; i++) {
+		/* A queue's worker pushes completions and reads the guest's
+		 * interrupt suppression under the queue's mu, while a poller
+		 * on the I/O thread checks the ring and turns guest kicks off
+		 * and on. Those happen to touch different virtq fields, but
+		 * rather than depend on that, the poller takes the same mu
+		 * (the transport honours queue_lock[i]): every access to a
+		 * queue, from any thread, is under its lock. */
+		vdev->queue_lock[i] = &blk->q[i].mu;
+		if (blk_queue_init(&blk->q[i], blk, i, err, errlen) < 0) {
+			blk_backend_close(&blk->backend);
+			blk_free(blk);
+			return NULL;
+		}
 	}
 	return vdev;
-fail_mem:
-	if (blk)
-		free(blk->reqs);
-	free(blk);
-	return NULL;
 }
 
 struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char *err, size_t errlen)
@@ -286,8 +227,9 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	struct virtio_dev *vdev =
-	    blk_spec_parse(spec, s, err, errlen) < 0 ? NULL : blk_new(s, index, err, errlen);
+	struct virtio_dev *vdev = blk_spec_parse(spec, s, err, errlen) < 0
+				      ? NULL
+				      : blk_new(s, index, s->queues ? s->queues : 1, err, errlen);
 	free(s);
 	return vdev;
 }
@@ -295,58 +237,44 @@ struct virtio_dev *virtio_blk_create(const char *spec, unsigned int index, char 
 void virtio_blk_drain(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	pthread_mutex_lock(&blk->mu);
-	while (blk->qlen || blk->busy || blk->inflight)
-		pthread_cond_wait(&blk->idle_cv, &blk->mu);
-	pthread_mutex_unlock(&blk->mu);
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		pthread_mutex_lock(&blk->q[i].mu);
+		blk_queue_wait_idle(&blk->q[i]);
+		pthread_mutex_unlock(&blk->q[i].mu);
+	}
 }
 
-/* Stops the worker once its queued requests are done: their completions
- * still reach the guest's ring, which is mapped until the VM is destroyed. */
+/* Stops every queue's worker once its queued requests are done. */
 void virtio_blk_stop(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	pthread_mutex_lock(&blk->mu);
-	if (blk->stop) {
-		pthread_mutex_unlock(&blk->mu);
+	if (blk->stopped)
 		return;
-	}
-	while (blk->qlen || blk->busy || blk->inflight)
-		pthread_cond_wait(&blk->idle_cv, &blk->mu);
-	blk->active = false;
-	blk->stop = true;
-	pthread_cond_signal(&blk->work_cv);
-	if (blk->aio_uring) {
-		/* The disk thread sleeps in the ring: a nop wakes it. */
-		blk_uring_prep_nop(&blk->uring, BLK_URING_TAG_WAKE);
-		blk_uring_kick(blk);
-	}
-	pthread_mutex_unlock(&blk->mu);
-	pthread_join(blk->worker, NULL);
+	blk->stopped = true;
+	for (unsigned int i = 0; i < blk->nq; i++)
+		blk_queue_stop(&blk->q[i]);
 }
 
 void virtio_blk_destroy(struct virtio_dev *vdev)
 {
 	struct blk_dev *blk = blk_of(vdev);
-	if (!blk->stop)
+	if (!blk->stopped)
 		blk_reset(vdev);
 	virtio_blk_stop(vdev);
-	blk_uring_exit(&blk->uring);
 	blk_backend_close(&blk->backend);
-	pthread_cond_destroy(&blk->work_cv);
-	pthread_cond_destroy(&blk->idle_cv);
-	pthread_mutex_destroy(&blk->mu);
-	free(blk->reqs);
-	free(blk);
+	blk_free(blk);
 }
 
 /* Firecracker's PATCH /drives path_on_host: the new image is opened (same
  * access, same lock rules) before anything changes, so a bad path leaves
- * the disk as it was. Requests already taken finish on the old image; new
- * ones wait in the ring (hold) until the swap is done, then run on the new
- * one. The capacity changes with the config generation and a
- * configuration interrupt, on which Linux re-reads it (virtio 1.2
- * §5.2.6). The serial is the device's, not the image's: it stays. */
+ * the disk as it was. Every queue is held (it pops nothing more; new
+ * requests wait in its ring), then all are waited for until idle:
+ * requests already taken finish on the old image. Then nothing reads the backend, and it is
+ * swapped without a lock; the queues let go and run what was kicked
+ * meanwhile on the new one. The capacity changes with the config
+ * generation and a configuration interrupt, on which Linux re-reads it
+ * (virtio 1.2 §5.2.6). The serial is the device's, not the image's: it
+ * stays. Runs on the main thread, as virtio_blk_stop does. */
 int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, size_t errlen)
 {
 	struct blk_dev *blk = blk_of(vdev);
@@ -355,26 +283,35 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 		counter_add(&blk->stats.update_fails, 1);
 		return -1;
 	}
-	pthread_mutex_lock(&blk->mu);
-	if (blk->stop) {
+	if (blk->stopped) {
 		counter_add(&blk->stats.update_fails, 1);
-		pthread_mutex_unlock(&blk->mu);
 		blk_backend_close(&nb);
 		snprintf(err, errlen, "the disk is stopped");
 		return -1;
 	}
-	blk->hold = true;
-	while (blk->qlen || blk->busy || blk->inflight)
-		pthread_cond_wait(&blk->idle_cv, &blk->mu);
+	/* Every queue held first, then each waited for: a queue waited for
+	 * before the others are held could start requests on the old image
+	 * meanwhile. */
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		pthread_mutex_lock(&blk->q[i].mu);
+		blk->q[i].hold = true;
+		pthread_mutex_unlock(&blk->q[i].mu);
+	}
+	virtio_blk_drain(vdev);
 	memcpy(nb.serial, blk->backend.serial, sizeof(nb.serial));
 	old = blk->backend;
 	blk->backend = nb;
+	pthread_mutex_lock(&blk->config_mu);
 	blk->config.capacity = nb.capacity;
 	atomic_fetch_add(&vdev->config_generation, 1);
-	blk->hold = false;
+	pthread_mutex_unlock(&blk->config_mu);
 	counter_add(&blk->stats.updates, 1);
-	blk_pop_all(blk); /* what was kicked meanwhile */
-	pthread_mutex_unlock(&blk->mu);
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		pthread_mutex_lock(&blk->q[i].mu);
+		blk->q[i].hold = false;
+		blk_queue_pop_all(&blk->q[i]); /* what was kicked meanwhile */
+		pthread_mutex_unlock(&blk->q[i].mu);
+	}
 	blk_backend_close(&old);
 	if (atomic_load(&vdev->status) & VIRTIO_STATUS_DRIVER_OK)
 		vdev->transport->notify_config(vdev);
@@ -412,7 +349,10 @@ int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 			  char *err, size_t errlen)
 {
 	const struct blk_spec *s = spec;
-	struct virtio_dev *vdev = blk_new(s, ctx->index, err, errlen);
+	/* Default: a queue per vCPU, as many as the device may have. */
+	unsigned int nq = s->queues ? s->queues : ctx->nr_vcpus;
+	nq = nq < 1 ? 1 : nq > BLK_QUEUES_MAX ? BLK_QUEUES_MAX : nq;
+	struct virtio_dev *vdev = blk_new(s, ctx->index, nq, err, errlen);
 	if (!vdev)
 		return -1;
 	*out = (struct device){.dev = vdev, .ops = &blk_dev_ops, .vdev = vdev};

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "devices/virtio_blk.h"
 #include "iothread/poll_opts.h"
 
 static int blk_spec_path(const struct opt *o, const char *val, void *target, char *err,
@@ -44,6 +45,15 @@ static const struct opt blk_opts[] = {
      .metavar = "io_uring|threads",
      .help = "io_uring: many requests in flight (default; threads, said in one line, "
 	     "where the host has none); threads: one at a time"},
+    {.name = "queues",
+     .type = OPT_UINT,
+     .off = offsetof(struct blk_spec, queues),
+     .min = 1,
+     .max = BLK_QUEUES_MAX,
+     .hint = "use 1 to 16",
+     .metavar = "N",
+     .help = "request queues, 1-16, each with its own lock and disk thread (default: one per "
+	     "vCPU)"},
     POLL_OPT_ROWS(offsetof(struct blk_spec, poll)),
 };
 const struct opt_table blk_spec_table = OPT_TABLE(blk_opts, "disk option", NULL);

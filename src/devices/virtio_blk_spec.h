@@ -1,4 +1,5 @@
-/* `--disk SPEC` for virtio-blk: PATH[,ro][,aio=io_uring|threads][,poll=off|adaptive|always]
+/* `--disk SPEC` for virtio-blk:
+ * PATH[,ro][,aio=io_uring|threads][,queues=N][,poll=off|adaptive|always]
  * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]. The
  * polling options are --net's (iothread/poll_opts.h); disks default to
  * poll=off. */
@@ -19,6 +20,7 @@ struct blk_spec {
 	char path[PATH_MAX];
 	bool ro;
 	int aio;		 /* enum blk_aio */
+	unsigned int queues;	 /* 1..BLK_QUEUES_MAX; 0: not given (a queue per vCPU) */
 	struct poll_policy poll; /* of the request queue */
 };
 

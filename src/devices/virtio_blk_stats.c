@@ -1,6 +1,7 @@
 /* virtio-blk's counters: what each answered request did, by type, size
- * and status, plus kicks and medium changes. Relaxed atomics like every
- * counter_t: bumped under mu, read by stats from any thread. */
+ * and status, plus kicks and medium changes, over all queues. Relaxed
+ * atomics like every counter_t: bumped by any queue under its own lock
+ * (two queues may bump one at once), read by stats from any thread. */
 #include <stddef.h>
 
 #include "devices/virtio_blk.h"

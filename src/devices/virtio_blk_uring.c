@@ -1,6 +1,7 @@
-/* virtio-blk with aio=io_uring: the I/O thread (or a vCPU on a trapped
- * kick) puts each checked request into the ring and submits once per run
- * of the available ring; the disk thread sleeps in the ring, and answers
+/* virtio-blk with aio=io_uring, a ring per queue: the I/O thread (or a
+ * vCPU on a trapped kick) puts each checked request into its queue's ring
+ * and submits once per run of the available ring; the queue's disk thread
+ * sleeps in that ring, and answers
  * every completion it finds in one go, with one interrupt for the batch
  * (virtio_notify_if_needed honours the guest's event index). DISCARD and
  * WRITE_ZEROES are not ring operations: a draining nop holds their place,
@@ -10,44 +11,44 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/sandbox.h"
-#include "core/thread.h"
 #include "devices/virtio_blk_priv.h"
 
-bool blk_uring_queue(struct blk_dev *blk, struct blk_req *req)
+bool blk_uring_queue(struct blk_queue *q, struct blk_req *req)
 {
-	uint64_t tag = (uint64_t)(req - blk->reqs);
-	if (!blk_uring_prep(&blk->uring, req, blk->backend.fd, tag)) {
+	int fd = q->blk->backend.fd;
+	uint64_t tag = (uint64_t)(req - q->reqs);
+	if (!blk_uring_prep(&q->uring, req, fd, tag)) {
 		/* Full (it holds every slot, so only unsubmitted entries can
 		 * fill it): submit, then there is room, unless the kernel
 		 * refused the submission. */
-		blk_uring_kick(blk);
-		if (!blk_uring_prep(&blk->uring, req, blk->backend.fd, tag))
+		blk_uring_kick(q);
+		if (!blk_uring_prep(&q->uring, req, fd, tag))
 			return false;
 	}
-	blk->inflight++;
+	q->inflight++;
 	return true;
 }
 
-void blk_uring_kick(struct blk_dev *blk)
+void blk_uring_kick(struct blk_queue *q)
 {
-	int r = blk_uring_submit(&blk->uring);
-	if (r < 0 && !blk->submit_failed_logged) {
-		blk->submit_failed_logged = true;
-		fprintf(stderr, "skiff: %s: io_uring submit failed: %s\n", blk->name, strerror(-r));
+	int r = blk_uring_submit(&q->uring);
+	if (r < 0 && !q->submit_failed_logged) {
+		q->submit_failed_logged = true;
+		fprintf(stderr, "skiff: %s: q%u: io_uring submit failed: %s\n", q->blk->name,
+			q->index, strerror(-r));
 	}
 }
 
-/* One completion, with mu held. Returns false if the request goes on (a
- * short transfer resubmitted), true once it has its result. */
-static bool blk_uring_done(struct blk_dev *blk, struct blk_req *req, int res)
+/* One completion, with q->mu held. Returns false if the request goes on
+ * (a short transfer resubmitted), true once it has its result. */
+static bool blk_uring_done(struct blk_queue *q, struct blk_req *req, int res)
 {
 	switch (req->type) {
 	case VIRTIO_BLK_T_IN:
 	case VIRTIO_BLK_T_OUT:
 		if (res > 0 && blk_req_advance(req, (uint64_t)res) > 0) {
-			if (blk_uring_queue(blk, req)) {
-				blk->inflight--; /* the same request, still one */
+			if (blk_uring_queue(q, req)) {
+				q->inflight--; /* the same request, still one */
 				return false;
 			}
 			res = -EIO;
@@ -58,57 +59,58 @@ static bool blk_uring_done(struct blk_dev *blk, struct blk_req *req, int res)
 		blk_req_set_result(req, res);
 		return true;
 	default: /* everything before it is done: now its own I/O */
-		blk->busy = true;
-		pthread_mutex_unlock(&blk->mu);
-		blk_req_execute(req, &blk->backend);
-		pthread_mutex_lock(&blk->mu);
-		blk->busy = false;
+		q->busy = true;
+		pthread_mutex_unlock(&q->mu);
+		blk_req_execute(req, &q->blk->backend);
+		pthread_mutex_lock(&q->mu);
+		q->busy = false;
 		return true;
 	}
 }
 
+/* The thread is named and sandboxed by its caller (virtio_blk_queue.c).
+ * It answers on its own queue only, under that queue's lock. */
 void *blk_uring_worker(void *arg)
 {
-	struct blk_dev *blk = arg;
+	struct blk_queue *q = arg;
+	struct blk_dev *blk = q->blk;
 	struct blk_uring_done done[64];
-	thread_name_self("blk%u", blk->index);
-	sandbox_enter_or_die(SANDBOX_BLK);
 	for (;;) {
-		int n = blk_uring_reap(&blk->uring, done, sizeof(done) / sizeof(done[0]));
-		pthread_mutex_lock(&blk->mu);
+		int n = blk_uring_reap(&q->uring, done, sizeof(done) / sizeof(done[0]));
+		pthread_mutex_lock(&q->mu);
 		if (n < 0) {
 			/* Cannot happen with a ring that was set up; if it does,
 			 * stop rather than spin. Requests in flight stay
 			 * unanswered: the guest sees a hung disk, not a crash. */
-			fprintf(stderr, "skiff: %s: io_uring wait failed: %s\n", blk->name,
-				strerror(-n));
-			pthread_mutex_unlock(&blk->mu);
+			fprintf(stderr, "skiff: %s: q%u: io_uring wait failed: %s\n", blk->name,
+				q->index, strerror(-n));
+			pthread_mutex_unlock(&q->mu);
 			break;
 		}
 		bool pushed = false;
 		for (int i = 0; i < n; i++) {
 			if (done[i].tag >= BLK_QUEUE_SIZE)
 				continue; /* the wake-up nop */
-			struct blk_req *req = &blk->reqs[done[i].tag];
-			if (!blk_uring_done(blk, req, done[i].res))
+			struct blk_req *req = &q->reqs[done[i].tag];
+			if (!blk_uring_done(q, req, done[i].res))
 				continue;
-			blk->inflight--;
+			q->inflight--;
 			/* After a reset the buffers belong to nobody: do not answer. */
-			if (req->gen == blk->gen) {
+			if (req->gen == q->gen) {
 				blk_req_finish(req);
 				blk_stats_count(blk, req, BLK_REQ_QUEUE);
-				pushed |= virtq_push(&blk->vdev.vqs[0], blk->vdev.gm, req->head,
-						     req->used_len) == 0;
+				pushed |= virtq_push(&blk->vdev.vqs[q->index], blk->vdev.gm,
+						     req->head, req->used_len) == 0;
 			}
-			blk_slot_free(blk, req);
+			blk_slot_free(q, req);
 		}
-		blk_uring_kick(blk); /* short transfers put back */
+		blk_uring_kick(q); /* short transfers put back */
 		if (pushed)
-			virtio_notify_if_needed(&blk->vdev, 0);
-		if (!blk->inflight)
-			pthread_cond_broadcast(&blk->idle_cv);
-		bool stop = blk->stop && !blk->inflight;
-		pthread_mutex_unlock(&blk->mu);
+			virtio_notify_if_needed(&blk->vdev, q->index);
+		if (!q->inflight)
+			pthread_cond_broadcast(&q->idle_cv);
+		bool stop = q->stop && !q->inflight;
+		pthread_mutex_unlock(&q->mu);
 		if (stop)
 			break;
 	}

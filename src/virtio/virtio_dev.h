@@ -96,13 +96,15 @@ struct virtio_dev {
 	 * (TX, requests) qualify; a receive queue does not. */
 	struct poll_policy poll;
 	uint32_t poll_queues;
-	/* Optional: the mutex the device holds whenever it touches its
-	 * virtqueues, for a device that does so from threads other than the
-	 * I/O thread (virtio-blk completes on its worker). The poller then
-	 * takes it too when it checks a ring or turns guest kicks off and
-	 * on, so every access to such a queue is under one lock. NULL: all
-	 * queue work runs on the I/O thread (virtio-net with polling). */
-	pthread_mutex_t *queue_lock;
+	/* Optional, per queue: the mutex the device holds whenever it
+	 * touches virtqueue q, for a device that does so from threads other
+	 * than the I/O thread (virtio-blk completes on its workers, a lock
+	 * per queue). The poller then takes queue_lock[q] too when it checks
+	 * q's ring or turns its guest kicks off and on, so every access to
+	 * such a queue is under its lock. Several entries may name one
+	 * mutex. NULL: q's work all runs on the I/O thread (virtio-net with
+	 * polling). */
+	pthread_mutex_t *queue_lock[VIRTIO_MAX_QUEUES];
 	_Atomic uint8_t status;
 	_Atomic uint32_t config_generation;
 	pthread_mutex_t lock;

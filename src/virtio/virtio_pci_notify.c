@@ -56,20 +56,21 @@ void vp_kick_ready(void *opaque, uint32_t events)
 
 /* Poller callbacks run on the device's I/O thread, which is also where the
  * device pops a polled queue (polling needs ioeventfd). A device that
- * touches its queues from another thread too (virtio-blk pushes from its
- * worker) names its lock in vdev->queue_lock: the ring check and the kick
- * suppression state then change under that lock, like every other access
- * to the queue, instead of relying on which virtq fields each side
- * happens to touch. The lock is not held across queue_notify, which takes
- * it itself. */
-static void vp_queue_lock(struct virtio_dev *vdev, bool lock)
+ * touches a queue from another thread too (virtio-blk pushes from its
+ * workers) names that queue's lock in vdev->queue_lock[q]: the ring check
+ * and the kick suppression state then change under that lock, like every
+ * other access to the queue, instead of relying on which virtq fields
+ * each side happens to touch. The lock is not held across queue_notify,
+ * which takes it itself. */
+static void vp_queue_lock(struct virtio_dev *vdev, unsigned int q, bool lock)
 {
-	if (!vdev->queue_lock)
+	pthread_mutex_t *mu = vdev->queue_lock[q];
+	if (!mu)
 		return;
 	if (lock)
-		pthread_mutex_lock(vdev->queue_lock);
+		pthread_mutex_lock(mu);
 	else
-		pthread_mutex_unlock(vdev->queue_lock);
+		pthread_mutex_unlock(mu);
 }
 
 static bool vp_poll_queue(void *opaque)
@@ -79,9 +80,9 @@ static bool vp_poll_queue(void *opaque)
 	struct virtq *vq = &vdev->vqs[q->index];
 	if (!vp_work_enter(q->vp, q->index))
 		return false;
-	vp_queue_lock(vdev, true);
+	vp_queue_lock(vdev, q->index, true);
 	bool work = virtq_has_work(vq, vdev->gm);
-	vp_queue_lock(vdev, false);
+	vp_queue_lock(vdev, q->index, false);
 	if (work)
 		vdev->ops->queue_notify(vdev, q->index);
 	vp_work_exit(q->vp);
@@ -96,10 +97,10 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	if (!vp_work_enter(q->vp, q->index))
 		return false;
 	bool more = false;
-	vp_queue_lock(vdev, true);
+	vp_queue_lock(vdev, q->index, true);
 	if (vq->enabled && !vq->broken)
 		more = virtq_poll_hold(vq, vdev->gm, !enable);
-	vp_queue_lock(vdev, false);
+	vp_queue_lock(vdev, q->index, false);
 	vp_work_exit(q->vp);
 	return more;
 }

@@ -109,7 +109,8 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 			      .index = dm_count_prefix(dm, k->prefix),
 			      .gm = dm->gm,
 			      .io = io,
-			      .host = dm->host};
+			      .host = dm->host,
+			      .nr_vcpus = dm->nr_vcpus};
 	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
 	if (dm_attach(dm, e, io, err, errlen) < 0) {

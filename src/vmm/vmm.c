@@ -69,7 +69,8 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 				.gm = &v->vm.mem,
 				.io = v->io,
 				.nr_io = v->nr_io,
-				.use_ioeventfd = !c->no_ioeventfd};
+				.use_ioeventfd = !c->no_ioeventfd,
+				.nr_vcpus = (unsigned int)c->cpus};
 	for (int i = 0; i < c->nr_devs; i++)
 		if (devmgr_add(&v->dm, c->devs[i].option, c->devs[i].spec, err, errlen) < 0)
 			return -1;

@@ -288,7 +288,7 @@ static void test_poll_suppresses_then_rearms_kicks(void **state)
 	assert_true(f->vp->q[0].polled);
 	assert_int_equal(f->io.nr_pollers, 1);
 	assert_ptr_equal(f->io.pollers[0], p);
-	assert_non_null(f->vdev->queue_lock);
+	assert_non_null(f->vdev->queue_lock[0]);
 
 	driver_write(f, 0); /* kicks: polling starts, kicks go off */
 	assert_int_equal(f->kicks, 1);

@@ -24,20 +24,23 @@
 #include "devices/blk_req.h"
 #include "devices/blk_uring.h"
 #include "devices/virtio_blk.h"
+#include "devices/virtio_blk_spec.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 
-#define RAM_SIZE   (1u << 20)
-#define QSZ	   64
-#define DESC_GPA   0x1000
-#define AVAIL_GPA  0x2000
-#define USED_GPA   0x3000
-#define IND_GPA	   0x8000
-#define HDR_GPA	   0x10000
-#define DATA_GPA   0x20000
-#define DATA2_GPA  0x60000
-#define STATUS_GPA 0xF0000
-#define SECTORS	   64 /* default image: 32 KiB */
+#define RAM_SIZE     (1u << 20)
+#define QSZ	     64
+#define DESC_GPA     0x1000 /* queue 0's rings; queue q > 0 at QRING_GPA(q) */
+#define AVAIL_GPA    0x2000
+#define USED_GPA     0x3000
+#define TQ	     4					   /* queues the fixture sets up at most */
+#define QRING_GPA(q) (0x4000 + 0x1000 * (uint64_t)((q)-1)) /* desc, +0x400 avail, +0x800 used */
+#define IND_GPA	     0x8000
+#define HDR_GPA	     0x10000
+#define DATA_GPA     0x20000
+#define DATA2_GPA    0x60000
+#define STATUS_GPA   0xF0000
+#define SECTORS	     64 /* default image: 32 KiB */
 
 #define F_INDIRECT (1ULL << VIRTQ_F_INDIRECT_DESC)
 #define F_RO	   (1ULL << 5)
@@ -46,8 +49,9 @@ struct fx {
 	struct fake_mem fm;
 	char dir[64], path[128];
 	struct virtio_dev *vdev;
-	uint16_t avail_idx; /* the guest driver's */
-	_Atomic int notified;
+	uint16_t avail_idx[TQ]; /* the guest driver's */
+	_Atomic int notified;	/* interrupts, all queues */
+	_Atomic int notified_q[TQ];
 	int broken;
 	int refill_left; /* completed chains the guest re-posts at once */
 	bool stop_io;
@@ -60,6 +64,13 @@ static uint16_t guest_used_idx(struct fx *f);
 static struct virtq_used_elem guest_used(struct fx *f, uint16_t i);
 static void guest_publish(struct fx *f, uint16_t head);
 
+static uint64_t ring_gpa(unsigned int q, enum virtq_ring which)
+{
+	uint64_t base[] = {DESC_GPA, AVAIL_GPA, USED_GPA};
+	uint64_t off[] = {0, 0x400, 0x800};
+	return q ? QRING_GPA(q) + off[which] : base[which];
+}
+
 /* ---- the transport ---- */
 
 /* The guest's interrupt handler: with refill, the chain just completed is
@@ -67,16 +78,17 @@ static void guest_publish(struct fx *f, uint16_t head);
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
 	struct fx *f = vdev->transport_data;
-	assert_int_equal(q, 0);
+	assert_true(q < vdev->num_queues);
 	f->notified++;
-	if (f->refill_left > 0 && f->refill_left--)
+	f->notified_q[q]++;
+	if (q == 0 && f->refill_left > 0 && f->refill_left--)
 		guest_publish(f, (uint16_t)guest_used(f, (uint16_t)(guest_used_idx(f) - 1)).id);
 }
 
 static int fake_queue_resched(struct virtio_dev *vdev, unsigned int q)
 {
 	struct fx *f = vdev->transport_data;
-	assert_int_equal(q, 0);
+	assert_true(q < vdev->num_queues);
 	f->rescheds++;
 	return f->resched_ret;
 }
@@ -116,31 +128,56 @@ static void desc_set(struct fx *f, uint64_t table, uint16_t i, const struct seg 
 	memcpy(fake_mem_at(&f->fm, table + 16 * (uint64_t)i), &d, sizeof(d));
 }
 
+static void guest_publish_q(struct fx *f, unsigned int q, uint16_t head)
+{
+	uint16_t *ring = fake_mem_at(&f->fm, ring_gpa(q, VIRTQ_RING_AVAIL));
+	ring[2 + (f->avail_idx[q] & (QSZ - 1))] = head;
+	__atomic_store_n(&ring[1], ++f->avail_idx[q], __ATOMIC_RELEASE);
+}
+
 static void guest_publish(struct fx *f, uint16_t head)
 {
-	uint16_t *ring = fake_mem_at(&f->fm, AVAIL_GPA);
-	ring[2 + (f->avail_idx & (QSZ - 1))] = head;
-	__atomic_store_n(&ring[1], ++f->avail_idx, __ATOMIC_RELEASE);
+	guest_publish_q(f, 0, head);
+}
+
+static uint16_t guest_used_idx_q(struct fx *f, unsigned int q)
+{
+	return __atomic_load_n((uint16_t *)fake_mem_at(&f->fm, ring_gpa(q, VIRTQ_RING_USED) + 2),
+			       __ATOMIC_ACQUIRE);
 }
 
 static uint16_t guest_used_idx(struct fx *f)
 {
-	return __atomic_load_n((uint16_t *)fake_mem_at(&f->fm, USED_GPA + 2), __ATOMIC_ACQUIRE);
+	return guest_used_idx_q(f, 0);
+}
+
+static struct virtq_used_elem guest_used_q(struct fx *f, unsigned int q, uint16_t i)
+{
+	struct virtq_used_elem e;
+	uint64_t gpa = ring_gpa(q, VIRTQ_RING_USED) + 4 + 8 * (uint64_t)(i & (QSZ - 1));
+	memcpy(&e, fake_mem_at(&f->fm, gpa), sizeof(e));
+	return e;
 }
 
 static struct virtq_used_elem guest_used(struct fx *f, uint16_t i)
 {
-	struct virtq_used_elem e;
-	memcpy(&e, fake_mem_at(&f->fm, USED_GPA + 4 + 8 * (uint64_t)(i & (QSZ - 1))), sizeof(e));
-	return e;
+	return guest_used_q(f, 0, i);
 }
 
-/* Writes chain segs at descriptor first.. and makes it available. */
-static void guest_add(struct fx *f, uint16_t first, const struct seg *segs, unsigned int n)
+/* Writes chain segs at descriptor first.. of queue q and makes it
+ * available. */
+static void guest_add_q(struct fx *f, unsigned int q, uint16_t first, const struct seg *segs,
+			unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
-		desc_set(f, DESC_GPA, (uint16_t)(first + i), &segs[i], i + 1 < n);
-	guest_publish(f, first);
+		desc_set(f, ring_gpa(q, VIRTQ_RING_DESC), (uint16_t)(first + i), &segs[i],
+			 i + 1 < n);
+	guest_publish_q(f, q, first);
+}
+
+static void guest_add(struct fx *f, uint16_t first, const struct seg *segs, unsigned int n)
+{
+	guest_add_q(f, 0, first, segs, n);
 }
 
 static void kick_and_wait(struct fx *f)
@@ -231,8 +268,9 @@ static void image_write(struct fx *f, uint64_t off, const void *buf, size_t len)
 	close(fd);
 }
 
-/* Creates the device on f->path with opts (",ro" or ""), and plays the
- * transport: queue 0 configured and activated, then DRIVER_OK. */
+/* Creates the device on f->path with opts (",ro", ",queues=N" or ""), and
+ * plays the transport: every queue configured and activated (rings at
+ * ring_gpa), then DRIVER_OK. */
 static const char *aio_opt = ",aio=threads"; /* the group being run */
 
 static void disk_open(struct fx *f, const char *opts)
@@ -248,16 +286,21 @@ static void disk_open(struct fx *f, const char *opts)
 	v->transport = &fake_transport;
 	v->transport_data = f;
 	v->driver_features = v->host_features;
-	struct virtq *vq = &v->vqs[0];
-	assert_int_equal(virtq_init(vq, "virtio-blk0 q0", v->queue_max_size, on_broken, f), 0);
 	memset(f->fm.ram, 0, 0x8000);
-	f->avail_idx = 0;
-	assert_int_equal(virtq_set_size(vq, QSZ), 0);
-	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_DESC, DESC_GPA), 0);
-	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_AVAIL, AVAIL_GPA), 0);
-	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_USED, USED_GPA), 0);
-	assert_int_equal(virtq_set_features(vq, F_INDIRECT), 0);
-	assert_int_equal(virtq_activate(vq, &f->fm.gm), 0);
+	assert_true(v->num_queues >= 1 && v->num_queues <= TQ);
+	for (unsigned int q = 0; q < v->num_queues; q++) {
+		struct virtq *vq = &v->vqs[q];
+		char name[32];
+		snprintf(name, sizeof(name), "virtio-blk0 q%u", q);
+		assert_int_equal(virtq_init(vq, name, v->queue_max_size, on_broken, f), 0);
+		f->avail_idx[q] = 0;
+		f->notified_q[q] = 0;
+		assert_int_equal(virtq_set_size(vq, QSZ), 0);
+		for (enum virtq_ring r = VIRTQ_RING_DESC; r <= VIRTQ_RING_USED; r++)
+			assert_int_equal(virtq_set_addr(vq, r, ring_gpa(q, r)), 0);
+		assert_int_equal(virtq_set_features(vq, F_INDIRECT), 0);
+		assert_int_equal(virtq_activate(vq, &f->fm.gm), 0);
+	}
 	assert_int_equal(v->ops->activate(v), 0);
 }
 
@@ -649,13 +692,14 @@ static void test_many_in_flight(void **state)
 
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static bool gate_on, gate_entered, gate_open;
+static bool gate_on, gate_open;
+static int gate_entered; /* threads inside the gate */
 
 int fdatasync(int fd)
 {
 	pthread_mutex_lock(&gate_mu);
 	if (gate_on) {
-		gate_entered = true;
+		gate_entered++;
 		pthread_cond_broadcast(&gate_cv);
 		while (!gate_open)
 			pthread_cond_wait(&gate_cv, &gate_mu);
@@ -705,7 +749,8 @@ static void test_reset_quiesces(void **state)
 	struct seg s[] = {{HDR_GPA, 16, false}, {STATUS_GPA, 1, true}};
 	pthread_mutex_lock(&gate_mu);
 	gate_on = true;
-	gate_entered = gate_open = false;
+	gate_entered = 0;
+	gate_open = false;
 	pthread_mutex_unlock(&gate_mu);
 	guest_add(f, 0, s, 2);
 	f->vdev->ops->queue_notify(f->vdev, 0);
@@ -785,7 +830,7 @@ static void test_pop_budget(void **state)
 	alarm(0);
 	assert_int_equal(guest_used_idx(f), BLK_POP_BUDGET);
 	assert_int_equal(f->rescheds, 1);
-	assert_int_equal(f->avail_idx, 4 + BLK_POP_BUDGET);
+	assert_int_equal(f->avail_idx[0], 4 + BLK_POP_BUDGET);
 	/* The transport calls back (the I/O thread's next round). */
 	f->refill_left = 0;
 	f->vdev->ops->queue_notify(f->vdev, 0);
@@ -997,6 +1042,364 @@ static void test_counters(void **state)
 	assert_int_equal(counter(f, "update fails"), 1);
 }
 
+/* ---- multiqueue ---- */
+
+#define F_MQ (1ULL << 12)
+
+/* Request k of a test (k < 32): its header at HDR_GPA + 16 k, its status
+ * byte at STATUS_GPA + k (0xEE until answered), data at data. Posted on
+ * queue q at descriptor 3 (k % 16); kicked by the caller. */
+static void post_q(struct fx *f, unsigned int q, unsigned int k, uint32_t type, uint64_t sector,
+		   uint64_t data, uint32_t len, bool w)
+{
+	uint64_t hdr = HDR_GPA + 16 * k, st = STATUS_GPA + k;
+	set_hdr(f, hdr, type, sector);
+	*(uint8_t *)fake_mem_at(&f->fm, st) = 0xEE;
+	struct seg s[] = {{hdr, 16, false}, {data, len, w}, {st, 1, true}};
+	if (len)
+		guest_add_q(f, q, (uint16_t)(3 * (k % 16)), s, 3);
+	else
+		guest_add_q(f, q, (uint16_t)(3 * (k % 16)), (struct seg[]){s[0], s[2]}, 2);
+}
+
+static uint8_t status_k(struct fx *f, unsigned int k)
+{
+	return *(uint8_t *)fake_mem_at(&f->fm, STATUS_GPA + k);
+}
+
+static void kick(struct fx *f, unsigned int q)
+{
+	f->vdev->ops->queue_notify(f->vdev, q);
+}
+
+static void reopen(struct fx *f, const char *opts)
+{
+	disk_close(f);
+	disk_open(f, opts);
+}
+
+/* One queue (the default, or queues=1) is the device as before: no MQ
+ * feature, num_queues 1. More: MQ offered, num_queues in the config, a
+ * lock per queue for the poller, every queue polled. */
+static void test_mq_config(void **state)
+{
+	struct fx *f = *state;
+	uint16_t nq = 0;
+	for (int one = 0; one < 2; one++) {
+		if (one)
+			reopen(f, ",queues=1");
+		assert_false(f->vdev->host_features & F_MQ);
+		assert_int_equal(f->vdev->num_queues, 1);
+		f->vdev->ops->config_read(f->vdev, 34, &nq, 2);
+		assert_int_equal(nq, 1);
+		assert_int_equal(f->vdev->poll_queues, 1);
+		assert_non_null(f->vdev->queue_lock[0]);
+		assert_null(f->vdev->queue_lock[1]);
+	}
+	reopen(f, ",queues=4");
+	assert_true(f->vdev->host_features & F_MQ);
+	assert_int_equal(f->vdev->num_queues, 4);
+	f->vdev->ops->config_read(f->vdev, 34, &nq, 2);
+	assert_int_equal(nq, 4);
+	assert_int_equal(f->vdev->poll_queues, 0xF);
+	for (unsigned int i = 0; i < 4; i++) {
+		assert_non_null(f->vdev->queue_lock[i]);
+		for (unsigned int j = 0; j < i; j++)
+			assert_ptr_not_equal(f->vdev->queue_lock[i], f->vdev->queue_lock[j]);
+	}
+	assert_null(f->vdev->queue_lock[4]);
+}
+
+/* A request on queue 1 is answered on queue 1's used ring, with queue 1's
+ * interrupt; queue 0 sees nothing, then reads the data back itself. */
+static void test_mq_completes_on_its_queue(void **state)
+{
+	struct fx *f = *state;
+	reopen(f, ",queues=2");
+	fill(f, DATA_GPA, 1024, 5);
+	post_q(f, 1, 0, VIRTIO_BLK_T_OUT, 3, DATA_GPA, 1024, false);
+	kick(f, 1);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx_q(f, 1), 1);
+	assert_int_equal(guest_used_q(f, 1, 0).id, 0);
+	assert_int_equal(guest_used_q(f, 1, 0).len, 1);
+	assert_int_equal(status_k(f, 0), VIRTIO_BLK_S_OK);
+	assert_int_equal(f->notified_q[1], 1);
+	assert_int_equal(f->notified_q[0], 0);
+	assert_int_equal(guest_used_idx_q(f, 0), 0);
+
+	post_q(f, 0, 1, VIRTIO_BLK_T_IN, 3, DATA2_GPA, 1024, true);
+	kick(f, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx_q(f, 0), 1);
+	assert_int_equal(guest_used_idx_q(f, 1), 1);
+	assert_int_equal(status_k(f, 1), VIRTIO_BLK_S_OK);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA2_GPA), fake_mem_at(&f->fm, DATA_GPA), 1024);
+	assert_int_equal(f->broken, 0);
+}
+
+/* Writes on two queues, interleaved with a flush on each: everything is
+ * answered OK on its own queue, a flush after the writes before it on
+ * that queue (the order within a queue is kept), and each write is in
+ * the image. */
+static void test_mq_flush_interleaved(void **state)
+{
+	struct fx *f = *state;
+	reopen(f, ",queues=2");
+	/* k: 0, 1 writes on q0; 2 flush on q0; 3, 4 writes on q1; 5 flush
+	 * on q1; 6 a write on q0 after its flush. */
+	for (unsigned int k = 0; k < 7; k++)
+		fill(f, DATA_GPA + 1024 * k, 1024, (uint8_t)(k + 1));
+	post_q(f, 0, 0, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 1024, false);
+	post_q(f, 1, 3, VIRTIO_BLK_T_OUT, 6, DATA_GPA + 3 * 1024, 1024, false);
+	kick(f, 1);
+	post_q(f, 0, 1, VIRTIO_BLK_T_OUT, 2, DATA_GPA + 1024, 1024, false);
+	post_q(f, 1, 4, VIRTIO_BLK_T_OUT, 8, DATA_GPA + 4 * 1024, 1024, false);
+	post_q(f, 0, 2, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+	kick(f, 0);
+	post_q(f, 1, 5, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+	post_q(f, 0, 6, VIRTIO_BLK_T_OUT, 4, DATA_GPA + 6 * 1024, 1024, false);
+	kick(f, 1);
+	kick(f, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx_q(f, 0), 4);
+	assert_int_equal(guest_used_idx_q(f, 1), 3);
+	for (unsigned int k = 0; k < 7; k++)
+		assert_int_equal(status_k(f, k), VIRTIO_BLK_S_OK);
+	/* Used order per queue: the flush (head 3 * (k % 16)) after its
+	 * queue's earlier writes. */
+	unsigned int pos[7] = {0};
+	for (uint16_t i = 0; i < 4; i++)
+		pos[guest_used_q(f, 0, i).id / 3] = i;
+	for (uint16_t i = 0; i < 3; i++)
+		pos[guest_used_q(f, 1, i).id / 3] = i;
+	assert_true(pos[2] > pos[0] && pos[2] > pos[1]);
+	assert_true(pos[5] > pos[3] && pos[5] > pos[4]);
+	uint8_t file[10 * 512];
+	image_read(f, 0, file, sizeof(file));
+	struct {
+		unsigned int k, sector;
+	} w[] = {{0, 0}, {1, 2}, {3, 6}, {4, 8}, {6, 4}};
+	for (unsigned int i = 0; i < 5; i++)
+		assert_memory_equal(file + 512 * w[i].sector,
+				    fake_mem_at(&f->fm, DATA_GPA + 1024 * w[i].k), 1024);
+	assert_int_equal(counter(f, "flushes"), 2);
+	assert_int_equal(counter(f, "writes"), 5);
+}
+
+/* A reset with requests posted and kicked on three queues: once it
+ * returns nothing touches guest memory, on any queue, and later kicks do
+ * nothing (the disk is inactive until the next DRIVER_OK). */
+static void test_mq_reset(void **state)
+{
+	struct fx *f = *state;
+	reopen(f, ",queues=3");
+	for (unsigned int k = 0; k < 24; k++) {
+		fill(f, DATA_GPA + 1024 * k, 1024, (uint8_t)k);
+		post_q(f, k % 3, k, VIRTIO_BLK_T_OUT, 2 * k, DATA_GPA + 1024 * k, 1024, false);
+	}
+	for (unsigned int q = 0; q < 3; q++)
+		kick(f, q);
+	alarm(20); /* a hang is a failure */
+	f->vdev->ops->reset(f->vdev);
+	uint16_t used[3];
+	for (unsigned int q = 0; q < 3; q++)
+		used[q] = guest_used_idx_q(f, q);
+	fake_mem_protect(&f->fm, false);
+	for (unsigned int q = 0; q < 3; q++)
+		kick(f, q);
+	virtio_blk_drain(f->vdev);
+	usleep(20000);
+	alarm(0);
+	fake_mem_protect(&f->fm, true);
+	for (unsigned int q = 0; q < 3; q++)
+		assert_int_equal(guest_used_idx_q(f, q), used[q]);
+}
+
+/* A new medium with two queues: every queue reads the new image. */
+static void test_mq_replace(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "";
+	reopen(f, ",queues=2");
+	image_create(f, "new.img", 2 * SECTORS * 512);
+	uint8_t mark[512];
+	memset(mark, 0xCD, sizeof(mark));
+	image_write(f, 512, mark, sizeof(mark));
+	assert_int_equal(virtio_blk_replace(f->vdev, f->path, err, sizeof(err)), 0);
+	assert_int_equal(config_u64(f, 0), 2 * SECTORS);
+	for (unsigned int q = 0; q < 2; q++) {
+		memset(fake_mem_at(&f->fm, DATA2_GPA), 0, 512);
+		post_q(f, q, q, VIRTIO_BLK_T_IN, 1, DATA2_GPA, 512, true);
+		kick(f, q);
+		virtio_blk_drain(f->vdev);
+		assert_int_equal(guest_used_idx_q(f, q), 1);
+		assert_int_equal(status_k(f, q), VIRTIO_BLK_S_OK);
+		assert_memory_equal(fake_mem_at(&f->fm, DATA2_GPA), mark, sizeof(mark));
+	}
+}
+
+/* Waits until n disk threads are inside the gate. */
+static void gate_wait_entered(int n)
+{
+	pthread_mutex_lock(&gate_mu);
+	while (gate_entered < n)
+		pthread_cond_wait(&gate_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+static void gate_arm(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	gate_on = true;
+	gate_entered = 0;
+	gate_open = false;
+	pthread_mutex_unlock(&gate_mu);
+}
+
+static void gate_release(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	gate_open = true;
+	gate_on = false;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+/* Waits until the thread tid sleeps or done is set; true if it slept. */
+static bool sleeps(_Atomic pid_t *tid, atomic_bool *done)
+{
+	while (!atomic_load(tid))
+		sched_yield();
+	while (!atomic_load(done) && thread_state(atomic_load(tid)) != 'S')
+		sched_yield();
+	return !atomic_load(done);
+}
+
+/* Threads path. Three queues each with a flush inside fdatasync at the
+ * same time (no lock spans the queues: they run side by side), plus a
+ * write queued behind each: a reset waits for all three, and answers
+ * nothing afterwards on any queue. */
+static void test_mq_reset_in_flight(void **state)
+{
+	struct fx *f = *state;
+	reopen(f, ",queues=3");
+	gate_arm();
+	for (unsigned int q = 0; q < 3; q++) {
+		post_q(f, q, q, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+		post_q(f, q, 3 + q, VIRTIO_BLK_T_OUT, q, DATA_GPA, 512, false);
+		kick(f, q);
+	}
+	gate_wait_entered(3);
+	struct resetter r = {.f = f};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, reset_thread, &r), 0);
+	bool slept = sleeps(&r.tid, &r.done);
+	gate_release();
+	pthread_join(t, NULL);
+	assert_true(slept);
+	fake_mem_protect(&f->fm, false);
+	virtio_blk_drain(f->vdev);
+	fake_mem_protect(&f->fm, true);
+	for (unsigned int q = 0; q < 3; q++) {
+		assert_int_equal(guest_used_idx_q(f, q), 0);
+		assert_int_equal(status_k(f, q), 0xEE);
+		assert_int_equal(status_k(f, 3 + q), 0xEE);
+	}
+}
+
+struct replacer {
+	struct fx *f;
+	_Atomic pid_t tid;
+	atomic_bool done;
+	int ret;
+};
+
+static void *replace_thread(void *arg)
+{
+	struct replacer *r = arg;
+	char err[256];
+	atomic_store(&r->tid, gettid());
+	r->ret = virtio_blk_replace(r->f->vdev, r->f->path, err, sizeof(err));
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* Threads path. A medium change waits for every queue: with a flush held
+ * on queue 1 it does not return, a read kicked on queue 2 meanwhile is
+ * not answered, and once the flush ends the read gets the new image. */
+static void test_mq_replace_waits(void **state)
+{
+	struct fx *f = *state;
+	reopen(f, ",queues=3");
+	gate_arm();
+	post_q(f, 1, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+	kick(f, 1);
+	gate_wait_entered(1);
+	image_create(f, "new.img", SECTORS * 512);
+	uint8_t mark[512];
+	memset(mark, 0x77, sizeof(mark));
+	image_write(f, 0, mark, sizeof(mark));
+	struct replacer r = {.f = f};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, replace_thread, &r), 0);
+	bool slept = sleeps(&r.tid, &r.done);
+	memset(fake_mem_at(&f->fm, DATA2_GPA), 0, 512);
+	post_q(f, 2, 1, VIRTIO_BLK_T_IN, 0, DATA2_GPA, 512, true);
+	kick(f, 2);
+	uint16_t early = guest_used_idx_q(f, 2);
+	gate_release();
+	pthread_join(t, NULL);
+	assert_true(slept);
+	assert_int_equal(early, 0);
+	assert_int_equal(r.ret, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx_q(f, 1), 1);
+	assert_int_equal(guest_used_idx_q(f, 2), 1);
+	assert_int_equal(status_k(f, 1), VIRTIO_BLK_S_OK);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA2_GPA), mark, sizeof(mark));
+}
+
+/* queues= out of 1..16 is refused with one line; without it, a queue per
+ * vCPU up to 16 (at least one). */
+static void test_mq_queues_option(void **state)
+{
+	struct fx *f = *state;
+	char err[256], spec[200];
+	const char *bad[] = {"0", "17", "x", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(spec, sizeof(spec), "%s,queues=%s%s", f->path, bad[i], aio_opt);
+		err[0] = '\0';
+		assert_null(virtio_blk_create(spec, 1, err, sizeof(err)));
+		if (!strstr(err, "queues=") || !strstr(err, "1 to 16"))
+			fail_msg("spec '%s': got '%s'", spec, err);
+		assert_null(strchr(err, '\n'));
+	}
+	disk_close(f);
+	struct {
+		unsigned int vcpus;
+		const char *opts;
+		unsigned int want;
+	} c[] = {{0, "", 1}, {1, "", 1}, {3, "", 3}, {64, "", 16}, {8, ",queues=2", 2}};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct blk_spec *s = calloc(1, sizeof(*s));
+		assert_non_null(s);
+		snprintf(spec, sizeof(spec), "%s%s%s", f->path, c[i].opts, aio_opt);
+		assert_int_equal(blk_spec_parse(spec, s, err, sizeof(err)), 0);
+		struct dev_ctx ctx = {
+		    .name = "virtio-blk0", .gm = &f->fm.gm, .nr_vcpus = c[i].vcpus};
+		struct device d;
+		assert_int_equal(virtio_blk_new_device(&ctx, s, &d, err, sizeof(err)), 0);
+		free(s);
+		assert_int_equal(d.vdev->num_queues, c[i].want);
+		uint16_t nq = 0;
+		d.vdev->ops->config_read(d.vdev, 34, &nq, 2);
+		assert_int_equal(nq, c[i].want);
+		assert_int_equal(!!(d.vdev->host_features & F_MQ), c[i].want > 1);
+		d.ops->destroy(d.dev);
+	}
+}
+
 /* Short transfers: what is left of the request after n bytes. */
 static void test_req_advance(void **state)
 {
@@ -1057,8 +1460,8 @@ static int run_group(const char *name, const char *aio, const struct CMUnitTest 
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_disk, teardown)
-	/* Every test on both paths, but the last, the reset test: it holds
-	 * the flush in an interposed fdatasync, which the ring does not call. */
+	/* Every test on both paths, but the last three: they hold flushes in
+	 * an interposed fdatasync, which the ring does not call. */
 	const struct CMUnitTest tests[] = {
 	    T(test_config),
 	    T(test_write_read_roundtrip),
@@ -1082,11 +1485,20 @@ int main(void)
 	    T(test_image_shrank),
 	    T(test_replace_medium),
 	    T(test_counters),
+	    T(test_mq_config),
+	    T(test_mq_completes_on_its_queue),
+	    T(test_mq_flush_interleaved),
+	    T(test_mq_reset),
+	    T(test_mq_replace),
+	    T(test_mq_queues_option),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
+	    /* Threads only: they hold flushes in fdatasync. */
 	    T(test_reset_quiesces),
+	    T(test_mq_reset_in_flight),
+	    T(test_mq_replace_waits),
 	};
 	const size_t n = sizeof(tests) / sizeof(tests[0]);
 	int fails = run_group("virtio_blk threads", ",aio=threads", tests, n);
-	return fails + run_group("virtio_blk io_uring", ",aio=io_uring", tests, n - 1);
+	return fails + run_group("virtio_blk io_uring", ",aio=io_uring", tests, n - 3);
 }

@@ -1,7 +1,11 @@
 # virtio-blk end to end with a file system, in two boots of L2 on raw
 # images in L1's tmpfs.
+# Both boots give L2 2 vCPUs: a disk has a request queue per vCPU unless
+# queues= says otherwise, and L2 reports the queues its block layer uses
+# (/sys/block/vdX/mq/).
 # Boot 1 ("write"): L2 sees /dev/vda with the right size (the image is
-# 16 MiB + 100 bytes: the partial tail sector is not part of the disk),
+# 16 MiB + 100 bytes: the partial tail sector is not part of the disk)
+# and two queues,
 # makes an ext4 file system on its first 15 MiB with e2fsprogs' mke2fs,
 # mounts it, writes a 3.5 MiB pattern file (seq's numbered lines: every
 # block differs), syncs, reports the file's sha256 and unmounts; it writes
@@ -9,7 +13,8 @@
 # checks the sha256 against its own copy of the pattern, the ext4
 # superblock (magic, journal, extents) and the marker in the image, and the
 # image's size.
-# Boot 2 ("read", two disks, the second a copy of the first given ",ro"):
+# Boot 2 ("read", two disks, the second a copy of the first given
+# ",ro,queues=1", so it has one queue):
 # L2 mounts vda and reads the file back from a cold cache; it sees vdb
 # read-only with its serial from the file name; a read-write mount of vdb
 # is refused (the kernel answers EACCES; busybox mount then falls back to
@@ -19,8 +24,8 @@
 # mke2fs and the ext4 modules are in this scenario's L2 overlay only, so
 # the L2 image every other scenario boots stays small.
 TIMEOUT=600 # about 40 s measured
-EXPECT="SKIFF-L2-DISK size=32768 ro=0 serial=disk.img
-SKIFF-L2-DISK vdb ro=1 serial=ro.img"
+EXPECT="SKIFF-L2-DISK size=32768 ro=0 serial=disk.img mq=2
+SKIFF-L2-DISK vdb ro=1 serial=ro.img mq=1"
 # /etc/mke2fs.conf: Debian's defaults (ext4 without orphan_file), not the
 # ones built into mke2fs. crc32c_generic: ext4 and jbd2 ask the crypto API
 # for "crc32c", and L2 has no modprobe to load it on demand.
@@ -42,6 +47,13 @@ disk_phase() { sed -n 's/.*skiff_disk=\([a-z]*\).*/\1/p' /proc/cmdline; }
 # disk_wait_dev NAME: waits up to 10 s for /dev/NAME. devtmpfs makes the
 # node asynchronously, so it can lag behind the driver's probe.
 disk_wait_dev() { wait_for "/dev/$1" && [ -b "/dev/$1" ]; }
+
+# disk_mq NAME: how many hardware queues the block layer uses for NAME.
+disk_mq() {
+	n=0
+	for d in /sys/block/"$1"/mq/*; do [ -d "$d" ] && n=$((n + 1)); done
+	echo "$n"
+}
 
 # disk_sha FILE: sha256 of a file or of stdin ("-").
 disk_sha() { sha256sum "$1" | cut -d' ' -f1; }
@@ -69,7 +81,7 @@ l1() {
 	want=$(disk_pattern | disk_sha -)
 
 	L2_CMDLINE="$base skiff_disk=write"
-	skiff_boot_l2 --disk "$DISK_IMG" || { fail "boot 1: skiff exited $VMM_RC"; return; }
+	skiff_boot_l2 --cpus 2 --disk "$DISK_IMG" || { fail "boot 1: skiff exited $VMM_RC"; return; }
 	sha=$(disk_l1_saw sha)
 	[ -n "$sha" ] || { fail "boot 1: L2 wrote nothing: $(disk_l1_bad_l2)"; return; }
 	[ "$sha" = "$want" ] || { fail "boot 1: L2's file has sha256 $sha, the pattern $want"; return; }
@@ -90,7 +102,7 @@ l1() {
 	cp "$DISK_IMG" "$DISK_RO_IMG" || { fail "cp"; return; }
 	ro_sha=$(disk_sha "$DISK_RO_IMG")
 	L2_CMDLINE="$base skiff_disk=read"
-	skiff_boot_l2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro" ||
+	skiff_boot_l2 --cpus 2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro,queues=1" ||
 		{ fail "boot 2: skiff exited $VMM_RC"; return; }
 	L2_CMDLINE=$base
 	got=$(disk_l1_saw readback)
@@ -121,7 +133,7 @@ l2() {
 disk_l2_write() {
 	disk_wait_dev vda || { echo "SKIFF-L2-DISK no /dev/vda"; return; }
 	b=/sys/block/vda
-	echo "SKIFF-L2-DISK size=$(cat $b/size) ro=$(cat $b/ro) serial=$(cat $b/serial)"
+	echo "SKIFF-L2-DISK size=$(cat $b/size) ro=$(cat $b/ro) serial=$(cat $b/serial) mq=$(disk_mq vda)"
 	t=$(disk_ms)
 	# Inode tables and journal zeroed now, not by a kernel thread while
 	# the pattern is written; no discard (skiff's disks have none).
@@ -154,7 +166,7 @@ disk_l2_read() {
 	echo "SKIFF-L2-DISK last=$(dd if=/dev/vda bs=512 skip=32767 count=1 2>/dev/null | head -c 17)"
 
 	b=/sys/block/vdb
-	echo "SKIFF-L2-DISK vdb ro=$(cat $b/ro) serial=$(cat $b/serial)"
+	echo "SKIFF-L2-DISK vdb ro=$(cat $b/ro) serial=$(cat $b/serial) mq=$(disk_mq vdb)"
 	# The kernel refuses write access to a read-only disk (EACCES); busybox
 	# mount then retries read-only, so "refused" is: not mounted, or ro.
 	if mount -t ext4 -o rw /dev/vdb /mnt/vdb; then
