@@ -8,6 +8,7 @@
 #define SKIFF_COUNTER_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef _Atomic uint64_t counter_t;
@@ -25,5 +26,19 @@ static inline uint64_t counter_get(const counter_t *c)
 /* Receives one counter: owner ("virtio-net0", "io0") and what ("q1
  * interrupts"); reported as "owner what". */
 typedef void (*counter_emit_fn)(void *ctx, const char *owner, const char *what, uint64_t value);
+
+/* A struct of counters listed by a table: each entry names one member. */
+struct counter_field {
+	const char *what;
+	size_t off; /* offsetof the counter_t in the struct */
+};
+
+static inline void counter_emit_fields(counter_emit_fn emit, void *ctx, const char *owner,
+				       const void *base, const struct counter_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		emit(ctx, owner, f[i].what,
+		     counter_get((const counter_t *)((const char *)base + f[i].off)));
+}
 
 #endif

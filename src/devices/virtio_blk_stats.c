@@ -37,10 +37,7 @@ void blk_stats_count(struct blk_dev *blk, const struct blk_req *req, enum blk_re
 
 void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)
 {
-	static const struct {
-		const char *what;
-		size_t off;
-	} c[] = {
+	static const struct counter_field c[] = {
 	    {"reads", offsetof(struct virtio_blk_stats, reads)},
 	    {"read bytes", offsetof(struct virtio_blk_stats, read_bytes)},
 	    {"writes", offsetof(struct virtio_blk_stats, writes)},
@@ -54,7 +51,5 @@ void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ct
 	    {"update fails", offsetof(struct virtio_blk_stats, update_fails)},
 	};
 	const struct blk_dev *blk = vdev->priv;
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		emit(ctx, blk->name, c[i].what,
-		     counter_get((const counter_t *)((const char *)&blk->stats + c[i].off)));
+	counter_emit_fields(emit, ctx, blk->name, &blk->stats, c, sizeof(c) / sizeof(c[0]));
 }

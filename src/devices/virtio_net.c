@@ -241,10 +241,7 @@ static void net_dev_destroy(void *dev)
 
 static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 {
-	static const struct {
-		const char *what;
-		size_t off;
-	} c[] = {
+	static const struct counter_field c[] = {
 	    {"rx packets", offsetof(struct virtio_net_stats, rx_packets)},
 	    {"rx bytes", offsetof(struct virtio_net_stats, rx_bytes)},
 	    {"rx dropped", offsetof(struct virtio_net_stats, rx_dropped)},
@@ -257,9 +254,7 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 	    {"tx blocked", offsetof(struct virtio_net_stats, tx_blocked)},
 	};
 	const struct virtio_net *n = dev;
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		emit(ctx, n->name, c[i].what,
-		     counter_get((const counter_t *)((const char *)&n->stats + c[i].off)));
+	counter_emit_fields(emit, ctx, n->name, &n->stats, c, sizeof(c) / sizeof(c[0]));
 }
 
 static const struct dev_ops net_dev_ops = {

@@ -257,10 +257,7 @@ const struct virtio_transport_ops vp_transport_ops = {
 
 void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)
 {
-	static const struct {
-		const char *what;
-		size_t off;
-	} poll[] = {
+	static const struct counter_field poll[] = {
 	    {"poll starts", offsetof(struct poll_state, starts)},
 	    {"poll iterations with work", offsetof(struct poll_state, iters_work)},
 	    {"poll iterations empty", offsetof(struct poll_state, iters_empty)},
