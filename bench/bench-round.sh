@@ -23,7 +23,7 @@
 # only, inside L1 and L2.
 TIMEOUT=900
 SLOW=1
-PEERS=qemu
+PEERS="qemu kvmtool"
 
 # The configurations, one line each: NAME KIND [ARGS...]. Adding one is
 # adding a line (and, if it needs new guest-visible hardware, nothing else:
@@ -37,6 +37,11 @@ PEERS=qemu
 #                              the bzImage: the same kernel skiff boots
 #                  nic=MODEL   -device MODEL instead of virtio-net-pci
 #                  anything else is appended to the -netdev tap (vhost=on)
+#   kvmtool OPTS kvmtool (lkvm, built by bench/build-kvmtool.sh from a
+#                pinned commit; bench/run.sh drops these configurations
+#                with one line when it is not built) booting the bzImage
+#                with its own defaults, virtio-net on tap0. OPTS are words
+#                appended to its -n (vhost=1)
 #   native       no VM: L1 to a second network namespace over veth
 # The peers as their users would run them: qemu-vhost-off is microvm as
 # QEMU sets it up (rtc=auto means no RTC under KVM: the guest polls a
@@ -56,6 +61,8 @@ qemu-vhost-on   qemu vhost=on
 qemu-vhost-off  qemu vhost=off
 qemu-rtc        qemu vhost=off machine=microvm,pcie=on,rtc=on
 qemu-rtc-pvh    qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh
+kvmtool         kvmtool
+kvmtool-vhost   kvmtool vhost=1
 native-veth     native
 "
 # Configurations that exist but are not in the default plan: QEMU's default
@@ -355,6 +362,13 @@ bench_qemu_opts() {
 	done
 }
 
+# bench_kvmtool_opts OPTS...: a kvmtool configuration's -n value into vm_n:
+# tap0 (existing, so no script runs), skiff's MAC, then OPTS.
+bench_kvmtool_opts() {
+	vm_n=mode=tap,tapif=tap0,guest_mac=$BENCH_MAC
+	for vm_a in "$@"; do vm_n="$vm_n,$vm_a"; done
+}
+
 # bench_vm CONFIG KIND ARGS...: boot L2 under the VMM, run the workloads,
 # ask L2 to power off, wait for the VMM (SIGKILL after BENCH_EXIT_S).
 bench_vm() {
@@ -382,6 +396,20 @@ bench_vm() {
 			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
 			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
 			-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
+		;;
+	kvmtool)
+		if ! command -v lkvm >/dev/null; then
+			# shellcheck disable=SC2086 # a list of names
+			bench_fail_rest "$vm_c" "no lkvm in L1 (bench/build-kvmtool.sh)" $BENCH_PLAN_WORKLOADS
+			return
+		fi
+		bench_kvmtool_opts "$@"
+		# Its own kernel command line comes first (noapic noacpi
+		# pci=conf1 reboot=k ... console=ttyS0); -p appends L2's. HOME:
+		# where it keeps the socket "lkvm stop" uses.
+		mkdir -p "$BENCH_DIR/lkvm"
+		set -- env HOME="$BENCH_DIR/lkvm" lkvm run --name l2 -k "$L2_KERNEL" \
+			-i "$L2_INITRD" -p "$L2_CMDLINE" -m "${L2_MEM%M}" -c 1 -n "$vm_n"
 		;;
 	*)
 		# shellcheck disable=SC2086 # a list of names
@@ -463,6 +491,17 @@ bench_vm() {
 
 	# Ask L2 to power off; kill the VMM if it does not stop.
 	[ -z "$vm_why" ] && nc -w 5 "$BENCH_L2_IP" "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1
+	# kvmtool's guest has no ACPI (its default noacpi), so its poweroff
+	# only halts: once L2 says it powers off, ask kvmtool to stop.
+	if [ "$vm_kind" = kvmtool ]; then
+		vm_i=0
+		until grep -q 'SKIFF-L2: poweroff' "$vm_d/l2.log" 2>/dev/null || [ $vm_i -ge 50 ]; do
+			sleep 0.1
+			vm_i=$((vm_i + 1))
+		done
+		sleep 0.5
+		HOME="$BENCH_DIR/lkvm" lkvm stop --name l2 >/dev/null 2>&1
+	fi
 	vm_i=0
 	while kill -0 "$BENCH_VMM_PID" 2>/dev/null && [ $vm_i -lt $((BENCH_EXIT_S * 10)) ]; do
 		sleep 0.1

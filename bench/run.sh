@@ -66,6 +66,8 @@ KNOWN_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) 
 NATIVE_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "native" { print $1 }' | paste -sd, -)
 QEMU_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "qemu" { print $1 }' | paste -sd, -)
+KVMTOOL_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
+	awk '$2 == "kvmtool" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
 
 # A run during which others used more than this share of the host's CPUs
@@ -120,6 +122,17 @@ in_list() { case ",$2," in *",$1,"*) return 0 ;; esac; return 1; }
 for c in ${configs//,/ }; do
 	in_list "$c" "$KNOWN_CONFIGS" || tb_die "no configuration $c (have: $KNOWN_CONFIGS)"
 done
+# kvmtool is a peer where it was built (bench/build-kvmtool.sh): without
+# it, its configurations are left out, said in one line.
+if [ ! -x "$TB_KVMTOOL" ]; then
+	kept='' dropped=''
+	for c in ${configs//,/ }; do
+		if in_list "$c" "$KVMTOOL_CONFIGS"; then dropped=$dropped${dropped:+,}$c; else kept=$kept${kept:+,}$c; fi
+	done
+	[ -z "$dropped" ] || tb_say "kvmtool not built ($TB_KVMTOOL; bench/build-kvmtool.sh SRC builds it): skipping $dropped"
+	[ -n "$kept" ] || tb_die "no configuration left to run"
+	configs=$kept
+fi
 for w in ${workloads//,/ }; do
 	in_list "$w" "$ALL_WORKLOADS" || tb_die "no workload $w (have: $ALL_WORKLOADS)"
 done
@@ -155,6 +168,7 @@ bench_build_initrd() {
 	mkdir -p "$work/l1/testbed" "$work/l1/l2" "$work/l2/testbed"
 	tb_stage_skiff "$work/l1" || true
 	[ -z "$QEMU_SEL" ] || tb_pack_qemu "$work/l1"
+	[ -z "$KVMTOOL_SEL" ] || tb_pack_kvmtool "$work/l1"
 	# -M pc's SeaBIOS: Debian keeps it in seabios's own directory, which
 	# tb_pack_qemu does not look at (microvm needs only qboot).
 	local fw=bios-256k.bin
@@ -217,6 +231,7 @@ csv_inter() { # the items of $1 also in $2
 }
 NATIVE_SEL=$(csv_inter "$configs" "$NATIVE_CONFIGS")
 QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
+KVMTOOL_SEL=$(csv_inter "$configs" "$KVMTOOL_CONFIGS")
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
 	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL")
@@ -237,6 +252,7 @@ python3 "$ROUNDS" init "$results" \
 	--meta "secs_per_run=$secs" --meta "seed=$seed" --meta "skiff=$skiff_rev" \
 	--meta "order=$design" --meta "contaminated_if=others use > ${CONTAM_PCT}% of the host's CPUs during a run" \
 	--meta "qemu=$(qemu-system-x86_64 --version | head -n1)" \
+	--meta "kvmtool=$(if [ -n "$KVMTOOL_SEL" ]; then cat "$TB_KVMTOOL.commit" 2>/dev/null || echo unknown; else echo none; fi)" \
 	--meta "testbed=L0 QEMU/TCG -smp 2 -m 4G, L1 and L2 Linux $(tb_kernel_version), L2 1 vCPU 256 MiB"
 
 # Bound of one round: L1's boot, then per configuration its L2 boot and

@@ -126,6 +126,14 @@ class RoundScenarioTest(unittest.TestCase):
             open(os.path.join(d, "vmlinux-00ab"), "w").close()
             self.assertIn(f" k={d}/vmlinux-00ab ", opts("kernel=pvh"))
 
+    def test_kvmtool_options(self):
+        script = 'bench_kvmtool_opts "$@"; echo "n=$vm_n"'
+        self.assertEqual(ash("set --; " + script).strip(),
+                         "n=mode=tap,tapif=tap0,guest_mac=02:73:6b:69:66:00")
+        self.assertEqual(ash("set -- vhost=1; " + script).strip(),
+                         "n=mode=tap,tapif=tap0,guest_mac=02:73:6b:69:66:00,"
+                         "vhost=1")
+
     def test_config_table(self):
         out = ash('for c in skiff-trap qemu-vhost-on native-veth nosuch; do '
                   'echo "$c=[$(bench_config_line $c)]"; done')
@@ -139,6 +147,25 @@ class RoundScenarioTest(unittest.TestCase):
                       "rtc=on]", out)
         self.assertIn("kernel=pvh]", out)
         self.assertIn("skiff-unpack-guest=[skiff --unpack guest]", out)
+        out = ash('for c in kvmtool kvmtool-vhost; do '
+                  'echo "$c=[$(bench_config_line $c)]"; done')
+        self.assertIn("kvmtool=[kvmtool]", out)
+        self.assertIn("kvmtool-vhost=[kvmtool vhost=1]", out)
+
+
+class RunPlanTest(unittest.TestCase):
+    """bench/run.sh's choice of configurations, before any round runs."""
+
+    def test_kvmtool_left_out_when_not_built(self):
+        run = os.path.join(benchpath.REPO, "bench", "run.sh")
+        env = {**os.environ, "TB_KVMTOOL": "/nonexistent/lkvm-static"}
+        res = subprocess.run([run, "--configs", "kvmtool,kvmtool-vhost"],
+                             capture_output=True, text=True, timeout=60,
+                             env=env)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn("kvmtool not built", res.stdout)
+        self.assertIn("skipping kvmtool,kvmtool-vhost", res.stdout)
+        self.assertIn("no configuration left to run", res.stderr)
 
 
 if __name__ == "__main__":

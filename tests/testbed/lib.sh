@@ -172,6 +172,15 @@ tb_pack_qemu() {
 	return 0
 }
 
+# kvmtool as a peer VMM inside L1: lkvm-static, built from a pinned commit
+# by bench/build-kvmtool.sh (never committed). Nothing when it is not built.
+TB_KVMTOOL=${TB_KVMTOOL:-$TB_ROOT/.cache/kvmtool/lkvm-static}
+tb_pack_kvmtool() {
+	[ -x "$TB_KVMTOOL" ] || return 0
+	mkdir -p "$1/usr/bin"
+	cp "$TB_KVMTOOL" "$1/usr/bin/lkvm"
+}
+
 # Run L0 with INITRD, console output to LOG, killed after TIMEOUT seconds;
 # EXTRA_ARGS (words) go on L0's command line after the base's, EXTRA_APPEND
 # on L1's kernel command line. Prints nothing; returns qemu's (or
@@ -354,6 +363,7 @@ tb_build_run_initrd() {
 
 	tb_stage_skiff "$work/l1" || true
 	case " $S_PEERS " in *" qemu "*) tb_pack_qemu "$work/l1" ;; esac
+	case " $S_PEERS " in *" kvmtool "*) tb_pack_kvmtool "$work/l1" ;; esac
 	cp "$file" "$work/l1/testbed/scenario.sh"
 	tb_wrapper "$name" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
