@@ -557,10 +557,14 @@ l1() {
 	BENCH_REP=$(bench_arg bench_rep 1)
 	BENCH_SECS=$(bench_arg bench_secs 2)
 	# The smoke test's default: every configuration, but native ones only
-	# if bench/run.sh packed the veth module (run-one.sh does not).
+	# if bench/run.sh packed the veth module (run-one.sh does not),
 	native=1
 	[ -e /lib/modules/bench/veth.ko ] || [ -e /sys/module/veth ] || native=0
-	configs=$(echo "$BENCH_CONFIGS" | awk -v native=$native 'NF && (native || $2 != "native") { print $1 }' | tr '\n' ',')
+	# and kvmtool's only if it was built (tb_pack_kvmtool).
+	kvmtool=1
+	command -v lkvm >/dev/null || kvmtool=0
+	configs=$(echo "$BENCH_CONFIGS" | awk -v native=$native -v kvmtool=$kvmtool \
+		'NF && (native || $2 != "native") && (kvmtool || $2 != "kvmtool") { print $1 }' | tr '\n' ',')
 	configs=$(bench_arg bench_configs "$configs")
 	BENCH_PLAN_WORKLOADS=$(bench_arg bench_workloads boot,ping,tcp-g2h | tr ',' ' ')
 	BENCH_MEM_KIB=$(($(echo "$L2_MEM" | tr -d M) * 1024))
