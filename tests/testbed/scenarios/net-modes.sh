@@ -42,9 +42,10 @@ nm_mode() { # NAME SKIFF-ARGS...
 	traps=$(nm_site "$f" "virtio-net0 notify q1")
 	irqs=$(($(nm_count "$f" "virtio-net0 q0 interrupts") + $(nm_count "$f" "virtio-net0 q1 interrupts")))
 	work=$(nm_count "$f" "virtio-net0 q1 poll iterations with work")
+	cont=$(nm_count "$f" "virtio-net0 q1 poll stops contended")
 	eval "NM_${name}_kpm=$(((kicks + traps) * 100 / mb))" # notifications per MB, x100
-	eval "NM_${name}_kicks=$kicks NM_${name}_traps=$traps NM_${name}_irqs=$irqs NM_${name}_work=$work"
-	echo "mode $name: ${mbps} Mbit/s, ${mb} MB, ioeventfd kicks $kicks, trapped notifies $traps, skiff irqs $irqs, poll work $work"
+	eval "NM_${name}_kicks=$kicks NM_${name}_traps=$traps NM_${name}_irqs=$irqs NM_${name}_work=$work NM_${name}_cont=$cont"
+	echo "mode $name: ${mbps} Mbit/s, ${mb} MB, ioeventfd kicks $kicks, trapped notifies $traps, skiff irqs $irqs, poll work $work, poll stops contended $cont"
 	metric "nm_${name}_up_mbps" "$mbps"
 	metric "nm_${name}_notifies_per_mb" "$(((kicks + traps) / mb))"
 }
@@ -68,8 +69,17 @@ l1() {
 	# polling: fewer notifications per MB than plain ioeventfd; always
 	# polling by a large factor. (How much adaptive saves depends on the
 	# kick timing, which emulation makes jittery: only the order is checked.)
-	[ "$NM_adaptive_work" -gt 0 ] && [ "$NM_adaptive_kpm" -lt "$NM_ioeventfd_kpm" ] ||
-		{ fail "adaptive polling did not cut kicks per MB"; return; }
+	# Adaptive polling stops, by design, when it finds itself sharing a CPU
+	# with the vCPU (the host is busy): then kicks are back on and the
+	# order is not judged, only that it polled (a retry in CI came from a
+	# loaded machine).
+	[ "$NM_adaptive_work" -gt 0 ] || { fail "adaptive polling never polled"; return; }
+	if [ "$NM_adaptive_cont" -gt 0 ]; then
+		echo "net-modes: adaptive polling stopped $NM_adaptive_cont times for contention: kicks per MB not compared"
+	else
+		[ "$NM_adaptive_kpm" -lt "$NM_ioeventfd_kpm" ] ||
+			{ fail "adaptive polling did not cut kicks per MB"; return; }
+	fi
 	[ "$NM_always_work" -gt 0 ] && [ $((NM_always_kpm * 2)) -lt "$NM_ioeventfd_kpm" ] || { fail "always polling did not cut kicks"; return; }
 	# vhost: no kicks or interrupts pass through skiff
 	# (a kick or two before DRIVER_OK hands the queue over is not data path)
