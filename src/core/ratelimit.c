@@ -104,14 +104,19 @@ void ratelimit_update(struct ratelimit *rl, const struct ratelimit_cfg *cfg, uns
 			bucket_reset(&rl->b[i], &cfg->b[i], now);
 }
 
-uint64_t ratelimit_consume(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now)
+uint64_t ratelimit_check(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now)
 {
 	uint64_t w_ops = bucket_check(&rl->b[RL_OPS], ops, now);
 	uint64_t w_bytes = bucket_check(&rl->b[RL_BYTES], bytes, now);
-	if (w_ops || w_bytes)
-		return w_ops > w_bytes ? w_ops : w_bytes;
-	ratelimit_charge(rl, ops, bytes, now);
-	return 0;
+	return w_ops > w_bytes ? w_ops : w_bytes;
+}
+
+uint64_t ratelimit_consume(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now)
+{
+	uint64_t w = ratelimit_check(rl, ops, bytes, now);
+	if (!w)
+		ratelimit_charge(rl, ops, bytes, now);
+	return w;
 }
 
 void ratelimit_charge(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now)

@@ -65,6 +65,8 @@ void ratelimit_update(struct ratelimit *rl, const struct ratelimit_cfg *cfg, uns
  * takes nothing and returns how long (ns, within the bounds above) until
  * they might. ops and bytes 0: only whether a debt blocks. */
 uint64_t ratelimit_consume(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now);
+/* The same answer, taking nothing. */
+uint64_t ratelimit_check(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now);
 /* Takes them whatever the budget: what is missing becomes debt. */
 void ratelimit_charge(struct ratelimit *rl, uint64_t ops, uint64_t bytes, uint64_t now);
 /* True if any bucket is on. */

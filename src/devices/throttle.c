@@ -68,7 +68,8 @@ static bool throttle_arm(struct throttle *t, uint64_t ns)
 	return true;
 }
 
-bool throttle_admit(struct throttle *t, uint64_t ops, uint64_t bytes)
+/* take: consume the tokens (admit) or only look (ready). */
+static bool throttle_ask(struct throttle *t, uint64_t ops, uint64_t bytes, bool take)
 {
 	if (!atomic_load(&t->on))
 		return true;
@@ -76,14 +77,26 @@ bool throttle_admit(struct throttle *t, uint64_t ops, uint64_t bytes)
 		return false;
 	pthread_mutex_lock(&t->mu);
 	uint64_t now = t->clock_ns();
-	uint64_t wait = ratelimit_consume(&t->rl, ops, bytes, now);
+	uint64_t wait = take ? ratelimit_consume(&t->rl, ops, bytes, now)
+			     : ratelimit_check(&t->rl, ops, bytes, now);
 	if (wait && !throttle_arm(t, wait)) {
 		/* Nothing could wake us: pass rather than wedge. */
-		ratelimit_charge(&t->rl, ops, bytes, now);
+		if (take)
+			ratelimit_charge(&t->rl, ops, bytes, now);
 		wait = 0;
 	}
 	pthread_mutex_unlock(&t->mu);
 	return !wait;
+}
+
+bool throttle_admit(struct throttle *t, uint64_t ops, uint64_t bytes)
+{
+	return throttle_ask(t, ops, bytes, true);
+}
+
+bool throttle_ready(struct throttle *t, uint64_t ops, uint64_t bytes)
+{
+	return throttle_ask(t, ops, bytes, false);
 }
 
 void throttle_charge(struct throttle *t, uint64_t ops, uint64_t bytes)

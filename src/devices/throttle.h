@@ -56,6 +56,9 @@ void throttle_fini(struct throttle *t);
 /* May the data path take ops operations of bytes bytes now? Takes the
  * tokens if so. */
 bool throttle_admit(struct throttle *t, uint64_t ops, uint64_t bytes);
+/* The same question, taking nothing: for a side that learns the size
+ * only by moving the data (RX), then pays with throttle_charge. */
+bool throttle_ready(struct throttle *t, uint64_t ops, uint64_t bytes);
 /* Takes tokens for data already moved (may leave a debt that blocks). */
 void throttle_charge(struct throttle *t, uint64_t ops, uint64_t bytes);
 /* Replaces the buckets in mask (1 << RL_*) with cfg's, full; a pending

@@ -126,8 +126,9 @@ struct virtio_net {
 
 	struct virtio_net_stats stats;
 	/* Rate limiters (userspace path only): TX asks before a chain is
-	 * sent; RX, which learns a frame's length by reading it, asks before
-	 * reading and is charged after delivering. Timers on io resume. */
+	 * sent; RX, which learns a frame's length by reading it, asks for a
+	 * packet and a byte before reading and pays after delivering (a frame
+	 * larger than what was left leaves a debt). Timers on io resume. */
 	struct throttle rx_throttle, tx_throttle;
 
 	/* vhost=on: the kernel moves packets; skiff only sets it up. */

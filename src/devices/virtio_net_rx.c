@@ -235,8 +235,9 @@ void virtio_net_rx_run(struct virtio_net *n)
 	/* While buffers last, kicks are useless: tap readiness drives RX. */
 	virtq_disable_notify(vq, gm);
 	for (; budget; budget--) {
-		/* Over the limit: the tap keeps the packets until the timer. */
-		if (!n->rx_nused && !throttle_admit(&n->rx_throttle, 0, 0))
+		/* Over the limit (a packet and a byte at least): the tap
+		 * keeps the packets until the timer. */
+		if (!n->rx_nused && !throttle_ready(&n->rx_throttle, 1, 1))
 			break;
 		enum rx_result res = rx_one(n);
 		if (res == RX_DONE)
