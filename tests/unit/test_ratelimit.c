@@ -58,14 +58,14 @@ static void test_refill_rate(void **state)
 	assert_int_equal(ratelimit_consume(&rl, 0, 250, 0), 25 * MS);
 	assert_int_not_equal(ratelimit_consume(&rl, 0, 250, 24 * MS), 0);
 	assert_int_equal(ratelimit_consume(&rl, 0, 250, 25 * MS), 0);
-	/* Fractions are not lost to frequent calls: 100 calls 0.5 ms apart
-	 * earn 500 bytes. */
+	/* Fractions are not lost to frequent calls: 100 calls 0.15 ms apart
+	 * (1.5 bytes each) earn 150 bytes. */
 	uint64_t t = 25 * MS;
 	for (int i = 0; i < 100; i++) {
-		t += MS / 2;
+		t += 150000;
 		ratelimit_consume(&rl, 0, 0, t);
 	}
-	assert_int_equal(rl.b[RL_BYTES].budget, 500);
+	assert_int_equal(rl.b[RL_BYTES].budget, 150);
 	/* Never more than the size, however long it waits. */
 	assert_int_equal(ratelimit_consume(&rl, 0, 0, 3600000 * MS), 0);
 	assert_int_equal(rl.b[RL_BYTES].budget, 1000);
@@ -131,6 +131,8 @@ static void test_update_and_off(void **state)
 	ratelimit_update(&rl, &z, 1u << RL_BYTES, 5);
 	assert_false(ratelimit_on(&rl));
 	ratelimit_update(&rl, &r0, 1u << RL_BYTES, 5);
+	assert_false(ratelimit_on(&rl));
+	assert_int_equal(ratelimit_consume(&rl, 1, 1000, 5), 0);
 	assert_int_equal(ratelimit_consume(&rl, 1, 1000, 5), 0);
 }
 
@@ -150,6 +152,12 @@ static void test_huge_values(void **state)
 	ratelimit_charge(&rl, UINT64_MAX, UINT64_MAX, 0);
 	ratelimit_charge(&rl, UINT64_MAX, UINT64_MAX, 0); /* debt saturates */
 	assert_int_equal(rl.b[RL_BYTES].debt, UINT64_MAX);
+	assert_int_equal(ratelimit_consume(&rl, 0, 0, 0), RATELIMIT_MAX_WAIT_NS);
+	/* A debt whose wait would wrap 128 bits (2^63 * 2^65 * 15625): the
+	 * longest wait, not a short one. */
+	struct ratelimit_cfg wrap = bw(1, 0, 1ull << 59);
+	ratelimit_init(&rl, &wrap, 0);
+	ratelimit_charge(&rl, 0, (1ull << 63) + 1, 0);
 	assert_int_equal(ratelimit_consume(&rl, 0, 0, 0), RATELIMIT_MAX_WAIT_NS);
 	struct ratelimit_cfg fast = bw(UINT64_MAX, 0, 1);
 	ratelimit_init(&rl, &fast, 0);
