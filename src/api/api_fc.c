@@ -63,7 +63,7 @@ static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_rep
 				       "block device: Error manipulating the backing "
 				       "file: %s",
 				       why);
-	char spec[FC_PATH_MAX + FC_SKIFF_MAX + 8];
+	char spec[FC_DISK_SPEC_MAX];
 	fc_drive_spec(d, spec, sizeof(spec));
 	/* skiff_options through --disk's own table, and no ',' in the path. */
 	if (devmgr_check("disk", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
@@ -75,7 +75,7 @@ static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_rep
 
 static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *rep)
 {
-	char why[400], spec[FC_ID_MAX + FC_SKIFF_MAX + 48];
+	char why[400], spec[FC_NET_SPEC_MAX];
 	if (fc_net_check(n, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
 	fc_net_spec(n, spec, sizeof(spec));
@@ -157,21 +157,45 @@ static bool pre_boot_only(enum api_op op)
 
 /* PATCH /drives path_on_host: the disk's new image (Firecracker opens it
  * at once and answers 400 if it cannot, the old one staying in use). */
-static void patch_drive_path(struct api_fc *f, int i, const char *path, struct api_reply *rep)
+static int patch_drive_path(struct api_fc *f, int i, const char *path, struct api_reply *rep)
 {
 	char why[400];
 	const struct fc_drive *d = &f->cfg.drives[i];
-	if (vmm_disk_replace(f->vmm, f->disk_index[i], path, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400,
-				       "Drive config error: Unable to patch the block device: "
-				       "BackingFile(%s, \"%s\")",
-				       why, path);
+	if (vmm_disk_replace(f->vmm, f->disk_index[i], path, why, sizeof(why)) < 0) {
+		api_reply_fault(rep, 400,
+				"Drive config error: Unable to patch the block device: "
+				"BackingFile(%s, \"%s\")",
+				why, path);
+		return -1;
+	}
 	snprintf(f->cfg.drives[i].path_on_host, sizeof(f->cfg.drives[i].path_on_host), "%s", path);
 	api_fc_log(f, "Info", "Drive %s now has %s.", d->drive_id, path);
-	api_reply_none(rep);
+	return 0;
 }
 
-/* Post-boot PATCHes: a drive's path_on_host; no rate limiters (README). */
+/* A PATCH's rate limiter onto the running device (index-th of option,
+ * direction dir), then into the configuration GET /vm/config shows. */
+static int patch_limiter(struct api_fc *f, const char *option, unsigned int index, unsigned int dir,
+			 struct fc_rate_limiter *cur, const struct fc_rate_limiter *rl,
+			 struct api_reply *rep)
+{
+	char why[400];
+	struct ratelimit_cfg c;
+	unsigned int mask;
+	if (!rl->seen)
+		return 0; /* absent or {}: nothing changes */
+	fc_rate_limiter_cfg(rl, &c, &mask);
+	if (vmm_dev_limit(f->vmm, option, index, dir, &c, mask, why, sizeof(why)) < 0) {
+		api_reply_fault(rep, 400, "%s config error: Unable to update the rate limiter: %s",
+				strcmp(option, "disk") ? "Network" : "Drive", why);
+		return -1;
+	}
+	fc_rate_limiter_merge(cur, rl);
+	return 0;
+}
+
+/* Post-boot PATCHes: a drive's path_on_host and rate_limiter, an
+ * interface's rx_rate_limiter and tx_rate_limiter. */
 static void patch_post_boot(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
 	bool drive = r->op == OP_DRIVE_PATCH;
@@ -192,16 +216,22 @@ static void patch_post_boot(struct api_fc *f, const struct api_req *r, struct ap
 					       "verify the request arguments."
 					     : "Network config error: Unable to update "
 					       "the net device: Device not found");
-	/* seen: bit 0 the id, bit 1 a drive's path_on_host (api_model.c). */
-	uint32_t seen = drive ? r->u.drive.seen : r->u.net.seen;
-	if (seen & ~(drive ? 3u : 1u))
-		return api_reply_fault(
-		    rep, 400,
-		    "The requested operation is not supported: skiff has no rate "
-		    "limiters (a %s's).",
-		    drive ? "drive" : "network interface");
-	if (seen & 2u)
-		return patch_drive_path(f, found, r->u.drive.path_on_host, rep);
+	if (drive) {
+		struct fc_drive *d = &f->cfg.drives[found];
+		/* seen bit 1: drive_patch_f's path_on_host (api_model.c). */
+		if ((r->u.drive.seen & 2u &&
+		     patch_drive_path(f, found, r->u.drive.path_on_host, rep) < 0) ||
+		    patch_limiter(f, "disk", f->disk_index[found], DEV_RL_RX, &d->rate_limiter,
+				  &r->u.drive.rate_limiter, rep) < 0)
+			return;
+	} else {
+		struct fc_net *n = &f->cfg.nets[found];
+		if (patch_limiter(f, "net", (unsigned int)found, DEV_RL_RX, &n->rx_rate_limiter,
+				  &r->u.net.rx_rate_limiter, rep) < 0 ||
+		    patch_limiter(f, "net", (unsigned int)found, DEV_RL_TX, &n->tx_rate_limiter,
+				  &r->u.net.tx_rate_limiter, rep) < 0)
+			return;
+	}
 	api_reply_none(rep);
 }
 

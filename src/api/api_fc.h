@@ -15,6 +15,10 @@
 #define FC_APP_NAME "skiff"
 #define FC_VERSION  "1.16.1" /* the Firecracker API version skiff follows */
 
+/* A drive or interface as a --disk / --net spec. */
+#define FC_DISK_SPEC_MAX (FC_PATH_MAX + FC_SKIFF_MAX + FC_RL_SPEC_MAX + 32)
+#define FC_NET_SPEC_MAX	 (FC_ID_MAX + FC_SKIFF_MAX + 2 * FC_RL_SPEC_MAX + 48)
+
 enum fc_state { FC_NOT_STARTED, FC_RUNNING, FC_PAUSED };
 
 struct api_fc {
@@ -30,8 +34,8 @@ struct api_fc {
 	int start_status; /* of a failed start from --config-file */
 	/* What vmm_config points into. */
 	char cmdline[FC_ARGS_MAX + 256];
-	char disk_spec[FC_MAX_DRIVES][FC_PATH_MAX + FC_SKIFF_MAX + 8];
-	char net_spec[FC_MAX_NETS][FC_ID_MAX + FC_SKIFF_MAX + 48];
+	char disk_spec[FC_MAX_DRIVES][FC_DISK_SPEC_MAX];
+	char net_spec[FC_MAX_NETS][FC_NET_SPEC_MAX];
 	/* drives[i] is the disk_index[i]-th --disk (the root one first). */
 	unsigned int disk_index[FC_MAX_DRIVES];
 };

@@ -111,7 +111,7 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 	case AF_OBJ:
 		if (t != json_type_object)
 			break;
-		return 0;
+		return api_json_fill(f->sub, v, dst, err, errlen);
 	}
 	snprintf(err, errlen, "invalid type: %s, expected %s", json_kind(v), f->expect);
 	return -1;
@@ -166,10 +166,9 @@ void api_json_merge(const struct api_object *obj, void *dst, const void *src)
 	uint32_t seen = *(const uint32_t *)((const char *)src + obj->seen_off);
 	for (size_t i = 0; i < obj->n; i++) {
 		const struct api_field *f = &obj->fields[i];
-		size_t size = f->type == AF_STR	   ? f->size
-			      : f->type == AF_BOOL ? sizeof(bool)
-			      : f->type == AF_INT  ? sizeof(int64_t)
-						   : 0;
+		size_t size = f->type == AF_BOOL  ? sizeof(bool)
+			      : f->type == AF_INT ? sizeof(int64_t)
+						  : f->size; /* AF_STR, AF_OBJ */
 		if ((seen >> i) & 1u)
 			memcpy((char *)dst + f->off, (const char *)src + f->off, size);
 	}
@@ -183,7 +182,7 @@ struct json_object *api_json_from(const struct api_object *obj, const void *src)
 		const struct api_field *f = &obj->fields[i];
 		const char *p = (const char *)src + f->off;
 		struct json_object *v = NULL;
-		if (f->flags & AF_HIDDEN)
+		if (f->flags & AF_HIDDEN || (f->flags & AF_IF_SEEN && !API_FIELD_SEEN(obj, src, i)))
 			continue;
 		if (f->type == AF_STR && *p)
 			v = json_object_new_string(p);
@@ -191,6 +190,8 @@ struct json_object *api_json_from(const struct api_object *obj, const void *src)
 			v = json_object_new_boolean(*(const bool *)p);
 		else if (f->type == AF_INT)
 			v = json_object_new_int64(*(const int64_t *)p);
+		else if (f->type == AF_OBJ && *(const uint32_t *)(p + f->sub->seen_off))
+			v = api_json_from(f->sub, p);
 		if (v)
 			json_object_object_add(o, f->name, v);
 	}

@@ -14,11 +14,12 @@ enum api_ftype {
 	AF_STR,	 /* char[size] */
 	AF_BOOL, /* bool */
 	AF_INT,	 /* int64_t in [min, max] */
-	AF_OBJ,	 /* any object, only noted in the seen mask (skiff refuses it) */
+	AF_OBJ,	 /* a nested object (sub's table) at off, size bytes */
 };
 
 #define AF_REQUIRED 1u
 #define AF_HIDDEN   2u /* never written back (GET) */
+#define AF_IF_SEEN  4u /* written back only if it was given */
 
 struct api_field {
 	const char *name;
@@ -26,7 +27,8 @@ struct api_field {
 	size_t off, size;
 	int64_t min, max;
 	unsigned int flags;
-	const char *expect; /* serde's name of the type: "u8", "a string" */
+	const char *expect;	      /* serde's name of the type: "u8", "a string" */
+	const struct api_object *sub; /* AF_OBJ */
 };
 
 struct api_object {
@@ -52,8 +54,9 @@ int api_json_fill_text(const struct api_object *obj, const char *text, size_t le
 		       char *err, size_t errlen);
 /* Copies the fields src's mask marks into dst (a PATCH), and the mask. */
 void api_json_merge(const struct api_object *obj, void *dst, const void *src);
-/* The object as JSON: strings if not empty, booleans and integers always,
- * hidden and object fields never. A new json-c object. */
+/* The object as JSON: strings if not empty, booleans and integers always
+ * (AF_IF_SEEN: if given), objects if any of their fields was given, hidden
+ * fields never. A new json-c object. */
 struct json_object *api_json_from(const struct api_object *obj, const void *src);
 
 #endif

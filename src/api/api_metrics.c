@@ -62,6 +62,7 @@ static const struct fc_field block_fields[] = {
     {"flush_count", {"flushes"}},
     {"invalid_reqs_count", {"invalid requests"}},
     {"queue_event_count", {"queue events"}},
+    {"rate_limiter_throttled_events", {"rate limiter throttled"}},
     {"read_bytes", {"read bytes"}},
     {"read_count", {"reads"}},
     {"update_count", {"updates"}},
@@ -80,6 +81,7 @@ static const struct fc_field net_fields[] = {
     {"rx_count", {"rx packets"}},
     {"rx_fails", {"rx errors", "rx dropped"}},
     {"rx_packets_count", {"rx packets"}},
+    {"rx_rate_limiter_throttled", {"rx rate limiter throttled"}},
     {"tap_read_fails", {"rx errors"}},
     {"tap_write_fails", {"tx errors"}},
     {"tx_bytes_count", {"tx bytes"}},
@@ -87,6 +89,7 @@ static const struct fc_field net_fields[] = {
     {"tx_fails", {"tx errors"}},
     {"tx_malformed_frames", {"tx dropped"}},
     {"tx_packets_count", {"tx packets"}},
+    {"tx_rate_limiter_throttled", {"tx rate limiter throttled"}},
 };
 
 #define FC_FIELDS_MAX 16

@@ -21,16 +21,32 @@
 		.name = #f, .type = AF_INT, .off = offsetof(s, f), .min = (lo), .max = (hi),       \
 		.flags = (fl), .expect = (what)                                                    \
 	}
-#define OBJ(f)                                                                                     \
+#define OBJ(s, f, so, what)                                                                        \
 	{                                                                                          \
-		.name = #f, .type = AF_OBJ, .flags = AF_HIDDEN,                                    \
-		.expect = "struct RateLimiterConfig"                                               \
+		.name = #f, .type = AF_OBJ, .off = offsetof(s, f), .size = sizeof(((s *)0)->f),    \
+		.sub = &(so), .expect = (what)                                                     \
 	}
+#define RL(s, f) OBJ(s, f, fc_rate_limiter_obj, "struct RateLimiterConfig")
 #define OBJECT(var, s, nm, tbl)                                                                    \
 	const struct api_object var = {.name = nm,                                                 \
 				       .fields = tbl,                                              \
 				       .n = sizeof(tbl) / sizeof(tbl[0]),                          \
 				       .seen_off = offsetof(s, seen)}
+
+/* Firecracker's u64 fields, within what JSON integers carry here. */
+static const struct api_field bucket_f[] = {
+    INT(struct fc_token_bucket, size, 0, INT64_MAX, AF_REQUIRED, "u64"),
+    INT(struct fc_token_bucket, one_time_burst, 0, INT64_MAX, AF_IF_SEEN, "u64"),
+    INT(struct fc_token_bucket, refill_time, 0, INT64_MAX, AF_REQUIRED, "u64"),
+};
+OBJECT(fc_token_bucket_obj, struct fc_token_bucket, "TokenBucketConfig", bucket_f);
+
+/* Field order is RL_BYTES, RL_OPS: the seen bits are the mask. */
+static const struct api_field rate_limiter_f[] = {
+    OBJ(struct fc_rate_limiter, bandwidth, fc_token_bucket_obj, "struct TokenBucketConfig"),
+    OBJ(struct fc_rate_limiter, ops, fc_token_bucket_obj, "struct TokenBucketConfig"),
+};
+OBJECT(fc_rate_limiter_obj, struct fc_rate_limiter, "RateLimiterConfig", rate_limiter_f);
 
 static const struct api_field boot_f[] = {
     STR(struct fc_boot, kernel_image_path, AF_REQUIRED),
@@ -47,7 +63,7 @@ static const struct api_field drive_f[] = {
     STR(struct fc_drive, partuuid, 0),
     STR(struct fc_drive, cache_type, 0),
     STR(struct fc_drive, io_engine, 0),
-    OBJ(rate_limiter),
+    RL(struct fc_drive, rate_limiter),
     STR(struct fc_drive, socket, 0),
     STR(struct fc_drive, skiff_options, 0),
 };
@@ -56,7 +72,7 @@ OBJECT(fc_drive_obj, struct fc_drive, "BlockDeviceConfig", drive_f);
 static const struct api_field drive_patch_f[] = {
     STR(struct fc_drive, drive_id, AF_REQUIRED),
     STR(struct fc_drive, path_on_host, 0),
-    OBJ(rate_limiter),
+    RL(struct fc_drive, rate_limiter),
 };
 OBJECT(fc_drive_patch_obj, struct fc_drive, "BlockDeviceUpdateConfig", drive_patch_f);
 
@@ -65,16 +81,16 @@ static const struct api_field net_f[] = {
     STR(struct fc_net, host_dev_name, AF_REQUIRED),
     STR(struct fc_net, guest_mac, 0),
     INT(struct fc_net, mtu, 68, 65535, AF_HIDDEN, "u16 from 68 to 65535"),
-    OBJ(rx_rate_limiter),
-    OBJ(tx_rate_limiter),
+    RL(struct fc_net, rx_rate_limiter),
+    RL(struct fc_net, tx_rate_limiter),
     STR(struct fc_net, skiff_options, 0),
 };
 OBJECT(fc_net_obj, struct fc_net, "NetworkInterfaceConfig", net_f);
 
 static const struct api_field net_patch_f[] = {
     STR(struct fc_net, iface_id, AF_REQUIRED),
-    OBJ(rx_rate_limiter),
-    OBJ(tx_rate_limiter),
+    RL(struct fc_net, rx_rate_limiter),
+    RL(struct fc_net, tx_rate_limiter),
 };
 OBJECT(fc_net_patch_obj, struct fc_net, "NetworkInterfaceUpdateConfig", net_patch_f);
 
@@ -163,13 +179,19 @@ int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen)
 
 int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen)
 {
-	uint32_t rl = 1u << 7, sock = 1u << 8;
-	if (d->seen & (rl | sock) || (d->io_engine[0] && strcmp(d->io_engine, "Sync")) ||
-	    (d->cache_type[0] && strcmp(d->cache_type, "Unsafe") &&
-	     strcmp(d->cache_type, "Writeback"))) {
+	uint32_t sock = 1u << 8; /* drive_f's index of socket */
+	if (d->io_engine[0] && strcmp(d->io_engine, "Sync") && strcmp(d->io_engine, "Async")) {
+		snprintf(err, errlen,
+			 "An error occurred when deserializing the json body of a request: "
+			 "unknown variant `%s`, expected `Sync` or `Async`",
+			 d->io_engine);
+		return -1;
+	}
+	if (d->seen & sock || (d->cache_type[0] && strcmp(d->cache_type, "Unsafe") &&
+			       strcmp(d->cache_type, "Writeback"))) {
 		snprintf(err, errlen,
 			 "The requested operation is not supported: skiff drives "
-			 "take no rate_limiter, socket, or io_engine other than Sync.");
+			 "take no socket (vhost-user).");
 		return -1;
 	}
 	if (!d->path_on_host[0]) {
@@ -198,10 +220,10 @@ int fc_net_check(const struct fc_net *n, char *err, size_t errlen)
 			 n->guest_mac);
 		return -1;
 	}
-	if (n->seen & ((1u << 3) | (1u << 4) | (1u << 5))) {
+	if (n->seen & (1u << 3)) { /* net_f's index of mtu */
 		snprintf(err, errlen,
 			 "The requested operation is not supported: skiff network "
-			 "interfaces take no mtu or rate limiters.");
+			 "interfaces take no mtu.");
 		return -1;
 	}
 	return 0;
@@ -217,4 +239,45 @@ int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen)
 			return 0;
 	snprintf(err, errlen, "Logger error: Invalid level: %s", l->level);
 	return -1;
+}
+
+void fc_rate_limiter_cfg(const struct fc_rate_limiter *r, struct ratelimit_cfg *c,
+			 unsigned int *mask)
+{
+	const struct fc_token_bucket *b[RL_NR] = {[RL_BYTES] = &r->bandwidth, [RL_OPS] = &r->ops};
+	*mask = 0;
+	for (int i = 0; i < RL_NR; i++) {
+		c->b[i] = (struct ratelimit_bucket_cfg){(uint64_t)b[i]->size,
+							(uint64_t)b[i]->one_time_burst,
+							(uint64_t)b[i]->refill_time};
+		if (r->seen & (1u << i))
+			*mask |= 1u << i;
+	}
+}
+
+void fc_rate_limiter_merge(struct fc_rate_limiter *dst, const struct fc_rate_limiter *src)
+{
+	if (src->seen & (1u << RL_BYTES))
+		dst->bandwidth = src->bandwidth;
+	if (src->seen & (1u << RL_OPS))
+		dst->ops = src->ops;
+	dst->seen |= src->seen;
+}
+
+void fc_rate_limiter_spec(const struct fc_rate_limiter *r, const char *prefix, char *out,
+			  size_t len)
+{
+	static const char *const names[RL_NR] = {[RL_BYTES] = "bw", [RL_OPS] = "ops"};
+	struct ratelimit_cfg c;
+	unsigned int mask;
+	size_t n = 0;
+	fc_rate_limiter_cfg(r, &c, &mask);
+	out[0] = '\0';
+	for (int i = 0; i < RL_NR && n < len; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%s%s", prefix, names[i]);
+		if (mask & (1u << i))
+			ratelimit_opt_format(key, &c.b[i], out + n, len - n);
+		n = strlen(out);
+	}
 }

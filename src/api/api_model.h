@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "api/api_json.h"
+#include "core/ratelimit.h"
 
 #define FC_ID_MAX     64
 #define FC_PATH_MAX   1024
@@ -17,16 +18,31 @@
 #define FC_MAX_DRIVES 16
 #define FC_MAX_NETS   8
 #define FC_MAX_VFIO   4
+/* Room for a spec's rate limiter keys: 4 of ",tx-bw=SIZE:MS:BURST". */
+#define FC_RL_SPEC_MAX 320
 
 struct fc_boot {
 	char kernel_image_path[FC_PATH_MAX], initrd_path[FC_PATH_MAX], boot_args[FC_ARGS_MAX];
 	uint32_t seen;
 };
 
+/* TokenBucket: tokens, ms. Given (seen) but size or refill_time 0: off. */
+struct fc_token_bucket {
+	int64_t size, one_time_burst, refill_time;
+	uint32_t seen;
+};
+
+/* RateLimiter: a bucket not given is off (PUT) or unchanged (PATCH). */
+struct fc_rate_limiter {
+	struct fc_token_bucket bandwidth, ops;
+	uint32_t seen; /* bit 0 bandwidth, bit 1 ops: RL_BYTES, RL_OPS */
+};
+
 struct fc_drive {
 	char drive_id[FC_ID_MAX], path_on_host[FC_PATH_MAX], partuuid[FC_ID_MAX];
 	bool is_root_device, is_read_only;
 	char cache_type[16], io_engine[16], socket[8];
+	struct fc_rate_limiter rate_limiter;
 	char skiff_options[FC_SKIFF_MAX]; /* --disk keys: "poll=adaptive" */
 	uint32_t seen;
 };
@@ -34,6 +50,7 @@ struct fc_drive {
 struct fc_net {
 	char iface_id[FC_ID_MAX], host_dev_name[FC_ID_MAX], guest_mac[24];
 	int64_t mtu;
+	struct fc_rate_limiter rx_rate_limiter, tx_rate_limiter;
 	char skiff_options[FC_SKIFF_MAX]; /* --net keys: "vhost=on,model=e1000" */
 	uint32_t seen;
 };
@@ -89,7 +106,7 @@ struct fc_vmcfg {
 
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
-    fc_vfio_obj;
+    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);
@@ -104,6 +121,16 @@ int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);
 int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, size_t errlen);
 int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size_t errlen);
 int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, size_t errlen);
+/* The buckets a RateLimiter gives, as the devices take them: their bits
+ * (1 << RL_*) in *mask. */
+void fc_rate_limiter_cfg(const struct fc_rate_limiter *r, struct ratelimit_cfg *c,
+			 unsigned int *mask);
+/* A PATCH's RateLimiter into the configured one: the buckets it gives. */
+void fc_rate_limiter_merge(struct fc_rate_limiter *dst, const struct fc_rate_limiter *src);
+/* ",KEY=..." spec keys for the limiter's enabled buckets (prefix "" for a
+ * disk's bw= / ops=, "rx-" / "tx-" for a card's). */
+void fc_rate_limiter_spec(const struct fc_rate_limiter *r, const char *prefix, char *out,
+			  size_t len);
 /* GET /vm/config's FullVmConfiguration. */
 struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c);
 /* Firecracker's --config-file: the same objects under "boot-source",

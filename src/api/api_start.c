@@ -54,16 +54,26 @@ static void fc_cmdline(struct api_fc *f, const struct fc_drive *root)
 			 root->is_read_only ? "ro" : "rw");
 }
 
+/* io_engine: Firecracker's Async is io_uring, as skiff's aio=io_uring;
+ * absent keeps skiff's default. skiff_options last: they may override. */
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len)
 {
-	snprintf(out, len, "%s%s%s%s", d->path_on_host, d->is_read_only ? ",ro" : "",
+	char rl[FC_RL_SPEC_MAX];
+	const char *aio = !strcmp(d->io_engine, "Async")  ? ",aio=io_uring"
+			  : !strcmp(d->io_engine, "Sync") ? ",aio=threads"
+							  : "";
+	fc_rate_limiter_spec(&d->rate_limiter, "", rl, sizeof(rl));
+	snprintf(out, len, "%s%s%s%s%s%s", d->path_on_host, d->is_read_only ? ",ro" : "", aio, rl,
 		 d->skiff_options[0] ? "," : "", d->skiff_options);
 }
 
 void fc_net_spec(const struct fc_net *n, char *out, size_t len)
 {
-	snprintf(out, len, "tap=%s%s%s%s%s", n->host_dev_name, n->guest_mac[0] ? ",mac=" : "",
-		 n->guest_mac, n->skiff_options[0] ? "," : "", n->skiff_options);
+	char rx[FC_RL_SPEC_MAX], tx[FC_RL_SPEC_MAX];
+	fc_rate_limiter_spec(&n->rx_rate_limiter, "rx-", rx, sizeof(rx));
+	fc_rate_limiter_spec(&n->tx_rate_limiter, "tx-", tx, sizeof(tx));
+	snprintf(out, len, "tap=%s%s%s%s%s%s%s", n->host_dev_name, n->guest_mac[0] ? ",mac=" : "",
+		 n->guest_mac, rx, tx, n->skiff_options[0] ? "," : "", n->skiff_options);
 }
 
 static void add_dev(struct vmm_config *c, const char *option, const char *spec)

@@ -21,6 +21,7 @@
 
 #include "core/counter.h"
 #include "core/guest_mem.h"
+#include "core/ratelimit.h"
 
 struct iothread;
 struct virtio_dev;
@@ -61,7 +62,15 @@ struct dev_ops {
 	/* Optional: a new medium at path (a disk's image) while the guest
 	 * runs, from the main thread. 0, or -1 with a reason. */
 	int (*replace)(void *dev, const char *path, char *err, size_t errlen);
+	/* Optional: new rate limits while the guest runs, from the main
+	 * thread: the buckets in mask (1 << RL_*) of limiter dir (DEV_RL_RX:
+	 * a disk's requests or a card's receive side; DEV_RL_TX). 0, or -1
+	 * with a reason. */
+	int (*limit)(void *dev, unsigned int dir, const struct ratelimit_cfg *cfg,
+		     unsigned int mask, char *err, size_t errlen);
 };
+
+enum { DEV_RL_RX, DEV_RL_TX };
 
 /* Filled by a kind's create function. */
 struct device {

@@ -103,12 +103,30 @@ static void blk_queue_notify(struct virtio_dev *vdev, unsigned int qi)
 	pthread_mutex_unlock(&q->mu);
 }
 
+/* The limiter's timer (I/O thread): every queue pops what waited. */
+static void blk_throttle_resume(void *opaque)
+{
+	struct blk_dev *blk = opaque;
+	for (unsigned int i = 0; i < blk->nq; i++) {
+		pthread_mutex_lock(&blk->q[i].mu);
+		blk_queue_pop_all(&blk->q[i]);
+		pthread_mutex_unlock(&blk->q[i].mu);
+	}
+}
+
+static bool blk_queue_throttled(struct virtio_dev *vdev, unsigned int qi)
+{
+	(void)qi;
+	return throttle_waiting(&blk_of(vdev)->throttle);
+}
+
 static const struct virtio_dev_ops blk_ops = {
     .config_read = blk_config_read,
     .config_write = blk_config_write,
     .activate = blk_activate,
     .reset = blk_reset,
     .queue_notify = blk_queue_notify,
+    .queue_throttled = blk_queue_throttled,
 };
 
 /* ---- creation ---- */
@@ -165,6 +183,7 @@ static void blk_free(struct blk_dev *blk)
 		blk_queue_stop(&blk->q[i]);
 	for (unsigned int i = 0; i < blk->nq; i++)
 		blk_queue_fini(&blk->q[i]);
+	throttle_fini(&blk->throttle);
 	pthread_mutex_destroy(&blk->config_mu);
 	pthread_mutex_destroy(&blk->vdev.lock);
 	free(blk);
@@ -201,6 +220,12 @@ static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, 
 	vdev->poll = s->poll;
 	vdev->poll_queues = (1u << nq) - 1;
 	pthread_mutex_init(&vdev->lock, NULL);
+	if (throttle_init(&blk->throttle, &s->rl, blk_throttle_resume, blk, &blk->stats.throttled,
+			  err, errlen) < 0) {
+		blk_backend_close(&blk->backend);
+		blk_free(blk);
+		return NULL;
+	}
 	blk->aio_uring = s->aio == BLK_AIO_IO_URING && blk_rings_init(blk);
 	for (unsigned int i = 0; i < nq; i++) {
 		/* A queue's worker pushes completions and reads the guest's
@@ -323,9 +348,35 @@ static int blk_dev_replace(void *dev, const char *path, char *err, size_t errlen
 	return virtio_blk_replace(dev, path, err, errlen);
 }
 
+int virtio_blk_limit(struct virtio_dev *vdev, const struct ratelimit_cfg *cfg, unsigned int mask)
+{
+	throttle_update(&blk_of(vdev)->throttle, cfg, mask);
+	return 0;
+}
+
+static int blk_dev_limit(void *dev, unsigned int dir, const struct ratelimit_cfg *cfg,
+			 unsigned int mask, char *err, size_t errlen)
+{
+	if (dir != DEV_RL_RX) {
+		snprintf(err, errlen, "a disk has one rate limiter");
+		return -1;
+	}
+	return virtio_blk_limit(dev, cfg, mask);
+}
+
+static int blk_dev_start(void *dev, char *err, size_t errlen)
+{
+	struct blk_dev *blk = blk_of(dev);
+	int r = throttle_start(&blk->throttle, blk->io);
+	if (r < 0)
+		snprintf(err, errlen, "cannot watch the rate limiter's timer: %s", strerror(-r));
+	return r < 0 ? -1 : 0;
+}
+
 static void blk_dev_stop(void *dev)
 {
 	virtio_blk_stop(dev);
+	throttle_stop(&blk_of(dev)->throttle);
 }
 
 static void blk_dev_destroy(void *dev)
@@ -339,10 +390,12 @@ static void blk_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 }
 
 static const struct dev_ops blk_dev_ops = {
+    .start = blk_dev_start,
     .stop = blk_dev_stop,
     .destroy = blk_dev_destroy,
     .counters = blk_dev_counters,
     .replace = blk_dev_replace,
+    .limit = blk_dev_limit,
 };
 
 int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
@@ -355,6 +408,7 @@ int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 	struct virtio_dev *vdev = blk_new(s, ctx->index, nq, err, errlen);
 	if (!vdev)
 		return -1;
+	blk_of(vdev)->io = ctx->io;
 	*out = (struct device){.dev = vdev, .ops = &blk_dev_ops, .vdev = vdev};
 	return 0;
 }

@@ -51,6 +51,8 @@ void virtio_blk_destroy(struct virtio_dev *vdev);
  * gets the new capacity with a configuration interrupt. 0, or -1 with a
  * reason in err and the old image still in place. */
 int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, size_t errlen);
+/* New limits for the buckets in mask (1 << RL_*), from any thread: 0. */
+int virtio_blk_limit(struct virtio_dev *vdev, const struct ratelimit_cfg *cfg, unsigned int mask);
 /* Waits until every queued request, on every queue, has completed. */
 void virtio_blk_drain(struct virtio_dev *vdev);
 /* Its counters (dev_ops.counters): requests by type, bytes, errors,

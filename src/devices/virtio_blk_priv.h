@@ -13,6 +13,7 @@
 #include "devices/blk_backend.h"
 #include "devices/blk_req.h"
 #include "devices/blk_uring.h"
+#include "devices/throttle.h"
 #include "virtio/virtio_dev.h"
 
 /* Ring entries; also the number of request slots, so a pop always finds
@@ -55,6 +56,7 @@ struct virtio_blk_stats {
 	counter_t kicks;		 /* queue notifications acted on */
 	counter_t config_fails;		 /* config reads outside the config space */
 	counter_t updates, update_fails; /* medium changes (virtio_blk_replace) */
+	counter_t throttled;		 /* the rate limiter made the queues wait */
 };
 
 /* One request queue: its lock, slots, FIFO and disk thread. Kicks on
@@ -101,6 +103,9 @@ struct blk_dev {
 	unsigned int nq;
 	struct blk_queue q[VIRTIO_MAX_QUEUES];
 	struct virtio_blk_stats stats; /* atomics: summed over the queues */
+	/* bw= / ops=, shared by the queues; its timer on io resumes them */
+	struct throttle throttle;
+	struct iothread *io;
 };
 
 /* With q->mu held. */

@@ -56,7 +56,7 @@ void blk_queue_pop_all(struct blk_queue *q)
 	/* nfree is never 0 here: a slot is freed in the same critical
 	 * section as its chain is pushed (or the ring reset), and the ring
 	 * refuses more chains in flight than its size <= BLK_QUEUE_SIZE. */
-	while (q->active && !q->hold && q->nfree) {
+	while (q->active && !q->hold && q->nfree && !throttle_waiting(&blk->throttle)) {
 		if (!budget--) {
 			if (t->queue_resched && t->queue_resched(&blk->vdev, q->index) == 0)
 				break;
@@ -70,6 +70,15 @@ void blk_queue_pop_all(struct blk_queue *q)
 			blk_complete(q, req, next);
 			blk_slot_free(q, req);
 			continue;
+		}
+		/* Over the limit: the chain goes back to the ring, the queue
+		 * waits for the limiter's timer (blk_throttle_resume). */
+		uint64_t bytes =
+		    req->type == VIRTIO_BLK_T_IN || req->type == VIRTIO_BLK_T_OUT ? req->len : 0;
+		if (!throttle_admit(&blk->throttle, 1, bytes)) {
+			virtq_unpop(vq);
+			blk_slot_free(q, req);
+			break;
 		}
 		req->gen = q->gen;
 		if (blk->aio_uring) {

@@ -55,6 +55,9 @@ static const struct opt blk_opts[] = {
      .help = "request queues, 1-16, each with its own lock and disk thread (default: one per "
 	     "vCPU)"},
     POLL_OPT_ROWS(offsetof(struct blk_spec, poll)),
+    RATELIMIT_OPT("bw", offsetof(struct blk_spec, rl.b[RL_BYTES]),
+		  "limit bytes: a bucket of SIZE refilled every MS ms, BURST extra once"),
+    RATELIMIT_OPT("ops", offsetof(struct blk_spec, rl.b[RL_OPS]), "limit requests, likewise"),
 };
 const struct opt_table blk_spec_table = OPT_TABLE(blk_opts, "disk option", NULL);
 

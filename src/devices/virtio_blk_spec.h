@@ -1,6 +1,7 @@
 /* `--disk SPEC` for virtio-blk:
  * PATH[,ro][,aio=io_uring|threads][,queues=N][,poll=off|adaptive|always]
- * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]. The
+ * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]
+ * [,bw=SIZE:MS[:BURST]][,ops=SIZE:MS[:BURST]] (a rate limiter). The
  * polling options are --net's (iothread/poll_opts.h); disks default to
  * poll=off. */
 #ifndef SKIFF_VIRTIO_BLK_SPEC_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "core/opt.h"
+#include "core/ratelimit.h"
 #include "iothread/poll_policy.h"
 
 enum blk_aio { BLK_AIO_IO_URING, BLK_AIO_THREADS };
@@ -22,6 +24,7 @@ struct blk_spec {
 	int aio;		 /* enum blk_aio */
 	unsigned int queues;	 /* 1..BLK_QUEUES_MAX; 0: not given (a queue per vCPU) */
 	struct poll_policy poll; /* of the request queue */
+	struct ratelimit_cfg rl; /* bw=, ops=: Firecracker's rate_limiter */
 };
 
 /* The option table of --disk and the defaults it starts from. */

@@ -49,6 +49,7 @@ void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ct
 	    {"config fails", offsetof(struct virtio_blk_stats, config_fails)},
 	    {"updates", offsetof(struct virtio_blk_stats, updates)},
 	    {"update fails", offsetof(struct virtio_blk_stats, update_fails)},
+	    {"rate limiter throttled", offsetof(struct virtio_blk_stats, throttled)},
 	};
 	const struct blk_dev *blk = vdev->priv;
 	counter_emit_fields(emit, ctx, blk->name, &blk->stats, c, sizeof(c) / sizeof(c[0]));

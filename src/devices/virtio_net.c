@@ -139,13 +139,31 @@ static void net_queue_notify(struct virtio_dev *vdev, unsigned int q)
 		virtio_net_tx_run(n);
 }
 
+/* Only TX is polled; RX waits on the tap, not on a poller. */
+static bool net_queue_throttled(struct virtio_dev *vdev, unsigned int q)
+{
+	return q == VIRTIO_NET_TXQ && throttle_waiting(&net_of(vdev)->tx_throttle);
+}
+
 static const struct virtio_dev_ops net_ops = {
     .config_read = net_config_read,
     .config_write = net_config_write,
     .activate = net_activate,
     .reset = net_reset,
     .queue_notify = net_queue_notify,
+    .queue_throttled = net_queue_throttled,
 };
+
+/* The limiters' timers (I/O thread): the side that waited runs again. */
+static void net_rx_resume(void *opaque)
+{
+	virtio_net_rx_run(opaque);
+}
+
+static void net_tx_resume(void *opaque)
+{
+	virtio_net_tx_run(opaque);
+}
 
 static void net_config_init(struct virtio_net *n)
 {
@@ -166,8 +184,13 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *tap,
 		return NULL;
 	}
 	n->tap = *tap;
+	n->rx_throttle.tfd = n->tx_throttle.tfd = -1; /* for destroy, whatever fails */
 	n->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (n->sched_fd < 0) {
+	if (n->sched_fd < 0 ||
+	    throttle_init(&n->rx_throttle, NULL, net_rx_resume, n, &n->stats.rx_throttled, err,
+			  errlen) < 0 ||
+	    throttle_init(&n->tx_throttle, NULL, net_tx_resume, n, &n->stats.tx_throttled, err,
+			  errlen) < 0) {
 		snprintf(err, errlen, "cannot set up the device: %s", strerror(errno));
 		virtio_net_destroy(n);
 		return NULL;
@@ -202,6 +225,8 @@ void virtio_net_destroy(struct virtio_net *n)
 	if (n->vhost_on)
 		vhost_net_close(&n->vhost);
 	tap_close(&n->tap);
+	throttle_fini(&n->rx_throttle);
+	throttle_fini(&n->tx_throttle);
 	if (n->sched_fd >= 0)
 		close(n->sched_fd);
 	free(n);
@@ -218,6 +243,10 @@ static int net_dev_start(void *dev, char *err, size_t errlen)
 	if (r == 0)
 		r = iothread_add_fd(n->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
 				    virtio_net_tap_event, n);
+	if (r == 0)
+		r = throttle_start(&n->rx_throttle, n->io);
+	if (r == 0)
+		r = throttle_start(&n->tx_throttle, n->io);
 	if (r < 0)
 		snprintf(err, errlen, "cannot watch tap '%s': %s", n->tap.name, strerror(-r));
 	return r < 0 ? -1 : 0;
@@ -228,10 +257,29 @@ static int net_dev_start(void *dev, char *err, size_t errlen)
 static void net_dev_stop(void *dev)
 {
 	struct virtio_net *n = dev;
+	throttle_stop(&n->rx_throttle);
+	throttle_stop(&n->tx_throttle);
 	if (n->vhost_on) {
 		vhost_net_close(&n->vhost);
 		n->vhost_on = false;
 	}
+}
+
+int virtio_net_limit(struct virtio_net *n, unsigned int dir, const struct ratelimit_cfg *cfg,
+		     unsigned int mask, char *err, size_t errlen)
+{
+	if (n->vhost_on) {
+		snprintf(err, errlen, "vhost=on moves the packets in the kernel: no rate limiter");
+		return -1;
+	}
+	throttle_update(dir == DEV_RL_TX ? &n->tx_throttle : &n->rx_throttle, cfg, mask);
+	return 0;
+}
+
+static int net_dev_limit(void *dev, unsigned int dir, const struct ratelimit_cfg *cfg,
+			 unsigned int mask, char *err, size_t errlen)
+{
+	return virtio_net_limit(dev, dir, cfg, mask, err, errlen);
 }
 
 static void net_dev_destroy(void *dev)
@@ -252,6 +300,8 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 	    {"tx dropped", offsetof(struct virtio_net_stats, tx_dropped)},
 	    {"tx errors", offsetof(struct virtio_net_stats, tx_errors)},
 	    {"tx blocked", offsetof(struct virtio_net_stats, tx_blocked)},
+	    {"rx rate limiter throttled", offsetof(struct virtio_net_stats, rx_throttled)},
+	    {"tx rate limiter throttled", offsetof(struct virtio_net_stats, tx_throttled)},
 	};
 	const struct virtio_net *n = dev;
 	counter_emit_fields(emit, ctx, n->name, &n->stats, c, sizeof(c) / sizeof(c[0]));
@@ -262,6 +312,7 @@ static const struct dev_ops net_dev_ops = {
     .stop = net_dev_stop,
     .destroy = net_dev_destroy,
     .counters = net_dev_counters,
+    .limit = net_dev_limit,
 };
 
 int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
@@ -274,6 +325,8 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 	struct virtio_net *n = virtio_net_create(ctx->name, &tap, s->mac, err, errlen);
 	if (!n)
 		return -1;
+	throttle_update(&n->rx_throttle, &s->rx_rl, (1u << RL_NR) - 1);
+	throttle_update(&n->tx_throttle, &s->tx_rl, (1u << RL_NR) - 1);
 	n->vdev.poll = s->poll;
 	n->vdev.poll_queues = 1u << VIRTIO_NET_TXQ; /* RX kicks only mean "refilled" */
 	if (s->vhost) {
@@ -293,10 +346,17 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 
 int virtio_net_spec_check(const void *spec, char *err, size_t errlen)
 {
-	if (((const struct net_spec *)spec)->coalesce < 0)
-		return 0;
-	snprintf(err, errlen, "coalesce= is for model=e1000");
-	return -1;
+	const struct net_spec *s = spec;
+	if (s->coalesce >= 0) {
+		snprintf(err, errlen, "coalesce= is for model=e1000");
+		return -1;
+	}
+	if (s->vhost && net_spec_limited(s)) {
+		snprintf(err, errlen,
+			 "rate limiters need vhost=off (vhost moves the packets in the kernel)");
+		return -1;
+	}
+	return 0;
 }
 
 const char *virtio_net_needs_ioeventfd(const void *spec)

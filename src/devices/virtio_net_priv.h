@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "devices/device.h"
+#include "devices/throttle.h"
 #include "devices/virtio_net_spec.h"
 #include "net/tap.h"
 #include "net/vhost_net.h"
@@ -82,9 +83,10 @@ struct virtio_net_stats {
 	counter_t rx_starved; /* times RX stopped for lack of guest buffers */
 	counter_t rx_errors;  /* tap read errors other than EAGAIN */
 	counter_t tx_packets, tx_bytes;
-	counter_t tx_dropped; /* malformed chains or headers from the guest */
-	counter_t tx_errors;  /* tap write errors (packet dropped) */
-	counter_t tx_blocked; /* times the tap said EAGAIN */
+	counter_t tx_dropped;		      /* malformed chains or headers from the guest */
+	counter_t tx_errors;		      /* tap write errors (packet dropped) */
+	counter_t tx_blocked;		      /* times the tap said EAGAIN */
+	counter_t rx_throttled, tx_throttled; /* the rate limiters made a side wait */
 };
 
 struct virtio_net {
@@ -123,6 +125,11 @@ struct virtio_net {
 	atomic_bool tx_blocked;
 
 	struct virtio_net_stats stats;
+	/* Rate limiters (userspace path only): TX asks before a chain is
+	 * sent; RX, which learns a frame's length by reading it, asks for a
+	 * packet and a byte before reading and pays after delivering (a frame
+	 * larger than what was left leaves a debt). Timers on io resume. */
+	struct throttle rx_throttle, tx_throttle;
 
 	/* vhost=on: the kernel moves packets; skiff only sets it up. */
 	bool vhost_on;
@@ -132,6 +139,10 @@ struct virtio_net {
 	struct vhost_net vhost;
 };
 
+/* New limits for direction dir (DEV_RL_RX / DEV_RL_TX), the buckets in
+ * mask (1 << RL_*): 0, or -1 with vhost=on (the kernel moves packets). */
+int virtio_net_limit(struct virtio_net *n, unsigned int dir, const struct ratelimit_cfg *cfg,
+		     unsigned int mask, char *err, size_t errlen);
 /* Builds a device around an open tap (owned from here on, also on
  * failure). Does not attach it to a transport or the I/O thread. Returns
  * NULL with a reason in err. */

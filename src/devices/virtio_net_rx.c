@@ -209,6 +209,7 @@ static enum rx_result rx_one(struct virtio_net *n)
 	n->rx_nused = 0;
 	counter_add(&n->stats.rx_packets, 1);
 	counter_add(&n->stats.rx_bytes, n->rx_frame);
+	throttle_charge(&n->rx_throttle, 1, n->rx_frame);
 	return RX_DONE;
 }
 
@@ -234,6 +235,10 @@ void virtio_net_rx_run(struct virtio_net *n)
 	/* While buffers last, kicks are useless: tap readiness drives RX. */
 	virtq_disable_notify(vq, gm);
 	for (; budget; budget--) {
+		/* Over the limit (a packet and a byte at least): the tap
+		 * keeps the packets until the timer. */
+		if (!n->rx_nused && !throttle_ready(&n->rx_throttle, 1, 1))
+			break;
 		enum rx_result res = rx_one(n);
 		if (res == RX_DONE)
 			continue;

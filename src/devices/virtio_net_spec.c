@@ -143,6 +143,14 @@ static const struct opt net_opts[] = {
      .hint = "0-1000000 microseconds",
      .metavar = "USEC",
      .help = "vhost: busy-poll this long (VHOST_SET_VRING_BUSYLOOP_TIMEOUT)"},
+    RATELIMIT_OPT("rx-bw", offsetof(struct net_spec, rx_rl.b[RL_BYTES]),
+		  "virtio: limit received bytes (a bucket, as --disk bw=)"),
+    RATELIMIT_OPT("rx-ops", offsetof(struct net_spec, rx_rl.b[RL_OPS]),
+		  "virtio: limit received packets"),
+    RATELIMIT_OPT("tx-bw", offsetof(struct net_spec, tx_rl.b[RL_BYTES]),
+		  "virtio: limit sent bytes"),
+    RATELIMIT_OPT("tx-ops", offsetof(struct net_spec, tx_rl.b[RL_OPS]),
+		  "virtio: limit sent packets"),
 };
 const struct opt_table net_spec_table = OPT_TABLE(net_opts, "option", NULL);
 
@@ -152,6 +160,14 @@ void net_spec_init(void *spec)
 	memset(s, 0, sizeof(*s));
 	s->coalesce = -1; /* not given: the e1000's default, on */
 	poll_policy_default(&s->poll);
+}
+
+bool net_spec_limited(const struct net_spec *s)
+{
+	for (int i = 0; i < RL_NR; i++)
+		if (ratelimit_bucket_on(&s->rx_rl.b[i]) || ratelimit_bucket_on(&s->tx_rl.b[i]))
+			return true;
+	return false;
 }
 
 int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t errlen)

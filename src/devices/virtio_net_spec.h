@@ -1,6 +1,7 @@
 /* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,poll=off|adaptive|always]
  * [,poll-start=K][,poll-idle=USEC][,poll-max=USEC][,vhost=on|off]
- * [,vhost-busyloop=USEC]. */
+ * [,vhost-busyloop=USEC][,rx-bw=SIZE:MS[:BURST]][,rx-ops=...][,tx-bw=...]
+ * [,tx-ops=...]. */
 #ifndef SKIFF_VIRTIO_NET_SPEC_H
 #define SKIFF_VIRTIO_NET_SPEC_H
 
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/opt.h"
+#include "core/ratelimit.h"
 #include "iothread/poll_policy.h"
 
 #define NET_MAC_LEN    6
@@ -26,6 +28,9 @@ struct net_spec {
 	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
 	unsigned int vhost_busyloop_us;
 	int coalesce; /* model=e1000: enum e1000_coalesce; -1 (not given): on */
+	/* rx-bw=, rx-ops=, tx-bw=, tx-ops=: Firecracker's rx_rate_limiter
+	 * and tx_rate_limiter (virtio, without vhost) */
+	struct ratelimit_cfg rx_rl, tx_rl;
 };
 
 /* The option table of --net (all models share it), model names, and the
@@ -38,6 +43,8 @@ void net_spec_init(void *spec);
  * unicast address other than 00:00:00:00:00:00), each at most once.
  * Returns 0, or -1 with a one-line reason in err. */
 int net_spec_parse(const char *spec, struct net_spec *out, char *err, size_t errlen);
+/* Whether the spec asks for a rate limiter (either direction). */
+bool net_spec_limited(const struct net_spec *s);
 /* Parses exactly "xx:xx:xx:xx:xx:xx" (hex, either case). Returns 0 or -1. */
 int net_mac_parse(const char *s, uint8_t mac[NET_MAC_LEN]);
 void net_mac_format(const uint8_t mac[NET_MAC_LEN], char out[NET_MAC_STRLEN]);

@@ -121,6 +121,8 @@ static void tx_run_locked(struct virtio_net *n)
 		return;
 	virtq_disable_notify(vq, gm);
 	for (;;) {
+		if (throttle_waiting(&n->tx_throttle))
+			break; /* kicks stay off: the limiter's timer comes back */
 		if (!budget) {
 			/* Kicks stay off: the I/O thread comes back. */
 			virtio_net_schedule(n, VIRTIO_NET_SCHED_TX);
@@ -136,6 +138,12 @@ static void tx_run_locked(struct virtio_net *n)
 				break;
 			virtq_disable_notify(vq, gm);
 			continue;
+		}
+		uint64_t len = n->tx_elem.out_len;
+		if (!throttle_admit(&n->tx_throttle, 1,
+				    len > VIRTIO_NET_HDR_LEN ? len - VIRTIO_NET_HDR_LEN : 0)) {
+			virtq_unpop(vq); /* left in the ring until the timer */
+			break;
 		}
 		if (tx_one(n, &n->tx_elem) == TX_AGAIN) {
 			virtq_unpop(vq);

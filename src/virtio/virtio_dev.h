@@ -55,6 +55,10 @@ struct virtio_dev_ops {
 	void (*reset)(struct virtio_dev *vdev);
 	/* Queue `q` was kicked. */
 	void (*queue_notify)(struct virtio_dev *vdev, unsigned int q);
+	/* Optional: true while the device leaves q's work in the ring on
+	 * purpose (a rate limiter waits; its timer resumes it). A poller
+	 * then counts the ring as idle, or it would spin on that work. */
+	bool (*queue_throttled)(struct virtio_dev *vdev, unsigned int q);
 };
 
 /* Filled in by the transport so the device can signal the guest. */

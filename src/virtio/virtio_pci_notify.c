@@ -73,6 +73,11 @@ static void vp_queue_lock(struct virtio_dev *vdev, unsigned int q, bool lock)
 		pthread_mutex_unlock(mu);
 }
 
+static bool vp_throttled(struct virtio_dev *vdev, unsigned int q)
+{
+	return vdev->ops->queue_throttled && vdev->ops->queue_throttled(vdev, q);
+}
+
 static bool vp_poll_queue(void *opaque)
 {
 	struct virtio_pci_queue *q = opaque;
@@ -81,7 +86,7 @@ static bool vp_poll_queue(void *opaque)
 	if (!vp_work_enter(q->vp, q->index))
 		return false;
 	vp_queue_lock(vdev, q->index, true);
-	bool work = virtq_has_work(vq, vdev->gm);
+	bool work = virtq_has_work(vq, vdev->gm) && !vp_throttled(vdev, q->index);
 	vp_queue_lock(vdev, q->index, false);
 	if (work)
 		vdev->ops->queue_notify(vdev, q->index);
@@ -99,7 +104,7 @@ static bool vp_poll_set_notify(void *opaque, bool enable)
 	bool more = false;
 	vp_queue_lock(vdev, q->index, true);
 	if (vq->enabled && !vq->broken)
-		more = virtq_poll_hold(vq, vdev->gm, !enable);
+		more = virtq_poll_hold(vq, vdev->gm, !enable) && !vp_throttled(vdev, q->index);
 	vp_queue_lock(vdev, q->index, false);
 	vp_work_exit(q->vp);
 	return more;

@@ -221,6 +221,24 @@ int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, co
 	return -1;
 }
 
+int devmgr_limit(struct devmgr *dm, const char *option, unsigned int index, unsigned int dir,
+		 const struct ratelimit_cfg *cfg, unsigned int mask, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		struct dm_entry *e = &dm->devs[i];
+		if (strcmp(e->kind->option, option) || index--)
+			continue;
+		if (dm->stopped || !e->d.ops->limit) {
+			snprintf(err, errlen, "%s: %s", e->name,
+				 dm->stopped ? "stopped" : "it has no rate limiter");
+			return -1;
+		}
+		return e->d.ops->limit(e->d.dev, dir, cfg, mask, err, errlen);
+	}
+	snprintf(err, errlen, "no such device");
+	return -1;
+}
+
 const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index)
 {
 	for (unsigned int i = 0; i < dm->nr; i++)

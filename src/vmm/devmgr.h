@@ -88,6 +88,10 @@ void devmgr_destroy(struct devmgr *dm);
  * while the guest runs): 0, or -1 with a reason. */
 int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, const char *path,
 		   char *err, size_t errlen);
+/* New rate limits (dev_ops.limit) for the index-th device of --OPTION,
+ * from the main thread while the guest runs: 0, or -1 with a reason. */
+int devmgr_limit(struct devmgr *dm, const char *option, unsigned int index, unsigned int dir,
+		 const struct ratelimit_cfg *cfg, unsigned int mask, char *err, size_t errlen);
 /* The name ("virtio-blk1") of the index-th device of --OPTION, the one
  * devmgr_replace would reach and its counters' owner; NULL if none. */
 const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index);

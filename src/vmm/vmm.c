@@ -329,3 +329,13 @@ int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *
 	}
 	return devmgr_replace(&v->dm, "disk", index, path, err, errlen);
 }
+
+int vmm_dev_limit(struct vmm *v, const char *option, unsigned int index, unsigned int dir,
+		  const struct ratelimit_cfg *cfg, unsigned int mask, char *err, size_t errlen)
+{
+	if (!vmm_running(v)) {
+		snprintf(err, errlen, "the VM is not running");
+		return -1;
+	}
+	return devmgr_limit(&v->dm, option, index, dir, cfg, mask, err, errlen);
+}

@@ -165,14 +165,20 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
            {"kernel_image_path": kernel, "boot_args": "console=ttyS0 reboot=k panic=1 pci=off"}, 204)
     expect(api, "PUT", "/drives/rootfs", {"drive_id": "rootfs", "path_on_host": disk,
                                           "is_root_device": True, "is_read_only": False}, 204)
+    limiter = {"bandwidth": {"size": 1048576, "one_time_burst": 4096, "refill_time": 100},
+               "ops": {"size": 100, "refill_time": 1000}}
     expect(api, "PUT", "/drives/data", {"drive_id": "data", "path_on_host": disk,
                                         "is_root_device": False, "is_read_only": True,
+                                        "io_engine": "Async", "rate_limiter": limiter,
                                         "skiff_options": "poll=adaptive"}, 204)
     expect(api, "PUT", "/drives/second_root", {"drive_id": "second_root", "path_on_host": disk,
                                                "is_root_device": True, "is_read_only": True},
            400, "A root block device already exists!")
     expect(api, "PUT", "/network-interfaces/eth0", {"iface_id": "eth0", "host_dev_name": "tap0",
-                                                    "guest_mac": "06:00:AC:10:00:02"}, 204)
+                                                    "guest_mac": "06:00:AC:10:00:02",
+                                                    "tx_rate_limiter": {"ops": {"size": 10,
+                                                                                "refill_time": 1}}},
+           204)
     expect(api, "PUT", "/network-interfaces/eth1", {"iface_id": "eth1", "host_dev_name": "tap1",
                                                     "guest_mac": "06:00:ac:10:00:02"},
            400, "The MAC address is already in use")
@@ -189,6 +195,12 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
           and cfg["boot-source"]["kernel_image_path"] == kernel
           and cfg["network-interfaces"][0]["host_dev_name"] == "tap0",
           "GET /vm/config shows what was configured")
+    check(cfg and cfg["drives"][1].get("rate_limiter") == limiter
+          and cfg["drives"][1].get("io_engine") == "Async"
+          and cfg["network-interfaces"][0].get("tx_rate_limiter")
+          == {"ops": {"size": 10, "refill_time": 1}}
+          and "rx_rate_limiter" not in cfg["network-interfaces"][0],
+          "GET /vm/config shows the rate limiters and io_engine as given")
     stats = expect(api, "GET", "/stats", None, 200)
     check(isinstance(stats, str) and stats.startswith("wall_s\t"), "GET /stats: name<TAB>value lines")
 
@@ -229,9 +241,32 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     expect(api, "PUT", "/drives/bad-id", {"drive_id": "bad-id", "path_on_host": disk,
                                           "is_root_device": False, "is_read_only": True},
            400, "alphanumeric")
+    # TokenBucket: types, required and unknown fields refused as serde does.
+    for bucket, words in (({"size": "1", "refill_time": 1}, "invalid type: string, expected u64"),
+                          ({"size": -1, "refill_time": 1}, "invalid value: integer `-1`"),
+                          ({"size": 1}, "missing field `refill_time`"),
+                          ({"size": 1, "refill_time": 1, "burst": 1}, "unknown field `burst`")):
+        expect(api, "PUT", "/drives/x", {"drive_id": "x", "path_on_host": disk,
+                                         "is_root_device": False, "is_read_only": True,
+                                         "rate_limiter": {"bandwidth": bucket}}, 400,
+               "An error occurred when deserializing the json body of a request: " + words,
+               valid=False)
     expect(api, "PUT", "/drives/x", {"drive_id": "x", "path_on_host": disk, "is_root_device": False,
-                                     "is_read_only": True, "rate_limiter": {}}, 400,
-           "not supported")
+                                     "is_read_only": True, "rate_limiter": {"bps": {}}}, 400,
+           "unknown field `bps`, expected one of `bandwidth`, `ops`", valid=False)
+    expect(api, "PUT", "/drives/x", {"drive_id": "x", "path_on_host": disk, "is_root_device": False,
+                                     "is_read_only": True, "io_engine": "Turbo"}, 400,
+           "unknown variant `Turbo`", valid=False)
+    expect(api, "PUT", "/network-interfaces/eth4", {"iface_id": "eth4", "host_dev_name": "tap4",
+                                                    "skiff_options": "vhost=on",
+                                                    "rx_rate_limiter": {"ops": {"size": 1,
+                                                                                "refill_time": 1}}},
+           400, "rate limiters need vhost=off")
+    expect(api, "PUT", "/network-interfaces/eth5", {"iface_id": "eth5", "host_dev_name": "tap5",
+                                                    "skiff_options": "model=e1000",
+                                                    "tx_rate_limiter": {"ops": {"size": 1,
+                                                                                "refill_time": 1}}},
+           400, "a rate limiter is for model=virtio")
     expect(api, "PUT", "/drives/opts", {"drive_id": "opts", "path_on_host": disk,
                                         "is_root_device": False, "is_read_only": True,
                                         "skiff_options": "poll=sometimes"}, 400,

@@ -24,6 +24,7 @@
 #include "devices/blk_req.h"
 #include "devices/blk_uring.h"
 #include "devices/virtio_blk.h"
+#include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
@@ -1451,6 +1452,96 @@ static void test_uring_restricted(void **state)
 	blk_uring_exit(&u);
 }
 
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+/* Queues a write of len bytes (descriptor 0) and kicks; true if it was
+ * answered. */
+static bool write_kicked(struct fx *f, uint32_t len)
+{
+	uint16_t before = guest_used_idx(f);
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_OUT, 0);
+	struct seg s[3] = {{HDR_GPA, 16, false}, {DATA_GPA, len, false}, {STATUS_GPA, 1, true}};
+	guest_add(f, 0, s, 3);
+	kick_and_wait(f);
+	return guest_used_idx(f) != before;
+}
+
+/* Over the limit a request stays in the ring (not answered, not
+ * consumed); kicks meanwhile pop nothing and a poller sees no work; the
+ * timer resumes it once time refilled the bucket. A PATCH that lifts the
+ * limit ends the wait at once. */
+static void test_rate_limited(void **state)
+{
+	struct fx *f = *state;
+	disk_close(f);
+	disk_open(f, ",bw=1024:100");
+	struct blk_dev *blk = f->vdev->priv;
+	struct virtq *vq = &f->vdev->vqs[0];
+	blk->throttle.clock_ns = fake_clock;
+	fake_now = 5000000000ull;
+	struct ratelimit_cfg c = {.b[RL_BYTES] = {1024, 0, 100}};
+	virtio_blk_limit(f->vdev, &c, 1u << RL_BYTES); /* afresh on the test's clock */
+	assert_true(write_kicked(f, 1024));
+	assert_false(write_kicked(f, 512));
+	uint16_t taken = vq->last_avail_idx;
+	assert_int_equal(taken, 1);
+	assert_int_equal(counter_get(&blk->stats.throttled), 1);
+	assert_true(f->vdev->ops->queue_throttled(f->vdev, 0));
+	f->vdev->ops->queue_notify(f->vdev, 0); /* a kick while waiting */
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(vq->last_avail_idx, taken);
+	assert_int_equal(counter_get(&blk->stats.throttled), 1);
+	/* The timer early (no time passed): it waits again. */
+	throttle_event(&blk->throttle, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), 1);
+	assert_int_equal(counter_get(&blk->stats.throttled), 2);
+	fake_now += 50000000; /* 512 bytes refilled */
+	throttle_event(&blk->throttle, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), 2);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_false(f->vdev->ops->queue_throttled(f->vdev, 0));
+	/* Waiting again; the limit lifted: the wait ends with no time. */
+	assert_false(write_kicked(f, 1024));
+	struct ratelimit_cfg off = {0};
+	virtio_blk_limit(f->vdev, &off, 1u << RL_BYTES);
+	throttle_event(&blk->throttle, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), 3);
+	assert_int_equal(counter_get(&blk->stats.throttled), 3);
+	assert_int_equal(f->broken, 0);
+}
+
+/* ops=: one token per request, flushes included; oversize in bytes
+ * passes and blocks the next until repaid. */
+static void test_rate_limited_ops_oversize(void **state)
+{
+	struct fx *f = *state;
+	disk_close(f);
+	disk_open(f, ",ops=1:1000,bw=512:1000");
+	struct blk_dev *blk = f->vdev->priv;
+	blk->throttle.clock_ns = fake_clock;
+	fake_now = 1000000000ull;
+	struct ratelimit_cfg c = {.b = {[RL_BYTES] = {512, 0, 1000}, [RL_OPS] = {1, 0, 1000}}};
+	virtio_blk_limit(f->vdev, &c, 3);
+	assert_true(write_kicked(f, 2048)); /* 4x the bucket: passes */
+	assert_false(write_kicked(f, 512));
+	fake_now += 1000000000ull; /* an op back; 1536 bytes of debt left */
+	throttle_event(&blk->throttle, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), 1);
+	fake_now += 3000000000ull; /* debt repaid, and 512 more */
+	throttle_event(&blk->throttle, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), 2);
+}
+
 static int run_group(const char *name, const char *aio, const struct CMUnitTest *t, size_t n)
 {
 	aio_opt = aio;
@@ -1491,6 +1582,8 @@ int main(void)
 	    T(test_mq_reset),
 	    T(test_mq_replace),
 	    T(test_mq_queues_option),
+	    T(test_rate_limited),
+	    T(test_rate_limited_ops_oversize),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
 	    /* Threads only: they hold flushes in fdatasync. */

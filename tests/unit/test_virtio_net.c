@@ -1133,6 +1133,80 @@ static void test_tx_budget(void **state)
 	assert_true(read(f->n->sched_fd, &sched, sizeof(sched)) < 0);
 }
 
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+/* A limiter on the test's clock: bytes per 100 ms, packets per 100 ms. */
+static void limit(struct throttle *t, uint64_t bytes, uint64_t packets)
+{
+	struct ratelimit_cfg c = {
+	    .b = {[RL_BYTES] = {bytes, 0, 100}, [RL_OPS] = {packets, 0, 100}}};
+	t->clock_ns = fake_clock;
+	fake_now = 7000000000ull;
+	throttle_update(t, &c, 3);
+}
+
+/* TX over the limit: the chain stays in the ring (nothing sent or
+ * completed), kicks meanwhile send nothing, the poller sees no work; the
+ * timer sends it once the bucket refilled. */
+static void test_tx_rate_limited(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	struct virtio_dev *v = &f->n->vdev;
+	limit(&f->n->tx_throttle, 1000, 100);
+	struct virtio_net_hdr h = {0};
+	uint8_t pkt[2048];
+	post_tx(f, &h, 1000);
+	post_tx(f, &h, 600);
+	v->ops->queue_notify(v, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 1000);
+	assert_true(wire_recv(f, pkt, sizeof(pkt)) < 0);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
+	assert_int_equal(v->vqs[VIRTIO_NET_TXQ].last_avail_idx, 1);
+	assert_int_equal(f->n->stats.tx_throttled, 1);
+	assert_true(v->ops->queue_throttled(v, VIRTIO_NET_TXQ));
+	v->ops->queue_notify(v, VIRTIO_NET_TXQ);
+	assert_true(wire_recv(f, pkt, sizeof(pkt)) < 0);
+	fake_now += 60000000; /* 600 bytes */
+	throttle_event(&f->n->tx_throttle, 0);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 600);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
+	assert_false(v->ops->queue_throttled(v, VIRTIO_NET_TXQ));
+	assert_false(v->vqs[VIRTIO_NET_TXQ].broken);
+}
+
+/* RX over the limit: the tap is not read (its queue keeps the packet) and
+ * no buffer is used until the timer; a frame is charged once delivered. */
+static void test_rx_rate_limited(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	limit(&f->n->rx_throttle, 1000, 1);
+	post1(f, VIRTIO_NET_RXQ, 2000, W, NULL);
+	post1(f, VIRTIO_NET_RXQ, 2000, W, NULL);
+	uint8_t frame[800];
+	fill_pattern(frame, sizeof(frame), 3);
+	struct virtio_net_hdr h = {0};
+	wire_send(f, &h, frame, sizeof(frame));
+	wire_send(f, &h, frame, sizeof(frame));
+	virtio_net_tap_event(f->n, EPOLLIN);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1); /* then out of packets (ops) */
+	assert_int_equal(tap_queued(f), HDR + 800);
+	assert_int_equal(f->n->stats.rx_throttled, 1);
+	virtio_net_tap_event(f->n, EPOLLIN); /* an edge while waiting */
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
+	fake_now += 100000000;
+	throttle_event(&f->n->rx_throttle, 0);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 2);
+	assert_true(tap_queued(f) < 0);
+	assert_int_equal(f->n->stats.rx_packets, 2);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1162,6 +1236,8 @@ int main(void)
 	    T(test_tx_too_many_pieces),
 	    T(test_tx_eagain),
 	    T(test_tx_budget),
+	    T(test_tx_rate_limited),
+	    T(test_rx_rate_limited),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,13 @@ fc_swap_drive() {
 		{ FC_WHY="L2 did not see the new image"; return 1; }
 	fc_want GET /vm/config "" 200 && grep -q '/tmp/rootfs2.img' /tmp/fc.body ||
 		{ FC_WHY="GET /vm/config has the old path"; return 1; }
+	# Rate limiters while L2 runs: generous, so the pings go on.
+	fc_want PATCH /drives/rootfs '{"drive_id": "rootfs", "rate_limiter": {"ops": {"size": 100000, "refill_time": 1000}}}' 204 ||
+		{ FC_WHY="PATCH /drives rate_limiter refused"; return 1; }
+	fc_want PATCH /network-interfaces/net1 '{"iface_id": "net1", "tx_rate_limiter": {"bandwidth": {"size": 100000000, "refill_time": 100}}}' 204 ||
+		{ FC_WHY="PATCH /network-interfaces tx_rate_limiter refused"; return 1; }
+	fc_want GET /vm/config "" 200 && grep -q '100000000' /tmp/fc.body ||
+		{ FC_WHY="GET /vm/config lacks the PATCHed limiter"; return 1; }
 }
 
 # The API boot's checks go on after a failure (each is reported), so one
