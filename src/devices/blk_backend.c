@@ -26,7 +26,11 @@ int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err
 		snprintf(err, errlen, "empty image path");
 		return -1;
 	}
-	b->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO for reading (or a serial line waiting
+	 * for carrier) would otherwise block until someone else acts, with
+	 * the main thread, which opens a PATCHed drive's image, stuck in it.
+	 * It is dropped once the file is known to be an image (below). */
+	b->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
 	if (b->fd < 0) {
 		if (errno == EISDIR)
 			snprintf(err, errlen, "%s is a directory, not a disk image", path);
@@ -45,6 +49,13 @@ int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
 		snprintf(err, errlen, "%s is not a regular file or block device", path);
+		goto fail;
+	}
+	/* io_uring answers EAGAIN, instead of waiting, on a file left
+	 * O_NONBLOCK. F_SETFL changes only the status flags: this clears
+	 * O_NONBLOCK, the only one set. */
+	if (fcntl(b->fd, F_SETFL, 0) < 0) {
+		snprintf(err, errlen, "cannot use %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (flock(b->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {

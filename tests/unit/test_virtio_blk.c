@@ -966,6 +966,58 @@ static void test_replace_medium(void **state)
 	close(fd);
 }
 
+struct fifo_replacer {
+	struct virtio_dev *vdev;
+	char path[160], err[256];
+	int ret;
+	atomic_bool done;
+};
+
+static void *fifo_replace_thread(void *arg)
+{
+	struct fifo_replacer *r = arg;
+	r->ret = virtio_blk_replace(r->vdev, r->path, r->err, sizeof(r->err));
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* A FIFO as the new medium of a read-only disk (an API client's PATCH):
+ * refused at once. A blocking open would wait for a writer that never
+ * comes, and the main thread with it (no API answer, no shutdown). If it
+ * hangs, the test opens the other end to get its thread back. The new
+ * image's fd must not stay non-blocking: io_uring would answer EAGAIN. */
+static void test_replace_fifo(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	disk_close(f);
+	disk_open(f, ",ro");
+	struct fifo_replacer r = {.vdev = f->vdev};
+	snprintf(r.path, sizeof(r.path), "%s/fifo", f->dir);
+	assert_int_equal(mkfifo(r.path, 0600), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fifo_replace_thread, &r), 0);
+	for (int i = 0; i < 500 && !atomic_load(&r.done); i++)
+		usleep(10000);
+	bool hung = !atomic_load(&r.done);
+	if (hung)
+		close(open(r.path, O_WRONLY | O_NONBLOCK));
+	pthread_join(t, NULL);
+	assert_false(hung);
+	assert_int_equal(r.ret, -1);
+	assert_non_null(strstr(r.err, "not a regular file"));
+	assert_int_equal(blk_read(f, 0, 512, &used), VIRTIO_BLK_S_OK);
+
+	image_create(f, "new.img", SECTORS * 512);
+	char err[256];
+	assert_int_equal(virtio_blk_replace(f->vdev, f->path, err, sizeof(err)), 0);
+	assert_int_equal(blk_read(f, 0, 512, &used), VIRTIO_BLK_S_OK);
+	struct blk_backend b;
+	assert_int_equal(blk_backend_open(&b, f->path, true, err, sizeof(err)), 0);
+	assert_int_equal(fcntl(b.fd, F_GETFL) & O_NONBLOCK, 0);
+	blk_backend_close(&b);
+}
+
 /* ---- counters ---- */
 
 struct counted {
@@ -1484,6 +1536,7 @@ int main(void)
 	    T(test_bad_specs),
 	    T(test_image_shrank),
 	    T(test_replace_medium),
+	    T(test_replace_fifo),
 	    T(test_counters),
 	    T(test_mq_config),
 	    T(test_mq_completes_on_its_queue),
