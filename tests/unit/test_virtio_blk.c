@@ -1018,6 +1018,32 @@ static void test_replace_fifo(void **state)
 	blk_backend_close(&b);
 }
 
+/* PATCH with the drive's own path after the image grew (Firecracker's
+ * documented way to show the guest a new size, and its test_rescan_file):
+ * the new size, one configuration interrupt, and the image still locked
+ * and in use. A second open file of the image conflicted with the disk's
+ * own lock: "in use", and the guest never saw the size. */
+static void test_replace_same_path(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "";
+	uint32_t used;
+	atomic_store(&f->vdev->status, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+					   VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
+	assert_int_equal(truncate(f->path, 2 * SECTORS * 512), 0);
+	if (virtio_blk_replace(f->vdev, f->path, err, sizeof(err)) < 0)
+		fail_msg("same path refused: %s", err);
+	assert_int_equal(config_u64(f, 0), 2 * SECTORS);
+	assert_int_equal(f->config_irqs, 1);
+	assert_int_equal(blk_read(f, 2 * SECTORS - 1, 512, &used), VIRTIO_BLK_S_OK);
+	fill(f, DATA_GPA, 512, 3);
+	assert_int_equal(blk_write(f, 0, 512, NULL), VIRTIO_BLK_S_OK);
+	int fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	close(fd);
+}
+
 /* ---- counters ---- */
 
 struct counted {
@@ -1537,6 +1563,7 @@ int main(void)
 	    T(test_image_shrank),
 	    T(test_replace_medium),
 	    T(test_replace_fifo),
+	    T(test_replace_same_path),
 	    T(test_counters),
 	    T(test_mq_config),
 	    T(test_mq_completes_on_its_queue),
