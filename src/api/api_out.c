@@ -105,6 +105,12 @@ void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Messages carry what clients chose (a drive's path_on_host): a
+	 * newline would forge a line of ours, an escape reach whoever tails
+	 * the log on a terminal. */
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	struct timespec ts;
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -201,11 +201,14 @@ static const struct sandbox_rule main_thread[] = {
 /* The main thread serving an API also opens a disk's new image (PATCH
  * /drives path_on_host: blk_backend_open). An existing file only, as the
  * process may: no flag that creates, truncates or follows anything odd
- * (O_ACCMODE, O_CLOEXEC and the kernel's O_LARGEFILE, 0100000, alone).
- * Firecracker's VMM thread allows open outright, for the same request. */
-#define OPEN_FLAGS_OK ((uint32_t)(O_ACCMODE | O_CLOEXEC | 0100000))
+ * (O_ACCMODE, O_CLOEXEC, O_NONBLOCK, so that a FIFO cannot hold the open,
+ * and the kernel's O_LARGEFILE, 0100000, alone); then F_SETFL takes
+ * O_NONBLOCK off again. Firecracker's VMM thread allows open outright,
+ * for the same request. */
+#define OPEN_FLAGS_OK ((uint32_t)(O_ACCMODE | O_CLOEXEC | O_NONBLOCK | 0100000))
 static const struct sandbox_rule controller[] = {
     ARG(openat, 2, (uint32_t)~OPEN_FLAGS_OK, 0),
+    ARG_IS(fcntl, 1, F_SETFL),
     ALLOW(fstat),
     ARG(newfstatat, 3, AT_EMPTY_PATH, AT_EMPTY_PATH), /* glibc's fstat */
     ALLOW(flock),

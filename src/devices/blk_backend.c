@@ -17,8 +17,28 @@ static void backend_set_serial(struct blk_backend *b, const char *path)
 	memcpy(b->serial, base, strnlen(base, sizeof(b->serial)));
 }
 
+/* cur's own file (the same inode): with cur's fd in b->fd, true. */
+static bool backend_is_cur(struct blk_backend *b, const struct blk_backend *cur,
+			   const struct stat *st)
+{
+	struct stat cst;
+	if (!cur || cur->fd < 0 || fstat(cur->fd, &cst) < 0 || cst.st_dev != st->st_dev ||
+	    cst.st_ino != st->st_ino)
+		return false;
+	close(b->fd);
+	b->fd = cur->fd;
+	return true;
+}
+
 int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err, size_t errlen)
 {
+	return blk_backend_open_for(b, NULL, path, ro, err, errlen);
+}
+
+int blk_backend_open_for(struct blk_backend *b, const struct blk_backend *cur, const char *path,
+			 bool ro, char *err, size_t errlen)
+{
+	bool shared = false; /* b->fd is cur's */
 	memset(b, 0, sizeof(*b));
 	b->fd = -1;
 	b->ro = ro;
@@ -26,7 +46,11 @@ int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err
 		snprintf(err, errlen, "empty image path");
 		return -1;
 	}
-	b->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO for reading (or a serial line waiting
+	 * for carrier) would otherwise block until someone else acts, with
+	 * the main thread, which opens a PATCHed drive's image, stuck in it.
+	 * It is dropped once the file is known to be an image (below). */
+	b->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
 	if (b->fd < 0) {
 		if (errno == EISDIR)
 			snprintf(err, errlen, "%s is a directory, not a disk image", path);
@@ -47,7 +71,18 @@ int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err
 		snprintf(err, errlen, "%s is not a regular file or block device", path);
 		goto fail;
 	}
-	if (flock(b->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+	/* io_uring answers EAGAIN, instead of waiting, on a file left
+	 * O_NONBLOCK. F_SETFL changes only the status flags: this clears
+	 * O_NONBLOCK, the only one set. */
+	if (fcntl(b->fd, F_SETFL, 0) < 0) {
+		snprintf(err, errlen, "cannot use %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* A second open file of cur's image would conflict with cur's own
+	 * lock (flock locks belong to the open file): keep cur's, and its
+	 * lock with it. */
+	shared = backend_is_cur(b, cur, &st);
+	if (!shared && flock(b->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
 		snprintf(err, errlen, "%s is in use (locked by another --disk or process)", path);
 		goto fail;
 	}
@@ -62,6 +97,8 @@ int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err
 	backend_set_serial(b, path);
 	return 0;
 fail:
+	if (shared)
+		b->fd = -1; /* cur's, not ours to close */
 	blk_backend_close(b);
 	return -1;
 }

@@ -28,6 +28,11 @@ struct blk_backend {
  * else exclusive) so two VMMs cannot write one image. The serial is the
  * file name. Returns 0, or -1 with a one-line reason in err. */
 int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err, size_t errlen);
+/* The same for the image that replaces cur (PATCH /drives): if path names
+ * cur's own file, as after a resize, b gets cur's fd (and lock), not a
+ * second one; close only one of the two. */
+int blk_backend_open_for(struct blk_backend *b, const struct blk_backend *cur, const char *path,
+			 bool ro, char *err, size_t errlen);
 void blk_backend_close(struct blk_backend *b);
 
 /* Transfer all of iov at byte offset off. The iov array is consumed

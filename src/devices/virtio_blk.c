@@ -304,13 +304,14 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 {
 	struct blk_dev *blk = blk_of(vdev);
 	struct blk_backend nb, old;
-	if (blk_backend_open(&nb, path, blk->backend.ro, err, errlen) < 0) {
+	if (blk_backend_open_for(&nb, &blk->backend, path, blk->backend.ro, err, errlen) < 0) {
 		counter_add(&blk->stats.update_fails, 1);
 		return -1;
 	}
 	if (blk->stopped) {
 		counter_add(&blk->stats.update_fails, 1);
-		blk_backend_close(&nb);
+		if (nb.fd != blk->backend.fd)
+			blk_backend_close(&nb);
 		snprintf(err, errlen, "the disk is stopped");
 		return -1;
 	}
@@ -337,7 +338,8 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 		blk_queue_pop_all(&blk->q[i]); /* what was kicked meanwhile */
 		pthread_mutex_unlock(&blk->q[i].mu);
 	}
-	blk_backend_close(&old);
+	if (old.fd != nb.fd) /* else the same image, resized: still in use */
+		blk_backend_close(&old);
 	if (atomic_load(&vdev->status) & VIRTIO_STATUS_DRIVER_OK)
 		vdev->transport->notify_config(vdev);
 	return 0;

@@ -379,6 +379,32 @@ static void test_config_file(void **state)
 	assert_non_null(strstr(err, "A root block device already exists!"));
 }
 
+/* A log line is one line: a client's path_on_host (PATCH /drives logs
+ * it) with a newline or an escape must not forge a second line or reach a
+ * terminal following the log. */
+static void test_log_one_line(void **state)
+{
+	(void)state;
+	struct api_fc f;
+	struct vmm_config base;
+	memset(&base, 0, sizeof(base));
+	api_fc_init(&f, NULL, &base);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	f.log_fd = p[1];
+	api_fc_log(&f, "Info", "Drive %s now has %s.", "rootfs",
+		   "/img\n2026-01-01T00:00:00.000000000 [anonymous-instance:main:ERROR] x\033[2J");
+	api_fc_fini(&f);
+	char buf[1024];
+	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_ptr_equal(strchr(buf, '\n'), buf + n - 1);
+	assert_null(strchr(buf, '\033'));
+	assert_non_null(strstr(buf, "Drive rootfs now has /img?2026"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_routes),
 	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
 	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
+	    cmocka_unit_test(test_log_one_line),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -219,9 +219,9 @@ static int controller_work(void)
 	char path[64];
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fx.memfd);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	int bad = main_work() || fd < 0 || fstat(fd, &st) < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 ||
-		  lseek(fd, 0, SEEK_END) != 1 << 16;
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	int bad = main_work() || fd < 0 || fstat(fd, &st) < 0 || fcntl(fd, F_SETFL, 0) < 0 ||
+		  flock(fd, LOCK_EX | LOCK_NB) < 0 || lseek(fd, 0, SEEK_END) != 1 << 16;
 	close(fd);
 	return bad;
 }

@@ -967,6 +967,84 @@ static void test_replace_medium(void **state)
 	close(fd);
 }
 
+struct fifo_replacer {
+	struct virtio_dev *vdev;
+	char path[160], err[256];
+	int ret;
+	atomic_bool done;
+};
+
+static void *fifo_replace_thread(void *arg)
+{
+	struct fifo_replacer *r = arg;
+	r->ret = virtio_blk_replace(r->vdev, r->path, r->err, sizeof(r->err));
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* A FIFO as the new medium of a read-only disk (an API client's PATCH):
+ * refused at once. A blocking open would wait for a writer that never
+ * comes, and the main thread with it (no API answer, no shutdown). If it
+ * hangs, the test opens the other end to get its thread back. The new
+ * image's fd must not stay non-blocking: io_uring would answer EAGAIN. */
+static void test_replace_fifo(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	disk_close(f);
+	disk_open(f, ",ro");
+	struct fifo_replacer r = {.vdev = f->vdev};
+	snprintf(r.path, sizeof(r.path), "%s/fifo", f->dir);
+	assert_int_equal(mkfifo(r.path, 0600), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fifo_replace_thread, &r), 0);
+	for (int i = 0; i < 500 && !atomic_load(&r.done); i++)
+		usleep(10000);
+	bool hung = !atomic_load(&r.done);
+	if (hung)
+		close(open(r.path, O_WRONLY | O_NONBLOCK));
+	pthread_join(t, NULL);
+	assert_false(hung);
+	assert_int_equal(r.ret, -1);
+	assert_non_null(strstr(r.err, "not a regular file"));
+	assert_int_equal(blk_read(f, 0, 512, &used), VIRTIO_BLK_S_OK);
+
+	image_create(f, "new.img", SECTORS * 512);
+	char err[256];
+	assert_int_equal(virtio_blk_replace(f->vdev, f->path, err, sizeof(err)), 0);
+	assert_int_equal(blk_read(f, 0, 512, &used), VIRTIO_BLK_S_OK);
+	struct blk_backend b;
+	assert_int_equal(blk_backend_open(&b, f->path, true, err, sizeof(err)), 0);
+	assert_int_equal(fcntl(b.fd, F_GETFL) & O_NONBLOCK, 0);
+	blk_backend_close(&b);
+}
+
+/* PATCH with the drive's own path after the image grew (Firecracker's
+ * documented way to show the guest a new size, and its test_rescan_file):
+ * the new size, one configuration interrupt, and the image still locked
+ * and in use. A second open file of the image conflicted with the disk's
+ * own lock: "in use", and the guest never saw the size. */
+static void test_replace_same_path(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "";
+	uint32_t used;
+	atomic_store(&f->vdev->status, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+					   VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
+	assert_int_equal(truncate(f->path, 2 * SECTORS * 512), 0);
+	if (virtio_blk_replace(f->vdev, f->path, err, sizeof(err)) < 0)
+		fail_msg("same path refused: %s", err);
+	assert_int_equal(config_u64(f, 0), 2 * SECTORS);
+	assert_int_equal(f->config_irqs, 1);
+	assert_int_equal(blk_read(f, 2 * SECTORS - 1, 512, &used), VIRTIO_BLK_S_OK);
+	fill(f, DATA_GPA, 512, 3);
+	assert_int_equal(blk_write(f, 0, 512, NULL), VIRTIO_BLK_S_OK);
+	int fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	close(fd);
+}
+
 /* ---- counters ---- */
 
 struct counted {
@@ -1575,6 +1653,8 @@ int main(void)
 	    T(test_bad_specs),
 	    T(test_image_shrank),
 	    T(test_replace_medium),
+	    T(test_replace_fifo),
+	    T(test_replace_same_path),
 	    T(test_counters),
 	    T(test_mq_config),
 	    T(test_mq_completes_on_its_queue),
