@@ -185,7 +185,8 @@ tb_pack_kvmtool() {
 # EXTRA_ARGS (words) go on L0's command line after the base's, EXTRA_APPEND
 # on L1's kernel command line. Prints nothing; returns qemu's (or
 # timeout's: 124) exit status. One L0 at a time on this machine: the flock
-# serializes concurrent runs.
+# serializes concurrent runs of this tree; TB_L0_LOCK (a file) names the
+# lock to share with other checkouts.
 # With KILL_AFTER (an extended regex) and DELAY_MS: once a console line
 # matches KILL_AFTER, wait a random 0..DELAY_MS ms, then SIGKILL QEMU, a
 # power cut for L1 (its RAM, page cache included, is gone; what QEMU wrote
@@ -198,7 +199,7 @@ tb_boot_l0() {
 	# Words over any number of lines (scenario settings may wrap).
 	[ -z "$extra_args" ] || read -r -d '' -a extra <<<"$extra_args" || true
 	mkdir -p "$TB_CACHE"
-	exec {lockfd}>"$TB_CACHE/l0.lock"
+	exec {lockfd}>"${TB_L0_LOCK:-$TB_CACHE/l0.lock}"
 	if ! flock -n "$lockfd"; then
 		tb_say "waiting for another L0 run to finish"
 		flock "$lockfd"
