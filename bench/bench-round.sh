@@ -28,7 +28,9 @@ PEERS="qemu kvmtool"
 # The configurations, one line each: NAME KIND [ARGS...]. Adding one is
 # adding a line (and, if it needs new guest-visible hardware, nothing else:
 # L2 brings up whatever eth0 it gets).
-#   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net)
+#   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net);
+#                a first word bin=NAME runs the build NAME instead
+#                (skiff-dma-fenced: bench/run.sh builds and packs it)
 #   qemu OPTS    QEMU 7.2, by default -M microvm,pcie=on booting the
 #                bzImage, virtio-net-pci on tap0. OPTS are words:
 #                  machine=M   -M M instead (e.g. microvm,pcie=on,rtc=on; pc)
@@ -81,6 +83,7 @@ skiff-e1000-off  skiff --net tap=tap0,model=e1000,coalesce=off
 skiff-e1000-on   skiff --net tap=tap0,model=e1000,coalesce=on
 skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
 qemu-e1000       qemu vhost=off nic=e1000
+skiff-dma-fenced skiff bin=skiff-dma-fenced
 "
 # The emulated NIC's configurations need its driver in L2.
 L2_EXTRA_MODULES="e1000"
@@ -377,9 +380,16 @@ bench_vm() {
 	vm_d=$BENCH_DIR/$vm_c
 	case "$vm_kind" in
 	skiff)
+		# bin=NAME first: another build of skiff (skiff-dma-fenced)
+		vm_bin=skiff
+		case "${1:-}" in bin=*)
+			vm_bin=${1#bin=}
+			shift
+			;;
+		esac
 		case " $* " in *" --net "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
 		# shellcheck disable=SC2086 # vm_net is two words or none
-		set -- skiff run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
+		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
 			--cmdline "$L2_CMDLINE" --mem "$L2_MEM" --cpus 1 --timing \
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
 		;;

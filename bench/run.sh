@@ -68,6 +68,8 @@ QEMU_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "qemu" { print $1 }' | paste -sd, -)
 KVMTOOL_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "kvmtool" { print $1 }' | paste -sd, -)
+FENCED_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
+	awk '$2 == "skiff" && $3 == "bin=skiff-dma-fenced" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
 
 # A run during which others used more than this share of the host's CPUs
@@ -169,6 +171,12 @@ bench_build_initrd() {
 	tb_stage_skiff "$work/l1" || true
 	[ -z "$QEMU_SEL" ] || tb_pack_qemu "$work/l1"
 	[ -z "$KVMTOOL_SEL" ] || tb_pack_kvmtool "$work/l1"
+	# skiff-dma-fenced: the build whose relaxed DMA accessors fence too.
+	if [ -n "$FENCED_SEL" ]; then
+		make -C "$TB_ROOT" --no-print-directory dma-fenced >/dev/null ||
+			tb_die "building skiff-dma-fenced failed"
+		tb_copy_bin "$work/l1" "$TB_ROOT/build/dma-fenced/skiff" /usr/bin/skiff-dma-fenced
+	fi
 	# -M pc's SeaBIOS: Debian keeps it in seabios's own directory, which
 	# tb_pack_qemu does not look at (microvm needs only qboot).
 	local fw=bios-256k.bin
@@ -232,6 +240,7 @@ csv_inter() { # the items of $1 also in $2
 NATIVE_SEL=$(csv_inter "$configs" "$NATIVE_CONFIGS")
 QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
 KVMTOOL_SEL=$(csv_inter "$configs" "$KVMTOOL_CONFIGS")
+FENCED_SEL=$(csv_inter "$configs" "$FENCED_CONFIGS")
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
 	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL")

@@ -151,6 +151,8 @@ class RoundScenarioTest(unittest.TestCase):
                   'echo "$c=[$(bench_config_line $c)]"; done')
         self.assertIn("kvmtool=[kvmtool]", out)
         self.assertIn("kvmtool-vhost=[kvmtool vhost=1]", out)
+        out = ash('echo "[$(bench_config_line skiff-dma-fenced)]"')
+        self.assertIn("[skiff bin=skiff-dma-fenced]", out)
 
 
 class RunPlanTest(unittest.TestCase):
