@@ -1,6 +1,7 @@
 #include "core/guest_mem.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size)
@@ -12,10 +13,24 @@ void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size)
 
 int guest_mem_alloc(struct guest_mem *gm, uint64_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	/* KVM maps a guest page with a 2 MiB page (EPT/NPT, or a shadow huge
+	 * page) only where the host address and the guest address agree
+	 * modulo 2 MiB, and guest RAM starts at guest address 0: so the
+	 * mapping starts on a 2 MiB boundary, which mmap alone does not give
+	 * (before Linux 6.7 an anonymous mapping is only page-aligned). Map
+	 * GUEST_MEM_ALIGN more, then return the unaligned head and the tail. */
+	if (size > UINT64_MAX - GUEST_MEM_ALIGN)
+		return -ENOMEM;
+	size_t span = (size_t)(size + GUEST_MEM_ALIGN);
+	char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
 		return -errno;
+	char *p = (char *)(((uintptr_t)raw + GUEST_MEM_ALIGN - 1) & ~(uintptr_t)(GUEST_MEM_ALIGN - 1));
+	if (p > raw)
+		munmap(raw, (size_t)(p - raw));
+	if (raw + span > p + size)
+		munmap(p + size, (size_t)(raw + span - (p + size)));
 	/* Guest RAM is never worth dumping and is large; THP cuts EPT misses. */
 	madvise(p, size, MADV_DONTDUMP);
 	madvise(p, size, MADV_HUGEPAGE);

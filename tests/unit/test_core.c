@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/bus.h"
 #include "core/console.h"
@@ -44,6 +45,34 @@ static void test_guest_mem_high_region(void **state)
 			 (uint8_t *)0x10000 + GUEST_MEM_LOW_MAX);
 	assert_non_null(guest_mem_ptr(&gm, (5ULL << 30) - 8, 8));
 	assert_null(guest_mem_ptr(&gm, (5ULL << 30) - 8, 9));
+}
+
+/* Whether the page at p is mapped (mincore fails with ENOMEM if not). */
+static bool page_mapped(const void *p)
+{
+	unsigned char v;
+	return mincore((void *)((uintptr_t)p & ~(uintptr_t)4095), 4096, &v) == 0;
+}
+
+static void test_guest_mem_alloc_aligned(void **state)
+{
+	(void)state;
+	/* Sizes that are no multiple of 2 MiB, which no kernel aligns by
+	 * itself: KVM could give such a guest no 2 MiB page at all. */
+	static const uint64_t sizes[] = {(3ULL << 20) + 4096, 129ULL << 20, (1ULL << 20) + 8192};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct guest_mem gm;
+		assert_int_equal(guest_mem_alloc(&gm, sizes[i]), 0);
+		assert_int_equal((uintptr_t)gm.host % GUEST_MEM_ALIGN, 0);
+		assert_int_equal(gm.size, sizes[i]);
+		gm.host[0] = 1;
+		gm.host[sizes[i] - 1] = 2;
+		/* The head and tail it mapped to get there are given back. */
+		assert_true(page_mapped(gm.host) && page_mapped(gm.host + sizes[i] - 1));
+		assert_false(page_mapped(gm.host - 1));
+		assert_false(page_mapped(gm.host + ((sizes[i] + 4095) & ~4095ULL)));
+		guest_mem_free(&gm);
+	}
 }
 
 static int hits;
@@ -185,6 +214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_guest_mem_ptr_bounds),
 	    cmocka_unit_test(test_guest_mem_high_region),
+	    cmocka_unit_test(test_guest_mem_alloc_aligned),
 	    cmocka_unit_test(test_bus_dispatch),
 	    cmocka_unit_test(test_bus_straddling_access),
 	    cmocka_unit_test(test_bus_many_regions_sorted),
