@@ -26,7 +26,8 @@ int guest_mem_alloc(struct guest_mem *gm, uint64_t size)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
 		return -errno;
-	char *p = (char *)(((uintptr_t)raw + GUEST_MEM_ALIGN - 1) & ~(uintptr_t)(GUEST_MEM_ALIGN - 1));
+	char *p =
+	    (char *)(((uintptr_t)raw + GUEST_MEM_ALIGN - 1) & ~(uintptr_t)(GUEST_MEM_ALIGN - 1));
 	if (p > raw)
 		munmap(raw, (size_t)(p - raw));
 	if (raw + span > p + size)

@@ -15,7 +15,7 @@
 
 #define GUEST_MEM_LOW_MAX   0xC0000000ULL /* PCI hole from 3 GiB to 4 GiB */
 #define GUEST_MEM_HIGH_BASE 0x100000000ULL
-#define GUEST_MEM_ALIGN     0x200000ULL /* host RAM starts on a 2 MiB boundary */
+#define GUEST_MEM_ALIGN	    0x200000ULL /* host RAM starts on a 2 MiB boundary */
 
 struct guest_mem {
 	uint8_t *host;	   /* base of the single host mapping */
