@@ -35,7 +35,10 @@ static const struct dev_ops e1000_dev_ops = {
 int e1000_spec_check(const void *spec, char *err, size_t errlen)
 {
 	const struct net_spec *s = spec;
-	const char *only = s->vhost ? "vhost=" : s->poll.mode != POLL_OFF ? "poll=" : NULL;
+	const char *only = s->vhost		      ? "vhost="
+			   : s->poll.mode != POLL_OFF ? "poll="
+			   : s->queues		      ? "queues="
+						      : NULL;
 	if (!only)
 		return 0;
 	snprintf(err, errlen, "%s is for model=virtio, not model=e1000", only);

@@ -1,6 +1,6 @@
-/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,poll=off|adaptive|always]
- * [,poll-start=K][,poll-idle=USEC][,poll-max=USEC][,vhost=on|off]
- * [,vhost-busyloop=USEC]. */
+/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,queues=N]
+ * [,poll=off|adaptive|always][,poll-start=K][,poll-idle=USEC][,poll-max=USEC]
+ * [,vhost=on|off][,vhost-busyloop=USEC]. */
 #ifndef SKIFF_VIRTIO_NET_SPEC_H
 #define SKIFF_VIRTIO_NET_SPEC_H
 
@@ -14,6 +14,8 @@
 
 #define NET_MAC_LEN    6
 #define NET_MAC_STRLEN 18 /* "xx:xx:xx:xx:xx:xx" + NUL */
+/* queues=N: queue pairs of a virtio-net card (VIRTIO_NET_PAIRS_MAX). */
+#define NET_QUEUES_MAX 8
 
 enum net_model { NET_MODEL_VIRTIO, NET_MODEL_E1000 };
 
@@ -22,6 +24,7 @@ struct net_spec {
 	int model; /* enum net_model */
 	uint8_t mac[NET_MAC_LEN];
 	bool has_mac;
+	unsigned int queues;	 /* virtio: pairs, 1..NET_QUEUES_MAX; 0: not given */
 	struct poll_policy poll; /* poll=..., see iothread/poll_opts.h */
 	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
 	unsigned int vhost_busyloop_us;
