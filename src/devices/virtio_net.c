@@ -276,7 +276,7 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigne
 	v->priv = n;
 	return n;
 fail:
-	for (unsigned int i = 0; i < npairs && i < VIRTIO_NET_PAIRS_MAX; i++)
+	for (unsigned int i = 0; i < npairs; i++)
 		tap_close(&taps[i]);
 	if (n)
 		free(n->pairs);
