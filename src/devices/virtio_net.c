@@ -220,6 +220,22 @@ static uint64_t net_features(unsigned int npairs)
 	return f;
 }
 
+static void net_vdev_init(struct virtio_net *n)
+{
+	struct virtio_dev *v = &n->vdev;
+	v->name = n->name;
+	v->device_id = VIRTIO_ID_NET;
+	v->host_features = net_features(n->npairs);
+	v->config_len = VIRTIO_NET_CONFIG_LEN;
+	v->num_queues = n->npairs > 1 ? 2 * n->npairs + 1 : 2;
+	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
+	/* TX queues: RX kicks only mean "refilled", the control queue's are rare. */
+	for (unsigned int i = 0; i < n->npairs; i++)
+		v->poll_queues |= 1u << (2 * i + VIRTIO_NET_TXQ);
+	v->ops = &net_ops;
+	v->priv = n;
+}
+
 struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigned int npairs,
 				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen)
 {
@@ -261,19 +277,7 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigne
 		return NULL;
 	}
 	snprintf(n->name, sizeof(n->name), "%s", name);
-
-	struct virtio_dev *v = &n->vdev;
-	v->name = n->name;
-	v->device_id = VIRTIO_ID_NET;
-	v->host_features = net_features(npairs);
-	v->config_len = VIRTIO_NET_CONFIG_LEN;
-	v->num_queues = npairs > 1 ? 2 * npairs + 1 : 2;
-	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
-	/* TX queues: RX kicks only mean "refilled", the control queue's are rare. */
-	for (unsigned int i = 0; i < npairs; i++)
-		v->poll_queues |= 1u << (2 * i + VIRTIO_NET_TXQ);
-	v->ops = &net_ops;
-	v->priv = n;
+	net_vdev_init(n);
 	return n;
 fail:
 	for (unsigned int i = 0; i < npairs; i++)
