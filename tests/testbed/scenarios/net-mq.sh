@@ -9,6 +9,11 @@
 # (virtioN-input.P, virtioN-output.P in /proc/interrupts), and, with the
 # built-in path, skiff's --stats (q2 pushed: rx1, q3 popped: tx1; vhost
 # moves the packets itself, so its rings' counters stay at 0 there).
+# Then L2 unbinds and rebinds the driver (a device reset with both pairs
+# enabled: skiff detaches tap queue 1 on the vCPU thread, under seccomp,
+# and vhost gives back all four rings; the new driver enables the pair
+# again on the control queue), and a stream pinned to CPU 1 must again
+# interrupt on input.1 and output.1.
 # Metrics: mq_{user,vhost}_{in,out}{0,1}_irqs, mq_{user,vhost}_mbps (the
 # two streams' sum), mq_user_q{0,1,2,3}_{pushed,popped}.
 TIMEOUT=600
@@ -99,6 +104,19 @@ mq_count() {
 	echo "$n"
 }
 
+# mq_rebind: unbinds and rebinds virtio_net from the card; eth0 comes back
+# with two pairs.
+mq_rebind() {
+	dev=""
+	for d in /sys/bus/virtio/devices/*; do
+		[ "$(cat "$d/device")" = 0x0001 ] && dev=${d##*/}
+	done
+	drv=/sys/bus/virtio/drivers/virtio_net
+	[ -n "$dev" ] && echo "$dev" >"$drv/unbind" && echo "$dev" >"$drv/bind" &&
+		wait_for /sys/class/net/eth0/queues/rx-1 && ip addr add "$MQ_L2/24" dev eth0 &&
+		ip link set eth0 up && ping -c 3 -i 0.2 -W 5 "$MQ_L1" >/dev/null 2>&1
+}
+
 # mq_iperf_mbps FILE: receiver goodput of an iperf3 -J report, in Mbit/s.
 mq_iperf_mbps() {
 	awk '/"sum_received"/ { f = 1 }
@@ -135,6 +153,16 @@ l2() {
 		echo "SKIFF-L2-MARK irq_in$p=$(mq_irqs "input.$p")"
 		echo "SKIFF-L2-MARK irq_out$p=$(mq_irqs "output.$p")"
 	done
+	if mq_rebind; then
+		i1=$(mq_irqs input.1) o1=$(mq_irqs output.1)
+		iperf3 -c "$MQ_L1" -p 5202 -A 1 -t 1 >/dev/null 2>&1 || bad="$bad [iperf3 after rebind]"
+		echo "net-mq: after rebind input.1 $i1 -> $(mq_irqs input.1)," \
+			"output.1 $o1 -> $(mq_irqs output.1)"
+		[ "$(mq_irqs input.1)" -gt "$i1" ] && [ "$(mq_irqs output.1)" -gt "$o1" ] ||
+			bad="$bad [pair 1 idle after rebind]"
+	else
+		bad="$bad [driver rebind failed]"
+	fi
 	[ -z "$bad" ] || echo "SKIFF-L2-MARK bad=$bad"
 	echo "SKIFF-L2-MARK mq-done"
 }
