@@ -65,7 +65,8 @@ static const struct sandbox_rule irq[] = {
 /* A vCPU runs the guest and every register access: device set-up when the
  * driver starts it (MSI routes, irqfds, ioeventfds, memory slots for
  * moved BARs, batched MMIO zones, vhost, tap offloads, VFIO interrupts and
- * reset), queue work done on a trapped kick, the console's output. */
+ * reset), tap queues detached at a reset, queue work done on a trapped
+ * kick, the console's output. */
 static const struct sandbox_rule vcpu[] = {
     IOCTL(KVM_RUN),
     IOCTL(KVM_GET_REGS), /* rip for an error message */
@@ -76,6 +77,7 @@ static const struct sandbox_rule vcpu[] = {
     IOCTL(KVM_REGISTER_COALESCED_MMIO),
     IOCTL(KVM_UNREGISTER_COALESCED_MMIO),
     IOCTL(TUNSETOFFLOAD),
+    IOCTL(TUNSETQUEUE), /* virtio-net pairs: reset, a trapped control kick */
     IOCTL(VHOST_SET_FEATURES),
     IOCTL(VHOST_SET_MEM_TABLE),
     IOCTL(VHOST_SET_VRING_NUM),
@@ -98,7 +100,8 @@ static const struct sandbox_rule vcpu[] = {
     ALLOW(io_uring_enter),  /* a disk's ring on a trapped kick */
 };
 
-/* An I/O thread waits for fds and moves packets between taps and rings. */
+/* An I/O thread waits for fds and moves packets between taps and rings;
+ * a virtio-net control command attaches or detaches tap queues. */
 static const struct sandbox_rule io[] = {
     ALLOW(epoll_wait),
     ALLOW(epoll_pwait),
@@ -108,6 +111,7 @@ static const struct sandbox_rule io[] = {
     ALLOW(writev),
     ALLOW(timerfd_settime),
     ALLOW(io_uring_enter), /* submitting a disk's ring */
+    IOCTL(TUNSETQUEUE),	   /* virtio-net's control queue enables pairs */
 };
 
 /* A disk worker reads and writes its image (already open). */

@@ -38,6 +38,7 @@ int e1000_spec_check(const void *spec, char *err, size_t errlen)
 	const char *only = s->vhost		      ? "vhost="
 			   : s->poll.mode != POLL_OFF ? "poll="
 			   : net_spec_limited(s)      ? "a rate limiter"
+			   : s->queues		      ? "queues="
 						      : NULL;
 	if (!only)
 		return 0;

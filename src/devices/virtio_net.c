@@ -1,6 +1,7 @@
-/* virtio-net over a tap: `--net tap=NAME[,mac=MAC]`. Setup, the virtio
- * device ops and the I/O thread handlers; the packet paths are in
- * virtio_net_rx.c and virtio_net_tx.c. */
+/* virtio-net over a tap: `--net tap=NAME[,mac=MAC][,queues=N]`. Setup,
+ * the virtio device ops and the I/O thread handlers; the packet paths are
+ * in virtio_net_rx.c and virtio_net_tx.c, the control queue in
+ * virtio_net_ctrl.c. */
 #include "devices/virtio_net.h"
 
 #include <errno.h>
@@ -21,10 +22,11 @@ static struct virtio_net *net_of(struct virtio_dev *vdev)
 	return vdev->priv;
 }
 
-void virtio_net_schedule(struct virtio_net *n, unsigned int what)
+void virtio_net_schedule(struct virtio_net_pair *p, unsigned int what)
 {
+	struct virtio_net *n = p->n;
 	uint64_t one = 1;
-	atomic_fetch_or(&n->sched, what);
+	atomic_fetch_or(&n->sched, what << (2 * p->index));
 	/* Fails only if the counter would overflow: a wakeup is pending. */
 	if (write(n->sched_fd, &one, sizeof(one)) < 0) {
 	}
@@ -39,10 +41,17 @@ void virtio_net_sched_event(void *opaque, uint32_t events)
 		/* EAGAIN: another handler run consumed it; sched says what to do */
 	}
 	unsigned int what = atomic_exchange(&n->sched, 0);
-	if (what & VIRTIO_NET_SCHED_RX)
-		virtio_net_rx_run(n);
-	if (what & VIRTIO_NET_SCHED_TX)
-		virtio_net_tx_run(n);
+	for (unsigned int i = 0; i < n->npairs && what; i++, what >>= 2) {
+		if (what & VIRTIO_NET_SCHED_RX)
+			virtio_net_rx_run(&n->pairs[i]);
+		if (what & VIRTIO_NET_SCHED_TX)
+			virtio_net_tx_run(&n->pairs[i]);
+	}
+}
+
+bool virtio_net_pair_live(const struct virtio_net_pair *p)
+{
+	return atomic_load(&p->n->active) && p->index < atomic_load(&p->n->curr_pairs);
 }
 
 /* The tap fd is registered edge-triggered for both directions: EPOLLIN
@@ -50,11 +59,11 @@ void virtio_net_sched_event(void *opaque, uint32_t events)
  * resumes RX), EPOLLOUT none while TX is not blocked. */
 void virtio_net_tap_event(void *opaque, uint32_t events)
 {
-	struct virtio_net *n = opaque;
+	struct virtio_net_pair *p = opaque;
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-		virtio_net_rx_run(n);
+		virtio_net_rx_run(p);
 	if (events & EPOLLOUT)
-		virtio_net_tx_writable(n);
+		virtio_net_tx_writable(p);
 }
 
 static void net_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf, uint32_t len)
@@ -68,8 +77,8 @@ static void net_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf,
 static void net_config_write(struct virtio_dev *vdev, uint32_t offset, const void *buf,
 			     uint32_t len)
 {
-	/* Read-only with VERSION_1 (the MAC changes through a control queue,
-	 * which is not offered). */
+	/* Read-only with VERSION_1 (the MAC changes through the control
+	 * queue, with VIRTIO_NET_F_CTRL_MAC_ADDR, which is not offered). */
 	(void)vdev;
 	(void)offset;
 	(void)buf;
@@ -91,25 +100,38 @@ static unsigned int net_tap_offloads(const struct virtio_dev *v)
 	return f;
 }
 
+/* The control queue's index for the negotiated features (5.1.2). */
+static unsigned int net_ctrlq(const struct virtio_net *n)
+{
+	const struct virtio_dev *v = &n->vdev;
+	if (!virtio_has_feature(v, VIRTIO_NET_F_CTRL_VQ))
+		return UINT_MAX;
+	return virtio_has_feature(v, VIRTIO_NET_F_MQ) ? 2 * n->npairs : 2;
+}
+
 static int net_activate(struct virtio_dev *vdev)
 {
 	struct virtio_net *n = net_of(vdev);
 	/* Before vhost too: vhost reads the tap as it is, and a tap without
 	 * offloads makes the host segment and checksum every frame it hands
-	 * the guest (vhost receive ran at 0.4x kvmtool's for that). */
+	 * the guest (vhost receive ran at 0.4x kvmtool's for that). The
+	 * offloads are the tap's, not a queue's: pair 0's fd, which is
+	 * never detached, sets them for all. */
+	struct tap *tap = &n->pairs[0].tap;
 	unsigned int off = net_tap_offloads(vdev);
-	int r = tap_set_offload(&n->tap, off);
+	int r = tap_set_offload(tap, off);
 	if (r < 0 && off) {
 		/* Fewer offloads are safe: the guest then gets plain frames. */
 		fprintf(stderr, "skiff: %s: tap offloads 0x%x refused (%s); using none\n", n->name,
 			off, strerror(-r));
-		tap_set_offload(&n->tap, 0);
+		tap_set_offload(tap, 0);
 	}
+	atomic_store(&n->ctrlq, net_ctrlq(n));
 	if (n->vhost_on && virtio_net_vhost_start(n) == 0)
 		return 0; /* n->active stays false: the built-in path is idle */
 	atomic_store(&n->active, true);
 	/* Packets may wait in the tap since before: their edge is gone. */
-	virtio_net_schedule(n, VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
+	virtio_net_schedule(&n->pairs[0], VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
 	return 0;
 }
 
@@ -121,28 +143,44 @@ static void net_reset(struct virtio_dev *vdev)
 	struct virtio_net *n = net_of(vdev);
 	virtio_net_vhost_stop(n);
 	atomic_store(&n->active, false);
-	pthread_mutex_lock(&n->rx_lock);
-	virtio_net_rx_discard(n);
-	pthread_mutex_unlock(&n->rx_lock);
-	pthread_mutex_lock(&n->tx_lock);
-	atomic_store(&n->tx_blocked, false);
-	pthread_mutex_unlock(&n->tx_lock);
-	tap_set_offload(&n->tap, 0);
+	for (unsigned int i = 0; i < n->npairs; i++) {
+		struct virtio_net_pair *p = &n->pairs[i];
+		pthread_mutex_lock(&p->rx_lock);
+		virtio_net_rx_discard(p);
+		pthread_mutex_unlock(&p->rx_lock);
+		pthread_mutex_lock(&p->tx_lock);
+		atomic_store(&p->tx_blocked, false);
+		pthread_mutex_unlock(&p->tx_lock);
+	}
+	/* The next driver starts with one pair again (5.1.6.5.5). */
+	pthread_mutex_lock(&n->ctrl_lock);
+	virtio_net_set_pairs(n, 1);
+	atomic_store(&n->ctrlq, UINT_MAX);
+	pthread_mutex_unlock(&n->ctrl_lock);
+	tap_set_offload(&n->pairs[0].tap, 0);
 }
 
 static void net_queue_notify(struct virtio_dev *vdev, unsigned int q)
 {
 	struct virtio_net *n = net_of(vdev);
-	if (q == VIRTIO_NET_RXQ)
-		virtio_net_rx_run(n); /* buffers posted after RX starved */
-	else if (q == VIRTIO_NET_TXQ)
-		virtio_net_tx_run(n);
+	if (q == atomic_load(&n->ctrlq)) {
+		virtio_net_ctrl_run(n);
+		return;
+	}
+	if (q / 2 >= n->npairs)
+		return;
+	struct virtio_net_pair *p = &n->pairs[q / 2];
+	if (q % 2 == VIRTIO_NET_RXQ)
+		virtio_net_rx_run(p); /* buffers posted after RX starved */
+	else
+		virtio_net_tx_run(p);
 }
 
-/* Only TX is polled; RX waits on the tap, not on a poller. */
+/* Only TX queues are polled; RX waits on the tap, not on a poller. One
+ * limiter per direction holds every pair's queue. */
 static bool net_queue_throttled(struct virtio_dev *vdev, unsigned int q)
 {
-	return q == VIRTIO_NET_TXQ && throttle_waiting(&net_of(vdev)->tx_throttle);
+	return q % 2 == VIRTIO_NET_TXQ && throttle_waiting(&net_of(vdev)->tx_throttle);
 }
 
 static const struct virtio_dev_ops net_ops = {
@@ -154,37 +192,93 @@ static const struct virtio_dev_ops net_ops = {
     .queue_throttled = net_queue_throttled,
 };
 
-/* The limiters' timers (I/O thread): the side that waited runs again. */
+/* The limiters' timers (I/O thread): the side that waited runs again, on
+ * every pair the driver enabled (one limiter per direction, shared). */
 static void net_rx_resume(void *opaque)
 {
-	virtio_net_rx_run(opaque);
+	struct virtio_net *n = opaque;
+	for (unsigned int i = 0; i < atomic_load(&n->curr_pairs); i++)
+		virtio_net_rx_run(&n->pairs[i]);
 }
 
 static void net_tx_resume(void *opaque)
 {
-	virtio_net_tx_run(opaque);
+	struct virtio_net *n = opaque;
+	for (unsigned int i = 0; i < atomic_load(&n->curr_pairs); i++)
+		virtio_net_tx_run(&n->pairs[i]);
 }
 
 static void net_config_init(struct virtio_net *n)
 {
-	uint16_t status = VIRTIO_NET_S_LINK_UP, pairs = 1, mtu = VIRTIO_NET_MTU;
+	uint16_t status = VIRTIO_NET_S_LINK_UP, pairs = (uint16_t)n->npairs, mtu = VIRTIO_NET_MTU;
 	memcpy(n->config, n->mac, NET_MAC_LEN);
 	memcpy(n->config + 6, &status, 2); /* little-endian host: as-is */
 	memcpy(n->config + 8, &pairs, 2);
 	memcpy(n->config + 10, &mtu, 2);
 }
 
-struct virtio_net *virtio_net_create(const char *name, struct tap *tap,
+static void net_pair_init(struct virtio_net *n, unsigned int i, struct tap *tap)
+{
+	struct virtio_net_pair *p = &n->pairs[i];
+	p->n = n;
+	p->index = i;
+	p->tap = *tap;
+	p->tap_attached = true;
+	p->vhost.fd = -1;
+	pthread_mutex_init(&p->rx_lock, NULL);
+	pthread_mutex_init(&p->tx_lock, NULL);
+}
+
+static uint64_t net_features(unsigned int npairs)
+{
+	uint64_t f = 1ULL << VIRTIO_F_VERSION_1 | 1ULL << VIRTQ_F_EVENT_IDX |
+		     1ULL << VIRTQ_F_INDIRECT_DESC | 1ULL << VIRTIO_NET_F_CSUM |
+		     1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
+		     1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
+		     1ULL << VIRTIO_NET_F_HOST_TSO4 | 1ULL << VIRTIO_NET_F_HOST_TSO6 |
+		     1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS;
+	/* MQ needs the control queue, where the driver enables pairs. One
+	 * pair: today's device, without either. */
+	if (npairs > 1)
+		f |= 1ULL << VIRTIO_NET_F_CTRL_VQ | 1ULL << VIRTIO_NET_F_MQ;
+	return f;
+}
+
+static void net_vdev_init(struct virtio_net *n)
+{
+	struct virtio_dev *v = &n->vdev;
+	v->name = n->name;
+	v->device_id = VIRTIO_ID_NET;
+	v->host_features = net_features(n->npairs);
+	v->config_len = VIRTIO_NET_CONFIG_LEN;
+	v->num_queues = n->npairs > 1 ? 2 * n->npairs + 1 : 2;
+	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
+	/* TX queues: RX kicks only mean "refilled", the control queue's are rare. */
+	for (unsigned int i = 0; i < n->npairs; i++)
+		v->poll_queues |= 1u << (2 * i + VIRTIO_NET_TXQ);
+	v->ops = &net_ops;
+	v->priv = n;
+}
+
+struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigned int npairs,
 				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen)
 {
-	struct virtio_net *n = calloc(1, sizeof(*n));
-	if (!n) {
-		snprintf(err, errlen, "out of memory");
-		tap_close(tap);
-		return NULL;
+	struct virtio_net *n = NULL;
+	if (npairs < 1 || npairs > VIRTIO_NET_PAIRS_MAX) {
+		snprintf(err, errlen, "%u queue pairs (1..%d)", npairs, VIRTIO_NET_PAIRS_MAX);
+		goto fail;
 	}
-	n->tap = *tap;
+	n = calloc(1, sizeof(*n));
+	if (n)
+		n->pairs = calloc(npairs, sizeof(*n->pairs));
+	if (!n || !n->pairs) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	n->rx_throttle.tfd = n->tx_throttle.tfd = -1; /* for destroy, whatever fails */
+	n->npairs = npairs;
+	for (unsigned int i = 0; i < npairs; i++)
+		net_pair_init(n, i, &taps[i]);
 	n->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (n->sched_fd < 0 ||
 	    throttle_init(&n->rx_throttle, NULL, net_rx_resume, n, &n->stats.rx_throttled, err,
@@ -197,38 +291,48 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *tap,
 	}
 	memcpy(n->mac, mac, NET_MAC_LEN);
 	net_config_init(n);
-	pthread_mutex_init(&n->rx_lock, NULL);
-	pthread_mutex_init(&n->tx_lock, NULL);
+	pthread_mutex_init(&n->ctrl_lock, NULL);
+	atomic_store(&n->ctrlq, UINT_MAX);
+	atomic_store(&n->curr_pairs, 1);
+	/* Until the driver enables them, no packet may wait on the other
+	 * pairs' tap queues. */
+	pthread_mutex_lock(&n->ctrl_lock);
+	int r = virtio_net_set_pairs(n, 1);
+	pthread_mutex_unlock(&n->ctrl_lock);
+	if (r < 0) {
+		snprintf(err, errlen, "tap '%s': cannot detach a queue: %s", taps[0].name,
+			 strerror(-r));
+		virtio_net_destroy(n);
+		return NULL;
+	}
 	snprintf(n->name, sizeof(n->name), "%s", name);
-
-	struct virtio_dev *v = &n->vdev;
-	v->name = n->name;
-	v->device_id = VIRTIO_ID_NET;
-	v->host_features = 1ULL << VIRTIO_F_VERSION_1 | 1ULL << VIRTQ_F_EVENT_IDX |
-			   1ULL << VIRTQ_F_INDIRECT_DESC | 1ULL << VIRTIO_NET_F_CSUM |
-			   1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
-			   1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
-			   1ULL << VIRTIO_NET_F_HOST_TSO4 | 1ULL << VIRTIO_NET_F_HOST_TSO6 |
-			   1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS;
-	v->config_len = VIRTIO_NET_CONFIG_LEN;
-	v->num_queues = 2;
-	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
-	v->ops = &net_ops;
-	v->priv = n;
+	net_vdev_init(n);
 	return n;
+fail:
+	for (unsigned int i = 0; i < npairs; i++)
+		tap_close(&taps[i]);
+	if (n)
+		free(n->pairs);
+	free(n);
+	return NULL;
 }
 
 void virtio_net_destroy(struct virtio_net *n)
 {
 	if (!n)
 		return;
-	if (n->vhost_on)
-		vhost_net_close(&n->vhost);
-	tap_close(&n->tap);
+	for (unsigned int i = 0; i < n->npairs; i++) {
+		struct virtio_net_pair *p = &n->pairs[i];
+		vhost_net_close(&p->vhost);
+		tap_close(&p->tap);
+		pthread_mutex_destroy(&p->rx_lock);
+		pthread_mutex_destroy(&p->tx_lock);
+	}
 	throttle_fini(&n->rx_throttle);
 	throttle_fini(&n->tx_throttle);
 	if (n->sched_fd >= 0)
 		close(n->sched_fd);
+	free(n->pairs);
 	free(n);
 }
 
@@ -240,15 +344,16 @@ static int net_dev_start(void *dev, char *err, size_t errlen)
 	if (!n->io)
 		return 0;
 	int r = iothread_add_fd(n->io, n->sched_fd, EPOLLIN, virtio_net_sched_event, n);
-	if (r == 0)
-		r = iothread_add_fd(n->io, n->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
-				    virtio_net_tap_event, n);
+	for (unsigned int i = 0; i < n->npairs && r == 0; i++)
+		r = iothread_add_fd(n->io, n->pairs[i].tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
+				    virtio_net_tap_event, &n->pairs[i]);
 	if (r == 0)
 		r = throttle_start(&n->rx_throttle, n->io);
 	if (r == 0)
 		r = throttle_start(&n->tx_throttle, n->io);
 	if (r < 0)
-		snprintf(err, errlen, "cannot watch tap '%s': %s", n->tap.name, strerror(-r));
+		snprintf(err, errlen, "cannot watch tap '%s': %s", n->pairs[0].tap.name,
+			 strerror(-r));
 	return r < 0 ? -1 : 0;
 }
 
@@ -260,7 +365,8 @@ static void net_dev_stop(void *dev)
 	throttle_stop(&n->rx_throttle);
 	throttle_stop(&n->tx_throttle);
 	if (n->vhost_on) {
-		vhost_net_close(&n->vhost);
+		for (unsigned int i = 0; i < n->npairs; i++)
+			vhost_net_close(&n->pairs[i].vhost);
 		n->vhost_on = false;
 	}
 }
@@ -302,6 +408,8 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 	    {"tx blocked", offsetof(struct virtio_net_stats, tx_blocked)},
 	    {"rx rate limiter throttled", offsetof(struct virtio_net_stats, rx_throttled)},
 	    {"tx rate limiter throttled", offsetof(struct virtio_net_stats, tx_throttled)},
+	    {"ctrl ok", offsetof(struct virtio_net_stats, ctrl_ok)},
+	    {"ctrl errors", offsetof(struct virtio_net_stats, ctrl_err)},
 	};
 	const struct virtio_net *n = dev;
 	counter_emit_fields(emit, ctx, n->name, &n->stats, c, sizeof(c) / sizeof(c[0]));
@@ -315,30 +423,42 @@ static const struct dev_ops net_dev_ops = {
     .limit = net_dev_limit,
 };
 
+unsigned int virtio_net_pairs(unsigned int queues, unsigned int nr_vcpus, int tap_mq)
+{
+	if (queues)
+		return queues;
+	unsigned int np = nr_vcpus < 1 ? 1 : nr_vcpus;
+	np = np > VIRTIO_NET_PAIRS_MAX ? VIRTIO_NET_PAIRS_MAX : np;
+	return tap_mq == 1 ? np : 1;
+}
+
 int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
 			  char *err, size_t errlen)
 {
 	const struct net_spec *s = spec;
-	struct tap tap;
-	if (tap_open(&tap, s->tap, err, errlen) < 0)
+	struct tap taps[VIRTIO_NET_PAIRS_MAX];
+	unsigned int np =
+	    virtio_net_pairs(s->queues, ctx->nr_vcpus, s->queues ? 1 : tap_is_multi_queue(s->tap));
+	if (tap_open_queues(taps, np, s->tap, err, errlen) < 0)
 		return -1;
-	struct virtio_net *n = virtio_net_create(ctx->name, &tap, s->mac, err, errlen);
+	struct virtio_net *n = virtio_net_create(ctx->name, taps, np, s->mac, err, errlen);
 	if (!n)
 		return -1;
 	throttle_update(&n->rx_throttle, &s->rx_rl, (1u << RL_NR) - 1);
 	throttle_update(&n->tx_throttle, &s->tx_rl, (1u << RL_NR) - 1);
 	n->vdev.poll = s->poll;
-	n->vdev.poll_queues = 1u << VIRTIO_NET_TXQ; /* RX kicks only mean "refilled" */
 	if (s->vhost) {
-		if (vhost_net_open(&n->vhost, err, errlen) < 0) {
-			virtio_net_destroy(n);
-			return -1;
+		for (unsigned int i = 0; i < np; i++) {
+			if (vhost_net_open(&n->pairs[i].vhost, err, errlen) < 0) {
+				virtio_net_destroy(n);
+				return -1;
+			}
 		}
 		n->vhost_on = true;
 		n->vhost_busyloop_us = s->vhost_busyloop_us;
 	}
-	/* Kicks, pollers, the tap and the scheduler eventfd all on one I/O
-	 * thread: the tap handler runs both the RX and the TX path. */
+	/* Kicks, pollers, the tap queues and the scheduler eventfd all on one
+	 * I/O thread: the tap handlers run both the RX and the TX path. */
 	n->io = ctx->io;
 	*out = (struct device){.dev = n, .ops = &net_dev_ops, .vdev = &n->vdev};
 	return 0;

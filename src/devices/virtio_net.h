@@ -1,11 +1,14 @@
-/* virtio-net (virtio 1.2 §5.1) on an existing Linux tap: rx/tx queues,
- * checksum and TSO offloads both ways, mergeable rx buffers.
+/* virtio-net (virtio 1.2 §5.1) on an existing Linux tap: rx/tx queue
+ * pairs, checksum and TSO offloads both ways, mergeable rx buffers.
  *
- * --net tap=NAME[,mac=MAC]
- *   tap  an existing tap interface (ip tuntap add NAME mode tap); skiff
- *        never creates one.
- *   mac  a unicast MAC; default 02:73:6b:69:66:NN, NN the device index
- *        (virtio-net0 gets ...:00). Two devices may not share a MAC. */
+ * --net tap=NAME[,mac=MAC][,queues=N]
+ *   tap     an existing tap interface (ip tuntap add NAME mode tap); skiff
+ *           never creates one.
+ *   mac     a unicast MAC; default 02:73:6b:69:66:NN, NN the device index
+ *           (virtio-net0 gets ...:00). Two devices may not share a MAC.
+ *   queues  queue pairs, 1..8, a tap queue each (VIRTIO_NET_F_MQ and a
+ *           control queue when N > 1; the tap made multi_queue). Default:
+ *           one per vCPU on a multi_queue tap, one on any other. */
 #ifndef SKIFF_VIRTIO_NET_H
 #define SKIFF_VIRTIO_NET_H
 

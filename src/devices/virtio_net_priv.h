@@ -1,11 +1,22 @@
 /* virtio-net internals shared by virtio_net.c (setup, ops, I/O thread
- * handlers), virtio_net_rx.c, virtio_net_tx.c and the unit tests.
+ * handlers), virtio_net_rx.c, virtio_net_tx.c, virtio_net_ctrl.c and the
+ * unit tests.
  *
- * Queues: rx (q0) and tx (q1), no control queue. Each queue's work runs
- * under its own mutex, because kicks arrive on the I/O thread (ioeventfd)
- * or on a vCPU thread (--no-ioeventfd) and tap readiness on the I/O
- * thread. Work never blocks: the tap fd is non-blocking, and a run that
- * hits its budget hands the rest to the I/O thread through sched_fd. */
+ * Queues (virtio 1.2 5.1.2): one pair, rx (q0) and tx (q1), and no control
+ * queue; or with queues=N > 1, N pairs rx0, tx0, rx1, tx1, ... and the
+ * control queue last (q2N), VIRTIO_NET_F_MQ and VIRTIO_NET_F_CTRL_VQ
+ * offered. Each pair has its own tap queue (fd), rings and state
+ * (struct virtio_net_pair): pairs share nothing mutable but the device's
+ * counters (counter_add). The driver starts with one pair and enables more
+ * with VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET; the tap queues of the pairs it has
+ * not enabled are detached (TUNSETQUEUE), so the kernel steers no packets
+ * to them, and their queues are not served.
+ *
+ * Each queue's work runs under its own mutex, because kicks arrive on the
+ * I/O thread (ioeventfd) or on a vCPU thread (--no-ioeventfd) and tap
+ * readiness on the I/O thread. Work never blocks: the tap fds are
+ * non-blocking, and a run that hits its budget hands the rest to the I/O
+ * thread through sched_fd. */
 #ifndef SKIFF_VIRTIO_NET_PRIV_H
 #define SKIFF_VIRTIO_NET_PRIV_H
 
@@ -31,6 +42,8 @@
 #define VIRTIO_NET_F_HOST_TSO6	12
 #define VIRTIO_NET_F_MRG_RXBUF	15
 #define VIRTIO_NET_F_STATUS	16
+#define VIRTIO_NET_F_CTRL_VQ	17
+#define VIRTIO_NET_F_MQ		22
 
 #define VIRTIO_NET_S_LINK_UP 1
 
@@ -60,9 +73,19 @@ _Static_assert(sizeof(struct virtio_net_hdr) == 12, "virtio_net_hdr layout");
 #define VIRTIO_NET_CONFIG_LEN 12
 #define VIRTIO_NET_MTU	      1500
 
-#define VIRTIO_NET_RXQ	      0
-#define VIRTIO_NET_TXQ	      1
-#define VIRTIO_NET_QUEUE_SIZE 256
+#define VIRTIO_NET_RXQ 0 /* of a pair: pair i's rx is 2i, its tx 2i + 1 */
+#define VIRTIO_NET_TXQ 1
+/* queues=N: 2N + 1 virtqueues must fit the transport's VIRTIO_MAX_QUEUES. */
+#define VIRTIO_NET_PAIRS_MAX NET_QUEUES_MAX
+_Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
+
+/* The control queue (5.1.6.5): class, command, data from the driver, one
+ * ack byte back. */
+#define VIRTIO_NET_OK			0
+#define VIRTIO_NET_ERR			1
+#define VIRTIO_NET_CTRL_MQ		4
+#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
+#define VIRTIO_NET_QUEUE_SIZE		256
 /* Packets per queue per run before yielding to the I/O thread's other fds:
  * one busy guest cannot starve the loop. */
 #define VIRTIO_NET_BUDGET 256
@@ -73,7 +96,8 @@ _Static_assert(sizeof(struct virtio_net_hdr) == 12, "virtio_net_hdr layout");
  * buffer. Calls use at most IOV_MAX of them. */
 #define VIRTIO_NET_IOV (VIRTQ_MAX_SEGS + 2)
 
-/* Bits of sched: work the I/O thread should resume. */
+/* Bits of sched: work the I/O thread should resume, two per pair (pair i
+ * at bits 2i and 2i + 1). */
 #define VIRTIO_NET_SCHED_RX 1u
 #define VIRTIO_NET_SCHED_TX 2u
 
@@ -87,18 +111,18 @@ struct virtio_net_stats {
 	counter_t tx_errors;		      /* tap write errors (packet dropped) */
 	counter_t tx_blocked;		      /* times the tap said EAGAIN */
 	counter_t rx_throttled, tx_throttled; /* the rate limiters made a side wait */
+	counter_t ctrl_ok;		      /* control commands answered VIRTIO_NET_OK */
+	counter_t ctrl_err;		      /* refused: unknown, malformed or out of range */
 };
 
-struct virtio_net {
-	struct virtio_dev vdev;
-	char name[24];
-	struct iothread *io; /* runs all of this device's work */
-	struct tap tap;
-	uint8_t mac[NET_MAC_LEN];
-	uint8_t config[VIRTIO_NET_CONFIG_LEN];
-	int sched_fd; /* eventfd: the I/O thread resumes the work in sched */
-	_Atomic unsigned int sched;
-	atomic_bool active; /* between activate and reset */
+struct virtio_net;
+
+/* One queue pair and its tap queue. */
+struct virtio_net_pair {
+	struct virtio_net *n;
+	unsigned int index; /* pair i: virtqueues 2i (rx) and 2i + 1 (tx) */
+	struct tap tap;	    /* this pair's queue of the tap */
+	bool tap_attached;  /* under ctrl_lock (pair 0's is always) */
 
 	pthread_mutex_t rx_lock;    /* everything rx_* and the rx queue */
 	struct virtq_elem rx_first; /* chain holding the header */
@@ -112,7 +136,8 @@ struct virtio_net {
 	 * the first is rx_first), rx_left bytes at rx_buf + rx_off still to
 	 * place. Non-zero rx_nused between runs means the buffers ran out
 	 * mid-frame: the chains stay popped until the refill kick, so the
-	 * frame is neither lost nor half published. */
+	 * frame is neither lost nor half published. A pair the driver
+	 * disables keeps its frame until it is enabled again or reset. */
 	unsigned int rx_nused;
 	size_t rx_off, rx_left, rx_frame;
 
@@ -123,6 +148,33 @@ struct virtio_net {
 	/* The tap said EAGAIN: wait for EPOLLOUT. Atomic so that the many
 	 * EPOLLOUT edges while not blocked cost no lock. */
 	atomic_bool tx_blocked;
+
+	/* vhost=on: this pair's /dev/vhost-net (rings 0 and 1 of its own). */
+	struct vhost_net vhost;
+	bool vhost_running; /* its rings are vhost's (activate to reset) */
+};
+
+struct virtio_net {
+	struct virtio_dev vdev;
+	char name[24];
+	struct iothread *io; /* runs all of this device's work */
+	uint8_t mac[NET_MAC_LEN];
+	uint8_t config[VIRTIO_NET_CONFIG_LEN];
+	int sched_fd; /* eventfd: the I/O thread resumes the work in sched */
+	_Atomic unsigned int sched;
+	atomic_bool active; /* between activate and reset */
+
+	unsigned int npairs; /* 1..VIRTIO_NET_PAIRS_MAX: max_virtqueue_pairs */
+	struct virtio_net_pair *pairs;
+	/* Pairs the driver enabled (VQ_PAIRS_SET; 1 after reset): only
+	 * pairs[0, curr_pairs) are served. Written under ctrl_lock. */
+	_Atomic unsigned int curr_pairs;
+
+	/* The control queue (npairs > 1): its index for the negotiated
+	 * features (2N with MQ, else 2), UINT_MAX without CTRL_VQ. */
+	pthread_mutex_t ctrl_lock;  /* the control queue and pair enabling */
+	_Atomic unsigned int ctrlq; /* set at activate, cleared at reset */
+	struct virtq_elem ctrl_elem;
 
 	struct virtio_net_stats stats;
 	/* Rate limiters (userspace path only): TX asks before a chain is
@@ -136,23 +188,29 @@ struct virtio_net {
 	bool vhost_running;	    /* between a successful activate and reset */
 	bool vhost_fallback_logged; /* "using the built-in data path" said once */
 	unsigned int vhost_busyloop_us;
-	struct vhost_net vhost;
 };
 
 /* New limits for direction dir (DEV_RL_RX / DEV_RL_TX), the buckets in
  * mask (1 << RL_*): 0, or -1 with vhost=on (the kernel moves packets). */
 int virtio_net_limit(struct virtio_net *n, unsigned int dir, const struct ratelimit_cfg *cfg,
 		     unsigned int mask, char *err, size_t errlen);
-/* Builds a device around an open tap (owned from here on, also on
- * failure). Does not attach it to a transport or the I/O thread. Returns
- * NULL with a reason in err. */
-struct virtio_net *virtio_net_create(const char *name, struct tap *tap,
+/* Builds a device of npairs (1..VIRTIO_NET_PAIRS_MAX) queue pairs around
+ * open tap queues taps[0, npairs) (owned from here on, also on failure).
+ * Does not attach it to a transport or the I/O thread. Returns NULL with a
+ * reason in err. */
+struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigned int npairs,
 				     const uint8_t mac[NET_MAC_LEN], char *err, size_t errlen);
+/* The pairs of a card: queues= if given (a tap without multi_queue then
+ * refuses more than one), else one per vCPU up to VIRTIO_NET_PAIRS_MAX on
+ * a tap made multi_queue (tap_mq 1), one on any other (0, or -1: no such
+ * tap, which tap_open_queues reports). */
+unsigned int virtio_net_pairs(unsigned int queues, unsigned int nr_vcpus, int tap_mq);
 /* Closes the fds, frees. Only for a device that no transport or I/O
  * thread uses any more. */
 void virtio_net_destroy(struct virtio_net *n);
 
-/* I/O thread handlers (iothread_fd_fn). */
+/* I/O thread handlers (iothread_fd_fn): opaque is a pair for a tap
+ * queue's fd, the device for sched_fd. */
 void virtio_net_tap_event(void *opaque, uint32_t events);
 /* Whether a header's GSO type is one the driver accepted; the feature bits
  * are GUEST_TSO4/6 for receive and HOST_TSO4/6 for transmit. ECN and UDP
@@ -172,24 +230,37 @@ static inline bool virtio_net_gso_ok(const struct virtio_dev *v, uint8_t gso, un
 	}
 }
 
-/* virtio_net_vhost.c: hand both rings to vhost at activate (0), or -1 to
- * use the built-in data path; give them back at reset. */
+/* virtio_net_vhost.c: hand every pair's rings to its vhost at activate
+ * (0), or -1 to use the built-in data path; give them back at reset. The
+ * control queue stays with skiff. */
 int virtio_net_vhost_start(struct virtio_net *n);
 void virtio_net_vhost_stop(struct virtio_net *n);
 void virtio_net_sched_event(void *opaque, uint32_t events);
-/* Asks the I/O thread to resume RX and/or TX work (VIRTIO_NET_SCHED_*). */
-void virtio_net_schedule(struct virtio_net *n, unsigned int what);
+/* Asks the I/O thread to resume a pair's RX and/or TX work
+ * (VIRTIO_NET_SCHED_*). */
+void virtio_net_schedule(struct virtio_net_pair *p, unsigned int what);
+/* Whether pair p may move packets now: the device is active (not vhost's)
+ * and the driver enabled the pair. */
+bool virtio_net_pair_live(const struct virtio_net_pair *p);
 
 /* Moves packets tap -> guest until the tap is empty, the guest has no
  * buffers (then guest kicks are re-enabled) or the budget is spent. */
-void virtio_net_rx_run(struct virtio_net *n);
+void virtio_net_rx_run(struct virtio_net_pair *p);
 /* Drops a frame in progress (device reset: its chains need no completion).
  * Caller holds rx_lock. */
-void virtio_net_rx_discard(struct virtio_net *n);
+void virtio_net_rx_discard(struct virtio_net_pair *p);
 /* Moves packets guest -> tap until the ring is empty, the tap is full
  * (then waits for EPOLLOUT) or the budget is spent. */
-void virtio_net_tx_run(struct virtio_net *n);
+void virtio_net_tx_run(struct virtio_net_pair *p);
 /* The tap became writable (EPOLLOUT). */
-void virtio_net_tx_writable(struct virtio_net *n);
+void virtio_net_tx_writable(struct virtio_net_pair *p);
+
+/* virtio_net_ctrl.c: serves the control queue (kicks on q ctrlq). */
+void virtio_net_ctrl_run(struct virtio_net *n);
+/* Enables pairs [0, pairs) and disables the rest: tap queues attached or
+ * detached, disabled pairs' runs waited for, enabled ones resumed. Caller
+ * holds ctrl_lock. 0, or -errno if a tap queue refused (nothing changed
+ * for that pair). */
+int virtio_net_set_pairs(struct virtio_net *n, unsigned int pairs);
 
 #endif

@@ -27,9 +27,15 @@ enum rx_result {
 	RX_BROKEN,     /* the queue is broken: stop */
 };
 
-static struct virtq *rx_vq(struct virtio_net *n)
+/* Pair i's rx queue is virtqueue 2i. */
+static unsigned int rx_qi(const struct virtio_net_pair *p)
 {
-	return &n->vdev.vqs[VIRTIO_NET_RXQ];
+	return 2 * p->index + VIRTIO_NET_RXQ;
+}
+
+static struct virtq *rx_vq(struct virtio_net_pair *p)
+{
+	return &p->n->vdev.vqs[rx_qi(p)];
 }
 
 static struct iovec *rx_in(struct virtq_elem *e)
@@ -41,7 +47,7 @@ static struct iovec *rx_in(struct virtq_elem *e)
  * the frame uses an offload the driver did not accept: the tap is told
  * only what was negotiated (activate), so that is a leftover from before
  * a reset, and is dropped. */
-static bool rx_hdr_fix(struct virtio_net *n, struct virtio_net_hdr *h)
+static bool rx_hdr_fix(const struct virtio_net *n, struct virtio_net_hdr *h)
 {
 	const struct virtio_dev *v = &n->vdev;
 
@@ -62,23 +68,23 @@ static bool rx_hdr_fix(struct virtio_net *n, struct virtio_net_hdr *h)
  * header room, then rx_buf. *direct gets the frame bytes that went into
  * the chain. Returns the frame length without header, -1 (errno) if
  * nothing was read, -2 if a frame too short for a header was. */
-static ssize_t rx_read(struct virtio_net *n, size_t *direct)
+static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 {
-	struct virtq_elem *a = &n->rx_first;
-	struct iovec *iov = n->rx_iov;
+	struct virtq_elem *a = &p->rx_first;
+	struct iovec *iov = p->rx_iov;
 	unsigned int cnt = 0;
 	ssize_t got;
 
-	iov[cnt++] = (struct iovec){&n->rx_hdr, VIRTIO_NET_HDR_LEN};
+	iov[cnt++] = (struct iovec){&p->rx_hdr, VIRTIO_NET_HDR_LEN};
 	/* readv writes the chain before virtq_push_batch's release fence. */
 	int k =
 	    dma_sg_slice(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, SIZE_MAX, iov + 1, IOV_MAX - 2);
 	/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
 	if (k > 0)
 		cnt += (unsigned int)k;
-	iov[cnt++] = (struct iovec){n->rx_buf, sizeof(n->rx_buf)};
+	iov[cnt++] = (struct iovec){p->rx_buf, sizeof(p->rx_buf)};
 	for (int tries = 0;; tries++) {
-		got = readv(n->tap.fd, iov, (int)cnt);
+		got = readv(p->tap.fd, iov, (int)cnt);
 		if (got >= 0 || errno != EINTR || tries == 3)
 			break;
 	}
@@ -91,7 +97,7 @@ static ssize_t rx_read(struct virtio_net *n, size_t *direct)
 	/* Trust the length no further than the buffers given: everything
 	 * below indexes rx_buf and the chain with it. */
 	size_t cap =
-	    VIRTIO_NET_HDR_LEN + sizeof(n->rx_buf) + (k > 0 ? a->in_len - VIRTIO_NET_HDR_LEN : 0);
+	    VIRTIO_NET_HDR_LEN + sizeof(p->rx_buf) + (k > 0 ? a->in_len - VIRTIO_NET_HDR_LEN : 0);
 	if ((size_t)got > cap)
 		got = (ssize_t)cap;
 	if (got < VIRTIO_NET_HDR_LEN)
@@ -106,22 +112,24 @@ static ssize_t rx_read(struct virtio_net *n, size_t *direct)
 }
 
 /* Gives back the chains of the frame in progress and forgets the frame. */
-static enum rx_result rx_drop(struct virtio_net *n)
+static enum rx_result rx_drop(struct virtio_net_pair *p)
 {
-	while (n->rx_nused) {
-		virtq_unpop(rx_vq(n));
-		n->rx_nused--;
+	struct virtio_net *n = p->n;
+	while (p->rx_nused) {
+		virtq_unpop(rx_vq(p));
+		p->rx_nused--;
 	}
-	n->rx_left = 0;
+	p->rx_left = 0;
 	counter_add(&n->stats.rx_dropped, 1);
 	return RX_DONE;
 }
 
 /* Starts a frame: pops its first chain and reads the tap. */
-static enum rx_result rx_start(struct virtio_net *n)
+static enum rx_result rx_start(struct virtio_net_pair *p)
 {
-	struct virtq *vq = rx_vq(n);
-	struct virtq_elem *a = &n->rx_first;
+	struct virtio_net *n = p->n;
+	struct virtq *vq = rx_vq(p);
+	struct virtq_elem *a = &p->rx_first;
 	size_t direct = 0;
 
 	int r = virtq_pop(vq, n->vdev.gm, a);
@@ -132,16 +140,16 @@ static enum rx_result rx_start(struct virtio_net *n)
 		virtq_mark_broken(vq, VIRTQ_ERR_DEVICE);
 		return RX_BROKEN;
 	}
-	n->rx_used[0] = (struct virtq_used_elem){.id = a->head};
-	n->rx_nused = 1;
-	ssize_t got = rx_read(n, &direct);
-	if (got == -2 || (got >= 0 && !rx_hdr_fix(n, &n->rx_hdr)))
-		return rx_drop(n);
+	p->rx_used[0] = (struct virtq_used_elem){.id = a->head};
+	p->rx_nused = 1;
+	ssize_t got = rx_read(p, &direct);
+	if (got == -2 || (got >= 0 && !rx_hdr_fix(n, &p->rx_hdr)))
+		return rx_drop(p);
 	if (got < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			counter_add(&n->stats.rx_errors, 1);
 		virtq_unpop(vq);
-		n->rx_nused = 0;
+		p->rx_nused = 0;
 		return RX_TAP_EMPTY;
 	}
 	/* rx_buf holds frame[direct, got): the first chain's room first
@@ -150,86 +158,90 @@ static enum rx_result rx_start(struct virtio_net *n)
 	size_t buffered = (size_t)got - direct;
 	size_t c = buffered < room ? buffered : room;
 	/* Relaxed: ordered by virtq_push_batch's release fence (rx_one). */
-	dma_sg_write_relaxed(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, n->rx_buf, c);
-	n->rx_used[0].len = (uint32_t)(VIRTIO_NET_HDR_LEN + direct + c);
-	n->rx_frame = (size_t)got;
-	n->rx_off = c;
-	n->rx_left = buffered - c;
-	if (n->rx_left && !virtio_has_feature(&n->vdev, VIRTIO_NET_F_MRG_RXBUF))
-		return rx_drop(n); /* the driver must post chains big enough */
+	dma_sg_write_relaxed(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, p->rx_buf, c);
+	p->rx_used[0].len = (uint32_t)(VIRTIO_NET_HDR_LEN + direct + c);
+	p->rx_frame = (size_t)got;
+	p->rx_off = c;
+	p->rx_left = buffered - c;
+	if (p->rx_left && !virtio_has_feature(&n->vdev, VIRTIO_NET_F_MRG_RXBUF))
+		return rx_drop(p); /* the driver must post chains big enough */
 	return RX_DONE;
 }
 
 /* Places the rest of the frame into further chains. Returns RX_DONE when
  * all of it is placed (or the frame was dropped), RX_NO_BUFFERS if the ring
  * ran out (the chains stay popped), RX_BROKEN. */
-static enum rx_result rx_gather(struct virtio_net *n)
+static enum rx_result rx_gather(struct virtio_net_pair *p)
 {
-	struct virtq *vq = rx_vq(n);
-	struct virtq_elem *e = &n->rx_elem;
+	struct virtio_net *n = p->n;
+	struct virtq *vq = rx_vq(p);
+	struct virtq_elem *e = &p->rx_elem;
 
-	while (n->rx_left) {
+	while (p->rx_left) {
 		/* All chains popped and still not enough: waiting for a
 		 * refill would wait forever. */
-		if (n->rx_nused >= vq->size || n->rx_nused >= VIRTIO_NET_QUEUE_SIZE)
-			return rx_drop(n);
+		if (p->rx_nused >= vq->size || p->rx_nused >= VIRTIO_NET_QUEUE_SIZE)
+			return rx_drop(p);
 		int r = virtq_pop(vq, n->vdev.gm, e);
 		if (r <= 0)
 			return r < 0 ? RX_BROKEN : RX_NO_BUFFERS;
-		size_t c = n->rx_left < e->in_len ? n->rx_left : e->in_len;
+		size_t c = p->rx_left < e->in_len ? p->rx_left : e->in_len;
 		/* Relaxed: ordered by virtq_push_batch's release fence (rx_one). */
-		dma_sg_write_relaxed(rx_in(e), e->in_num, 0, n->rx_buf + n->rx_off, c);
-		n->rx_used[n->rx_nused++] =
+		dma_sg_write_relaxed(rx_in(e), e->in_num, 0, p->rx_buf + p->rx_off, c);
+		p->rx_used[p->rx_nused++] =
 		    (struct virtq_used_elem){.id = e->head, .len = (uint32_t)c};
-		n->rx_off += c;
-		n->rx_left -= c;
+		p->rx_off += c;
+		p->rx_left -= c;
 	}
 	return RX_DONE;
 }
 
-static enum rx_result rx_one(struct virtio_net *n)
+static enum rx_result rx_one(struct virtio_net_pair *p)
 {
-	struct virtq_elem *a = &n->rx_first;
+	struct virtio_net *n = p->n;
+	struct virtq_elem *a = &p->rx_first;
 	enum rx_result res;
 
-	if (!n->rx_nused) {
-		res = rx_start(n);
-		if (res != RX_DONE || !n->rx_nused)
+	if (!p->rx_nused) {
+		res = rx_start(p);
+		if (res != RX_DONE || !p->rx_nused)
 			return res; /* nothing started, or dropped */
 	}
-	res = rx_gather(n);
-	if (res != RX_DONE || !n->rx_nused)
+	res = rx_gather(p);
+	if (res != RX_DONE || !p->rx_nused)
 		return res;
-	n->rx_hdr.num_buffers = (uint16_t)n->rx_nused;
+	p->rx_hdr.num_buffers = (uint16_t)p->rx_nused;
 	/* Relaxed: ordered by virtq_push_batch's release fence below. */
-	dma_sg_write_relaxed(rx_in(a), a->in_num, 0, &n->rx_hdr, VIRTIO_NET_HDR_LEN);
+	dma_sg_write_relaxed(rx_in(a), a->in_num, 0, &p->rx_hdr, VIRTIO_NET_HDR_LEN);
 	/* One batch: the driver reads num_buffers and expects all of them. */
-	if (virtq_push_batch(rx_vq(n), n->vdev.gm, n->rx_used, n->rx_nused) < 0)
+	if (virtq_push_batch(rx_vq(p), n->vdev.gm, p->rx_used, p->rx_nused) < 0)
 		return RX_BROKEN;
-	n->rx_nused = 0;
+	p->rx_nused = 0;
 	counter_add(&n->stats.rx_packets, 1);
-	counter_add(&n->stats.rx_bytes, n->rx_frame);
-	throttle_charge(&n->rx_throttle, 1, n->rx_frame);
+	counter_add(&n->stats.rx_bytes, p->rx_frame);
+	throttle_charge(&n->rx_throttle, 1, p->rx_frame);
 	return RX_DONE;
 }
 
-void virtio_net_rx_discard(struct virtio_net *n)
+void virtio_net_rx_discard(struct virtio_net_pair *p)
 {
-	if (n->rx_nused)
+	struct virtio_net *n = p->n;
+	if (p->rx_nused)
 		counter_add(&n->stats.rx_dropped, 1);
-	n->rx_nused = 0;
-	n->rx_left = 0;
+	p->rx_nused = 0;
+	p->rx_left = 0;
 }
 
-void virtio_net_rx_run(struct virtio_net *n)
+void virtio_net_rx_run(struct virtio_net_pair *p)
 {
-	struct virtq *vq = rx_vq(n);
+	struct virtio_net *n = p->n;
+	struct virtq *vq = rx_vq(p);
 	const struct guest_mem *gm = n->vdev.gm;
 	uint64_t pushed;
 	unsigned int budget = VIRTIO_NET_BUDGET;
 
-	pthread_mutex_lock(&n->rx_lock);
-	if (!atomic_load(&n->active) || !vq->enabled || vq->broken)
+	pthread_mutex_lock(&p->rx_lock);
+	if (!virtio_net_pair_live(p) || !vq->enabled || vq->broken)
 		goto out;
 	pushed = counter_get(&vq->stats.pushed);
 	/* While buffers last, kicks are useless: tap readiness drives RX. */
@@ -237,9 +249,9 @@ void virtio_net_rx_run(struct virtio_net *n)
 	for (; budget; budget--) {
 		/* Over the limit (a packet and a byte at least): the tap
 		 * keeps the packets until the timer. */
-		if (!n->rx_nused && !throttle_ready(&n->rx_throttle, 1, 1))
+		if (!p->rx_nused && !throttle_ready(&n->rx_throttle, 1, 1))
 			break;
-		enum rx_result res = rx_one(n);
+		enum rx_result res = rx_one(p);
 		if (res == RX_DONE)
 			continue;
 		if (res != RX_NO_BUFFERS)
@@ -251,9 +263,9 @@ void virtio_net_rx_run(struct virtio_net *n)
 		virtq_disable_notify(vq, gm);
 	}
 	if (!budget)
-		virtio_net_schedule(n, VIRTIO_NET_SCHED_RX);
+		virtio_net_schedule(p, VIRTIO_NET_SCHED_RX);
 	if (counter_get(&vq->stats.pushed) != pushed)
-		virtio_notify_if_needed(&n->vdev, VIRTIO_NET_RXQ);
+		virtio_notify_if_needed(&n->vdev, rx_qi(p));
 out:
-	pthread_mutex_unlock(&n->rx_lock);
+	pthread_mutex_unlock(&p->rx_lock);
 }

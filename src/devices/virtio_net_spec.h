@@ -1,7 +1,7 @@
-/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,poll=off|adaptive|always]
- * [,poll-start=K][,poll-idle=USEC][,poll-max=USEC][,vhost=on|off]
- * [,vhost-busyloop=USEC][,rx-bw=SIZE:MS[:BURST]][,rx-ops=...][,tx-bw=...]
- * [,tx-ops=...]. */
+/* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,queues=N]
+ * [,poll=off|adaptive|always][,poll-start=K][,poll-idle=USEC][,poll-max=USEC]
+ * [,vhost=on|off][,vhost-busyloop=USEC][,rx-bw=SIZE:MS[:BURST]][,rx-ops=...]
+ * [,tx-bw=...][,tx-ops=...]. */
 #ifndef SKIFF_VIRTIO_NET_SPEC_H
 #define SKIFF_VIRTIO_NET_SPEC_H
 
@@ -16,6 +16,8 @@
 
 #define NET_MAC_LEN    6
 #define NET_MAC_STRLEN 18 /* "xx:xx:xx:xx:xx:xx" + NUL */
+/* queues=N: queue pairs of a virtio-net card (VIRTIO_NET_PAIRS_MAX). */
+#define NET_QUEUES_MAX 8
 
 enum net_model { NET_MODEL_VIRTIO, NET_MODEL_E1000 };
 
@@ -24,6 +26,7 @@ struct net_spec {
 	int model; /* enum net_model */
 	uint8_t mac[NET_MAC_LEN];
 	bool has_mac;
+	unsigned int queues;	 /* virtio: pairs, 1..NET_QUEUES_MAX; 0: not given */
 	struct poll_policy poll; /* poll=..., see iothread/poll_opts.h */
 	bool vhost;		 /* vhost=on: /dev/vhost-net moves the packets */
 	unsigned int vhost_busyloop_us;

@@ -21,9 +21,15 @@ enum tx_result {
 	TX_AGAIN, /* the tap is full: give the chain back */
 };
 
-static struct virtq *tx_vq(struct virtio_net *n)
+/* Pair i's tx queue is virtqueue 2i + 1. */
+static unsigned int tx_qi(const struct virtio_net_pair *p)
 {
-	return &n->vdev.vqs[VIRTIO_NET_TXQ];
+	return 2 * p->index + VIRTIO_NET_TXQ;
+}
+
+static struct virtq *tx_vq(struct virtio_net_pair *p)
+{
+	return &p->n->vdev.vqs[tx_qi(p)];
 }
 
 /* Offloads the driver may ask for are those it negotiated (5.1.6.2.1).
@@ -54,9 +60,10 @@ static bool tx_hdr_ok(const struct virtio_net *n, struct virtio_net_hdr *h, uint
 	return true;
 }
 
-static enum tx_result tx_one(struct virtio_net *n, const struct virtq_elem *e)
+static enum tx_result tx_one(struct virtio_net_pair *p, const struct virtq_elem *e)
 {
-	struct iovec *iov = n->tx_iov;
+	struct virtio_net *n = p->n;
+	struct iovec *iov = p->tx_iov;
 	ssize_t r;
 
 	/* Readable part only: a writable tail is ignored (completed with 0). */
@@ -64,17 +71,17 @@ static enum tx_result tx_one(struct virtio_net *n, const struct virtq_elem *e)
 	    e->out_len - VIRTIO_NET_HDR_LEN > VIRTIO_NET_MAX_FRAME)
 		goto drop;
 	/* Relaxed: ordered by virtq_pop's acquire fence after the avail index. */
-	dma_sg_read_relaxed(e->iov, e->out_num, 0, &n->tx_hdr, VIRTIO_NET_HDR_LEN);
-	if (!tx_hdr_ok(n, &n->tx_hdr, (uint32_t)(e->out_len - VIRTIO_NET_HDR_LEN)))
+	dma_sg_read_relaxed(e->iov, e->out_num, 0, &p->tx_hdr, VIRTIO_NET_HDR_LEN);
+	if (!tx_hdr_ok(n, &p->tx_hdr, (uint32_t)(e->out_len - VIRTIO_NET_HDR_LEN)))
 		goto drop;
-	iov[0] = (struct iovec){&n->tx_hdr, VIRTIO_NET_HDR_LEN};
+	iov[0] = (struct iovec){&p->tx_hdr, VIRTIO_NET_HDR_LEN};
 	/* writev reads the chain after virtq_pop's acquire fence. */
 	int k =
 	    dma_sg_slice(e->iov, e->out_num, VIRTIO_NET_HDR_LEN, SIZE_MAX, iov + 1, IOV_MAX - 1);
 	if (k < 0)
 		goto drop; /* more pieces than one writev takes */
 	for (int tries = 0;; tries++) {
-		r = writev(n->tap.fd, iov, k + 1);
+		r = writev(p->tap.fd, iov, k + 1);
 		if (r >= 0 || errno != EINTR || tries == 3)
 			break;
 	}
@@ -97,27 +104,28 @@ drop:
 /* After EAGAIN: EPOLLOUT (edge-triggered) comes when the tap drains. tun
  * only signals write space to a poller that saw it full, so poll once
  * here; if it is writable already, retry from the I/O thread. */
-static void tx_wait_writable(struct virtio_net *n)
+static void tx_wait_writable(struct virtio_net_pair *p)
 {
-	struct pollfd p = {.fd = n->tap.fd, .events = POLLOUT};
+	struct pollfd pfd = {.fd = p->tap.fd, .events = POLLOUT};
 
-	atomic_store(&n->tx_blocked, true);
-	counter_add(&n->stats.tx_blocked, 1);
-	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
-		atomic_store(&n->tx_blocked, false);
-		virtio_net_schedule(n, VIRTIO_NET_SCHED_TX);
+	atomic_store(&p->tx_blocked, true);
+	counter_add(&p->n->stats.tx_blocked, 1);
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT)) {
+		atomic_store(&p->tx_blocked, false);
+		virtio_net_schedule(p, VIRTIO_NET_SCHED_TX);
 	}
 }
 
 /* Caller holds tx_lock. */
-static void tx_run_locked(struct virtio_net *n)
+static void tx_run_locked(struct virtio_net_pair *p)
 {
-	struct virtq *vq = tx_vq(n);
+	struct virtio_net *n = p->n;
+	struct virtq *vq = tx_vq(p);
 	const struct guest_mem *gm = n->vdev.gm;
 	unsigned int budget = VIRTIO_NET_BUDGET;
 	bool pushed = false;
 
-	if (!atomic_load(&n->active) || !vq->enabled || vq->broken || atomic_load(&n->tx_blocked))
+	if (!virtio_net_pair_live(p) || !vq->enabled || vq->broken || atomic_load(&p->tx_blocked))
 		return;
 	virtq_disable_notify(vq, gm);
 	for (;;) {
@@ -125,10 +133,10 @@ static void tx_run_locked(struct virtio_net *n)
 			break; /* kicks stay off: the limiter's timer comes back */
 		if (!budget) {
 			/* Kicks stay off: the I/O thread comes back. */
-			virtio_net_schedule(n, VIRTIO_NET_SCHED_TX);
+			virtio_net_schedule(p, VIRTIO_NET_SCHED_TX);
 			break;
 		}
-		int r = virtq_pop(vq, gm, &n->tx_elem);
+		int r = virtq_pop(vq, gm, &p->tx_elem);
 		if (r < 0)
 			break;
 		budget--; /* also per empty-ring retry: the guest controls those */
@@ -139,40 +147,40 @@ static void tx_run_locked(struct virtio_net *n)
 			virtq_disable_notify(vq, gm);
 			continue;
 		}
-		uint64_t len = n->tx_elem.out_len;
+		uint64_t len = p->tx_elem.out_len;
 		if (!throttle_admit(&n->tx_throttle, 1,
 				    len > VIRTIO_NET_HDR_LEN ? len - VIRTIO_NET_HDR_LEN : 0)) {
 			virtq_unpop(vq); /* left in the ring until the timer */
 			break;
 		}
-		if (tx_one(n, &n->tx_elem) == TX_AGAIN) {
+		if (tx_one(p, &p->tx_elem) == TX_AGAIN) {
 			virtq_unpop(vq);
-			tx_wait_writable(n);
+			tx_wait_writable(p);
 			break;
 		}
-		if (virtq_push(vq, gm, n->tx_elem.head, 0) < 0)
+		if (virtq_push(vq, gm, p->tx_elem.head, 0) < 0)
 			break;
 		pushed = true;
 	}
 	if (pushed)
-		virtio_notify_if_needed(&n->vdev, VIRTIO_NET_TXQ);
+		virtio_notify_if_needed(&n->vdev, tx_qi(p));
 }
 
-void virtio_net_tx_run(struct virtio_net *n)
+void virtio_net_tx_run(struct virtio_net_pair *p)
 {
-	pthread_mutex_lock(&n->tx_lock);
-	tx_run_locked(n);
-	pthread_mutex_unlock(&n->tx_lock);
+	pthread_mutex_lock(&p->tx_lock);
+	tx_run_locked(p);
+	pthread_mutex_unlock(&p->tx_lock);
 }
 
-void virtio_net_tx_writable(struct virtio_net *n)
+void virtio_net_tx_writable(struct virtio_net_pair *p)
 {
-	if (!atomic_load(&n->tx_blocked))
+	if (!atomic_load(&p->tx_blocked))
 		return;
-	pthread_mutex_lock(&n->tx_lock);
-	if (atomic_load(&n->tx_blocked)) {
-		atomic_store(&n->tx_blocked, false);
-		tx_run_locked(n);
+	pthread_mutex_lock(&p->tx_lock);
+	if (atomic_load(&p->tx_blocked)) {
+		atomic_store(&p->tx_blocked, false);
+		tx_run_locked(p);
 	}
-	pthread_mutex_unlock(&n->tx_lock);
+	pthread_mutex_unlock(&p->tx_lock);
 }

@@ -59,7 +59,8 @@ static int tap_attach(int fd, const char *name, long flags, char *err, size_t er
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	/* A multi-queue tap only accepts multi-queue attaches; we use one. */
+	/* A multi-queue tap only accepts multi-queue attaches (of one queue
+	 * each: tap_open_queues attaches one fd per queue). */
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (flags & IFF_MULTI_QUEUE);
 	if (ioctl(fd, TUNSETIFF, &ifr) == 0)
 		return 0;
@@ -76,19 +77,12 @@ static int tap_attach(int fd, const char *name, long flags, char *err, size_t er
 	return -1;
 }
 
-int tap_open(struct tap *t, const char *name, char *err, size_t errlen)
+/* One more queue (fd) of a tap that exists: attached, the header size
+ * set, no offloads. Returns the fd, or -1 with a reason in err. */
+static int tap_open_one(const char *name, long ifindex, long flags, char *err, size_t errlen)
 {
-	long ifindex, flags, after;
+	long after;
 	int hdr_len = TAP_VNET_HDR_LEN;
-
-	memset(t, 0, sizeof(*t));
-	t->fd = -1;
-	if (!name[0] || strlen(name) >= IFNAMSIZ || strchr(name, '/')) {
-		snprintf(err, errlen, "invalid interface name '%s'", name);
-		return -1;
-	}
-	if (tap_check_exists(name, &ifindex, &flags, err, errlen) < 0)
-		return -1;
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open /dev/net/tun: %s", strerror(errno));
@@ -110,13 +104,73 @@ int tap_open(struct tap *t, const char *name, char *err, size_t errlen)
 		snprintf(err, errlen, "tap '%s': TUNSETOFFLOAD: %s", name, strerror(errno));
 		goto fail;
 	}
-	t->fd = fd;
-	t->is_tun = true;
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	return 0;
+	return fd;
 fail:
 	close(fd);
 	return -1;
+}
+
+int tap_open_queues(struct tap *t, unsigned int n, const char *name, char *err, size_t errlen)
+{
+	long ifindex, flags;
+
+	for (unsigned int i = 0; i < n && i < TAP_QUEUES_MAX; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].fd = -1;
+	}
+	if (n < 1 || n > TAP_QUEUES_MAX) {
+		snprintf(err, errlen, "%u tap queues (1..%d)", n, TAP_QUEUES_MAX);
+		return -1;
+	}
+	if (!name[0] || strlen(name) >= IFNAMSIZ || strchr(name, '/')) {
+		snprintf(err, errlen, "invalid interface name '%s'", name);
+		return -1;
+	}
+	if (tap_check_exists(name, &ifindex, &flags, err, errlen) < 0)
+		return -1;
+	if (n > 1 && !(flags & IFF_MULTI_QUEUE)) {
+		snprintf(err, errlen,
+			 "tap '%s' was created without multi_queue: queues=%u needs one (ip tuntap "
+			 "add %s mode tap multi_queue), or give queues=1",
+			 name, n, name);
+		return -1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		t[i].fd = tap_open_one(name, ifindex, flags, err, errlen);
+		if (t[i].fd < 0) {
+			while (i--)
+				tap_close(&t[i]);
+			return -1;
+		}
+		t[i].is_tun = true;
+		t[i].multi_queue = flags & IFF_MULTI_QUEUE;
+		snprintf(t[i].name, sizeof(t[i].name), "%s", name);
+	}
+	return 0;
+}
+
+int tap_open(struct tap *t, const char *name, char *err, size_t errlen)
+{
+	return tap_open_queues(t, 1, name, err, errlen);
+}
+
+int tap_is_multi_queue(const char *name)
+{
+	long flags;
+	if (!name[0] || strlen(name) >= IFNAMSIZ || strchr(name, '/') ||
+	    tap_sysfs_read(name, "tun_flags", &flags) < 0)
+		return -1;
+	return (flags & IFF_MULTI_QUEUE) != 0;
+}
+
+int tap_set_queue(struct tap *t, bool attach)
+{
+	if (!t->is_tun || !t->multi_queue)
+		return 0;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = attach ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
+	return ioctl(t->fd, TUNSETQUEUE, &ifr) < 0 ? -errno : 0;
 }
 
 void tap_from_fd(struct tap *t, int fd)

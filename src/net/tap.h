@@ -17,11 +17,29 @@ struct tap {
 	char name[IFNAMSIZ];
 	bool is_tun;	      /* a real tun/tap fd: offload ioctls apply */
 	unsigned int offload; /* TUN_F_* last asked for */
+	bool multi_queue;     /* one queue of an IFF_MULTI_QUEUE tap */
 };
+
+/* Queues of one tap skiff attaches at most (the kernel allows 256). */
+#define TAP_QUEUES_MAX 16
 
 /* Attaches to the existing tap NAME. Returns 0, or -1 with a one-line
  * reason in err (no such interface, not a tap, busy, no permission). */
 int tap_open(struct tap *t, const char *name, char *err, size_t errlen);
+/* Attaches n (1..TAP_QUEUES_MAX) queues of the existing tap NAME, an fd
+ * each in t[0, n), all with the vnet header and no offloads. n > 1 needs a
+ * tap created multi_queue (ip tuntap add NAME mode tap multi_queue); a
+ * single-queue tap is refused with a reason saying so. n = 1 is tap_open.
+ * Returns 0, or -1 with a one-line reason in err and nothing left open. */
+int tap_open_queues(struct tap *t, unsigned int n, const char *name, char *err, size_t errlen);
+/* Whether the existing tap NAME was created multi_queue: 1, 0, or -1 if
+ * there is no such tap (tap_open then says why). */
+int tap_is_multi_queue(const char *name);
+/* TUNSETQUEUE: attaches (true) or detaches this queue of a multi-queue
+ * tap; the kernel steers no packets to a detached queue, and reads and
+ * writes on it fail (EBADFD). 0 (also for a single-queue tap or an fd from
+ * tap_from_fd: nothing to do), or -errno. */
+int tap_set_queue(struct tap *t, bool attach);
 /* Wraps an fd that carries whole packets with the same 12-byte header (a
  * SOCK_SEQPACKET socket in tests) and makes it non-blocking. The tap owns
  * fd from here on. */

@@ -17,7 +17,9 @@
 #include "iothread/poll_policy.h"
 #include "virtio/virtq.h"
 
-#define VIRTIO_MAX_QUEUES 16
+/* Queues per device: virtio-blk's 16, virtio-net's 8 pairs and control
+ * queue; poll_queues has a bit for each. */
+#define VIRTIO_MAX_QUEUES 32
 
 /* Device status bits (virtio 1.2, 2.1) */
 #define VIRTIO_STATUS_ACKNOWLEDGE 1

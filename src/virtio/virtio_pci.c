@@ -77,7 +77,10 @@ static const char *vp_reg_name(void *opaque, uint64_t off, bool is_write)
 	static const char *const notify[] = {
 	    "notify q0",  "notify q1",	"notify q2",  "notify q3",  "notify q4",  "notify q5",
 	    "notify q6",  "notify q7",	"notify q8",  "notify q9",  "notify q10", "notify q11",
-	    "notify q12", "notify q13", "notify q14", "notify q15",
+	    "notify q12", "notify q13", "notify q14", "notify q15", "notify q16", "notify q17",
+	    "notify q18", "notify q19", "notify q20", "notify q21", "notify q22", "notify q23",
+	    "notify q24", "notify q25", "notify q26", "notify q27", "notify q28", "notify q29",
+	    "notify q30", "notify q31",
 	};
 	_Static_assert(sizeof(notify) / sizeof(notify[0]) == VIRTIO_MAX_QUEUES, "notify names");
 	(void)opaque;

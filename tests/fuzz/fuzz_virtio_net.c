@@ -49,7 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	tap_from_fd(&tap, sv[0]);
 	wire = sv[1];
-	net = virtio_net_create("virtio-net0", &tap, mac, err, sizeof(err));
+	net = virtio_net_create("virtio-net0", &tap, 1, mac, err, sizeof(err));
 	if (!net)
 		abort();
 	net->vdev.gm = &fz_gm;
@@ -83,7 +83,7 @@ static void flush_all(void)
 	uint64_t cnt;
 	while (recv(wire, frame, sizeof(frame), MSG_TRUNC) >= 0) {
 	}
-	while (recv(net->tap.fd, frame, sizeof(frame), MSG_TRUNC) >= 0) {
+	while (recv(net->pairs[0].tap.fd, frame, sizeof(frame), MSG_TRUNC) >= 0) {
 	}
 	while (read(net->sched_fd, &cnt, sizeof(cnt)) > 0) {
 	}
@@ -117,7 +117,7 @@ static void wire_send(void)
 static void wire_fill(void)
 {
 	static const uint8_t junk[2048];
-	while (send(net->tap.fd, junk, sizeof(junk), 0) >= 0) {
+	while (send(net->pairs[0].tap.fd, junk, sizeof(junk), 0) >= 0) {
 	}
 }
 
@@ -160,11 +160,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			wire_send();
 			break;
 		case 3:
-			virtio_net_tap_event(net, EPOLLIN);
+			virtio_net_tap_event(&net->pairs[0], EPOLLIN);
 			break;
 		case 4:
 			wire_drain();
-			virtio_net_tap_event(net, EPOLLOUT);
+			virtio_net_tap_event(&net->pairs[0], EPOLLOUT);
 			break;
 		case 5:
 			virtio_net_sched_event(net, EPOLLIN);

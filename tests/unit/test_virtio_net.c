@@ -90,12 +90,12 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 /* ---- the transport's side: the real virtio_notify_if_needed calls this ---- */
 
-static unsigned int notifies[2];
+static unsigned int notifies[VIRTIO_MAX_QUEUES];
 
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
 	(void)vdev;
-	if (q < 2)
+	if (q < VIRTIO_MAX_QUEUES)
 		notifies[q]++;
 }
 
@@ -117,7 +117,9 @@ static unsigned int offload_at_handoff; /* the tap's, when vhost took over */
 static int fake_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick, int *call)
 {
 	offload_at_handoff =
-	    ((struct virtio_net *)((char *)vdev - offsetof(struct virtio_net, vdev)))->tap.offload;
+	    ((struct virtio_net *)((char *)vdev - offsetof(struct virtio_net, vdev)))
+		->pairs[0]
+		.tap.offload;
 	if (q >= handoff_fail_from)
 		return -1;
 	handoffs++;
@@ -147,15 +149,21 @@ struct gq { /* the guest's view of one queue */
 	uint16_t size;
 };
 
+#define NQ_MAX (2 * VIRTIO_NET_PAIRS_MAX + 1)
+
 struct fx {
 	struct fake_mem fm;
 	struct virtio_net *n;
-	int wire; /* the far end of the "tap" */
-	struct gq q[2];
+	int wire;			 /* the far end of the "tap" (pair 0's) */
+	int wires[VIRTIO_NET_PAIRS_MAX]; /* every pair's, wires[0] == wire */
+	struct gq q[NQ_MAX];
 	uint64_t next_buf;
 	int broken_calls;
 	uint16_t rx_size; /* 0: QSZ */
 };
+
+/* Pair 0, the only one of a single-queue device. */
+#define P0(f) (&(f)->n->pairs[0])
 
 static void on_broken(struct virtq *vq, void *opaque)
 {
@@ -178,7 +186,8 @@ static void queue_config(struct fx *f, unsigned int qi, uint64_t features)
 	g->used = g->desc + 0x2000;
 	g->avail_idx = g->next_desc = 0;
 	g->size = qi == VIRTIO_NET_RXQ && f->rx_size ? f->rx_size : QSZ;
-	assert_int_equal(virtq_init(vq, qi ? "net tx" : "net rx", QSZ, on_broken, f), 0);
+	memset(fake_mem_at(&f->fm, g->desc), 0, 0x3000); /* a new driver's rings */
+	assert_int_equal(virtq_init(vq, qi % 2 ? "net tx" : "net rx", QSZ, on_broken, f), 0);
 	assert_int_equal(virtq_set_size(vq, g->size), 0);
 	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_DESC, g->desc), 0);
 	assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_AVAIL, g->avail), 0);
@@ -187,28 +196,39 @@ static void queue_config(struct fx *f, unsigned int qi, uint64_t features)
 	assert_int_equal(virtq_activate(vq, &f->fm.gm), 0);
 }
 
-/* Creates the device over a socketpair and activates it with features. */
-static void fx_start(struct fx *f, uint64_t features)
+/* Creates a device of npairs pairs over a socketpair each, the driver
+ * sets up every queue (2 for one pair, 2N + 1 for more) and activates it
+ * with features. */
+static void fx_start_pairs(struct fx *f, uint64_t features, unsigned int npairs)
 {
 	char err[200];
-	int sv[2];
-	struct tap tap;
+	struct tap taps[VIRTIO_NET_PAIRS_MAX];
 	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x42};
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	tap_from_fd(&tap, sv[0]);
-	f->wire = sv[1];
-	f->n = virtio_net_create("virtio-net0", &tap, mac, err, sizeof(err));
+	for (unsigned int i = 0; i < npairs; i++) {
+		int sv[2];
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+		tap_from_fd(&taps[i], sv[0]);
+		f->wires[i] = sv[1];
+	}
+	f->wire = f->wires[0];
+	f->n = virtio_net_create("virtio-net0", taps, npairs, mac, err, sizeof(err));
 	assert_non_null(f->n);
 	struct virtio_dev *v = &f->n->vdev;
 	v->gm = &f->fm.gm;
 	v->transport = &fake_transport;
 	v->driver_features = features;
 	pthread_mutex_init(&v->lock, NULL);
-	queue_config(f, VIRTIO_NET_RXQ, features);
-	queue_config(f, VIRTIO_NET_TXQ, features);
+	for (unsigned int q = 0; q < v->num_queues; q++)
+		queue_config(f, q, features);
 	assert_int_equal(v->ops->activate(v), 0);
-	notifies[0] = notifies[1] = 0;
+	memset(notifies, 0, sizeof(notifies));
+}
+
+/* Creates the device over a socketpair and activates it with features. */
+static void fx_start(struct fx *f, uint64_t features)
+{
+	fx_start_pairs(f, features, 1);
 }
 
 static int setup(void **state)
@@ -218,6 +238,8 @@ static int setup(void **state)
 		return -1;
 	f->next_buf = BUF_GPA;
 	f->wire = -1;
+	for (unsigned int i = 0; i < VIRTIO_NET_PAIRS_MAX; i++)
+		f->wires[i] = -1;
 	*state = f;
 	return 0;
 }
@@ -229,8 +251,9 @@ static int teardown(void **state)
 	sink_count = 0;
 	sink_last = 0;
 	virtio_net_destroy(f->n);
-	if (f->wire >= 0)
-		close(f->wire);
+	for (unsigned int i = 0; i < VIRTIO_NET_PAIRS_MAX; i++)
+		if (f->wires[i] >= 0)
+			close(f->wires[i]);
 	fake_mem_free(&f->fm);
 	free(f);
 	return 0;
@@ -311,7 +334,7 @@ static void fill_pattern(uint8_t *p, size_t len, unsigned int seed)
 static ssize_t tap_queued(struct fx *f)
 {
 	char b[1];
-	return recv(f->n->tap.fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+	return recv(P0(f)->tap.fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
 }
 
 /* ---- --net SPEC ---- */
@@ -369,7 +392,10 @@ static void test_spec_bad(void **state)
 	expect_bad_spec("tap=a,mac=ff:ff:ff:ff:ff:ff", "multicast");
 	expect_bad_spec("tap=a,mac=00:00:00:00:00:00", "not a valid address");
 	expect_bad_spec("tap=a,foo=1", "unknown option 'foo'");
-	expect_bad_spec("tap=a,queues=2", "unknown option 'queues'");
+	expect_bad_spec("tap=a,queues=0", "queues");
+	expect_bad_spec("tap=a,queues=9", "use 1 to 8");
+	expect_bad_spec("tap=a,queues=two", "queues");
+	expect_bad_spec("tap=a,queues=2,queues=2", "given twice");
 	expect_bad_spec("tap=a,tap=b", "given twice");
 	expect_bad_spec("tap=a,mac=02:00:00:00:00:01,mac=02:00:00:00:00:02", "given twice");
 	expect_bad_spec("tap=a,,mac=02:00:00:00:00:01", "unknown option ''");
@@ -418,7 +444,7 @@ static void test_rx_mergeable(void **state)
 				   .csum_offset = 16,
 				   .num_buffers = 0x7777};
 	wire_send(f, &h, frame, sizeof(frame));
-	virtio_net_tap_event(f->n, EPOLLIN);
+	virtio_net_tap_event(P0(f), EPOLLIN);
 
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 3);
 	struct virtq_used_elem e0 = used_elem(f, 0, 0), e1 = used_elem(f, 0, 1),
@@ -458,11 +484,11 @@ static void rx_no_buffers(struct fx *f, uint64_t features)
 	wire_send(f, &h, frame, sizeof(frame));
 	/* Kicks are off while buffers last. */
 	if (!(features & F(VIRTQ_F_EVENT_IDX))) {
-		virtio_net_rx_run(f->n);
+		virtio_net_rx_run(P0(f));
 		assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 		assert_int_equal(*g16(f, f->q[0].used), 0); /* kicks re-armed */
 	} else {
-		virtio_net_tap_event(f->n, EPOLLIN);
+		virtio_net_tap_event(P0(f), EPOLLIN);
 		assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 		assert_true(kick_armed(f, VIRTIO_NET_RXQ)); /* at avail index 1 */
 	}
@@ -470,7 +496,7 @@ static void rx_no_buffers(struct fx *f, uint64_t features)
 	assert_true(f->n->stats.rx_starved >= 1);
 	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
 	/* Again with nothing posted: nothing changes, nothing is lost. */
-	virtio_net_tap_event(f->n, EPOLLIN);
+	virtio_net_tap_event(P0(f), EPOLLIN);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 	assert_int_equal(tap_queued(f), HDR + sizeof(frame));
 
@@ -515,10 +541,10 @@ static void test_rx_partial_then_refill(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
-	assert_int_equal(f->n->rx_nused, 1); /* the first chain is held */
-	assert_int_equal(f->n->rx_left, sizeof(frame) - 88);
+	assert_int_equal(P0(f)->rx_nused, 1); /* the first chain is held */
+	assert_int_equal(P0(f)->rx_left, sizeof(frame) - 88);
 	assert_true(kick_armed(f, VIRTIO_NET_RXQ));
 	assert_true(tap_queued(f) < 0); /* the frame left the tap */
 	/* A second frame waits in the tap behind the kept one. */
@@ -543,7 +569,7 @@ static void test_rx_partial_then_refill(void **state)
 	memcpy(got + 88, fake_mem_at(&f->fm, b), 600);
 	memcpy(got + 688, fake_mem_at(&f->fm, c), 312);
 	assert_memory_equal(got, frame, sizeof(frame));
-	assert_int_equal(f->n->rx_nused, 0);
+	assert_int_equal(P0(f)->rx_nused, 0);
 	/* The second frame found no buffer: still in the tap. */
 	assert_int_equal(tap_queued(f), HDR + sizeof(second));
 	uint64_t d;
@@ -566,7 +592,7 @@ static void test_rx_frame_larger_than_ring(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	wire_send(f, &h, frame, 4);
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
 	assert_int_equal(f->n->stats.rx_dropped, 1);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1); /* the 4-byte frame */
 	assert_int_equal(used_elem(f, 0, 0).len, HDR + 4);
@@ -585,14 +611,14 @@ static void test_rx_readv_overstated(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	readv_extra = 1 << 20;
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
 	readv_extra = 0;
-	size_t cap = sizeof(f->n->rx_buf) + 1526 - HDR;
-	assert_true(f->n->rx_frame <= cap);
-	assert_true(f->n->rx_off + f->n->rx_left <= sizeof(f->n->rx_buf));
+	size_t cap = sizeof(P0(f)->rx_buf) + 1526 - HDR;
+	assert_true(P0(f)->rx_frame <= cap);
+	assert_true(P0(f)->rx_off + P0(f)->rx_left <= sizeof(P0(f)->rx_buf));
 	/* The rest waits for buffers (MRG_RXBUF); a reset forgets it. */
 	f->n->vdev.ops->reset(&f->n->vdev);
-	assert_int_equal(f->n->rx_left, 0);
+	assert_int_equal(P0(f)->rx_left, 0);
 }
 
 /* The same with a ring smaller than the device's array of chains: the
@@ -609,9 +635,9 @@ static void test_rx_frame_larger_than_small_ring(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	wire_send(f, &h, frame, 4);
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
 	assert_int_equal(f->n->stats.rx_dropped, 1);
-	assert_int_equal(f->n->rx_nused, 0);
+	assert_int_equal(P0(f)->rx_nused, 0);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1); /* the 4-byte frame */
 	assert_int_equal(used_elem(f, 0, 0).len, HDR + 4);
 	assert_false(f->n->vdev.vqs[0].broken);
@@ -631,7 +657,7 @@ static void test_rx_no_mrg(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, big, sizeof(big));
 	wire_send(f, &h, small, sizeof(small));
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
 	assert_int_equal(f->n->stats.rx_dropped, 1);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 	assert_int_equal(used_elem(f, 0, 0).id, head);
@@ -659,7 +685,7 @@ static void test_rx_header_rules(void **state)
 	wire_send(f, &tso, frame, sizeof(frame));
 	wire_send(f, &csum, frame, sizeof(frame));
 	wire_send(f, &valid, frame, sizeof(frame));
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
 	assert_int_equal(f->n->stats.rx_dropped, 2);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 	struct virtio_net_hdr gh;
@@ -681,8 +707,8 @@ static void test_rx_chain_shorter_than_header(void **state)
 	uint8_t frame[20] = {0};
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
-	virtio_net_rx_run(f->n);
-	virtio_net_rx_run(f->n);
+	virtio_net_rx_run(P0(f));
+	virtio_net_rx_run(P0(f));
 	assert_true(f->n->vdev.vqs[0].broken);
 	assert_int_equal(f->broken_calls, 1);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
@@ -699,16 +725,16 @@ static void test_reset_quiesces(void **state)
 	uint8_t frame[1000] = {0};
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
-	virtio_net_rx_run(f->n);
-	assert_int_equal(f->n->rx_nused, 1); /* a frame in progress */
+	virtio_net_rx_run(P0(f));
+	assert_int_equal(P0(f)->rx_nused, 1); /* a frame in progress */
 	f->n->vdev.ops->reset(&f->n->vdev);
-	assert_int_equal(f->n->rx_nused, 0);
+	assert_int_equal(P0(f)->rx_nused, 0);
 	assert_int_equal(f->n->stats.rx_dropped, 1);
 	/* Nothing may touch guest memory now. */
 	wire_send(f, &h, frame, 10);
 	post1(f, VIRTIO_NET_TXQ, HDR + 10, 0, NULL);
 	fake_mem_protect(&f->fm, false);
-	virtio_net_tap_event(f->n, EPOLLIN | EPOLLOUT);
+	virtio_net_tap_event(P0(f), EPOLLIN | EPOLLOUT);
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_RXQ);
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
 	virtio_net_sched_event(f->n, EPOLLIN);
@@ -762,7 +788,7 @@ static void test_vhost_fallback_logged_once(void **state)
 	v->ops->reset(v);
 	v->transport = &fake_vhost_transport;
 	f->n->vhost_on = true;
-	f->n->vhost.fd = -1; /* every vhost ioctl fails: "refused the rings" */
+	P0(f)->vhost.fd = -1; /* every vhost ioctl fails: "refused the rings" */
 	handoffs = takebacks = 0;
 	handoff_fail_from = 1; /* queue 1 has no vector */
 	assert_int_equal(stderr_lines(vhost_cycles, f), 1);
@@ -788,16 +814,16 @@ static void test_vhost_gets_tap_offloads(void **state)
 	fx_start(f, F_ALL);
 	struct virtio_dev *v = &f->n->vdev;
 	v->ops->reset(v);
-	assert_int_equal(f->n->tap.offload, 0);
+	assert_int_equal(P0(f)->tap.offload, 0);
 	v->transport = &fake_vhost_transport;
 	f->n->vhost_on = true;
-	f->n->vhost.fd = -1;
+	P0(f)->vhost.fd = -1;
 	handoff_fail_from = 2;
 	offload_at_handoff = 0;
 	assert_int_equal(stderr_lines(vhost_cycles_once, f), 1); /* the refusal */
 	assert_int_equal(offload_at_handoff, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6);
 	v->ops->reset(v);
-	assert_int_equal(f->n->tap.offload, 0);
+	assert_int_equal(P0(f)->tap.offload, 0);
 }
 
 static void *rx_thread(void *arg)
@@ -848,9 +874,9 @@ static void test_reset_waits_for_rx(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	gate_entered = gate_open = false;
-	gate_fd = f->n->tap.fd;
+	gate_fd = P0(f)->tap.fd;
 	pthread_t rx, rs;
-	assert_int_equal(pthread_create(&rx, NULL, rx_thread, f->n), 0);
+	assert_int_equal(pthread_create(&rx, NULL, rx_thread, P0(f)), 0);
 	pthread_mutex_lock(&gate_mu);
 	while (!gate_entered)
 		pthread_cond_wait(&gate_cv, &gate_mu);
@@ -946,7 +972,7 @@ static void test_tx_bad_headers(void **state)
 	post1(f, VIRTIO_NET_TXQ, 8, 0, NULL);	/* shorter than a header */
 	post1(f, VIRTIO_NET_TXQ, 100, W, NULL); /* writable only */
 	post_tx(f, &ok, 60);
-	virtio_net_tx_run(f->n);
+	virtio_net_tx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 6);
 	assert_int_equal(f->n->stats.tx_dropped, 5);
 	assert_int_equal(f->n->stats.tx_packets, 1);
@@ -1003,14 +1029,14 @@ static void test_tx_bad_offsets(void **state)
 	uint8_t pkt[256];
 	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		post_tx_frame(f, &bad[i]);
-		virtio_net_tx_run(f->n);
+		virtio_net_tx_run(P0(f));
 		if (f->n->stats.tx_dropped != i + 1)
 			fail_msg("bad header %u was not dropped", i);
 		assert_true(wire_recv(f, pkt, sizeof(pkt)) < 0);
 	}
 	for (unsigned int i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		post_tx_frame(f, &good[i]);
-		virtio_net_tx_run(f->n);
+		virtio_net_tx_run(P0(f));
 		if (wire_recv(f, pkt, sizeof(pkt)) != HDR + 100)
 			fail_msg("good header %u was not sent", i);
 	}
@@ -1025,11 +1051,11 @@ static void test_tx_max_frame(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
-	sink_fd = f->n->tap.fd;
+	sink_fd = P0(f)->tap.fd;
 	struct virtio_net_hdr ok = {0};
 	post_tx(f, &ok, VIRTIO_NET_MAX_FRAME + 1);
 	post_tx(f, &ok, VIRTIO_NET_MAX_FRAME);
-	virtio_net_tx_run(f->n);
+	virtio_net_tx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
 	assert_int_equal(f->n->stats.tx_dropped, 1);
 	assert_int_equal(sink_count, 1);
@@ -1059,10 +1085,10 @@ static void test_tx_too_many_pieces(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_ALL | F(VIRTQ_F_INDIRECT_DESC));
-	sink_fd = f->n->tap.fd;
+	sink_fd = P0(f)->tap.fd;
 	tx_post_pieces(f, HDR + 1); /* 1 + 1023 data pieces */
 	tx_post_pieces(f, HDR);	    /* 1023 data pieces */
-	virtio_net_tx_run(f->n);
+	virtio_net_tx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
 	assert_int_equal(f->n->stats.tx_dropped, 1);
 	assert_int_equal(sink_count, 1);
@@ -1076,7 +1102,7 @@ static void test_tx_eagain(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
-	int fd = f->n->tap.fd, sndbuf = 4096;
+	int fd = P0(f)->tap.fd, sndbuf = 4096;
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	uint8_t junk[1000] = {0};
 	int queued = 0;
@@ -1088,7 +1114,7 @@ static void test_tx_eagain(void **state)
 	post_tx(f, &ok, 300);
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 0);
-	assert_true(f->n->tx_blocked);
+	assert_true(P0(f)->tx_blocked);
 	assert_int_equal(f->n->vdev.vqs[1].last_avail_idx, 0); /* given back */
 	/* Kicks while blocked do nothing. */
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
@@ -1097,9 +1123,9 @@ static void test_tx_eagain(void **state)
 	uint8_t pkt[2048];
 	for (int i = 0; i < queued; i++)
 		assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), sizeof(junk));
-	virtio_net_tap_event(f->n, EPOLLOUT);
+	virtio_net_tap_event(P0(f), EPOLLOUT);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
-	assert_false(f->n->tx_blocked);
+	assert_false(P0(f)->tx_blocked);
 	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 300);
 	assert_int_equal(f->n->stats.tx_blocked, 1);
 }
@@ -1110,7 +1136,7 @@ static void test_tx_budget(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
-	sink_fd = f->n->tap.fd;
+	sink_fd = P0(f)->tap.fd;
 	struct virtio_net_hdr ok = {0};
 	/* The ring holds QSZ == budget chains. */
 	for (int i = 0; i < VIRTIO_NET_BUDGET; i++)
@@ -1119,10 +1145,10 @@ static void test_tx_budget(void **state)
 	while (read(f->n->sched_fd, &sched, sizeof(sched)) > 0) {
 	}
 	atomic_store(&f->n->sched, 0);
-	virtio_net_tx_run(f->n);
+	virtio_net_tx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), VIRTIO_NET_BUDGET);
 	assert_int_equal(sink_count, VIRTIO_NET_BUDGET);
-	assert_false(f->n->tx_blocked);
+	assert_false(P0(f)->tx_blocked);
 	/* The whole budget was used on one run: the I/O thread is asked back. */
 	assert_true(read(f->n->sched_fd, &sched, sizeof(sched)) == sizeof(sched));
 	assert_true(atomic_load(&f->n->sched) & VIRTIO_NET_SCHED_TX);
@@ -1194,17 +1220,338 @@ static void test_rx_rate_limited(void **state)
 	struct virtio_net_hdr h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	wire_send(f, &h, frame, sizeof(frame));
-	virtio_net_tap_event(f->n, EPOLLIN);
+	virtio_net_tap_event(P0(f), EPOLLIN);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1); /* then out of packets (ops) */
 	assert_int_equal(tap_queued(f), HDR + 800);
 	assert_int_equal(f->n->stats.rx_throttled, 1);
-	virtio_net_tap_event(f->n, EPOLLIN); /* an edge while waiting */
+	virtio_net_tap_event(P0(f), EPOLLIN); /* an edge while waiting */
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 	fake_now += 100000000;
 	throttle_event(&f->n->rx_throttle, 0);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 2);
 	assert_true(tap_queued(f) < 0);
 	assert_int_equal(f->n->stats.rx_packets, 2);
+}
+
+/* ---- multiqueue: pairs, the control queue ---- */
+
+#define F_MQ   (F(VIRTIO_NET_F_CTRL_VQ) | F(VIRTIO_NET_F_MQ))
+#define CTRLQ2 4 /* two pairs: rx0 tx0 rx1 tx1 ctrl */
+
+/* Posts a chain of cnt descriptors with their own flags (readable and
+ * writable mixed); returns its head. */
+static uint16_t post_mixed(struct fx *f, unsigned int qi, const uint32_t *lens,
+			   const uint16_t *flags, unsigned int cnt, uint64_t *gpas)
+{
+	struct gq *g = &f->q[qi];
+	uint16_t head = g->next_desc;
+	for (unsigned int i = 0; i < cnt; i++) {
+		uint16_t idx = g->next_desc++ % g->size;
+		gpas[i] = buf_alloc(f, lens[i]);
+		struct virtq_desc d = {.addr = gpas[i],
+				       .len = lens[i],
+				       .flags = flags[i] | (i + 1 < cnt ? VIRTQ_DESC_F_NEXT : 0),
+				       .next = (uint16_t)((idx + 1) % g->size)};
+		memcpy(fake_mem_at(&f->fm, g->desc + 16 * (uint64_t)idx), &d, sizeof(d));
+	}
+	*g16(f, g->avail + 4 + 2 * (uint64_t)(g->avail_idx % g->size)) = head % g->size;
+	g->avail_idx++;
+	*g16(f, g->avail + 2) = g->avail_idx;
+	return head % g->size;
+}
+
+/* Sends a control command as Linux lays it out (header, data, ack in
+ * three descriptors) on queue qi and kicks it. Returns the ack the device
+ * wrote, 0xee if it wrote none. */
+static uint8_t ctrl_cmd(struct fx *f, unsigned int qi, uint8_t cls, uint8_t cmd, const void *data,
+			uint32_t dlen)
+{
+	uint32_t lens[3] = {2, dlen, 1};
+	uint16_t flags[3] = {0, 0, W};
+	uint64_t g[3];
+	unsigned int cnt = 3;
+	if (!dlen) {
+		lens[1] = 1, flags[1] = W, cnt = 2;
+	}
+	post_mixed(f, qi, lens, flags, cnt, g);
+	uint8_t hdr[2] = {cls, cmd};
+	memcpy(fake_mem_at(&f->fm, g[0]), hdr, 2);
+	if (dlen)
+		memcpy(fake_mem_at(&f->fm, g[1]), data, dlen);
+	uint8_t *ack = fake_mem_at(&f->fm, g[cnt - 1]);
+	*ack = 0xee;
+	uint16_t before = used_idx(f, qi);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, qi);
+	assert_int_equal(used_idx(f, qi), (uint16_t)(before + 1));
+	assert_int_equal(used_elem(f, qi, before).len, 1);
+	return *ack;
+}
+
+static uint8_t pairs_set(struct fx *f, uint16_t pairs)
+{
+	return ctrl_cmd(f, CTRLQ2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2);
+}
+
+/* One pair is today's device: no MQ, no control queue, two queues. More
+ * pairs: MQ and CTRL_VQ offered, 2N + 1 queues, max_virtqueue_pairs N. */
+static void test_mq_features_config(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	assert_false(f->n->vdev.host_features & F(VIRTIO_NET_F_MQ));
+	assert_false(f->n->vdev.host_features & F(VIRTIO_NET_F_CTRL_VQ));
+	assert_int_equal(f->n->vdev.num_queues, 2);
+	virtio_net_destroy(f->n);
+	close(f->wires[0]);
+	f->wires[0] = -1;
+
+	fx_start_pairs(f, F_ALL | F_MQ, 3);
+	uint8_t cfg[VIRTIO_NET_CONFIG_LEN];
+	f->n->vdev.ops->config_read(&f->n->vdev, 0, cfg, sizeof(cfg));
+	assert_int_equal(cfg[8] | cfg[9] << 8, 3); /* max_virtqueue_pairs */
+	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_MQ));
+	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_CTRL_VQ));
+	assert_int_equal(f->n->vdev.num_queues, 7);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 1); /* until the driver says */
+	/* The TX queues are the ones to poll: not rx, not the control queue. */
+	assert_int_equal(f->n->vdev.poll_queues, 1u << 1 | 1u << 3 | 1u << 5);
+
+	char err[200] = "";
+	struct tap taps[VIRTIO_NET_PAIRS_MAX + 1];
+	for (unsigned int i = 0; i <= VIRTIO_NET_PAIRS_MAX; i++)
+		tap_from_fd(&taps[i], dup(STDERR_FILENO));
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x43};
+	assert_null(virtio_net_create("x", taps, VIRTIO_NET_PAIRS_MAX + 1, mac, err, sizeof(err)));
+	assert_non_null(strstr(err, "queue pairs"));
+}
+
+/* queues= as given; by default a pair per vCPU up to the limit, and one on
+ * a tap made without multi_queue (or none: tap_open says why). */
+static void test_mq_default_pairs(void **state)
+{
+	(void)state;
+	assert_int_equal(virtio_net_pairs(0, 2, 1), 2);
+	assert_int_equal(virtio_net_pairs(0, 4, 1), 4);
+	assert_int_equal(virtio_net_pairs(0, 64, 1), VIRTIO_NET_PAIRS_MAX);
+	assert_int_equal(virtio_net_pairs(0, 0, 1), 1);
+	assert_int_equal(virtio_net_pairs(0, 1, 1), 1);
+	assert_int_equal(virtio_net_pairs(0, 4, 0), 1);
+	assert_int_equal(virtio_net_pairs(0, 4, -1), 1);
+	assert_int_equal(virtio_net_pairs(3, 1, 0), 3); /* refused by tap_open_queues */
+	assert_int_equal(virtio_net_pairs(1, 8, 1), 1);
+}
+
+/* Pair 1 carries nothing until the driver enables it; then a frame on tap
+ * queue 1 lands in rx1 (not rx0) and a chain on tx1 reaches tap queue 1
+ * (not 0). Disabled again, it stops. */
+static void test_mq_pair1_traffic(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 2);
+	struct virtio_net_pair *p1 = &f->n->pairs[1];
+	uint64_t gpa;
+	post1(f, 2, 1526, W, &gpa);
+	post1(f, 0, 1526, W, NULL);
+	uint8_t frame[100], pkt[256];
+	fill_pattern(frame, sizeof(frame), 3);
+	struct virtio_net_hdr h = {0};
+	struct iovec iov[2] = {{&h, HDR}, {frame, sizeof(frame)}};
+	assert_int_equal(writev(f->wires[1], iov, 2), HDR + sizeof(frame));
+	virtio_net_tap_event(p1, EPOLLIN);
+	assert_int_equal(used_idx(f, 2), 0); /* pair 1 not enabled yet */
+
+	assert_int_equal(pairs_set(f, 2), VIRTIO_NET_OK);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 2);
+	virtio_net_sched_event(f->n, EPOLLIN); /* what enabling scheduled */
+	assert_int_equal(used_idx(f, 2), 1);
+	assert_int_equal(used_idx(f, 0), 0);
+	assert_int_equal(used_elem(f, 2, 0).len, HDR + sizeof(frame));
+	assert_memory_equal(fake_mem_at(&f->fm, gpa + HDR), frame, sizeof(frame));
+	assert_int_equal(notifies[2], 1);
+	assert_int_equal(notifies[0], 0);
+
+	uint32_t len = HDR + 60;
+	post1(f, 3, len, 0, &gpa);
+	memset(fake_mem_at(&f->fm, gpa), 0, HDR);
+	memset(fake_mem_at(&f->fm, gpa + HDR), 0x77, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, 3);
+	assert_int_equal(recv(f->wires[1], pkt, sizeof(pkt), MSG_DONTWAIT), HDR + 60);
+	assert_int_equal(pkt[HDR], 0x77);
+	assert_true(recv(f->wires[0], pkt, sizeof(pkt), MSG_DONTWAIT) < 0);
+	assert_int_equal(used_idx(f, 3), 1);
+	assert_int_equal(notifies[3], 1);
+
+	/* Back to one pair: pair 1's traffic waits. */
+	assert_int_equal(pairs_set(f, 1), VIRTIO_NET_OK);
+	post1(f, 2, 1526, W, NULL);
+	assert_int_equal(writev(f->wires[1], iov, 2), HDR + sizeof(frame));
+	virtio_net_tap_event(p1, EPOLLIN);
+	post1(f, 3, len, 0, &gpa);
+	memset(fake_mem_at(&f->fm, gpa), 0, len);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, 3);
+	assert_int_equal(used_idx(f, 2), 1);
+	assert_int_equal(used_idx(f, 3), 1);
+	assert_true(recv(f->wires[1], pkt, sizeof(pkt), MSG_DONTWAIT) < 0);
+	assert_int_equal(f->n->stats.ctrl_ok, 2);
+}
+
+/* VQ_PAIRS_SET outside 1..max_virtqueue_pairs, commands the device does
+ * not know and chains of the wrong shape are answered VIRTIO_NET_ERR; the
+ * pair count stays and the queue keeps working. */
+static void test_ctrl_refused(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 2);
+	assert_int_equal(pairs_set(f, 0), VIRTIO_NET_ERR);
+	assert_int_equal(pairs_set(f, 3), VIRTIO_NET_ERR);
+	assert_int_equal(pairs_set(f, 0xffff), VIRTIO_NET_ERR);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 1);
+	uint8_t three[3] = {2, 0, 0};
+	assert_int_equal(
+	    ctrl_cmd(f, CTRLQ2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, three, 3),
+	    VIRTIO_NET_ERR);
+	assert_int_equal(
+	    ctrl_cmd(f, CTRLQ2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, three, 1),
+	    VIRTIO_NET_ERR);
+	assert_int_equal(
+	    ctrl_cmd(f, CTRLQ2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, NULL, 0),
+	    VIRTIO_NET_ERR);
+	uint8_t on = 1;
+	assert_int_equal(ctrl_cmd(f, CTRLQ2, 0 /* RX mode */, 0, &on, 1), VIRTIO_NET_ERR);
+	assert_int_equal(ctrl_cmd(f, CTRLQ2, VIRTIO_NET_CTRL_MQ, 1 /* RSS */, three, 2),
+			 VIRTIO_NET_ERR);
+	assert_int_equal(ctrl_cmd(f, CTRLQ2, 0xff, 0xff, three, 2), VIRTIO_NET_ERR);
+	/* One readable byte: no whole header. */
+	static const uint32_t lens[2] = {1, 1};
+	static const uint16_t fl[2] = {0, W};
+	uint64_t g[2];
+	post_mixed(f, CTRLQ2, lens, fl, 2, g);
+	*(uint8_t *)fake_mem_at(&f->fm, g[1]) = 0xee;
+	f->n->vdev.ops->queue_notify(&f->n->vdev, CTRLQ2);
+	assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, g[1]), VIRTIO_NET_ERR);
+	/* The header split over two descriptors is still a command. */
+	uint16_t two = 2;
+	static const uint32_t l4[4] = {1, 1, 2, 1};
+	static const uint16_t f4[4] = {0, 0, 0, W};
+	uint64_t g4[4];
+	post_mixed(f, CTRLQ2, l4, f4, 4, g4);
+	*(uint8_t *)fake_mem_at(&f->fm, g4[0]) = VIRTIO_NET_CTRL_MQ;
+	*(uint8_t *)fake_mem_at(&f->fm, g4[1]) = VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET;
+	memcpy(fake_mem_at(&f->fm, g4[2]), &two, 2);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, CTRLQ2);
+	assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, g4[3]), VIRTIO_NET_OK);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 2);
+	assert_int_equal(f->n->stats.ctrl_err, 10);
+	assert_int_equal(f->n->stats.ctrl_ok, 1);
+	assert_int_equal(f->broken_calls, 0);
+}
+
+/* A command with no byte for the ack cannot be answered: the queue breaks
+ * (nothing written, nothing completed), the data path is unaffected. */
+static void test_ctrl_no_ack_room(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 2);
+	uint64_t g[1];
+	static const uint32_t lens[1] = {4};
+	static const uint16_t fl[1] = {0};
+	post_mixed(f, CTRLQ2, lens, fl, 1, g);
+	uint8_t cmd[4] = {VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, 2, 0};
+	memcpy(fake_mem_at(&f->fm, g[0]), cmd, 4);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, CTRLQ2);
+	assert_int_equal(f->broken_calls, 1);
+	assert_true(f->n->vdev.vqs[CTRLQ2].broken);
+	assert_int_equal(used_idx(f, CTRLQ2), 0);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 1);
+	assert_memory_equal(fake_mem_at(&f->fm, g[0]), cmd, 4);
+}
+
+/* Without MQ negotiated the control queue is q2 (5.1.2), and VQ_PAIRS_SET
+ * is refused: the driver did not accept multiqueue. */
+static void test_ctrl_without_mq(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F(VIRTIO_NET_F_CTRL_VQ), 2);
+	uint16_t two = 2;
+	assert_int_equal(
+	    ctrl_cmd(f, 2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &two, 2),
+	    VIRTIO_NET_ERR);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 1);
+	assert_int_equal(used_idx(f, CTRLQ2), 0);
+}
+
+/* Reset goes back to one pair; the next driver enables pair 1 again. */
+static void test_mq_reset(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 2);
+	assert_int_equal(pairs_set(f, 2), VIRTIO_NET_OK);
+	struct virtio_dev *v = &f->n->vdev;
+	v->ops->reset(v);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 1);
+	assert_int_equal(atomic_load(&f->n->ctrlq), UINT_MAX);
+	/* A kick on the old control queue index after reset does nothing. */
+	fake_mem_protect(&f->fm, false);
+	v->ops->queue_notify(v, CTRLQ2);
+	fake_mem_protect(&f->fm, true);
+	for (unsigned int q = 0; q < v->num_queues; q++)
+		queue_config(f, q, F_ALL | F_MQ);
+	assert_int_equal(v->ops->activate(v), 0);
+	post1(f, 2, 1526, W, NULL);
+	uint8_t frame[60] = {0};
+	struct virtio_net_hdr h = {0};
+	struct iovec iov[2] = {{&h, HDR}, {frame, sizeof(frame)}};
+	assert_int_equal(writev(f->wires[1], iov, 2), HDR + sizeof(frame));
+	virtio_net_tap_event(&f->n->pairs[1], EPOLLIN);
+	assert_int_equal(used_idx(f, 2), 0);
+	assert_int_equal(pairs_set(f, 2), VIRTIO_NET_OK);
+	virtio_net_tap_event(&f->n->pairs[1], EPOLLIN);
+	assert_int_equal(used_idx(f, 2), 1);
+}
+
+static unsigned int open_fds(void)
+{
+	unsigned int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* vhost=on with two pairs: each DRIVER_OK hands all four data queues
+ * (never the control queue) to vhost; vhost refusing, or a queue without
+ * a vector, gives back every one taken, and 1,000 DRIVER_OK/reset cycles
+ * leave no fd behind. */
+static void test_mq_vhost_reset_cycles(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 2);
+	struct virtio_dev *v = &f->n->vdev;
+	v->ops->reset(v);
+	v->transport = &fake_vhost_transport;
+	f->n->vhost_on = true;
+	for (unsigned int i = 0; i < 2; i++)
+		f->n->pairs[i].vhost.fd = -1;
+	f->n->vhost_fallback_logged = true; /* quiet */
+	unsigned int fds = open_fds();
+	handoffs = takebacks = 0;
+	handoff_fail_from = 3; /* pair 1's tx has no vector */
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(v->ops->activate(v), 0);
+		assert_false(f->n->vhost_running);
+		v->ops->reset(v);
+	}
+	assert_int_equal(handoffs, 3000);
+	assert_int_equal(takebacks, 4000);
+	handoffs = takebacks = 0;
+	handoff_fail_from = 5; /* every data queue handed; vhost refuses */
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(v->ops->activate(v), 0);
+		v->ops->reset(v);
+	}
+	assert_int_equal(handoffs, 4000);
+	assert_int_equal(takebacks, 4000);
+	assert_int_equal(open_fds(), fds);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 1);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1238,6 +1585,14 @@ int main(void)
 	    T(test_tx_budget),
 	    T(test_tx_rate_limited),
 	    T(test_rx_rate_limited),
+	    T(test_mq_features_config),
+	    cmocka_unit_test(test_mq_default_pairs),
+	    T(test_mq_pair1_traffic),
+	    T(test_ctrl_refused),
+	    T(test_ctrl_no_ack_room),
+	    T(test_ctrl_without_mq),
+	    T(test_mq_reset),
+	    T(test_mq_vhost_reset_cycles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
