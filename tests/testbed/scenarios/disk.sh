@@ -14,7 +14,8 @@
 # superblock (magic, journal, extents) and the marker in the image, and the
 # image's size.
 # Boot 2 ("read", two disks, the second a copy of the first given
-# ",ro,queues=1", so it has one queue):
+# ",ro,queues=1,ops=4:100", so it has one queue and a rate limiter that
+# must hold requests back, counted, without losing any):
 # L2 mounts vda and reads the file back from a cold cache; it sees vdb
 # read-only with its serial from the file name; a read-write mount of vdb
 # is refused (the kernel answers EACCES; busybox mount then falls back to
@@ -102,8 +103,14 @@ l1() {
 	cp "$DISK_IMG" "$DISK_RO_IMG" || { fail "cp"; return; }
 	ro_sha=$(disk_sha "$DISK_RO_IMG")
 	L2_CMDLINE="$base skiff_disk=read"
-	skiff_boot_l2 --cpus 2 --disk "$DISK_IMG" --disk "$DISK_RO_IMG,ro,queues=1" ||
+	# The ro disk also has a rate limiter (4 requests per 100 ms): it must
+	# hold requests back (counted) and still serve every byte.
+	skiff_boot_l2 --cpus 2 --stats-json /tmp/disk-stats.json --disk "$DISK_IMG" \
+		--disk "$DISK_RO_IMG,ro,queues=1,ops=4:100" ||
 		{ fail "boot 2: skiff exited $VMM_RC"; return; }
+	thr=$(sed -n 's/^ *"virtio-blk1 rate limiter throttled": \([0-9]*\).*/\1/p' /tmp/disk-stats.json)
+	[ "${thr:-0}" -gt 0 ] || { fail "the ro disk's rate limiter never held a request ('$thr')"; return; }
+	echo "disk: the ro disk's rate limiter held requests $thr times"
 	L2_CMDLINE=$base
 	got=$(disk_l1_saw readback)
 	[ "$got" = "$want" ] || { fail "boot 2 read back '$got' ($(disk_l1_bad_l2)), not $want"; return; }
