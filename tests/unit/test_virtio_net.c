@@ -1582,6 +1582,33 @@ static void test_vhost_ctrl_without_mq(void **state)
 	v->ops->reset(v);
 }
 
+/* The kernel refusing to attach a tap queue (TUNSETQUEUE; here pair 4's
+ * "tap" is a socket, so the ioctl fails): VQ_PAIRS_SET 5 is answered
+ * VIRTIO_NET_ERR and nothing changes: pair 3's queue, attached on the
+ * way, is detached again, but pairs 1 and 2, enabled before, keep theirs.
+ * Detached, they would stay enabled with no packet steered to them and
+ * every one they send refused (EBADFD). */
+static void test_mq_attach_refused(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 5);
+	uint16_t three = 3, five = 5;
+	assert_int_equal(
+	    ctrl_cmd(f, 10, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &three, 2),
+	    VIRTIO_NET_OK);
+	struct virtio_net_pair *p = f->n->pairs;
+	assert_false(p[3].tap_attached);
+	p[4].tap.is_tun = p[4].tap.multi_queue = true;
+	assert_int_equal(
+	    ctrl_cmd(f, 10, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &five, 2),
+	    VIRTIO_NET_ERR);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 3);
+	assert_true(p[1].tap_attached);
+	assert_true(p[2].tap_attached);
+	assert_false(p[3].tap_attached);
+	assert_false(p[4].tap_attached);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1622,6 +1649,7 @@ int main(void)
 	    T(test_mq_reset),
 	    T(test_mq_vhost_reset_cycles),
 	    T(test_vhost_ctrl_without_mq),
+	    T(test_mq_attach_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
