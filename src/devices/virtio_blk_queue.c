@@ -38,6 +38,21 @@ static void blk_complete(struct blk_queue *q, struct blk_req *req, enum blk_req_
 	virtio_complete(&q->blk->vdev, q->index, req->head, has_status ? req->used_len : 0);
 }
 
+/* What a request costs the byte bucket: the data it reads or writes.
+ * WRITE_ZEROES writes too (zero bytes for real where the host file system
+ * cannot allocate zeroes), so its ranges count; FLUSH and DISCARD move no
+ * data and cost an op only. */
+static uint64_t blk_req_bytes(const struct blk_req *req)
+{
+	uint64_t bytes = 0;
+	if (req->type == VIRTIO_BLK_T_IN || req->type == VIRTIO_BLK_T_OUT)
+		return req->len;
+	if (req->type == VIRTIO_BLK_T_WRITE_ZEROES)
+		for (unsigned int i = 0; i < req->nranges; i++)
+			bytes += req->ranges[i].len; /* at most 16 x 32 MiB */
+	return bytes;
+}
+
 void blk_slot_free(struct blk_queue *q, struct blk_req *req)
 {
 	q->free[q->nfree++] = (unsigned int)(req - q->reqs);
@@ -73,9 +88,7 @@ void blk_queue_pop_all(struct blk_queue *q)
 		}
 		/* Over the limit: the chain goes back to the ring, the queue
 		 * waits for the limiter's timer (blk_throttle_resume). */
-		uint64_t bytes =
-		    req->type == VIRTIO_BLK_T_IN || req->type == VIRTIO_BLK_T_OUT ? req->len : 0;
-		if (!throttle_admit(&blk->throttle, 1, bytes)) {
+		if (!throttle_admit(&blk->throttle, 1, blk_req_bytes(req))) {
 			virtq_unpop(vq);
 			blk_slot_free(q, req);
 			break;

@@ -177,10 +177,16 @@ static void net_queue_notify(struct virtio_dev *vdev, unsigned int q)
 }
 
 /* Only TX queues are polled; RX waits on the tap, not on a poller. One
- * limiter per direction holds every pair's queue. */
+ * limiter per direction holds every pair's queue. A pair the driver has
+ * not enabled leaves its chains in the ring too (enabling schedules it):
+ * a poller counting them as work would never stop, whatever its cap,
+ * since stopping finds the ring still full and resumes. */
 static bool net_queue_throttled(struct virtio_dev *vdev, unsigned int q)
 {
-	return q % 2 == VIRTIO_NET_TXQ && throttle_waiting(&net_of(vdev)->tx_throttle);
+	struct virtio_net *n = net_of(vdev);
+	if (q % 2 != VIRTIO_NET_TXQ || q / 2 >= n->npairs)
+		return false;
+	return throttle_waiting(&n->tx_throttle) || !virtio_net_pair_live(&n->pairs[q / 2]);
 }
 
 static const struct virtio_dev_ops net_ops = {

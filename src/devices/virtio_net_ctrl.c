@@ -33,21 +33,25 @@ static void net_pair_quiesce(struct virtio_net_pair *p)
 }
 
 /* Attaches the tap queues of pairs [from, to); on a failure detaches the
- * ones it attached. 0 or -errno. */
+ * ones it attached, and only those: pairs enabled before keep theirs (a
+ * detached queue of an enabled pair receives nothing and refuses every
+ * send). 0 or -errno. */
 static int net_pairs_attach(struct virtio_net *n, unsigned int from, unsigned int to)
 {
+	unsigned int mine = 0; /* the pairs this call attached, a bit each */
 	for (unsigned int i = from; i < to; i++) {
 		struct virtio_net_pair *p = &n->pairs[i];
 		if (p->tap_attached)
 			continue;
 		int r = tap_set_queue(&p->tap, true);
 		if (r < 0) {
-			while (i-- > from) {
-				if (tap_set_queue(&n->pairs[i].tap, false) == 0)
-					n->pairs[i].tap_attached = false;
+			for (unsigned int j = from; j < i; j++) {
+				if ((mine & 1u << j) && tap_set_queue(&n->pairs[j].tap, false) == 0)
+					n->pairs[j].tap_attached = false;
 			}
 			return r;
 		}
+		mine |= 1u << i;
 		p->tap_attached = true;
 	}
 	return 0;

@@ -30,11 +30,14 @@ static void vhost_takeback(struct virtio_net *n, unsigned int nq)
 }
 
 /* Pair i goes to vhost if the driver enabled both its queues; pair 0
- * always (a missing queue then fails the handoff: the built-in path). */
+ * always (a missing queue then fails the handoff: the built-in path).
+ * Without MQ there is no pair but 0: q2 is then the control queue
+ * (5.1.2), which stays with skiff whatever else the driver set up. */
 static bool vhost_pair_ready(const struct virtio_net *n, unsigned int i)
 {
 	const struct virtio_dev *v = &n->vdev;
-	return i == 0 || (v->vqs[2 * i].enabled && v->vqs[2 * i + 1].enabled);
+	return i == 0 || (virtio_has_feature(v, VIRTIO_NET_F_MQ) && v->vqs[2 * i].enabled &&
+			  v->vqs[2 * i + 1].enabled);
 }
 
 /* Starts pair p's vhost with its two rings (virtqueues 2i, 2i + 1). */

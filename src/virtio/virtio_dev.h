@@ -58,7 +58,8 @@ struct virtio_dev_ops {
 	/* Queue `q` was kicked. */
 	void (*queue_notify)(struct virtio_dev *vdev, unsigned int q);
 	/* Optional: true while the device leaves q's work in the ring on
-	 * purpose (a rate limiter waits; its timer resumes it). A poller
+	 * purpose (a rate limiter waits, a queue pair is disabled; what ends
+	 * the wait resumes it). A poller
 	 * then counts the ring as idle, or it would spin on that work. */
 	bool (*queue_throttled)(struct virtio_dev *vdev, unsigned int q);
 };

@@ -1620,6 +1620,35 @@ static void test_rate_limited_ops_oversize(void **state)
 	assert_int_equal(guest_used_idx(f), 2);
 }
 
+/* WRITE_ZEROES writes (with the fallback, zero bytes for real): its
+ * ranges are bytes to the limiter, as a write's data is (QEMU counts them
+ * so too). 16 ranges of 32 MiB would otherwise pass a byte limit of any
+ * rate at one token each. */
+static void test_rate_limited_write_zeroes(void **state)
+{
+	struct fx *f = *state;
+	disk_close(f);
+	disk_open(f, ",bw=1024:100");
+	struct blk_dev *blk = f->vdev->priv;
+	blk->throttle.clock_ns = fake_clock;
+	fake_now = 5000000000ull;
+	struct ratelimit_cfg c = {.b[RL_BYTES] = {1024, 0, 100}};
+	virtio_blk_limit(f->vdev, &c, 1u << RL_BYTES);
+	uint16_t before = guest_used_idx(f);
+	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_WRITE_ZEROES, 0);
+	put_range(f, DATA_GPA, 0, SECTORS, 0); /* 32 KiB: oversize, passes */
+	struct seg s[3] = {{HDR_GPA, 16, false}, {DATA_GPA, 16, false}, {STATUS_GPA, 1, true}};
+	guest_add(f, 0, s, 3);
+	kick_and_wait(f);
+	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 1));
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_false(write_kicked(f, 512)); /* 31 KiB of debt first */
+	fake_now += 3200000000ull;
+	throttle_event(&blk->throttle, 0);
+	virtio_blk_drain(f->vdev);
+	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 2));
+}
+
 static int run_group(const char *name, const char *aio, const struct CMUnitTest *t, size_t n)
 {
 	aio_opt = aio;
@@ -1664,6 +1693,7 @@ int main(void)
 	    T(test_mq_queues_option),
 	    T(test_rate_limited),
 	    T(test_rate_limited_ops_oversize),
+	    T(test_rate_limited_write_zeroes),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
 	    /* Threads only: they hold flushes in fdatasync. */

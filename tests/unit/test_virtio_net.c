@@ -112,6 +112,7 @@ static const struct virtio_transport_ops fake_transport = {
 /* A transport that can hand queues off (vhost=on): the handoff fails for
  * queues from handoff_fail_from on; counts what the device asked. */
 static unsigned int handoff_fail_from, handoffs, takebacks;
+static unsigned int handoff_mask;	/* the queues handed off, a bit each */
 static unsigned int offload_at_handoff; /* the tap's, when vhost took over */
 
 static int fake_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick, int *call)
@@ -123,6 +124,7 @@ static int fake_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick
 	if (q >= handoff_fail_from)
 		return -1;
 	handoffs++;
+	handoff_mask |= 1u << q;
 	*kick = *call = -1;
 	return 0;
 }
@@ -1554,6 +1556,59 @@ static void test_mq_vhost_reset_cycles(void **state)
 	assert_int_equal(atomic_load(&f->n->curr_pairs), 1);
 }
 
+/* CTRL_VQ without MQ: the control queue is q2 (5.1.2), where pair 1's rx
+ * would be with MQ. A driver that also sets up q3 must not get its
+ * control queue handed to vhost as pair 1's rx ring (vhost would take its
+ * kicks, and no command would be answered again): only pair 0 goes. */
+static void test_vhost_ctrl_without_mq(void **state)
+{
+	struct fx *f = *state;
+	uint64_t feat = F_ALL | F(VIRTIO_NET_F_CTRL_VQ);
+	fx_start_pairs(f, feat, 2);
+	struct virtio_dev *v = &f->n->vdev;
+	v->ops->reset(v);
+	v->transport = &fake_vhost_transport;
+	f->n->vhost_on = true;
+	f->n->vhost_fallback_logged = true; /* quiet */
+	handoffs = takebacks = handoff_mask = 0;
+	handoff_fail_from = NQ_MAX;
+	v->driver_features = feat;
+	assert_int_equal(v->ops->activate(v), 0); /* vhost refuses fd -1: built-in path */
+	assert_int_equal(handoff_mask, 1u << 0 | 1u << 1);
+	uint16_t two = 2;
+	assert_int_equal(
+	    ctrl_cmd(f, 2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &two, 2),
+	    VIRTIO_NET_ERR);
+	v->ops->reset(v);
+}
+
+/* The kernel refusing to attach a tap queue (TUNSETQUEUE; here pair 4's
+ * "tap" is a socket, so the ioctl fails): VQ_PAIRS_SET 5 is answered
+ * VIRTIO_NET_ERR and nothing changes: pair 3's queue, attached on the
+ * way, is detached again, but pairs 1 and 2, enabled before, keep theirs.
+ * Detached, they would stay enabled with no packet steered to them and
+ * every one they send refused (EBADFD). */
+static void test_mq_attach_refused(void **state)
+{
+	struct fx *f = *state;
+	fx_start_pairs(f, F_ALL | F_MQ, 5);
+	uint16_t three = 3, five = 5;
+	assert_int_equal(
+	    ctrl_cmd(f, 10, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &three, 2),
+	    VIRTIO_NET_OK);
+	struct virtio_net_pair *p = f->n->pairs;
+	assert_false(p[3].tap_attached);
+	p[4].tap.is_tun = p[4].tap.multi_queue = true;
+	assert_int_equal(
+	    ctrl_cmd(f, 10, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &five, 2),
+	    VIRTIO_NET_ERR);
+	assert_int_equal(atomic_load(&f->n->curr_pairs), 3);
+	assert_true(p[1].tap_attached);
+	assert_true(p[2].tap_attached);
+	assert_false(p[3].tap_attached);
+	assert_false(p[4].tap_attached);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1593,6 +1648,8 @@ int main(void)
 	    T(test_ctrl_without_mq),
 	    T(test_mq_reset),
 	    T(test_mq_vhost_reset_cycles),
+	    T(test_vhost_ctrl_without_mq),
+	    T(test_mq_attach_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
