@@ -224,7 +224,7 @@ bench_fio_image() {
 	cp -L /lib64/ld-linux-x86-64.so.2 "$root/ld.so"
 	for lib in $(tb_libs_of "$(command -v fio)"); do cp -L "$lib" "$root/lib/"; done
 	mb=$(($(du -sm "$root" | cut -f1) + 16))
-	mke2fs -q -t ext2 -m 0 -E root_owner=0:0 -d "$root" "$out" "${mb}M" ||
+	mke2fs -q -t ext2 -m 0 -E root_owner=0:0 -d "$root" "$out" "${mb}M" >/dev/null ||
 		tb_die "mke2fs could not make fio's image"
 	rm -rf "$root"
 }
