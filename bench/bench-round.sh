@@ -85,10 +85,47 @@ skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
 qemu-e1000       qemu vhost=off nic=e1000
 skiff-dma-fenced skiff bin=skiff-dma-fenced
 "
+# Block I/O (issue 13): each of these gives L2 a test disk and runs the
+# blk-* workloads (fio in L2) besides the others; configurations without
+# a disk skip the blk-* workloads (bench_has_disk, bench_disk_configs).
+# The test disk is /dev/loop0 (BENCH_BLK_DEV) for every VMM; bench_vm adds
+# the read-only disk with fio. skiff as is, polling its request queue
+# (thresholds scaled as skiff-poll's), and with the disk on its own I/O
+# thread (devices go round-robin in order: net io0, test disk io1, fio's
+# disk io0). QEMU as its users tune it: cache=none, aio=io_uring (or
+# native), and an iothread with its default adaptive polling.
+BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
+skiff-blk           skiff --disk /dev/loop0
+skiff-blk-poll      skiff --disk /dev/loop0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
+skiff-blk-iothreads skiff --iothreads 2 --disk /dev/loop0
+qemu-blk            qemu vhost=off disk=io_uring
+qemu-blk-native     qemu vhost=off disk=native
+qemu-blk-iothread   qemu vhost=off disk=io_uring iothread
+"
 # The emulated NIC's configurations need its driver in L2.
 L2_EXTRA_MODULES="e1000"
 # Every workload, in run order. boot is skipped for native configurations.
 BENCH_WORKLOADS="boot tcp-g2h tcp-h2g udp-g2h rr ping"
+
+# The block workloads (fio in L2; bench_fio_job has their fio options).
+BENCH_BLK_WORKLOADS="blk-randread-qd1 blk-randread-qd32 blk-randwrite-qd1 blk-randwrite-qd32 blk-seqread blk-seqwrite"
+BENCH_WORKLOADS="$BENCH_WORKLOADS $BENCH_BLK_WORKLOADS"
+# The test disk: a raw image in L1's tmpfs (zero-filled, so every block is
+# a real page), the same file for every VMM, seen through a loop device:
+# Linux 6.1's tmpfs has no O_DIRECT, which QEMU's cache=none needs, and a
+# block device has it. 512 MiB: L1 has 4 GiB, and skiff's buffered opens
+# may cache a second copy of it in L1's page cache.
+BENCH_BLK_IMG=/tmp/bench-blk.img
+BENCH_BLK_DEV=/dev/loop0
+BENCH_BLK_MB=512
+# fio and its ~60 libraries (Debian's fio links librbd, glusterfs, ...:
+# 86 MB, BIND_NOW) on an ext2 image bench/run.sh makes: L2 mounts it
+# read-only instead of holding it in its 256 MiB.
+BENCH_FIO_IMG=/bench/fio.img
+BENCH_FIO_MNT=/mnt/fio
+# fio with its own loader and libraries from that disk (none of L2's).
+BENCH_FIO="$BENCH_FIO_MNT/ld.so --library-path $BENCH_FIO_MNT/lib $BENCH_FIO_MNT/fio"
+BENCH_BLK_PORT=9998 # L2's fio server: "WORKLOAD SECS" in, fio's JSON out
 
 BENCH_L1_IP=169.254.10.1
 BENCH_L2_IP=169.254.10.2
@@ -227,6 +264,11 @@ bench_run_workload() {
 	bench_mark "run rep=$BENCH_REP config=$rw_c workload=$rw_w"
 	rw_s=$BENCH_SECS
 	rw_bound=$((rw_s + 30))
+	case "$rw_w" in blk-*)
+		bench_blk_settle
+		rm -f "$BENCH_DIR/$rw_c/fio-run.snap" "$BENCH_DIR/$rw_c/fio-end.snap"
+		;;
+	esac
 	rw_t0=$(now_ns)
 	bench_snap "$rw_pid" >"$rw_d/snap.before"
 	rw_rc=0
@@ -251,10 +293,14 @@ bench_run_workload() {
 		timeout "$rw_bound" ping -c 10 -i 0.2 -W 5 "$rw_ip" \
 			>"$rw_d/ping.txt" 2>&1 || rw_rc=$?
 		;;
+	blk-*)
+		bench_blk_run "$rw_ip" "$rw_w" "$rw_s" "$rw_bound" >"$rw_d/fio.json" 2>&1 || rw_rc=$?
+		;;
 	*) echo "unknown workload $rw_w" >"$rw_d/error" ;;
 	esac
 	bench_snap "$rw_pid" >"$rw_d/snap.after"
 	bench_delta "$rw_d/snap.before" "$rw_d/snap.after" >"$rw_d/metrics"
+	case "$rw_w" in blk-*) bench_blk_window "$rw_d" ;; esac
 	echo "$((($(now_ns) - rw_t0) / 1000000))" >"$rw_d/duration_ms"
 	# 124/143: timeout killed it. Other failures show in the tool's output,
 	# which the host's parsers reject with the reason.
@@ -309,6 +355,9 @@ bench_relay() {
 			fi
 			;;
 		"SKIFF-BENCH-L2: ready"*) [ -e "$1/ready.ns" ] || now_ns >"$1/ready.ns" ;;
+		# fio's own run inside a block workload (bench_blk_window).
+		"SKIFF-BENCH-L2: fio-run"*) bench_snap "$BENCH_VMM_PID" >"$1/fio-run.snap" ;;
+		"SKIFF-BENCH-L2: fio-end"*) bench_snap "$BENCH_VMM_PID" >"$1/fio-end.snap" ;;
 		esac
 		printf '%s\n' "$line"
 		printf '%s\n' "$line" >>"$1/l2.log"
@@ -347,11 +396,14 @@ bench_wait_file() {
 
 # bench_qemu_opts OPTS...: a qemu configuration's words (see BENCH_CONFIGS)
 # into vm_m (machine), vm_k (kernel; empty: no vmlinux for kernel=pvh),
-# vm_nic (device model) and vm_o (",..." for the -netdev).
+# vm_nic (device model), vm_o (",..." for the -netdev), vm_aio (disk=AIO:
+# the test disk's aio=) and vm_iot (iothread: the test disk on one).
 bench_qemu_opts() {
-	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci
+	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci vm_aio='' vm_iot=''
 	for vm_a in "$@"; do
 		case "$vm_a" in
+		disk=*) vm_aio=${vm_a#disk=} ;;
+		iothread) vm_iot=1 ;;
 		machine=*) vm_m=${vm_a#machine=} ;;
 		nic=*) vm_nic=${vm_a#nic=} ;;
 		kernel=pvh)
@@ -378,6 +430,14 @@ bench_vm() {
 	vm_c=$1 vm_kind=$2
 	shift 2
 	vm_d=$BENCH_DIR/$vm_c
+	vm_disk=0
+	bench_has_disk "$@" && vm_disk=1
+	# Not in $(...): the setup is once per round, its flag must stay set.
+	if [ "$vm_disk" = 1 ] && ! bench_blk_setup >"$vm_d/blk-setup.err" 2>&1; then
+		# shellcheck disable=SC2086 # a list of names
+		bench_fail_rest "$vm_c" "test disk: $(tr '\n' ' ' <"$vm_d/blk-setup.err")" $BENCH_PLAN_WORKLOADS
+		return
+	fi
 	case "$vm_kind" in
 	skiff)
 		# bin=NAME first: another build of skiff (skiff-dma-fenced)
@@ -392,6 +452,8 @@ bench_vm() {
 		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
 			--cmdline "$L2_CMDLINE" --mem "$L2_MEM" --cpus 1 --timing \
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
+		# fio's disk last: with --iothreads 2 the test disk has io1 alone.
+		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
 		;;
 	qemu)
 		bench_qemu_opts "$@"
@@ -406,6 +468,15 @@ bench_vm() {
 			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
 			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
 			-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
+		# The test disk as QEMU's users tune it (cache=none: O_DIRECT, no
+		# page cache in L1), on an iothread if asked; fio's disk plain.
+		if [ -n "$vm_aio" ]; then
+			[ -z "$vm_iot" ] || set -- "$@" -object iothread,id=io0
+			set -- "$@" -drive "file=$BENCH_BLK_DEV,if=none,id=d0,format=raw,cache=none,aio=$vm_aio" \
+				-device "virtio-blk-pci,drive=d0${vm_iot:+,iothread=io0}" \
+				-drive "file=$BENCH_FIO_IMG,if=none,id=d1,format=raw,readonly=on" \
+				-device virtio-blk-pci,drive=d1
+		fi
 		;;
 	kvmtool)
 		if ! command -v lkvm >/dev/null; then
@@ -492,6 +563,7 @@ bench_vm() {
 	fi
 	for vm_w in $BENCH_PLAN_WORKLOADS; do
 		[ "$vm_w" = boot ] && continue
+		bench_applies "$vm_w" "$vm_disk" || continue
 		if [ -z "$vm_why" ]; then
 			bench_run_workload "$vm_c" "$vm_w" "$BENCH_L2_IP" "$BENCH_VMM_PID"
 		else
@@ -557,8 +629,135 @@ bench_native() {
 	fi
 	for w in $BENCH_PLAN_WORKLOADS; do
 		[ "$w" = boot ] && continue
+		bench_applies "$w" 0 || continue
 		bench_run_workload "$c" "$w" "$BENCH_NS_IP" ""
 	done
+}
+
+# ---- block I/O (fio in L2) ----
+
+# bench_has_disk KIND ARGS...: whether a configuration gives L2 a test
+# disk (skiff: a --disk; qemu: a disk= word), i.e. runs the blk-* workloads.
+bench_has_disk() {
+	case " $* " in *" --disk "* | *" disk="*) return 0 ;; esac
+	return 1
+}
+
+# bench_disk_configs: the names of the configurations with a test disk, one
+# a line (bench/run.sh asks, so host and L1 apply the same rule).
+bench_disk_configs() {
+	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r dc_n dc_rest; do
+		# shellcheck disable=SC2086 # KIND ARGS as words
+		[ -n "$dc_n" ] && bench_has_disk $dc_rest && echo "$dc_n"
+	done
+	return 0
+}
+
+# bench_applies W HAS_DISK: whether workload W runs on a VM configuration
+# (HAS_DISK 1 or 0). A pair that does not apply is skipped without a
+# trace: the host never planned it (ingest.workloads_for).
+bench_applies() {
+	case "$1" in blk-*) [ "$2" = 1 ] ;; *) return 0 ;; esac
+}
+
+# bench_blk_setup: the test disk, once per round: loop module, a
+# zero-filled image in tmpfs, the loop device over it.
+bench_blk_setup() {
+	[ -z "$BENCH_BLK_READY" ] || return 0
+	[ -e "$BENCH_FIO_IMG" ] || { echo "no $BENCH_FIO_IMG in L1 (bench/run.sh packs it)"; return 1; }
+	[ -e /sys/module/loop ] || insmod /lib/modules/bench/loop.ko || { echo "cannot load loop"; return 1; }
+	wait_for "$BENCH_BLK_DEV" || { echo "no $BENCH_BLK_DEV"; return 1; }
+	dd if=/dev/zero of="$BENCH_BLK_IMG" bs=1M count="$BENCH_BLK_MB" 2>/dev/null &&
+		losetup "$BENCH_BLK_DEV" "$BENCH_BLK_IMG" || { echo "losetup failed"; return 1; }
+	BENCH_BLK_READY=1
+}
+
+# bench_blk_settle: before each block run, every run starts alike: earlier
+# runs' writes written back, L1's page cache of the loop device dropped
+# (skiff opens it buffered, QEMU with O_DIRECT).
+bench_blk_settle() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# bench_blk_window DIR: a block run's metrics over fio's own run, from the
+# snapshots L1's relay took at L2's fio-run and fio-end markers (fio's
+# exec_prerun/postrun), not over the whole request: fio's start in L2
+# (loading and relocating 62 libraries at emulated speed) took ~3.5 s of
+# a 2 s run's 5.5 s window in the first smoke run, and would swamp the
+# cost per I/O. Without both markers the request's window stays.
+bench_blk_window() {
+	bw_c=${1%/*}
+	if [ -s "$bw_c/fio-run.snap" ] && [ -s "$bw_c/fio-end.snap" ]; then
+		mv "$bw_c/fio-run.snap" "$1/snap.fio-run"
+		mv "$bw_c/fio-end.snap" "$1/snap.fio-end"
+		bench_delta "$1/snap.fio-run" "$1/snap.fio-end" >"$1/metrics"
+	fi
+	rm -f "$bw_c/fio-run.snap" "$bw_c/fio-end.snap"
+}
+
+# bench_blk_run L2IP W SECS BOUND: ask L2's fio server for workload W of
+# SECS seconds; fio's JSON on stdout. Bounded: L2 bounds fio itself.
+bench_blk_run() {
+	echo "$2 $3" | timeout "$4" nc "$1" "$BENCH_BLK_PORT"
+}
+
+# bench_fio_job W: fio's options for block workload W (4 KiB random at
+# queue depth 1 and 32, 1 MiB sequential at depth 8), or failure.
+bench_fio_job() {
+	case "$1" in
+	blk-randread-qd1) echo "--rw=randread --bs=4k --iodepth=1" ;;
+	blk-randread-qd32) echo "--rw=randread --bs=4k --iodepth=32" ;;
+	blk-randwrite-qd1) echo "--rw=randwrite --bs=4k --iodepth=1" ;;
+	blk-randwrite-qd32) echo "--rw=randwrite --bs=4k --iodepth=32" ;;
+	blk-seqread) echo "--rw=read --bs=1M --iodepth=8" ;;
+	blk-seqwrite) echo "--rw=write --bs=1M --iodepth=8" ;;
+	*) return 1 ;;
+	esac
+}
+
+# bench_blk_serve: in L2, one request of L1 (stdin and stdout are the
+# connection): "WORKLOAD SECS" in, fio's JSON (and its messages) out. A
+# bounded, time-based, direct-I/O run with libaio on the test disk.
+bench_blk_serve() {
+	read -r bv_w bv_s || return 0
+	bv_job=$(bench_fio_job "$bv_w") || { echo "no block workload $bv_w"; return 0; }
+	case "$bv_s" in '' | *[!0-9]*) echo "bad run length $bv_s"; return 0 ;; esac
+	# The markers bound fio's run for L1's snapshots (bench_blk_window).
+	# fio appends its own redirection (to /tmp/W.prerun.txt) to the
+	# command: the console's is inside a sh -c, so it holds.
+	cd /tmp || return 0
+	# shellcheck disable=SC2086 # fio and its options as words
+	timeout $((bv_s + 25)) $BENCH_FIO --name="$bv_w" --filename="$(cat /tmp/bench-blk-dev)" $bv_job \
+		--ioengine=libaio --direct=1 --time_based --runtime="$bv_s" \
+		--exec_prerun="sh -c 'echo SKIFF-BENCH-L2: fio-run >/dev/console'" \
+		--exec_postrun="sh -c 'echo SKIFF-BENCH-L2: fio-end >/dev/console'" \
+		--output-format=json 2>&1
+}
+
+# bench_blk_l2: in L2, when the VMM gave it fio's (read-only) disk: mount
+# it, note the writable one as the test disk, load fio once (its libraries
+# into L2's page cache, before any measured run) and serve L1's requests.
+# Nothing without such a disk.
+bench_blk_l2() {
+	bl_tools='' bl_test=''
+	for bl_d in /sys/block/vd*; do
+		[ -e "$bl_d/ro" ] || continue
+		if [ "$(cat "$bl_d/ro")" = 1 ]; then bl_tools=/dev/${bl_d##*/}; else bl_test=/dev/${bl_d##*/}; fi
+	done
+	[ -n "$bl_tools" ] || return 0
+	while read -r bl_m; do
+		insmod "/lib/modules/bench/$bl_m.ko" || echo "SKIFF-BENCH-L2: insmod $bl_m failed"
+	done </lib/modules/bench/order
+	mkdir -p "$BENCH_FIO_MNT"
+	if ! mount -t ext4 -o ro "$bl_tools" "$BENCH_FIO_MNT"; then
+		echo "SKIFF-BENCH-L2: cannot mount fio's disk $bl_tools"
+		return 0
+	fi
+	echo "$bl_test" >/tmp/bench-blk-dev
+	# shellcheck disable=SC2086 # a command line
+	echo "SKIFF-BENCH-L2: blk test=$bl_test fio=$bl_tools $($BENCH_FIO --version)"
+	nc -ll -p "$BENCH_BLK_PORT" -e /bin/sh -c '. /testbed/lib.sh; . /testbed/scenario.sh; bench_blk_serve' &
 }
 
 # ---- L1 and L2 ----
@@ -620,6 +819,7 @@ l2() {
 	if command -v sockperf >/dev/null; then
 		sockperf server -i "$BENCH_L2_IP" -p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 &
 	fi
+	bench_blk_l2
 	echo "SKIFF-BENCH-L2: ready"
 	# Until L1 connects to the quit port (bounded: L1 would be gone).
 	timeout 1800 nc -l -p "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1

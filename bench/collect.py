@@ -2,7 +2,8 @@
 """Append one run's sample to a results JSON, parsing the raw tool outputs.
 
 usage: bench/collect.py RESULTS.json --config C --workload W --rep K
-         [--iperf3 FILE] [--sockperf FILE] [--ping FILE] [--console FILE]...
+         [--iperf3 FILE] [--sockperf FILE] [--ping FILE] [--fio FILE]
+         [--console FILE]...
          [--metric KEY=VALUE]... [--duration SECONDS] [--meta KEY=VALUE]...
 
 --console files are scanned for `SKIFF-METRIC: key=value` markers. The file
@@ -32,7 +33,8 @@ def sample_metrics(args):
     out = {}
     readers = (("iperf3", parsers.parse_iperf3_json, metrics.from_iperf3),
                ("sockperf", parsers.parse_sockperf, metrics.from_sockperf),
-               ("ping", parsers.parse_ping, metrics.from_ping))
+               ("ping", parsers.parse_ping, metrics.from_ping),
+               ("fio", parsers.parse_fio_json, metrics.from_fio))
     for attr, parse, to_metrics in readers:
         path = getattr(args, attr)
         if path:
@@ -55,6 +57,7 @@ def main(argv=None):
     ap.add_argument("--iperf3")
     ap.add_argument("--sockperf")
     ap.add_argument("--ping")
+    ap.add_argument("--fio")
     ap.add_argument("--console", action="append", default=[])
     ap.add_argument("--metric", action="append", type=_kv, default=[])
     ap.add_argument("--meta", action="append", type=_kv, default=[])
@@ -73,7 +76,7 @@ def main(argv=None):
         status = 3
     if args.duration is not None:
         sample["duration_s"] = args.duration
-    raw = {k: getattr(args, k) for k in ("iperf3", "sockperf", "ping")
+    raw = {k: getattr(args, k) for k in ("iperf3", "sockperf", "ping", "fio")
            if getattr(args, k)}
     if args.console:
         raw["console"] = args.console

@@ -71,6 +71,14 @@ KVMTOOL_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS
 FENCED_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "skiff" && $3 == "bin=skiff-dma-fenced" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
+# The configurations with a test disk, the only ones that run blk-*
+# workloads: the scenario's own rule (bench_disk_configs), so L1 and the
+# host agree.
+DISK_CONFIGS=$( (
+	# shellcheck disable=SC1090
+	. "$SCENARIO_FILE"
+	bench_disk_configs
+) | paste -sd, -)
 
 # A run during which others used more than this share of the host's CPUs
 # is contaminated (bench/skiffbench/hostload.py).
@@ -199,6 +207,7 @@ bench_build_initrd() {
 	tb_wrapper "$SCENARIO" l2 >"$work/l2/scenario-l2.sh"
 	chmod 755 "$work/l2/scenario-l2.sh"
 	tb_copy_bin "$work/l2" /usr/bin/sockperf
+	[ -z "$DISK_SEL" ] || bench_pack_blk "$work/l1" "$work/l2"
 	# Modules the scenario's L2 needs beyond the base's (the e1000 driver).
 	tb_add_l2_extras "$work/l2" "" "$(scenario_var L2_EXTRA_MODULES)"
 	# Libraries the L2 base already has stay out of the overlay.
@@ -206,6 +215,53 @@ bench_build_initrd() {
 	tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
 	tb_concat_initrd "$initrd" "$TB_L1_BASE" "$work/l1"
 	rm -rf "$work"
+}
+
+# bench_fio_image OUT: an ext2 image with fio, its loader (ld.so) and
+# every library it links (lib/), for L2 to mount read-only. Debian's fio
+# links librbd, glusterfs, ... directly, with BIND_NOW: all of them must
+# load (86 MB), more than L2's 256 MiB should hold in its initramfs. ext2
+# (mke2fs -d, no root needed, 0.2 s) rather than squashfs (27-33 MB, but
+# 26-50 s to make here and decompressed at emulated speed in L2).
+bench_fio_image() {
+	local out=$1 root lib mb
+	command -v fio >/dev/null || tb_die "no fio on this host (tests/install-deps.sh installs it)"
+	root=$(mktemp -d "$TB_CACHE/run.fio.XXXXXX")
+	mkdir -p "$root/lib"
+	cp -L "$(command -v fio)" "$root/fio"
+	cp -L /lib64/ld-linux-x86-64.so.2 "$root/ld.so"
+	for lib in $(tb_libs_of "$(command -v fio)"); do cp -L "$lib" "$root/lib/"; done
+	mb=$(($(du -sm "$root" | cut -f1) + 16))
+	mke2fs -q -t ext2 -m 0 -E root_owner=0:0 -d "$root" "$out" "${mb}M" >/dev/null ||
+		tb_die "mke2fs could not make fio's image"
+	rm -rf "$root"
+}
+
+# bench_pack_blk L1DIR L2DIR: what the block configurations need: fio's
+# image and the loop module (the test disk's device) in L1, and in L2 the
+# ext4 modules (which mount ext2) at a path of their own, loaded only when
+# a VM has fio's disk (bench_blk_l2), so other boots do not pay for them.
+bench_pack_blk() {
+	local l1=$1 l2=$2 m n
+	mkdir -p "$l1/bench" "$l1/lib/modules/bench" "$l2/lib/modules/bench"
+	bench_fio_image "$l1/bench/fio.img"
+	bench_unxz_module "$(tb_module_closure loop | tail -n1)" "$l1/lib/modules/bench/loop.ko"
+	: >"$l2/lib/modules/bench/order"
+	for m in $(tb_module_closure crc32c_generic ext4); do
+		n=${m##*/}
+		n=${n%.xz}
+		bench_unxz_module "$m" "$l2/lib/modules/bench/$n"
+		echo "${n%.ko}" >>"$l2/lib/modules/bench/order"
+	done
+}
+
+# bench_unxz_module FILE OUT: a module, decompressed (busybox insmod).
+bench_unxz_module() {
+	[ -n "$1" ] || tb_die "a module the block configurations need is missing in $(tb_moddir)"
+	case "$1" in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
 }
 
 # ---- rounds ----
@@ -241,9 +297,10 @@ NATIVE_SEL=$(csv_inter "$configs" "$NATIVE_CONFIGS")
 QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
 KVMTOOL_SEL=$(csv_inter "$configs" "$KVMTOOL_CONFIGS")
 FENCED_SEL=$(csv_inter "$configs" "$FENCED_CONFIGS")
+DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
-	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL")
+	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL" --disks "$DISK_SEL")
 total=$(awk -F'\t' '$1 == "total" { print $2 }' <<<"$plan")
 design=$(awk -F'\t' '$1 == "balance" { print $2 }' <<<"$plan")
 
@@ -370,7 +427,7 @@ run_round() {
 	note_host_load "$label" "$host_before"
 	python3 "$ROUNDS" ingest --log "$log" --out "$out" --results "$results" \
 		--rep "$rep" --configs "$order" --workloads "$workloads" \
-		--native "$NATIVE_SEL" --l0-rc "$rc" "${stalled[@]}" "${keep[@]}" \
+		--native "$NATIVE_SEL" --disks "$DISK_SEL" --l0-rc "$rc" "${stalled[@]}" "${keep[@]}" \
 		--lost "$out/logs/.lost" --redo "$out/logs/.redo" \
 		--host-load "$out/logs/host-load.tsv" --contam-pct "$CONTAM_PCT" || true
 	local lost redo c w
@@ -399,6 +456,17 @@ run_round() {
 	active=$(awk -v a="$active" '{ printf "%.1f", a + $1 }' "$out/logs/.active" 2>/dev/null || echo "$active")
 }
 
+# runs_not_applying CONFIG: how many of the non-boot workloads CONFIG skips
+# (blk-* without a test disk).
+runs_not_applying() {
+	local w k=0
+	in_list "$1" "$DISK_SEL" && { echo 0; return; }
+	for w in ${workloads//,/ }; do
+		case "$w" in blk-*) k=$((k + 1)) ;; esac
+	done
+	echo "$k"
+}
+
 makeups=()
 while IFS=$'\t' read -r kind rep order nruns <&3; do
 	[ "$kind" = round ] || continue
@@ -413,7 +481,7 @@ while [ "${#makeups[@]}" -gt 0 ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt 
 	n_makeup=$((n_makeup + 1))
 	nruns=0
 	for c in ${order//,/ }; do
-		nruns=$((nruns + nw))
+		nruns=$((nruns + nw - $(runs_not_applying "$c")))
 		in_list "$c" "$NATIVE_SEL" || ! in_list boot "$workloads" || nruns=$((nruns + 1))
 	done
 	total=$((total + nruns))

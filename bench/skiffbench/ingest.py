@@ -20,7 +20,7 @@ from skiffbench import hostload  # noqa: E402
 import collect  # noqa: E402  (bench/collect.py)
 
 TOOL_FILES = (("iperf3", "iperf3.json"), ("sockperf", "sockperf.txt"),
-              ("ping", "ping.txt"))
+              ("ping", "ping.txt"), ("fio", "fio.json"))
 
 _BEGIN = re.compile(r"SKIFF-BENCH-DATA-BEGIN rep=(\d+) config=(\S+)")
 _B64 = re.compile(r"SKIFF-BENCH-B64 ([A-Za-z0-9+/=]+)\s*$")
@@ -28,9 +28,19 @@ _END = re.compile(r"SKIFF-BENCH-DATA-END rep=(\d+) config=(\S+) "
                   r"sha256=([0-9a-f]{64})")
 
 
-def workloads_for(config, workloads, native):
-    """Workloads a configuration runs: no boot without a VM."""
-    return [w for w in workloads if not (w == "boot" and config in native)]
+def is_blk_workload(workload):
+    """The block workloads (fio in L2 on the test disk) are named blk-*."""
+    return workload.startswith("blk-")
+
+
+def workloads_for(config, workloads, native, disks=()):
+    """Workloads a configuration runs: no boot without a VM, no block
+    workload without a test disk (disks: the configurations that have
+    one). A pair that does not apply has no sample at all, not a failed
+    one: it was never planned."""
+    return [w for w in workloads
+            if not (w == "boot" and config in native)
+            and not (is_blk_workload(w) and config not in disks)]
 
 
 # ---- the console log ----
@@ -184,7 +194,8 @@ def ingest_run(results, out_dir, rel_dir, config, workload, rep):
 
 def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
                  l0_rc=0, say=print, stalled=False, lost=None, keep=None,
-                 loads=None, contam_pct=hostload.CONTAM_PCT, redo=None):
+                 loads=None, contam_pct=hostload.CONTAM_PCT, redo=None,
+                 disks=()):
     """Unpack a round's data under out_dir/raw/r<rep>/ and add its samples.
     Runs without data become failed samples. Returns (ok, failed); the
     configurations that sent no data at all (the round died before them)
@@ -195,11 +206,12 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
     of the host others used during it: above contam_pct the run counts
     as failed ("contaminated") and (config, workload) goes to `redo`.
     keep: a set of (config, workload) to ingest (a round that makes up
-    for some runs only); None: all."""
+    for some runs only); None: all. disks: the configurations with a test
+    disk (workloads_for)."""
     start = _n_samples(results)
     ok, failed = _ingest_round(log, out_dir, results, rep, configs,
                                workloads, native, l0_rc, say, stalled, lost,
-                               keep)
+                               keep, disks)
     bad = _annotate(results, start, configs, loads or {}, contam_pct)
     for config, workload, pct in bad:
         say(f"bench: {config} {workload} rep {rep}: contaminated (others "
@@ -246,7 +258,7 @@ def _annotate(results, start, configs, loads, contam_pct):
 
 
 def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
-                  l0_rc, say, stalled, lost, keep):
+                  l0_rc, say, stalled, lost, keep, disks=()):
     with open(log, errors="replace") as f:
         text = f.read()
     blobs = extract_blobs(text)
@@ -267,7 +279,7 @@ def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
             why = f"no data from L1: {problem}"
             if lost is not None:
                 lost.append(config)
-        for workload in workloads_for(config, workloads, native):
+        for workload in workloads_for(config, workloads, native, disks):
             if keep is not None and (config, workload) not in keep:
                 continue
             if why is not None:

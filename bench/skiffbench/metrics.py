@@ -62,11 +62,22 @@ DIRECTIONS = {
     "boot_first_exit_ms": (False, "start to the VM's first KVM exit (L1 polls debugfs)"),
     "boot_guest_uptime_ms": (False, "guest's own uptime at init"),
     "boot_pre_kernel_ms": (False, "start to init minus the guest's uptime"),
+    # block I/O (fio in L2 on the test disk; bench-round.sh's blk-* workloads)
+    "blk_iops": (True, "fio I/Os completed per second"),
+    "blk_mb_s": (True, "fio MB/s (10^6 bytes)"),
+    "blk_clat_p50_us": (False, "fio completion latency p50, us"),
+    "blk_clat_p99_us": (False, "fio completion latency p99, us"),
+    "blk_clat_p99_9_us": (False, "fio completion latency p99.9, us"),
+    "blk_ios": (None, "I/Os fio completed (work unit)"),
+    "blk_runtime_s": (None, "fio's own runtime, s"),
+    "blk_guest_cpu_pct": (None, "fio's CPU in the guest (usr+sys), %"),
+    "cpu_s_per_mio": (False, "VMM CPU seconds per million I/Os"),
+    "exits_per_io": (False, "KVM exits per I/O"),
 }
 
 # Work units: a workload whose samples carry one of these does an amount
 # of work that depends on the configuration.
-WORK_UNITS = ("mb_moved", "udp_packets", "rr_transactions")
+WORK_UNITS = ("mb_moved", "udp_packets", "rr_transactions", "blk_ios")
 
 # Costs per run or per second (see the module docstring).
 PER_TIME = ("kvm_exits", "exits_per_s", "cpu_s_total", "iperf_cpu_local_pct",
@@ -165,6 +176,26 @@ def from_ping(parsed):
     return out
 
 
+def from_fio(parsed):
+    """Metrics from parsers.parse_fio_json(). blk_ios is the work unit:
+    fio runs for a fixed time, so the per-run CPU and exits depend on how
+    many I/Os a configuration completed; cpu_s_per_mio and exits_per_io
+    (derive) are the comparable costs."""
+    out = {"blk_iops": parsed["iops"],
+           "blk_mb_s": parsed["bw_bytes"] / 1e6,
+           "blk_clat_p50_us": parsed["clat_p50_us"],
+           "blk_clat_p99_us": parsed["clat_p99_us"],
+           "blk_clat_p99_9_us": parsed["clat_p99_9_us"],
+           "blk_ios": parsed["total_ios"],
+           "blk_runtime_s": parsed["runtime_s"],
+           # also bytes moved: CPU per GB for the 1 MiB sequential runs
+           "mb_moved": parsed["io_bytes"] / 1e6}
+    cpu = [parsed.get(k) for k in ("usr_cpu", "sys_cpu")]
+    if all(isinstance(c, (int, float)) for c in cpu):
+        out["blk_guest_cpu_pct"] = cpu[0] + cpu[1]
+    return out
+
+
 def _per(out, name, num, den, scale=1.0):
     a, b = out.get(num), out.get(den)
     if (name not in out and isinstance(a, (int, float))
@@ -192,4 +223,6 @@ def derive(metrics):
     _per(out, "cpu_s_per_mpkt", "cpu_s_total", "udp_packets", 1e-6)
     _per(out, "exits_per_trans", "kvm_exits", "rr_transactions")
     _per(out, "cpu_s_per_mtrans", "cpu_s_total", "rr_transactions", 1e-6)
+    _per(out, "exits_per_io", "kvm_exits", "blk_ios")
+    _per(out, "cpu_s_per_mio", "cpu_s_total", "blk_ios", 1e-6)
     return out

@@ -192,3 +192,74 @@ def parse_metrics(text):
         if m:
             out[m.group(1)] = number_or_text(m.group(2).rstrip("\r"))
     return out
+
+
+# ---- fio (block workloads: bench-round.sh runs it in L2) ----
+
+def _fio_doc(text):
+    """The JSON object of `fio --output-format=json`. fio may print notes
+    before it and L2's relay may add lines after it, so decode from the
+    first "{" and ignore what follows."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("fio: no JSON object in output: "
+                         + (text.strip().splitlines() or ["(empty)"])[-1][:200])
+    try:
+        doc, _end = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError as e:
+        raise ValueError(f"fio: output is not valid JSON ({e})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list) \
+            or not doc["jobs"]:
+        raise ValueError("fio: JSON has no jobs")
+    return doc
+
+
+def _fio_percentile(clat, pct):
+    """clat_ns.percentile["99.900000"] in microseconds."""
+    table = clat.get("percentile") or {}
+    for key, value in table.items():
+        try:
+            if abs(float(key) - pct) < 1e-6:
+                return float(value) / 1000.0
+        except ValueError:
+            continue
+    raise ValueError(f"fio: no completion-latency percentile {pct:g}")
+
+
+def parse_fio_json(text):
+    """Summary of one fio job (`--output-format=json`, one job, one
+    direction: randread, randwrite, read or write).
+
+    The direction is the one that did I/O (a read job's "write" section is
+    all zeros). iops and bw_bytes (bytes/s) are fio's, over the job's
+    runtime; total_ios counts completed I/Os; clat_* are completion
+    latencies (submission to completion, what the device path costs) in
+    microseconds. usr_cpu/sys_cpu are fio's own CPU % inside the guest. A
+    job error, or a job that completed no I/O, raises."""
+    doc = _fio_doc(text)
+    job = doc["jobs"][0]
+    if job.get("error"):
+        raise ValueError(f"fio: job {job.get('jobname')!r} failed with "
+                         f"error {job['error']}")
+    done = [(d, job[d]) for d in ("read", "write")
+            if (job.get(d) or {}).get("total_ios")]
+    if len(done) != 1:
+        raise ValueError("fio: expected I/O in exactly one direction, got "
+                         f"{len(done)} (no I/O completed, or a mixed job)")
+    rw, side = done[0]
+    clat = side.get("clat_ns") or {}
+    return {
+        "version": doc.get("fio version"),
+        "job": job.get("jobname"),
+        "direction": rw,
+        "iops": float(side["iops"]),
+        "bw_bytes": float(side["bw_bytes"]),
+        "total_ios": int(side["total_ios"]),
+        "io_bytes": int(side.get("io_bytes", 0)),
+        "runtime_s": float(side.get("runtime", 0)) / 1000.0,
+        "clat_p50_us": _fio_percentile(clat, 50),
+        "clat_p99_us": _fio_percentile(clat, 99),
+        "clat_p99_9_us": _fio_percentile(clat, 99.9),
+        "usr_cpu": job.get("usr_cpu"),
+        "sys_cpu": job.get("sys_cpu"),
+    }
