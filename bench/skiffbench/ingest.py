@@ -28,9 +28,14 @@ _END = re.compile(r"SKIFF-BENCH-DATA-END rep=(\d+) config=(\S+) "
                   r"sha256=([0-9a-f]{64})")
 
 
+# Workloads that need a VM: a native configuration has no boot and no VMM
+# to watch idling.
+VM_ONLY = ("boot", "idle")
+
+
 def workloads_for(config, workloads, native):
-    """Workloads a configuration runs: no boot without a VM."""
-    return [w for w in workloads if not (w == "boot" and config in native)]
+    """Workloads a configuration runs: no VM_ONLY one without a VM."""
+    return [w for w in workloads if not (w in VM_ONLY and config in native)]
 
 
 # ---- the console log ----
