@@ -44,6 +44,7 @@ HEADLINE = (
     ("udp-g2h", "cpu_s_per_mpkt", "  VMM CPU s per million packets"),
     ("rr", "latency_p50_us", "UDP request/response p50, µs one-way"),
     ("rr", "latency_p99_us", "  p99, µs"),
+    ("rr", "latency_p99_9_us", "  p99.9, µs"),
     ("rr", "exits_per_trans", "  KVM exits per transaction"),
     ("rr", "cpu_s_per_mtrans", "  VMM CPU s per million transactions"),
     ("ping", "ping_avg_ms", "ping avg RTT, ms"),
