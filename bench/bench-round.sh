@@ -45,6 +45,8 @@ PEERS="qemu kvmtool"
 #                with its own defaults, virtio-net on tap0. OPTS are words
 #                appended to its -n (vhost=1)
 #   native       no VM: L1 to a second network namespace over veth
+# Every VM kind also takes mem=SIZE (L2's RAM, e.g. 2048M; default
+# L2_MEM) and cpus=N (vCPUs; default 1) among its ARGS (bench_vm_words).
 # The peers as their users would run them: qemu-vhost-off is microvm as
 # QEMU sets it up (rtc=auto means no RTC under KVM: the guest polls a
 # missing one), qemu-rtc gives it the RTC, qemu-rtc-pvh also boots the
@@ -67,13 +69,33 @@ kvmtool         kvmtool
 kvmtool-vhost   kvmtool vhost=1
 native-veth     native
 "
+# Issue 13 point 4, run when named: VMM memory at other guest sizes (run
+# them with --workloads boot,idle: memory is read at init and after the
+# idle window) and 2-vCPU guests (for tcp-par). QEMU's memory peer is
+# qemu-rtc (bzImage, RTC on): with kernel=pvh it would also map the 65 MB
+# vmlinux file, which is no overhead of a VMM's own.
+BENCH_WL4_CONFIGS="
+skiff-mem128     skiff mem=128M
+skiff-mem512     skiff mem=512M
+skiff-mem2048    skiff mem=2048M
+qemu-mem128      qemu vhost=off machine=microvm,pcie=on,rtc=on mem=128M
+qemu-mem512      qemu vhost=off machine=microvm,pcie=on,rtc=on mem=512M
+qemu-mem2048     qemu vhost=off machine=microvm,pcie=on,rtc=on mem=2048M
+kvmtool-mem128   kvmtool mem=128M
+kvmtool-mem512   kvmtool mem=512M
+kvmtool-mem2048  kvmtool mem=2048M
+skiff-2cpu       skiff cpus=2
+skiff-vhost-2cpu skiff --net tap=tap0,vhost=on cpus=2
+qemu-rtc-pvh-2cpu qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh cpus=2
+kvmtool-2cpu     kvmtool cpus=2
+"
 # Configurations that exist but are not in the default plan: QEMU's default
 # machine (SeaBIOS, which bench/run.sh packs from the host's Debian seabios;
 # not yet run through a whole suite), the poll-idle sweep that chose
 # skiff's default (BENCHMARKS.md), and the emulated e1000 (issue 10) in
 # each coalesce mode against QEMU's. Thresholds scaled for
 # the testbed as skiff-poll's are; the names give the testbed's poll-idle.
-BENCH_EXTRA_CONFIGS="
+BENCH_EXTRA_CONFIGS="$BENCH_WL4_CONFIGS
 qemu-pc          qemu vhost=off machine=pc
 skiff-idle-250us skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=250
 skiff-idle-1ms   skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=1000
@@ -104,8 +126,22 @@ qemu-blk-iothread   qemu vhost=off disk=io_uring iothread
 "
 # The emulated NIC's configurations need its driver in L2.
 L2_EXTRA_MODULES="e1000"
-# Every workload, in run order. boot is skipped for native configurations.
-BENCH_WORKLOADS="boot tcp-g2h tcp-h2g udp-g2h rr ping"
+# The default workloads. They run in the plan's order, except idle, which
+# runs first after boot (bench_idle_first). The VM_ONLY ones are skipped
+# for native configurations (and bench/skiffbench/ingest.py's VM_ONLY
+# must list the same).
+BENCH_WORKLOADS="boot idle tcp-g2h tcp-h2g udp-g2h rr tcp-rr ping"
+BENCH_VM_ONLY="boot idle"
+# Known but run only when named (--workloads): each adds a stream of
+# BENCH_SECS per configuration, and the default suite should grow by at
+# most ~30% (BENCHMARKS.md).
+BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par"
+# udp64-*: the offered rate of 64-byte datagrams (iperf3 -b counts
+# payload: 2 Mbit/s = ~3900 packets/s). Below what every configuration
+# delivered at -b 0 (udp-g2h: 10-18k packets/s in the QUICK run of
+# 2026-12-01), so loss then says the path dropped what a held-rate sender
+# offered, not that a fast sender outran it.
+BENCH_UDP64_RATE=2M
 
 # The block workloads (fio in L2; bench_fio_job has their fio options).
 BENCH_BLK_WORKLOADS="blk-randread-qd1 blk-randread-qd32 blk-randwrite-qd1 blk-randwrite-qd32 blk-seqread blk-seqwrite"
@@ -296,11 +332,13 @@ bench_run_workload() {
 	blk-*)
 		bench_blk_run "$rw_ip" "$rw_w" "$rw_s" "$rw_bound" >"$rw_d/fio.json" 2>&1 || rw_rc=$?
 		;;
-	*) echo "unknown workload $rw_w" >"$rw_d/error" ;;
+	*) bench_run_wl4 "$rw_w" "$rw_ip" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$? ;;
 	esac
 	bench_snap "$rw_pid" >"$rw_d/snap.after"
 	bench_delta "$rw_d/snap.before" "$rw_d/snap.after" >"$rw_d/metrics"
 	case "$rw_w" in blk-*) bench_blk_window "$rw_d" ;; esac
+	# key=value lines a workload adds to the snapshots' (idle: idle_s).
+	[ ! -e "$rw_d/metrics.extra" ] || cat "$rw_d/metrics.extra" >>"$rw_d/metrics"
 	echo "$((($(now_ns) - rw_t0) / 1000000))" >"$rw_d/duration_ms"
 	# 124/143: timeout killed it. Other failures show in the tool's output,
 	# which the host's parsers reject with the reason.
@@ -308,6 +346,50 @@ bench_run_workload() {
 	124 | 143 | 137) echo "$rw_w did not finish within ${rw_bound}s" >"$rw_d/error" ;;
 	esac
 	bench_mark "done rep=$BENCH_REP config=$rw_c workload=$rw_w rc=$rw_rc"
+}
+
+# bench_run_wl4 W TARGET DIR SECS BOUND: the workloads of issue 13 point
+# 4 (BENCHMARKS.md), each bounded by BOUND seconds; the tool's exit status.
+#   tcp-rr     sockperf ping-pong over TCP (L2's second server, --tcp)
+#   udp64-g2h  iperf3 64-byte UDP at BENCH_UDP64_RATE, L2 sends
+#   udp64-h2g  the same, L1 sends
+#   tcp-par    iperf3 TCP, two parallel streams, L2 sends (for cpus=2)
+#   idle       nothing: the VM left alone for SECS (what waiting costs)
+bench_run_wl4() {
+	w4_w=$1 w4_ip=$2 w4_d=$3 w4_s=$4 w4_bound=$5
+	case "$w4_w" in
+	tcp-rr)
+		timeout "$w4_bound" sockperf ping-pong --tcp -i "$w4_ip" -p "$BENCH_SOCKPERF_PORT" \
+			-t "$w4_s" -m 64 >"$w4_d/sockperf.txt" 2>&1
+		;;
+	udp64-g2h)
+		timeout "$w4_bound" iperf3 -c "$w4_ip" -R -u -l 64 -b "$BENCH_UDP64_RATE" -t "$w4_s" -J \
+			>"$w4_d/iperf3.json" 2>&1
+		;;
+	udp64-h2g)
+		timeout "$w4_bound" iperf3 -c "$w4_ip" -u -l 64 -b "$BENCH_UDP64_RATE" -t "$w4_s" -J \
+			>"$w4_d/iperf3.json" 2>&1
+		;;
+	tcp-par)
+		timeout "$w4_bound" iperf3 -c "$w4_ip" -R -P 2 -t "$w4_s" -J \
+			>"$w4_d/iperf3.json" 2>&1
+		;;
+	idle)
+		# The snapshots around it bracket the sleep; idle_s marks the
+		# sample for its per-second rates (metrics.py).
+		sleep "$w4_s"
+		echo "idle_s=$w4_s" >"$w4_d/metrics.extra"
+		;;
+	*) echo "unknown workload $w4_w" >"$w4_d/error" ;;
+	esac
+}
+
+# bench_idle_first WORKLOADS...: the same list with idle first: the guest
+# left alone right after boot, before traffic leaves state behind (TCP
+# connections, timers, the servers' buffers).
+bench_idle_first() {
+	case " $* " in *" idle "*) echo idle ;; esac
+	for if_w in "$@"; do [ "$if_w" = idle ] || echo "$if_w"; done
 }
 
 # bench_fail_rest CONFIG WHY WORKLOADS...: record WHY for workloads that
@@ -424,12 +506,42 @@ bench_kvmtool_opts() {
 	for vm_a in "$@"; do vm_n="$vm_n,$vm_a"; done
 }
 
+# bench_vm_words ARGS...: a configuration's mem=SIZE (MiB, e.g. 2048M) and
+# cpus=N words, meant for every VM kind, into vm_mem and vm_cpus (default
+# L2_MEM and 1); the other words, in order, into vm_args. A malformed one
+# stays in vm_args, for the VMM to reject loudly.
+bench_vm_words() {
+	vm_mem=$L2_MEM vm_cpus=1 vm_args=
+	for vw_a in "$@"; do
+		case "$vw_a" in
+		mem=*M) bench_is_count "${vw_a%M}" mem= && vm_mem=${vw_a#mem=} && continue ;;
+		cpus=*) bench_is_count "$vw_a" cpus= && vm_cpus=${vw_a#cpus=} && continue ;;
+		esac
+		vm_args="$vm_args${vm_args:+ }$vw_a"
+	done
+}
+
+# bench_is_count WORD PREFIX: WORD is PREFIX and a positive decimal number.
+bench_is_count() {
+	ic_n=${1#"$2"}
+	[ "$ic_n" != "$1" ] || return 1
+	case "$ic_n" in '' | 0* | *[!0-9]*) return 1 ;; esac
+}
+
+# bench_mem_kib SIZE: KiB in a size of L2_MEM's form (256M).
+bench_mem_kib() { echo $((${1%M} * 1024)); }
+
 # bench_vm CONFIG KIND ARGS...: boot L2 under the VMM, run the workloads,
 # ask L2 to power off, wait for the VMM (SIGKILL after BENCH_EXIT_S).
 bench_vm() {
 	vm_c=$1 vm_kind=$2
 	shift 2
 	vm_d=$BENCH_DIR/$vm_c
+	bench_vm_words "$@"
+	# shellcheck disable=SC2086 # words of the configuration line
+	set -- $vm_args
+	# Guest RAM is found in smaps by this size (bench_snap).
+	BENCH_MEM_KIB=$(bench_mem_kib "$vm_mem")
 	vm_disk=0
 	bench_has_disk "$@" && vm_disk=1
 	# Not in $(...): the setup is once per round, its flag must stay set.
@@ -450,7 +562,7 @@ bench_vm() {
 		case " $* " in *" --net "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
 		# shellcheck disable=SC2086 # vm_net is two words or none
 		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
-			--cmdline "$L2_CMDLINE" --mem "$L2_MEM" --cpus 1 --timing \
+			--cmdline "$L2_CMDLINE" --mem "$vm_mem" --cpus "$vm_cpus" --timing \
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
 		# fio's disk last: with --iothreads 2 the test disk has io1 alone.
 		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
@@ -463,7 +575,7 @@ bench_vm() {
 			return
 		fi
 		set -- qemu-system-x86_64 -M "$vm_m" -enable-kvm -cpu host \
-			-m "$L2_MEM" -smp 1 -L /usr/share/qemu -nodefaults -no-user-config \
+			-m "$vm_mem" -smp "$vm_cpus" -L /usr/share/qemu -nodefaults -no-user-config \
 			-nographic -serial stdio -no-reboot -name l2,debug-threads=on \
 			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
 			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
@@ -490,7 +602,7 @@ bench_vm() {
 		# where it keeps the socket "lkvm stop" uses.
 		mkdir -p "$BENCH_DIR/lkvm"
 		set -- env HOME="$BENCH_DIR/lkvm" lkvm run --name l2 -k "$L2_KERNEL" \
-			-i "$L2_INITRD" -p "$L2_CMDLINE" -m "${L2_MEM%M}" -c 1 -n "$vm_n"
+			-i "$L2_INITRD" -p "$L2_CMDLINE" -m "${vm_mem%M}" -c "$vm_cpus" -n "$vm_n"
 		;;
 	*)
 		# shellcheck disable=SC2086 # a list of names
@@ -561,7 +673,8 @@ bench_vm() {
 			bench_fail_rest "$vm_c" "no L2 init marker: ${vm_why:-boot failed}" boot
 		fi
 	fi
-	for vm_w in $BENCH_PLAN_WORKLOADS; do
+	# shellcheck disable=SC2086 # a list of names
+	for vm_w in $(bench_idle_first $BENCH_PLAN_WORKLOADS); do
 		[ "$vm_w" = boot ] && continue
 		bench_applies "$vm_w" "$vm_disk" || continue
 		if [ -z "$vm_why" ]; then
@@ -617,6 +730,8 @@ bench_native_setup() {
 		ip netns exec bench iperf3 -s -D >/dev/null 2>&1 &&
 		{ ip netns exec bench sockperf server -i "$BENCH_NS_IP" \
 			-p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 & } &&
+		{ ip netns exec bench sockperf server --tcp -i "$BENCH_NS_IP" \
+			-p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 & } &&
 		sleep 1
 }
 
@@ -628,7 +743,7 @@ bench_native() {
 		return
 	fi
 	for w in $BENCH_PLAN_WORKLOADS; do
-		[ "$w" = boot ] && continue
+		case " $BENCH_VM_ONLY " in *" $w "*) continue ;; esac
 		bench_applies "$w" 0 || continue
 		bench_run_workload "$c" "$w" "$BENCH_NS_IP" ""
 	done
@@ -776,7 +891,6 @@ l1() {
 		'NF && (native || $2 != "native") && (kvmtool || $2 != "kvmtool") { print $1 }' | tr '\n' ',')
 	configs=$(bench_arg bench_configs "$configs")
 	BENCH_PLAN_WORKLOADS=$(bench_arg bench_workloads boot,ping,tcp-g2h | tr ',' ' ')
-	BENCH_MEM_KIB=$(($(echo "$L2_MEM" | tr -d M) * 1024))
 	BENCH_BAD=
 	mkdir -p "$BENCH_DIR"
 	# khugepaged once wedged L1 in the middle of a round (a soft lockup
@@ -818,6 +932,9 @@ l2() {
 	iperf3 -s -D >/dev/null 2>&1
 	if command -v sockperf >/dev/null; then
 		sockperf server -i "$BENCH_L2_IP" -p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 &
+		# tcp-rr's: sockperf serves one protocol per process (TCP and
+		# UDP ports are apart, so the same number).
+		sockperf server --tcp -i "$BENCH_L2_IP" -p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 &
 	fi
 	bench_blk_l2
 	echo "SKIFF-BENCH-L2: ready"

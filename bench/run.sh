@@ -36,7 +36,7 @@ usage() {
 
   --quick          the short suite: $QUICK_DESC
   --configs a,b    configurations (default: all; --list shows them)
-  --workloads x,y  workloads (default: all)
+  --workloads x,y  workloads (default: the default set; --list shows those run only when named)
   --reps N         rounds, i.e. runs per configuration and workload (default 5;
                    a multiple of the number of configurations, doubled when
                    odd, balances positions exactly)
@@ -79,6 +79,10 @@ DISK_CONFIGS=$( (
 	. "$SCENARIO_FILE"
 	bench_disk_configs
 ) | paste -sd, -)
+# Known but run only when named (--workloads), and those native
+# configurations skip (no VM: no boot, no idle VMM).
+KNOWN_WORKLOADS=$ALL_WORKLOADS,$(scenario_var BENCH_EXTRA_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
+VM_ONLY_WORKLOADS=$(scenario_var BENCH_VM_ONLY | tr ' ' ',')
 
 # A run during which others used more than this share of the host's CPUs
 # is contaminated (bench/skiffbench/hostload.py).
@@ -112,6 +116,7 @@ while [ $# -gt 0 ]; do
 		echo "run only when named (--configs):"
 		scenario_var BENCH_EXTRA_CONFIGS | awk 'NF { n = $1; $1 = ""; printf "  %-20s%s\n", n, $0 }'
 		echo "workloads: $ALL_WORKLOADS"
+		echo "workloads run only when named (--workloads): ${KNOWN_WORKLOADS#"$ALL_WORKLOADS",}"
 		exit 0
 		;;
 	-h | --help)
@@ -144,7 +149,7 @@ if [ ! -x "$TB_KVMTOOL" ]; then
 	configs=$kept
 fi
 for w in ${workloads//,/ }; do
-	in_list "$w" "$ALL_WORKLOADS" || tb_die "no workload $w (have: $ALL_WORKLOADS)"
+	in_list "$w" "$KNOWN_WORKLOADS" || tb_die "no workload $w (have: $KNOWN_WORKLOADS)"
 done
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || tb_die "--reps must be a positive number"
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || tb_die "--secs must be a positive number"
@@ -481,8 +486,11 @@ while [ "${#makeups[@]}" -gt 0 ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt 
 	n_makeup=$((n_makeup + 1))
 	nruns=0
 	for c in ${order//,/ }; do
-		nruns=$((nruns + nw - $(runs_not_applying "$c")))
-		in_list "$c" "$NATIVE_SEL" || ! in_list boot "$workloads" || nruns=$((nruns + 1))
+		for w in ${workloads//,/ }; do
+			in_list "$c" "$NATIVE_SEL" && in_list "$w" "$VM_ONLY_WORKLOADS" && continue
+			nruns=$((nruns + 1))
+		done
+		nruns=$((nruns - $(runs_not_applying "$c")))
 	done
 	total=$((total + nruns))
 	tb_say "extra round for rep $rep: $order (redoing $keep)"

@@ -33,13 +33,18 @@ def is_blk_workload(workload):
     return workload.startswith("blk-")
 
 
+# Workloads that need a VM: a native configuration has no boot and no VMM
+# to watch idling.
+VM_ONLY = ("boot", "idle")
+
+
 def workloads_for(config, workloads, native, disks=()):
-    """Workloads a configuration runs: no boot without a VM, no block
-    workload without a test disk (disks: the configurations that have
-    one). A pair that does not apply has no sample at all, not a failed
-    one: it was never planned."""
+    """Workloads a configuration runs: no VM_ONLY one without a VM, no
+    block workload without a test disk (disks: the configurations that
+    have one). A pair that does not apply has no sample at all, not a
+    failed one: it was never planned."""
     return [w for w in workloads
-            if not (w == "boot" and config in native)
+            if not (w in VM_ONLY and config in native)
             and not (is_blk_workload(w) and config not in disks)]
 
 

@@ -11,6 +11,13 @@ per second is judged only where every configuration does the same work
 (boot, ping): in a stream that runs for a fixed time, the configuration
 that moves more data spends more, so direction(name, work_varies=True)
 gives those no direction.
+
+UDP at an offered rate (iperf3 -b): loss says something about the path
+only when the sender was held to a rate (at -b 0 a slow sender loses
+less: loss would reward it), and delivered packets per second compare
+only between runs offered the same rate. direction(..., offered=...)
+takes the workload's offered rate (offered_rate()) and withholds those
+directions otherwise.
 """
 
 # name -> (higher_is_better, human description). None = informational only.
@@ -24,6 +31,7 @@ DIRECTIONS = {
     "udp_pps": (True, "UDP packets delivered per second"),
     "udp_loss_pct": (False, "UDP packet loss, %"),
     "udp_jitter_ms": (False, "UDP jitter, ms"),
+    "udp_offered_mbps": (None, "UDP offered rate (iperf3 -b), Mbit/s; 0 = unbounded"),
     "iperf_cpu_local_pct": (False, "iperf3 client CPU, %"),
     "iperf_cpu_remote_pct": (False, "iperf3 server CPU, %"),
     "mb_moved": (None, "payload received, MB (10^6 bytes)"),
@@ -31,6 +39,7 @@ DIRECTIONS = {
     # run gives rtt_p50_us etc. instead (prefix rule below)
     "latency_p50_us": (False, "sockperf p50, us"),
     "latency_p99_us": (False, "sockperf p99, us"),
+    "latency_p99_9_us": (False, "sockperf p99.9, us"),
     "latency_avg_us": (False, "sockperf average, us"),
     "latency_max_us": (False, "sockperf max, us"),
     # ping
@@ -54,6 +63,10 @@ DIRECTIONS = {
     "cpu_s_per_mtrans": (False, "VMM CPU seconds per million transactions"),
     "exits_per_pkt": (False, "KVM exits per packet"),
     "exits_per_trans": (False, "KVM exits per transaction"),
+    # the VM left alone (idle): what waiting costs, per second of it
+    "idle_cpu_pct": (False, "VMM CPU while the VM idles, % of one CPU"),
+    "idle_exits_per_s": (False, "KVM exits per second while the VM idles"),
+    "idle_s": (None, "requested idle time, s"),
     # memory split (/proc/PID/status at the end of the window)
     "mem_rss_anon_kib": (False, "VMM resident anonymous memory, KiB"),
     "mem_rss_file_kib": (False, "VMM resident file-backed memory, KiB"),
@@ -83,6 +96,26 @@ WORK_UNITS = ("mb_moved", "udp_packets", "rr_transactions", "blk_ios")
 PER_TIME = ("kvm_exits", "exits_per_s", "cpu_s_total", "iperf_cpu_local_pct",
             "iperf_cpu_remote_pct")
 
+# Offered-rate rules (module docstring): comparable only at one offered
+# rate, and meaningful only at a bounded one.
+AT_EQUAL_RATE = ("udp_pps", "udp_loss_pct", "throughput_gbps")
+AT_BOUNDED_RATE = ("udp_loss_pct",)
+UNBOUNDED, MIXED = "unbounded", "mixed"
+
+
+def offered_rate(values):
+    """A workload's offered rate from its samples' udp_offered_mbps:
+    None (no UDP rate known), UNBOUNDED (all -b 0), MIXED (runs offered
+    different rates) or the one rate in Mbit/s."""
+    rates = set(values)
+    if not rates:
+        return None
+    if len(rates) > 1:
+        return MIXED
+    rate = rates.pop()
+    return UNBOUNDED if rate == 0 else rate
+
+
 # Families whose members are named at run time, e.g. cpu_s.vcpu0,
 # cpu_s.vhost-1234, mem_rss_kib. Checked after the exact names above.
 PREFIX_DIRECTIONS = (
@@ -105,14 +138,19 @@ def is_per_time(name):
     return name.startswith("exits_") and not name.startswith("exits_per_")
 
 
-def direction(name, work_varies=False):
+def direction(name, work_varies=False, offered=None):
     """True: higher is better; False: lower is better; None: not compared
-    (informational, unknown -- see is_known --, or a per-time cost in a
-    workload whose work differs between configurations). KVM's raw
+    (informational, unknown -- see is_known --, a per-time cost in a
+    workload whose work differs between configurations, or a UDP rate or
+    loss the offered rate makes meaningless: see offered_rate). KVM's raw
     counters (kvm.NAME) are informational."""
     if name.startswith("kvm."):
         return None
     if work_varies and is_per_time(name):
+        return None
+    if offered == MIXED and name in AT_EQUAL_RATE:
+        return None
+    if offered == UNBOUNDED and name in AT_BOUNDED_RATE:
         return None
     if name in DIRECTIONS:
         return DIRECTIONS[name][0]
@@ -146,6 +184,8 @@ def from_iperf3(parsed):
                    udp_packets=parsed.get("packets"),
                    udp_loss_pct=parsed.get("lost_percent"),
                    udp_jitter_ms=parsed.get("jitter_ms"))
+        if parsed.get("target_bitrate") is not None:
+            out["udp_offered_mbps"] = parsed["target_bitrate"] / 1e6
     else:
         out["retransmits"] = parsed.get("retransmits")
     if parsed.get("seconds"):
@@ -161,6 +201,8 @@ def from_sockperf(parsed):
     out = {prefix + "p50_us": parsed["p50_us"],
            prefix + "p99_us": parsed["p99_us"],
            prefix + "avg_us": parsed["avg_us"]}
+    if "p99_9_us" in parsed:
+        out[prefix + "p99_9_us"] = parsed["p99_9_us"]
     if "max_us" in parsed:
         out[prefix + "max_us"] = parsed["max_us"]
     if parsed.get("total_received"):
@@ -225,4 +267,18 @@ def derive(metrics):
     _per(out, "cpu_s_per_mtrans", "cpu_s_total", "rr_transactions", 1e-6)
     _per(out, "exits_per_io", "kvm_exits", "blk_ios")
     _per(out, "cpu_s_per_mio", "cpu_s_total", "blk_ios", 1e-6)
+    if "idle_s" in out:
+        _idle_rates(out)
     return out
+
+
+def _idle_rates(out):
+    """The idle workload's costs per second of waiting, from the window
+    L1 measured (not the requested idle_s: the snapshots bracket it)."""
+    window = out.get("window_s")
+    if not isinstance(window, (int, float)) or window <= 0:
+        return
+    if isinstance(out.get("cpu_s_total"), (int, float)):
+        out.setdefault("idle_cpu_pct", 100.0 * out["cpu_s_total"] / window)
+    if isinstance(out.get("kvm_exits"), (int, float)):
+        out.setdefault("idle_exits_per_s", out["kvm_exits"] / window)

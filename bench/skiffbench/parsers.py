@@ -40,7 +40,8 @@ def parse_iperf3_json(text):
     receiver's view (loss, jitter) in end.sum_received (newer) or end.sum
     (older); packets_per_second counts delivered packets, so loss lowers it.
     cpu_host/cpu_remote are iperf3's own total CPU percentages of the client
-    and server process.
+    and server process. target_bitrate is the offered rate (-b), bits/s;
+    0 means unbounded (-b 0, or TCP's default).
     """
     doc = _load_json_lenient(text)
     if not isinstance(doc, dict):
@@ -57,6 +58,7 @@ def parse_iperf3_json(text):
         "streams": test.get("num_streams"),
         "cpu_host": cpu.get("host_total"),
         "cpu_remote": cpu.get("remote_total"),
+        "target_bitrate": test.get("target_bitrate"),
     }
     if protocol == "UDP":
         recv = end.get("sum_received") or end.get("sum")

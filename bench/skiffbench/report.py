@@ -123,11 +123,21 @@ def work_varies(doc, workload):
                for s in doc["samples"])
 
 
+def offered_rate(doc, workload):
+    """The workload's UDP offered rate (metrics.offered_rate) over its
+    measured runs."""
+    return metric_table.offered_rate(
+        s["metrics"]["udp_offered_mbps"] for s in doc["samples"]
+        if s["workload"] == workload and not s.get("error")
+        and _is_number(s["metrics"].get("udp_offered_mbps")))
+
+
 def compare_workload(by_metric, configs, baseline, conf, iters, seed,
-                     varies=False):
+                     varies=False, offered=None):
     """Rows of the comparison table: one per (metric, non-baseline config)
     where the candidate has data, or one per metric when there is only the
-    baseline. KVM's raw counters (kvm.*) have their own table."""
+    baseline. KVM's raw counters (kvm.*) have their own table. varies and
+    offered: see metrics.direction."""
     rows = []
     for name in sorted(by_metric, key=metric_table.sort_key):
         if name.startswith("kvm."):
@@ -135,7 +145,7 @@ def compare_workload(by_metric, configs, baseline, conf, iters, seed,
         per_cfg = by_metric[name]
         base = per_cfg.get(baseline, [])
         others = [c for c in configs if c != baseline and per_cfg.get(c)]
-        higher = metric_table.direction(name, varies)
+        higher = metric_table.direction(name, varies, offered)
         for cand in others or [None]:
             row = {"metric": name, "config": cand, "base": base,
                    "cand": per_cfg.get(cand, []) if cand else [],
@@ -157,7 +167,8 @@ def comparison_table(doc, baseline, conf=0.95, iters=10000, seed=1):
     data, _counts, _notes, configs = group(doc)
     order = [baseline] + [c for c in configs if c != baseline]
     tables = {w: compare_workload(data[w], order, baseline, conf, iters,
-                                  seed, work_varies(doc, w))
+                                  seed, work_varies(doc, w),
+                                  offered_rate(doc, w))
               for w in sorted(data)}
     n_tests = verdicts.apply_table(
         [r for rows in tables.values() for r in rows], 1 - conf)
@@ -226,7 +237,10 @@ def method_text(conf, iters, seed, n_tests=0):
         f"(CPU seconds, exits, exits per second) get no arrow in workloads "
         f"whose amount of work depends on the configuration (streams of "
         f"fixed duration): read the per-unit rows (per GB, per packet, per "
-        f"transaction) there. Metrics without an arrow are informational.")
+        f"transaction) there. UDP loss gets an arrow only at a bounded offered "
+        f"rate (iperf3 -b; at -b 0 a slow sender loses less), and UDP "
+        f"packets per second and goodput only when every run was offered "
+        f"the same rate. Metrics without an arrow are informational.")
 
 
 def build_report(doc, out_dir, baseline=None, conf=0.95, iters=10000,

@@ -44,9 +44,27 @@ HEADLINE = (
     ("udp-g2h", "cpu_s_per_mpkt", "  VMM CPU s per million packets"),
     ("rr", "latency_p50_us", "UDP request/response p50, µs one-way"),
     ("rr", "latency_p99_us", "  p99, µs"),
+    ("rr", "latency_p99_9_us", "  p99.9, µs"),
     ("rr", "exits_per_trans", "  KVM exits per transaction"),
     ("rr", "cpu_s_per_mtrans", "  VMM CPU s per million transactions"),
     ("ping", "ping_avg_ms", "ping avg RTT, ms"),
+    # issue 13 point 4: TCP request/response, fixed-rate small packets
+    # both ways, parallel streams, what an idle VM costs
+    ("tcp-rr", "latency_p50_us", "TCP request/response p50, µs one-way"),
+    ("tcp-rr", "latency_p99_us", "  p99, µs"),
+    ("tcp-rr", "latency_p99_9_us", "  p99.9, µs"),
+    ("tcp-rr", "exits_per_trans", "  KVM exits per transaction"),
+    ("udp64-g2h", "udp_loss_pct", "UDP 64 B guest→host at a fixed rate, loss %"),
+    ("udp64-g2h", "udp_pps", "  delivered packets/s"),
+    ("udp64-g2h", "exits_per_pkt", "  KVM exits per packet"),
+    ("udp64-h2g", "udp_loss_pct", "UDP 64 B host→guest at a fixed rate, loss %"),
+    ("udp64-h2g", "udp_pps", "  delivered packets/s"),
+    ("udp64-h2g", "exits_per_pkt", "  KVM exits per packet"),
+    ("tcp-par", "throughput_gbps", "TCP guest→host, 2 streams, Gbit/s"),
+    ("tcp-par", "cpu_s_per_gb", "  VMM CPU s per GB"),
+    ("idle", "idle_cpu_pct", "idle VM: VMM CPU, % of one CPU"),
+    ("idle", "idle_exits_per_s", "  KVM exits per second"),
+    ("idle", "mem_overhead_kib", "  VMM memory beyond guest RAM, KiB"),
 )
 
 MARK = {stats.VERDICT_BETTER: "+", stats.VERDICT_WORSE: "−",
@@ -138,10 +156,12 @@ def headline_plot(doc, out_dir, baseline=None):
         per_cfg = data.get(workload, {}).get(name)
         if not per_cfg:
             continue
+        higher = metrics.direction(name, report.work_varies(doc, workload),
+                                   report.offered_rate(doc, workload))
         k += 1
         # Panels sort by name: the number keeps the table's order.
         title = (f"{k:02d} {workload} {name}"
-                 f"{hint.get(metrics.direction(name), '')}")
+                 f"{hint.get(higher, '')}")
         by_metric[title] = per_cfg
     if not by_metric:
         return None, "no headline metrics"
