@@ -203,40 +203,44 @@ void devmgr_destroy(struct devmgr *dm)
 	dm->nr = 0;
 }
 
-int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, const char *path,
-		   char *err, size_t errlen)
+/* The index-th device given by option (--disk, --net), while the devices
+ * run; NULL with why in err. */
+static struct dm_entry *dm_live(struct devmgr *dm, const char *option, unsigned int index,
+				char *err, size_t errlen)
 {
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		struct dm_entry *e = &dm->devs[i];
 		if (strcmp(e->kind->option, option) || index--)
 			continue;
-		if (dm->stopped || !e->d.ops->replace) {
-			snprintf(err, errlen, "%s: %s", e->name,
-				 dm->stopped ? "stopped" : "its medium cannot change");
-			return -1;
-		}
-		return e->d.ops->replace(e->d.dev, path, err, errlen);
+		if (!dm->stopped)
+			return e;
+		snprintf(err, errlen, "%s: stopped", e->name);
+		return NULL;
 	}
 	snprintf(err, errlen, "no such device");
-	return -1;
+	return NULL;
+}
+
+int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, const char *path,
+		   char *err, size_t errlen)
+{
+	struct dm_entry *e = dm_live(dm, option, index, err, errlen);
+	if (e && !e->d.ops->replace) {
+		snprintf(err, errlen, "%s: its medium cannot change", e->name);
+		return -1;
+	}
+	return e ? e->d.ops->replace(e->d.dev, path, err, errlen) : -1;
 }
 
 int devmgr_limit(struct devmgr *dm, const char *option, unsigned int index, unsigned int dir,
 		 const struct ratelimit_cfg *cfg, unsigned int mask, char *err, size_t errlen)
 {
-	for (unsigned int i = 0; i < dm->nr; i++) {
-		struct dm_entry *e = &dm->devs[i];
-		if (strcmp(e->kind->option, option) || index--)
-			continue;
-		if (dm->stopped || !e->d.ops->limit) {
-			snprintf(err, errlen, "%s: %s", e->name,
-				 dm->stopped ? "stopped" : "it has no rate limiter");
-			return -1;
-		}
-		return e->d.ops->limit(e->d.dev, dir, cfg, mask, err, errlen);
+	struct dm_entry *e = dm_live(dm, option, index, err, errlen);
+	if (e && !e->d.ops->limit) {
+		snprintf(err, errlen, "%s: it has no rate limiter", e->name);
+		return -1;
 	}
-	snprintf(err, errlen, "no such device");
-	return -1;
+	return e ? e->d.ops->limit(e->d.dev, dir, cfg, mask, err, errlen) : -1;
 }
 
 const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index)

@@ -247,6 +247,27 @@ static void test_stop_once(void **state)
 	assert_int_equal(destroys, 0);
 }
 
+/* A live change (PATCH) finds the index-th device of its option, and
+ * refuses one that has no such operation, is missing, or has stopped. */
+static void test_live_change_refusals(void **state)
+{
+	struct fx *f = *state;
+	char err[512];
+	struct ratelimit_cfg rl = {0};
+	assert_int_equal(devmgr_add(&f->dm, "net", "tap=t0", err, sizeof(err)), 0);
+	assert_int_equal(devmgr_replace(&f->dm, "net", 0, "/x", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "its medium cannot change"));
+	assert_int_equal(devmgr_limit(&f->dm, "net", 0, 0, &rl, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "it has no rate limiter"));
+	assert_int_equal(devmgr_limit(&f->dm, "net", 1, 0, &rl, 1, err, sizeof(err)), -1);
+	assert_string_equal(err, "no such device");
+	assert_int_equal(devmgr_replace(&f->dm, "disk", 0, "/x", err, sizeof(err)), -1);
+	assert_string_equal(err, "no such device");
+	devmgr_stop(&f->dm);
+	assert_int_equal(devmgr_limit(&f->dm, "net", 0, 0, &rl, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ": stopped"));
+}
+
 int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
@@ -255,6 +276,7 @@ int main(void)
 	    T(test_refusals),
 	    T(test_stop_once),
 	    T(test_ctx_carries_host),
+	    T(test_live_change_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
