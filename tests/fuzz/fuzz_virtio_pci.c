@@ -41,7 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	tap_from_fd(&tap, sv[0]);
 	wire = sv[1];
-	net = virtio_net_create("virtio-net0", &tap, mac, err, sizeof(err));
+	net = virtio_net_create("virtio-net0", &tap, 1, mac, err, sizeof(err));
 	image_fd = memfd_create("fuzz-disk", 0);
 	if (!net || image_fd < 0 || ftruncate(image_fd, 0x10000) < 0)
 		abort();
@@ -182,14 +182,14 @@ static void wire_step(struct rig *r, uint8_t op)
 	if (op & 0x80) {
 		while (recv(wire, frame, sizeof(frame), MSG_TRUNC) >= 0) {
 		}
-		virtio_net_tap_event(net, EPOLLOUT);
+		virtio_net_tap_event(&net->pairs[0], EPOLLOUT);
 		return;
 	}
 	size_t len = VIRTIO_NET_HDR_LEN + fz_u8() * 4u;
 	memset(frame, 0, VIRTIO_NET_HDR_LEN);
 	fz_bytes(frame + VIRTIO_NET_HDR_LEN, 8);
 	send(wire, frame, len, 0);
-	virtio_net_tap_event(net, EPOLLIN);
+	virtio_net_tap_event(&net->pairs[0], EPOLLIN);
 }
 
 static void flush_wire(void)
@@ -198,7 +198,7 @@ static void flush_wire(void)
 	uint64_t cnt;
 	while (recv(wire, frame, sizeof(frame), MSG_TRUNC) >= 0) {
 	}
-	while (recv(net->tap.fd, frame, sizeof(frame), MSG_TRUNC) >= 0) {
+	while (recv(net->pairs[0].tap.fd, frame, sizeof(frame), MSG_TRUNC) >= 0) {
 	}
 	while (read(net->sched_fd, &cnt, sizeof(cnt)) > 0) {
 	}
