@@ -107,6 +107,29 @@ skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
 qemu-e1000       qemu vhost=off nic=e1000
 skiff-dma-fenced skiff bin=skiff-dma-fenced
 "
+# PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
+# under skiff driving it through VFIO, BARs mapped or every access trapped.
+# @PT is the e1000e's PCI address in L1. A plan with one of these boots L0
+# with BENCH_PT_L0_ARGS (an IOMMU, the e1000e below a root port and a
+# virtio-net for L1, joined by a hub: as the vfio scenario) and L1 with
+# BENCH_PT_L1_APPEND and BENCH_PT_L1_MODULES (bench_pt_configs, run.sh).
+# The e1000e's side is BENCH_PT_IP (L2, or L1's namespace "benchpt"), L1's
+# virtio-net BENCH_PT_L1_IP. Compare with skiff-e1000-on and
+# skiff-ioeventfd, which reach L1 over tap0 in the same rounds.
+BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
+pt-native        native pt
+skiff-vfio       skiff --vfio-pci @PT
+skiff-vfio-trap  skiff --vfio-pci @PT,mmap=off
+"
+BENCH_PT_L0_ARGS="-device intel-iommu,intremap=off
+	-device pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=1
+	-netdev hubport,id=h0,hubid=0 -device e1000e,netdev=h0,bus=rp0
+	-netdev hubport,id=h1,hubid=0 -device virtio-net-pci,netdev=h1"
+BENCH_PT_L1_APPEND="intel_iommu=on iommu=pt"
+BENCH_PT_L1_MODULES="vfio vfio_iommu_type1 vfio_virqfd vfio-pci-core vfio-pci virtio_pci
+	virtio_net e1000e"
+BENCH_PT_L1_IP=169.254.30.1
+BENCH_PT_IP=169.254.30.2
 # Block I/O (issue 13): each of these gives L2 a test disk and runs the
 # blk-* workloads (fio in L2) besides the others; configurations without
 # a disk skip the blk-* workloads (bench_has_disk, bench_disk_configs).
@@ -124,7 +147,8 @@ qemu-blk            qemu vhost=off disk=io_uring
 qemu-blk-native     qemu vhost=off disk=native
 qemu-blk-iothread   qemu vhost=off disk=io_uring iothread
 "
-# The emulated NIC's configurations need its driver in L2.
+# The emulated NIC's configurations need its driver in L2 (passthrough's
+# e1000e driver is added by bench/run.sh when a plan has one).
 L2_EXTRA_MODULES="e1000"
 # The default workloads. They run in the plan's order, except idle, which
 # runs first after boot (bench_idle_first). The VM_ONLY ones are skipped
@@ -542,7 +566,7 @@ bench_vm() {
 	set -- $vm_args
 	# Guest RAM is found in smaps by this size (bench_snap).
 	BENCH_MEM_KIB=$(bench_mem_kib "$vm_mem")
-	vm_disk=0
+	vm_disk=0 vm_ip=$BENCH_L2_IP
 	bench_has_disk "$@" && vm_disk=1
 	# Not in $(...): the setup is once per round, its flag must stay set.
 	if [ "$vm_disk" = 1 ] && ! bench_blk_setup >"$vm_d/blk-setup.err" 2>&1; then
@@ -559,10 +583,23 @@ bench_vm() {
 			shift
 			;;
 		esac
-		case " $* " in *" --net "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
+		vm_cmd=
+		case " $* " in *" --net "* | *" --vfio-pci "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
+		# Passthrough: L2's only NIC is the e1000e, at BENCH_PT_IP.
+		case " $* " in *" @PT"*)
+			if ! bench_pt_setup >"$vm_d/setup.err" 2>&1 || ! bench_pt_bind vfio-pci >>"$vm_d/setup.err" 2>&1; then
+				# shellcheck disable=SC2086 # a list of names
+				bench_fail_rest "$vm_c" "passthrough setup: $(tail -n 2 "$vm_d/setup.err" | tr '\n' ' ')" $BENCH_PLAN_WORKLOADS
+				return
+			fi
+			vm_ip=$BENCH_PT_IP vm_cmd=" bench_ip=$BENCH_PT_IP"
+			# shellcheck disable=SC2046 # the words again, @PT replaced
+			set -- $(bench_pt_subst "$BENCH_PT_ADDR" "$@")
+			;;
+		esac
 		# shellcheck disable=SC2086 # vm_net is two words or none
 		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
-			--cmdline "$L2_CMDLINE" --mem "$vm_mem" --cpus "$vm_cpus" --timing \
+			--cmdline "$L2_CMDLINE$vm_cmd" --mem "$vm_mem" --cpus "$vm_cpus" --timing \
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
 		# fio's disk last: with --iothreads 2 the test disk has io1 alone.
 		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
@@ -639,7 +676,7 @@ bench_vm() {
 			sed 's#/comm$##' | tr '\n' ' ')
 		# ARP and a first exchange before measuring; L2 must answer.
 		vm_i=0
-		until ping -c 1 -W 2 "$BENCH_L2_IP" >/dev/null 2>&1; do
+		until ping -c 1 -W 2 "$vm_ip" >/dev/null 2>&1; do
 			vm_i=$((vm_i + 1))
 			[ $vm_i -lt 10 ] || { vm_why="L2 does not answer ping"; break; }
 		done
@@ -678,14 +715,14 @@ bench_vm() {
 		[ "$vm_w" = boot ] && continue
 		bench_applies "$vm_w" "$vm_disk" || continue
 		if [ -z "$vm_why" ]; then
-			bench_run_workload "$vm_c" "$vm_w" "$BENCH_L2_IP" "$BENCH_VMM_PID"
+			bench_run_workload "$vm_c" "$vm_w" "$vm_ip" "$BENCH_VMM_PID"
 		else
 			bench_fail_rest "$vm_c" "$vm_why" "$vm_w"
 		fi
 	done
 
 	# Ask L2 to power off; kill the VMM if it does not stop.
-	[ -z "$vm_why" ] && nc -w 5 "$BENCH_L2_IP" "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1
+	[ -z "$vm_why" ] && nc -w 5 "$vm_ip" "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1
 	# kvmtool's guest has no ACPI (its default noacpi), so its poweroff
 	# only halts: once L2 says it powers off, ask kvmtool to stop.
 	if [ "$vm_kind" = kvmtool ]; then
@@ -735,9 +772,19 @@ bench_native_setup() {
 		sleep 1
 }
 
+# bench_native CONFIG [pt]: the workloads with no VM: to a namespace over
+# veth, or (pt) over the passthrough NIC with L1's own driver.
 bench_native() {
-	c=$1
-	if ! bench_native_setup; then
+	c=$1 n_ip=$BENCH_NS_IP
+	if [ "${2:-}" = pt ]; then
+		n_ip=$BENCH_PT_IP
+		if ! bench_pt_native_setup >"$BENCH_DIR/$c/setup.err" 2>&1; then
+			# shellcheck disable=SC2086 # a list of names
+			bench_fail_rest "$c" "e1000e setup: $(tail -n 2 "$BENCH_DIR/$c/setup.err" | tr '\n' ' ')" $BENCH_PLAN_WORKLOADS
+			bench_pt_native_stop
+			return
+		fi
+	elif ! bench_native_setup; then
 		# shellcheck disable=SC2086 # a list of names
 		bench_fail_rest "$c" "veth/netns setup failed" $BENCH_PLAN_WORKLOADS
 		return
@@ -745,8 +792,107 @@ bench_native() {
 	for w in $BENCH_PLAN_WORKLOADS; do
 		case " $BENCH_VM_ONLY " in *" $w "*) continue ;; esac
 		bench_applies "$w" 0 || continue
-		bench_run_workload "$c" "$w" "$BENCH_NS_IP" ""
+		bench_run_workload "$c" "$w" "$n_ip" ""
 	done
+	[ "${2:-}" != pt ] || bench_pt_native_stop
+}
+
+# ---- passthrough (VFIO) ----
+
+# bench_pt_setup: once per round, the passthrough NIC's L1 side: the
+# e1000e's address into BENCH_PT_ADDR, L1's virtio-net (its hub peer) up
+# at BENCH_PT_L1_IP, the interrupt and reset settings vfio needs here
+# (no interrupt remapping in L0's IOMMU; QEMU's e1000e resets only by its
+# bus: see the vfio scenario). Messages on stdout; failure if any step
+# failed.
+bench_pt_setup() {
+	[ -z "$BENCH_PT_ADDR" ] || return 0
+	ps_addr=''
+	for ps_d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$ps_d/vendor")" = 0x8086 ] && [ "$(cat "$ps_d/device")" = 0x10d3 ] &&
+			ps_addr=${ps_d##*/}
+	done
+	[ -n "$ps_addr" ] || { echo "no e1000e in L1 (L0 without BENCH_PT_L0_ARGS?)"; return 1; }
+	ps_nic=$(bench_pt_netif virtio_net) || { echo "no virtio-net NIC in L1"; return 1; }
+	ip addr add "$BENCH_PT_L1_IP/24" dev "$ps_nic" && ip link set "$ps_nic" up ||
+		{ echo "cannot bring up $ps_nic"; return 1; }
+	echo Y >/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts ||
+		{ echo "cannot allow unsafe interrupts"; return 1; }
+	echo bus >"/sys/bus/pci/devices/$ps_addr/reset_method" ||
+		{ echo "cannot select the bus reset of $ps_addr"; return 1; }
+	BENCH_PT_ADDR=$ps_addr
+}
+
+# bench_pt_subst ADDR WORDS...: the words, each @PT at a word's start
+# replaced by ADDR.
+bench_pt_subst() {
+	su_addr=$1 su_out=
+	shift
+	for su_a in "$@"; do
+		case "$su_a" in @PT*) su_a=$su_addr${su_a#@PT} ;; esac
+		su_out="$su_out${su_out:+ }$su_a"
+	done
+	echo "$su_out"
+}
+
+# bench_pt_netif DRIVER: the interface whose device's driver is DRIVER.
+bench_pt_netif() {
+	for pn_n in /sys/class/net/*; do
+		case "$(readlink "$pn_n/device/driver" 2>/dev/null)" in
+		*/"$1")
+			echo "${pn_n##*/}"
+			return 0
+			;;
+		esac
+	done
+	return 1
+}
+
+# bench_pt_bind DRIVER: the e1000e bound to DRIVER alone (vfio-pci for
+# skiff, e1000e for L1 itself); nothing if it already is.
+bench_pt_bind() {
+	pb_d=/sys/bus/pci/devices/$BENCH_PT_ADDR
+	case "$(readlink "$pb_d/driver" 2>/dev/null)" in */"$1") return 0 ;; esac
+	[ ! -e "$pb_d/driver" ] || echo "$BENCH_PT_ADDR" >"$pb_d/driver/unbind"
+	echo "$1" >"$pb_d/driver_override" && echo "$BENCH_PT_ADDR" >/sys/bus/pci/drivers_probe
+	case "$(readlink "$pb_d/driver" 2>/dev/null)" in */"$1") return 0 ;; esac
+	echo "cannot bind $BENCH_PT_ADDR to $1"
+	return 1
+}
+
+# bench_pt_native_setup: L1 itself on the e1000e, in namespace benchpt at
+# BENCH_PT_IP, with the servers L2 would run; the e1000e's link must come
+# up and reach L1's virtio-net.
+bench_pt_native_setup() {
+	bench_pt_setup && bench_pt_bind e1000e || return 1
+	[ -e /run/netns/benchpt ] || ip netns add benchpt || return 1
+	pn_i=0
+	until pn_eth=$(bench_pt_netif e1000e); do
+		pn_i=$((pn_i + 1))
+		[ $pn_i -lt 50 ] || { echo "the e1000e has no interface"; return 1; }
+		sleep 0.1
+	done
+	ip link set "$pn_eth" netns benchpt &&
+		ip netns exec benchpt ip addr add "$BENCH_PT_IP/24" dev "$pn_eth" &&
+		ip netns exec benchpt ip link set "$pn_eth" up &&
+		ip netns exec benchpt ip link set lo up || { echo "benchpt setup failed"; return 1; }
+	ip netns exec benchpt iperf3 -s -D >/dev/null 2>&1 &&
+		{ ip netns exec benchpt sockperf server -i "$BENCH_PT_IP" \
+			-p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 & } &&
+		{ ip netns exec benchpt sockperf server --tcp -i "$BENCH_PT_IP" \
+			-p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 & } || return 1
+	pn_i=0
+	until ping -c 1 -W 2 "$BENCH_PT_IP" >/dev/null 2>&1; do
+		pn_i=$((pn_i + 1))
+		[ $pn_i -lt 15 ] || { echo "the e1000e's namespace does not answer ping"; return 1; }
+	done
+}
+
+# bench_pt_native_stop: the servers gone, the e1000e back for skiff.
+bench_pt_native_stop() {
+	for pn_p in $(ip netns pids benchpt 2>/dev/null); do kill "$pn_p" 2>/dev/null; done
+	sleep 0.5
+	bench_pt_bind vfio-pci >/dev/null
 }
 
 # ---- block I/O (fio in L2) ----
@@ -764,6 +910,18 @@ bench_disk_configs() {
 	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r dc_n dc_rest; do
 		# shellcheck disable=SC2086 # KIND ARGS as words
 		[ -n "$dc_n" ] && bench_has_disk $dc_rest && echo "$dc_n"
+	done
+	return 0
+}
+
+# bench_pt_configs: the names of the passthrough configurations (an @PT
+# argument, or native pt), one a line: bench/run.sh asks, to give L0 and
+# L1 the hardware and modules they need.
+bench_pt_configs() {
+	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r pc_n pc_rest; do
+		case " $pc_rest " in
+		*" @PT"* | " native pt "*) echo "$pc_n" ;;
+		esac
 	done
 	return 0
 }
@@ -913,7 +1071,7 @@ l1() {
 			# shellcheck disable=SC2086 # KIND ARGS...
 			set -- $line
 			case "$1" in
-			native) bench_native "$c" ;;
+			native) bench_native "$c" "${2:-}" ;;
 			*) bench_vm "$c" "$@" ;;
 			esac
 		fi
@@ -924,6 +1082,8 @@ l1() {
 }
 
 l2() {
+	# Passthrough boots give L2 another address (bench_vm).
+	BENCH_L2_IP=$(bench_arg bench_ip "$BENCH_L2_IP")
 	wait_for /sys/class/net/eth0 || { echo "SKIFF-BENCH-L2: no eth0"; return; }
 	if ! ip addr add "$BENCH_L2_IP/24" dev eth0 || ! ip link set eth0 up; then
 		echo "SKIFF-BENCH-L2: eth0 setup failed"

@@ -63,7 +63,8 @@ ALL_CONFIGS=$(scenario_var BENCH_CONFIGS | awk 'NF { print $1 }' | paste -sd, -)
 # Known but not run unless named: BENCH_EXTRA_CONFIGS (the poll-idle sweep).
 KNOWN_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk 'NF { print $1 }' | paste -sd, -)
-NATIVE_CONFIGS=$(scenario_var BENCH_CONFIGS | awk '$2 == "native" { print $1 }' | paste -sd, -)
+NATIVE_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
+	awk '$2 == "native" { print $1 }' | paste -sd, -)
 QEMU_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "qemu" { print $1 }' | paste -sd, -)
 KVMTOOL_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
@@ -78,6 +79,13 @@ DISK_CONFIGS=$( (
 	# shellcheck disable=SC1090
 	. "$SCENARIO_FILE"
 	bench_disk_configs
+) | paste -sd, -)
+# The passthrough configurations (issue 11): a plan with one boots L0 with
+# the scenario's e1000e, IOMMU and hub, and L1 with vfio (bench_pt_configs).
+PT_CONFIGS=$( (
+	# shellcheck disable=SC1090
+	. "$SCENARIO_FILE"
+	bench_pt_configs
 ) | paste -sd, -)
 # Known but run only when named (--workloads), and those native
 # configurations skip (no VM: no boot, no idle VMM).
@@ -213,8 +221,17 @@ bench_build_initrd() {
 	chmod 755 "$work/l2/scenario-l2.sh"
 	tb_copy_bin "$work/l2" /usr/bin/sockperf
 	[ -z "$DISK_SEL" ] || bench_pack_blk "$work/l1" "$work/l2"
-	# Modules the scenario's L2 needs beyond the base's (the e1000 driver).
-	tb_add_l2_extras "$work/l2" "" "$(scenario_var L2_EXTRA_MODULES)"
+	# Modules the scenario's L2 needs beyond the base's (the e1000 driver;
+	# for passthrough, the e1000e's), and L1's for passthrough (vfio).
+	local l2mods
+	l2mods=$(scenario_var L2_EXTRA_MODULES)
+	if [ -n "$PT_SEL" ]; then
+		l2mods="$l2mods e1000e"
+		# shellcheck disable=SC2046,SC2086 # lists of names
+		tb_add_modules "$work/l1" $TB_L1_MODULES $(scenario_var BENCH_PT_L1_MODULES)
+		tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
+	fi
+	tb_add_l2_extras "$work/l2" "" "$l2mods"
 	# Libraries the L2 base already has stay out of the overlay.
 	tb_drop_base_libs "$work/l2" "$TB_L2_BASE"
 	tb_concat_initrd "$work/l1/l2/initrd.gz" "$TB_L2_BASE" "$work/l2"
@@ -303,6 +320,12 @@ QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
 KVMTOOL_SEL=$(csv_inter "$configs" "$KVMTOOL_CONFIGS")
 FENCED_SEL=$(csv_inter "$configs" "$FENCED_CONFIGS")
 DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
+PT_SEL=$(csv_inter "$configs" "$PT_CONFIGS")
+PT_L0_ARGS='' PT_L1_APPEND=''
+if [ -n "$PT_SEL" ]; then
+	PT_L0_ARGS=$(scenario_var BENCH_PT_L0_ARGS)
+	PT_L1_APPEND=$(scenario_var BENCH_PT_L1_APPEND)
+fi
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
 	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL" --disks "$DISK_SEL")
@@ -324,7 +347,8 @@ python3 "$ROUNDS" init "$results" \
 	--meta "order=$design" --meta "contaminated_if=others use > ${CONTAM_PCT}% of the host's CPUs during a run" \
 	--meta "qemu=$(qemu-system-x86_64 --version | head -n1)" \
 	--meta "kvmtool=$(if [ -n "$KVMTOOL_SEL" ]; then cat "$TB_KVMTOOL.commit" 2>/dev/null || echo unknown; else echo none; fi)" \
-	--meta "testbed=L0 QEMU/TCG -smp 2 -m 4G, L1 and L2 Linux $(tb_kernel_version), L2 1 vCPU 256 MiB"
+	--meta "testbed=L0 QEMU/TCG -smp 2 -m 4G, L1 and L2 Linux $(tb_kernel_version), L2 1 vCPU 256 MiB" \
+	--meta "l0_extra=$(tr -s "\t\n " "   " <<<"$PT_L0_ARGS")" --meta "l1_extra_append=$PT_L1_APPEND"
 
 # Bound of one round: L1's boot, then per configuration its L2 boot and
 # exit, each workload's bound and the data transfer. L1 bounds each step
@@ -415,7 +439,7 @@ run_round() {
 	TB_L0_APPEND="console=ttyS0 quiet panic=-1 bench_rep=$rep bench_configs=$order bench_workloads=$workloads bench_secs=$secs"
 	times >"$out/logs/.times" # in this shell: its children's CPU so far
 	host_before=$(host_cpu)
-	tb_boot_l0 "$INITRD" "$log" "$bound" &
+	tb_boot_l0 "$INITRD" "$log" "$bound" "$PT_L0_ARGS" "$PT_L1_APPEND" &
 	L0_PID=$!
 	# In the background: a trapped signal interrupts `wait`, not a
 	# foreground command.
