@@ -111,9 +111,10 @@ struct e1000 {
 
 	/* RX */
 	uint8_t rx_buf[E1000_RX_MAX];
-	size_t rx_len;	/* a frame read from the tap waiting for buffers, or 0 */
-	bool rx_parked; /* waiting for RDT to move */
-	int sched_fd;	/* eventfd: the I/O thread resumes RX */
+	size_t rx_len;	 /* a frame read from the tap waiting for buffers, or 0 */
+	bool rx_vouched; /* its checksums are right by the host's word (e1000_rx.c) */
+	bool rx_parked;	 /* waiting for RDT to move */
+	int sched_fd;	 /* eventfd: the I/O thread resumes RX */
 
 	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
 	 * by itr_fd (a timerfd on the I/O thread). */

@@ -145,9 +145,13 @@
 #define E1000_TXD_POPTS_TXSM 0x02
 
 /* RX legacy descriptor: addr(8) length(2) csum(2) status(1) errors(1) special(2) */
-#define E1000_RXD_STAT_DD   0x01
-#define E1000_RXD_STAT_EOP  0x02
-#define E1000_RXD_STAT_IXSM 0x04
+#define E1000_RXD_STAT_DD    0x01
+#define E1000_RXD_STAT_EOP   0x02
+#define E1000_RXD_STAT_IXSM  0x04
+#define E1000_RXD_STAT_TCPCS 0x20  /* TCP/UDP checksum checked */
+#define E1000_RXD_STAT_IPCS  0x40  /* IPv4 header checksum checked */
+#define E1000_RXCSUM_IPOFL   0x100 /* RXCSUM: IPv4 header checksum offload */
+#define E1000_RXCSUM_TUOFL   0x200 /* RXCSUM: TCP/UDP checksum offload */
 
 /* PHY (M88E1011) registers, through MDIC at address 1 */
 #define E1000_PHY_ADDR	    1

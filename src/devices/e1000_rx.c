@@ -5,6 +5,7 @@
  * when it looks full, the coalesced ring is drained first (a batched RDT
  * write may be waiting there) and only then does RX park until RDT moves.
  * A frame that needs more descriptors than are free waits in rx_buf. */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -103,6 +104,49 @@ static uint32_t rx_free(const struct rx_ring *r)
 	return (r->tail + r->n - r->head) % r->n;
 }
 
+/* Receive checksum offload. The tap may hand over frames whose TCP/UDP
+ * checksum the host left partial (TUN_F_CSUM, asked for at create: the
+ * host then skips that pass); rx_read completes it, so every frame is
+ * right whatever the guest enabled. With RXCSUM.TUOFL (IPOFL), an IPv4
+ * TCP/UDP frame the host vouched for (partial, or DATA_VALID) is reported
+ * checked: the guest skips its own pass over each frame (QEMU's e1000
+ * always says IXSM, "not checked"). Anything else: IXSM, as before. */
+static uint32_t rx_csum_status(const struct e1000 *d)
+{
+	const uint8_t *f = d->rx_buf;
+	uint32_t rxcsum = e1000_reg(d, E1000_RXCSUM), st = 0;
+	size_t ihl = (size_t)(f[14] & 0xf) * 4;
+	if (!d->rx_vouched || !(rxcsum & (E1000_RXCSUM_IPOFL | E1000_RXCSUM_TUOFL)) ||
+	    d->rx_len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4 ||
+	    ihl < 20 || d->rx_len < 14 + ihl)
+		return E1000_RXD_STAT_IXSM;
+	/* The host vouches for the TCP/UDP checksum only (a bridged frame's
+	 * IPv4 header was never checked): the header's is checked here. */
+	if (e1000_csum_fold(e1000_csum_add(0, f + 14, ihl)) != 0xffff)
+		return E1000_RXD_STAT_IXSM;
+	if (rxcsum & E1000_RXCSUM_IPOFL)
+		st |= E1000_RXD_STAT_IPCS;
+	bool frag = ((f[20] & 0x3f) | f[21]) != 0; /* MF or an offset */
+	if ((rxcsum & E1000_RXCSUM_TUOFL) && !frag && (f[23] == 6 || f[23] == 17))
+		st |= E1000_RXD_STAT_TCPCS;
+	return st ? st : E1000_RXD_STAT_IXSM;
+}
+
+/* Completes a checksum the host left partial (NEEDS_CSUM: the field holds
+ * the pseudo-header's sum; the rest runs from csum_start to the end).
+ * False if the header points outside the frame. */
+static bool rx_complete_csum(uint8_t *f, size_t len, const struct virtio_net_hdr *h)
+{
+	size_t start = le16toh(h->csum_start), at = start + le16toh(h->csum_offset);
+	if (start >= len || at + 2 > len)
+		return false;
+	uint16_t v = (uint16_t)~e1000_csum_fold(e1000_csum_add(0, f + start, len - start));
+	v = v ? v : 0xffff; /* as Linux's skb_checksum_help: 0 is "no checksum" for UDP */
+	f[at] = (uint8_t)(v >> 8);
+	f[at + 1] = (uint8_t)v;
+	return true;
+}
+
 /* Places rx_buf (plus the CRC the length must count) into descriptors.
  * Returns 1 when done, 0 if it must wait for buffers, -1 if dropped. */
 static int rx_place(struct e1000 *d)
@@ -129,6 +173,7 @@ static int rx_place(struct e1000 *d)
 	if (rx_free(&r) < need)
 		return 0;
 	static const uint8_t fcs[E1000_FCS_LEN];
+	uint32_t csum = rx_csum_status(d);
 	size_t off = 0;
 	for (size_t i = 0; i < need; i++) {
 		uint64_t a = r.base + (uint64_t)r.head * E1000_DESC_LEN;
@@ -145,8 +190,7 @@ static int rx_place(struct e1000 *d)
 		if (ok && chunk > data)
 			ok = dma_write(d->ctx.gm, buf + data, fcs, chunk - data) == 0;
 		uint32_t lenw = (uint32_t)chunk; /* length, checksum 0 */
-		uint32_t stw = E1000_RXD_STAT_DD | E1000_RXD_STAT_IXSM |
-			       (i + 1 == need ? E1000_RXD_STAT_EOP : 0);
+		uint32_t stw = E1000_RXD_STAT_DD | csum | (i + 1 == need ? E1000_RXD_STAT_EOP : 0);
 		if (!ok) {
 			/* The descriptor is completed with an error so the ring
 			 * moves on; the frame is lost. */
@@ -215,6 +259,14 @@ static int rx_read(struct e1000 *d)
 	if (!e1000_rx_accept(d, d->rx_buf, len)) {
 		counter_add(&d->stats.rx_filtered, 1);
 		return -1;
+	}
+	d->rx_vouched = h.flags & VIRTIO_NET_HDR_F_DATA_VALID;
+	if (h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		if (!rx_complete_csum(d->rx_buf, len, &h)) {
+			counter_add(&d->stats.rx_errors, 1);
+			return -1;
+		}
+		d->rx_vouched = true;
 	}
 	d->rx_len = len;
 	return 1;
