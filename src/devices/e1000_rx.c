@@ -19,9 +19,13 @@
 #define RXD_STATUS 12
 
 /* A parked RX stays parked: the driver's set-up after a reset (RCTL, RDT)
- * is what kicks it, and the tap's edge-triggered fd will not. */
+ * is what kicks it, and the tap's edge-triggered fd will not. A frame
+ * waiting for buffers goes with the reset, counted as dropped (every
+ * frame read from the tap shows in a counter, as with virtio-net). */
 void e1000_rx_reset(struct e1000 *d)
 {
+	if (d->rx_len)
+		counter_add(&d->stats.rx_dropped, 1);
 	d->rx_len = 0;
 }
 

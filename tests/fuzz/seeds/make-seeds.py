@@ -72,3 +72,76 @@ ci = bytes([0x0e]) + chain([seg(0x00, 0, 64), seg(0x01, 0x100, 64), seg(0x01, 0x
 write('virtq', 'pop-push', vq_pre + c + ci + b'\x05\x05\x08\x01\x00\x00\x00\x00' +
       b'\x08\x41' + bytes(8) + b'\x0a\x0c' + b'\x08')
 write('virtq', 'notify', vq_pre + c + b'\x0b\x00\x05\x0b\x01\x0b\x03\x01\x0b\x03\x00' + b'\x08')
+
+# ---- e1000: byte 0 = no mutation records, then the setup byte (bits 0-1:
+# coalesce off/on/all, 2: decoding off, 3: other vCPUs, 4: a page-sized
+# coalesced ring), then ops (op % 16, fuzz_e1000.c's switch)
+E1K = {'CTRL': 0x0, 'EECD': 0x10, 'EERD': 0x14, 'MDIC': 0x20, 'ICR': 0xc0, 'ITR': 0xc4,
+       'RDBAL': 0x2800, 'RDLEN': 0x2808, 'RDTR': 0x2820, 'RADV': 0x282c, 'TDBAL': 0x3800,
+       'TDLEN': 0x3808, 'TIDV': 0x3820, 'TADV': 0x382c}
+def e_wr(reg, v):  # a 4-byte register write
+    return bytes([0x80, 0x02]) + u32(E1K[reg]) + struct.pack('<Q', v)
+def e_rd(reg):
+    return bytes([0x00, 0x02]) + u32(E1K[reg]) + bytes(8)
+def e_low(gpa):  # pick_gpa: an address in low RAM (rings from 0, buffers from 0x8000)
+    return bytes([0x00]) + u16(gpa)
+def e_ring(op, ndesc_sel, base, ctl_extra=None):  # op 3 TX, 4 RX: 8 << ndesc_sel descriptors
+    s = ndesc_sel << 1 | (0x40 if ctl_extra is not None else 0)
+    return bytes([op, s]) + e_low(base) + (u32(ctl_extra) if ctl_extra is not None else b'')
+def e_txd(kind, k, buf, length, cmd, tail3, ctx8=b''):  # kind 0 legacy, 1 context, 2 data
+    return bytes([0x05, kind | 0x08 | k << 4]) + e_low(buf) + u32(length) + bytes([cmd]) + ctx8 + tail3
+def e_tdt(k):  # TDT moves k descriptors on
+    return bytes([0x06, k - 1])
+def e_pkt(pos, v6=False):  # TCP/IP headers at buffer 0x8000 + pos
+    return bytes([0x07, 1 if v6 else 0]) + u16(pos) + b'\0'
+def e_rxd(n, bufs, give=True):  # n RX descriptors from RDT on (and RDT moves)
+    return bytes([0x08, (n - 1) | (8 if give else 0)]) + b''.join(e_low(b) for b in bufs)
+def e_frame(length, to_us=True):  # a frame of `length` bytes from the host
+    sel = 0x08 if to_us else 0x00
+    if 14 <= length < 14 + 256:
+        return bytes([0x09, sel, length - 14])
+    return bytes([0x09, sel | 1]) + u16(length)
+E_RX, E_RX_SCHED, E_DRAIN, E_FILL, E_FLUSH, E_RESET = b'\x0a', b'\x8a', b'\x0b', b'\x8b', b'\x8f', b'\x8e' + bytes(4)
+def e_time(units):  # advance the clock by units * 1.024 us, fire the timers
+    return b'\x8c' + u16(units)
+def e_eeprom_read(word):  # the driver's microwire read through EECD
+    REQ, CS, SK, DI = 0x40, 0x02, 0x01, 0x04
+    out, e = e_wr('EECD', REQ), REQ | CS
+    out += e_wr('EECD', e)
+    for i in range(8, -1, -1):
+        e = (e & ~DI) | (DI if (0x6 << 6 | word) >> i & 1 else 0)
+        out += e_wr('EECD', e) + e_wr('EECD', e | SK) + e_wr('EECD', e)
+    for i in range(16):
+        out += e_wr('EECD', e | SK) + e_rd('EECD') + e_wr('EECD', e)
+    return out + e_wr('EECD', REQ) + e_wr('EECD', 0)
+
+EOP, RS, TSE, IDE = 0x01, 0x08, 0x04, 0x80
+tso_ctx = bytes([14, 24, 33, 0, 34, 50, 0, 0])
+write('e1000', 'tx-legacy', bytes([0, 0x01]) + e_ring(3, 1, 0x0000) + e_pkt(0) +
+      e_txd(0, 0, 0x8000, 60, EOP | RS, bytes(3)) + e_tdt(1) + E_DRAIN)
+write('e1000', 'tx-tso-all', bytes([0, 0x12]) + e_ring(3, 1, 0x0000) + e_pkt(0) +
+      e_txd(1, 0, 0, 3054, 0x07, bytes([54]) + u16(1448), tso_ctx) +
+      e_txd(2, 1, 0x8000, 3054, EOP | RS | TSE, bytes([3, 0, 0])) + e_tdt(2) + E_FLUSH + E_DRAIN)
+write('e1000', 'tx-csum-v6-full', bytes([0, 0x00]) + e_ring(3, 1, 0x0000) + e_pkt(0x100, True) +
+      e_txd(1, 0, 0, 0, 0x01, bytes([0]) + u16(0), bytes([14, 0, 0, 0, 54, 70, 0, 0])) +
+      e_txd(2, 1, 0x8100, 200, EOP | RS | IDE, bytes([2, 0, 0])) + e_wr('TIDV', 8) +
+      e_wr('TADV', 20) + e_tdt(2) + E_FILL + e_txd(0, 0, 0x8100, 100, EOP | RS, bytes(3)) +
+      e_tdt(1) + e_time(10) + E_DRAIN + e_time(30))
+write('e1000', 'rx-batched-rdt', bytes([0, 0x11]) + e_ring(4, 1, 0x0400) +
+      e_rxd(8, [0x8000 + 0x800 * i for i in range(8)]) + e_frame(100) +
+      e_frame(50, False) + E_RX + e_rd('ICR') + e_time(5))
+write('e1000', 'rx-delay-itr-reset', bytes([0, 0x00]) + e_wr('RDTR', 10) + e_wr('RADV', 25) +
+      e_wr('ITR', 200) + e_ring(4, 0, 0x0000) + e_rxd(4, [0x8000, 0x9000, 0xa000, 0xb000]) +
+      e_frame(60) + E_RX + e_frame(60) + E_RX + e_time(12) + e_rd('ICR') + e_frame(60) +
+      E_RX + e_time(40) + E_RESET + e_ring(4, 0, 0x0200) + e_rxd(3, [0x8000, 0x9000, 0xa000]) +
+      e_frame(1400) + e_frame(200) + E_RX_SCHED + E_RX + e_time(100))
+write('e1000', 'bar-move-multi', bytes([0, 0x19]) + e_wr('RDBAL', 0x400) + e_wr('TDBAL', 0) +
+      b'\x4e' + u16(0x7001) + e_wr('RDLEN', 128) + b'\x0e' + u16(0) + e_wr('TDLEN', 128) +
+      b'\x0e' + u16(6) + E_FLUSH)
+v6_ctx = bytes([14, 0, 0, 0, 54, 70, 0, 0])
+v6_tso = e_txd(2, 0, 0x8000, 5074, EOP | RS | TSE, bytes([2, 0, 0]))
+write('e1000', 'tx-tso-v6-refused', bytes([0, 0x01]) + e_ring(3, 1, 0x0000) + e_pkt(0, True) +
+      e_txd(1, 0, 0, 5000, 0x05, bytes([74]) + u16(1000), v6_ctx) + e_tdt(1) + v6_tso +
+      e_tdt(1) + E_DRAIN + b'\x4b' + u16(0) + v6_tso + e_tdt(1) + E_DRAIN)
+write('e1000', 'eeprom-phy', bytes([0, 0x01]) + e_eeprom_read(0x3f) + e_wr('EERD', 0x0101) +
+      e_rd('EERD') + e_wr('MDIC', 0x08220000) + e_wr('MDIC', 0x24208000) + e_rd('ICR'))
