@@ -807,13 +807,9 @@ bench_native() {
 # failed.
 bench_pt_setup() {
 	[ -z "$BENCH_PT_ADDR" ] || return 0
-	ps_addr=''
-	for ps_d in /sys/bus/pci/devices/*; do
-		[ "$(cat "$ps_d/vendor")" = 0x8086 ] && [ "$(cat "$ps_d/device")" = 0x10d3 ] &&
-			ps_addr=${ps_d##*/}
-	done
+	ps_addr=$(pci_find 0x8086 0x10d3)
 	[ -n "$ps_addr" ] || { echo "no e1000e in L1 (L0 without BENCH_PT_L0_ARGS?)"; return 1; }
-	ps_nic=$(bench_pt_netif virtio_net) || { echo "no virtio-net NIC in L1"; return 1; }
+	ps_nic=$(pci_netif virtio_net) || { echo "no virtio-net NIC in L1"; return 1; }
 	ip addr add "$BENCH_PT_L1_IP/24" dev "$ps_nic" && ip link set "$ps_nic" up ||
 		{ echo "cannot bring up $ps_nic"; return 1; }
 	echo Y >/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts ||
@@ -835,29 +831,10 @@ bench_pt_subst() {
 	echo "$su_out"
 }
 
-# bench_pt_netif DRIVER: the interface whose device's driver is DRIVER.
-bench_pt_netif() {
-	for pn_n in /sys/class/net/*; do
-		case "$(readlink "$pn_n/device/driver" 2>/dev/null)" in
-		*/"$1")
-			echo "${pn_n##*/}"
-			return 0
-			;;
-		esac
-	done
-	return 1
-}
-
 # bench_pt_bind DRIVER: the e1000e bound to DRIVER alone (vfio-pci for
-# skiff, e1000e for L1 itself); nothing if it already is.
+# skiff, e1000e for L1 itself).
 bench_pt_bind() {
-	pb_d=/sys/bus/pci/devices/$BENCH_PT_ADDR
-	case "$(readlink "$pb_d/driver" 2>/dev/null)" in */"$1") return 0 ;; esac
-	[ ! -e "$pb_d/driver" ] || echo "$BENCH_PT_ADDR" >"$pb_d/driver/unbind"
-	echo "$1" >"$pb_d/driver_override" && echo "$BENCH_PT_ADDR" >/sys/bus/pci/drivers_probe
-	case "$(readlink "$pb_d/driver" 2>/dev/null)" in */"$1") return 0 ;; esac
-	echo "cannot bind $BENCH_PT_ADDR to $1"
-	return 1
+	pci_bind "$BENCH_PT_ADDR" "$1" || { echo "cannot bind $BENCH_PT_ADDR to $1"; return 1; }
 }
 
 # bench_pt_native_setup: L1 itself on the e1000e, in namespace benchpt at
@@ -867,7 +844,7 @@ bench_pt_native_setup() {
 	bench_pt_setup && bench_pt_bind e1000e || return 1
 	[ -e /run/netns/benchpt ] || ip netns add benchpt || return 1
 	pn_i=0
-	until pn_eth=$(bench_pt_netif e1000e); do
+	until pn_eth=$(pci_netif e1000e); do
 		pn_i=$((pn_i + 1))
 		[ $pn_i -lt 50 ] || { echo "the e1000e has no interface"; return 1; }
 		sleep 0.1

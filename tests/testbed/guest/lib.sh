@@ -119,3 +119,39 @@ expect_usage_error() {
 		BAD="$BAD [$desc: message not about /$what/]"
 	fi
 }
+
+# ---- PCI devices (passthrough: the vfio scenario and the harness) ----
+
+# pci_find VENDOR DEVICE: the address of the (last) PCI device with these
+# ids (0x8086 0x10d3), or failure.
+pci_find() {
+	pf_a=''
+	for pf_d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$pf_d/vendor")" = "$1" ] && [ "$(cat "$pf_d/device")" = "$2" ] && pf_a=${pf_d##*/}
+	done
+	[ -n "$pf_a" ] && echo "$pf_a"
+}
+
+# pci_netif DRIVER: the interface whose device's driver is DRIVER.
+pci_netif() {
+	for pn_n in /sys/class/net/*; do
+		case "$(readlink "$pn_n/device/driver" 2>/dev/null)" in
+		*/"$1")
+			echo "${pn_n##*/}"
+			return 0
+			;;
+		esac
+	done
+	return 1
+}
+
+# pci_bind ADDR DRIVER: ADDR bound to DRIVER alone (unbound from any other
+# and probed with DRIVER only); nothing if it already is.
+pci_bind() {
+	pb_d=/sys/bus/pci/devices/$1
+	case "$(readlink "$pb_d/driver" 2>/dev/null)" in */"$2") return 0 ;; esac
+	[ ! -e "$pb_d/driver" ] || echo "$1" >"$pb_d/driver/unbind"
+	echo "$2" >"$pb_d/driver_override" && echo "$1" >/sys/bus/pci/drivers_probe
+	case "$(readlink "$pb_d/driver" 2>/dev/null)" in */"$2") return 0 ;; esac
+	return 1
+}

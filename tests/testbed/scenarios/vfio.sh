@@ -38,39 +38,6 @@ VFIO_IPERF_S=4
 
 vfio_sha() { sha256sum <"$1" | cut -d' ' -f1; }
 
-# The passthrough NIC's PCI address.
-vfio_find() {
-	for d in /sys/bus/pci/devices/*; do
-		if [ "$(cat "$d/vendor")" = 0x8086 ] && [ "$(cat "$d/device")" = 0x10d3 ]; then
-			echo "${d##*/}"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# The interface whose device's driver is DRIVER.
-vfio_netif() {
-	for n in /sys/class/net/*; do
-		case "$(readlink "$n/device/driver" 2>/dev/null)" in
-		*/"$1")
-			echo "${n##*/}"
-			return 0
-			;;
-		esac
-	done
-	return 1
-}
-
-# vfio_bind ADDR DRIVER: unbind ADDR and probe it with DRIVER only.
-vfio_bind() {
-	d=/sys/bus/pci/devices/$1
-	[ -e "$d/driver" ] && echo "$1" >"$d/driver/unbind"
-	echo "$2" >"$d/driver_override" && echo "$1" >/sys/bus/pci/drivers_probe &&
-		[ "$(readlink "$d/driver")" != "" ] &&
-		case "$(readlink "$d/driver")" in */"$2") true ;; *) false ;; esac
-}
-
 vfio_l2_value() { sed -n "s/^SKIFF-L2-MARK $1=//p" /tmp/l2.log | head -n1; }
 
 # vfio_boot MODE SPEC [CMDLINE...]: one L2 boot with --vfio-pci SPEC.
@@ -117,8 +84,8 @@ vfio_bad_input() {
 l1() {
 	echo Y >/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts ||
 		{ fail "cannot allow unsafe interrupts"; return; }
-	addr=$(vfio_find) || { fail "no e1000e in L1"; return; }
-	nic=$(vfio_netif virtio_net) || { fail "no virtio-net NIC in L1"; return; }
+	addr=$(pci_find 0x8086 0x10d3) || { fail "no e1000e in L1"; return; }
+	nic=$(pci_netif virtio_net) || { fail "no virtio-net NIC in L1"; return; }
 	if ! { ip addr add "$VFIO_L1/24" dev "$nic" && ip link set "$nic" up; }; then
 		fail "L1's NIC setup failed"
 		return
@@ -126,7 +93,7 @@ l1() {
 	vfio_bad_input "$addr" || { fail "bad input:$BAD"; return; }
 	echo bus >"/sys/bus/pci/devices/$addr/reset_method" ||
 		{ fail "cannot select the bus reset for $addr"; return; }
-	vfio_bind "$addr" vfio-pci || { fail "cannot bind $addr to vfio-pci"; return; }
+	pci_bind "$addr" vfio-pci || { fail "cannot bind $addr to vfio-pci"; return; }
 	group=$(readlink "/sys/bus/pci/devices/$addr/iommu_group")
 	group=${group##*/}
 	echo "vfio: $addr in IOMMU group $group: $(ls /dev/vfio)"
@@ -146,9 +113,9 @@ l1() {
 		vfio_boot intx "$addr" pci=nomsi
 	kill "$iperf_pid" 2>/dev/null
 	[ -z "$VFIO_WHY" ] || { fail "$VFIO_WHY"; return; }
-	vfio_bind "$addr" e1000e || { fail "cannot bind $addr back to e1000e"; return; }
+	pci_bind "$addr" e1000e || { fail "cannot bind $addr back to e1000e"; return; }
 	sleep 1
-	eth=$(vfio_netif e1000e) || { fail "e1000e has no interface after rebinding"; return; }
+	eth=$(pci_netif e1000e) || { fail "e1000e has no interface after rebinding"; return; }
 	if ! { ip netns add side && ip link set "$eth" netns side &&
 		ip netns exec side ip addr add "$VFIO_L2/24" dev "$eth" &&
 		ip netns exec side ip link set "$eth" up; }; then
@@ -228,7 +195,7 @@ vfio_stalled() {
 
 l2() {
 	mode=$(sed -n 's/.*vfio_mode=\([a-z]*\).*/\1/p' /proc/cmdline)
-	eth=$(vfio_netif e1000e) || { fail "$mode: no e1000e interface in L2"; return; }
+	eth=$(pci_netif e1000e) || { fail "$mode: no e1000e interface in L2"; return; }
 	if ! { ip addr add "$VFIO_L2/24" dev "$eth" && ip link set "$eth" up; }; then
 		fail "$mode: $eth setup failed"
 		return
