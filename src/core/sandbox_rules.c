@@ -206,10 +206,10 @@ static const struct sandbox_rule main_thread[] = {
  * /drives path_on_host: blk_backend_open). An existing file only, as the
  * process may: no flag that creates, truncates or follows anything odd
  * (O_ACCMODE, O_CLOEXEC, O_NONBLOCK, so that a FIFO cannot hold the open,
- * and the kernel's O_LARGEFILE, 0100000, alone); then F_SETFL takes
- * O_NONBLOCK off again. Firecracker's VMM thread allows open outright,
+ * O_DIRECT for a disk with direct, and the kernel's O_LARGEFILE, 0100000,
+ * alone); then F_SETFL takes O_NONBLOCK off again. Firecracker's VMM thread allows open outright,
  * for the same request. */
-#define OPEN_FLAGS_OK ((uint32_t)(O_ACCMODE | O_CLOEXEC | O_NONBLOCK | 0100000))
+#define OPEN_FLAGS_OK ((uint32_t)(O_ACCMODE | O_CLOEXEC | O_NONBLOCK | O_DIRECT | 0100000))
 static const struct sandbox_rule controller[] = {
     ARG(openat, 2, (uint32_t)~OPEN_FLAGS_OK, 0),
     ARG_IS(fcntl, 1, F_SETFL),

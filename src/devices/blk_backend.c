@@ -17,7 +17,7 @@ static void backend_set_serial(struct blk_backend *b, const char *path)
 	memcpy(b->serial, base, strnlen(base, sizeof(b->serial)));
 }
 
-/* cur's own file (the same inode): with cur's fd in b->fd, true. */
+/* cur's own file (the same inode): with cur's fds in b, true. */
 static bool backend_is_cur(struct blk_backend *b, const struct blk_backend *cur,
 			   const struct stat *st)
 {
@@ -27,20 +27,52 @@ static bool backend_is_cur(struct blk_backend *b, const struct blk_backend *cur,
 		return false;
 	close(b->fd);
 	b->fd = cur->fd;
+	b->dfd = cur->dfd;
 	return true;
 }
 
-int blk_backend_open(struct blk_backend *b, const char *path, bool ro, char *err, size_t errlen)
+/* The second, O_DIRECT, open file of the image b->fd has open (st): not
+ * locked (the lock on b->fd covers the image, and a second flock of ours
+ * would conflict with it), and checked to be the same file in case path
+ * changed in between. */
+static int backend_open_direct(struct blk_backend *b, const char *path, const struct stat *st,
+			       char *err, size_t errlen)
 {
-	return blk_backend_open_for(b, NULL, path, ro, err, errlen);
+	/* O_NONBLOCK as for the first open; F_SETFL leaves O_DIRECT alone. */
+	b->dfd = open(path, (b->ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
+	if (b->dfd < 0) {
+		if (errno == EINVAL)
+			snprintf(err, errlen, "%s: direct: the host file system has no O_DIRECT",
+				 path);
+		else
+			snprintf(err, errlen, "cannot open %s with direct: %s", path,
+				 strerror(errno));
+		return -1;
+	}
+	struct stat dst;
+	if (fstat(b->dfd, &dst) < 0 || dst.st_dev != st->st_dev || dst.st_ino != st->st_ino) {
+		snprintf(err, errlen, "%s changed while it was opened", path);
+		return -1;
+	}
+	if (fcntl(b->dfd, F_SETFL, O_DIRECT) < 0) {
+		snprintf(err, errlen, "cannot use %s with direct: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int blk_backend_open(struct blk_backend *b, const char *path, bool ro, bool direct, char *err,
+		     size_t errlen)
+{
+	return blk_backend_open_for(b, NULL, path, ro, direct, err, errlen);
 }
 
 int blk_backend_open_for(struct blk_backend *b, const struct blk_backend *cur, const char *path,
-			 bool ro, char *err, size_t errlen)
+			 bool ro, bool direct, char *err, size_t errlen)
 {
-	bool shared = false; /* b->fd is cur's */
+	bool shared = false; /* b's fds are cur's */
 	memset(b, 0, sizeof(*b));
-	b->fd = -1;
+	b->fd = b->dfd = -1;
 	b->ro = ro;
 	if (!*path) {
 		snprintf(err, errlen, "empty image path");
@@ -86,6 +118,8 @@ int blk_backend_open_for(struct blk_backend *b, const struct blk_backend *cur, c
 		snprintf(err, errlen, "%s is in use (locked by another --disk or process)", path);
 		goto fail;
 	}
+	if (!shared && direct && backend_open_direct(b, path, &st, err, errlen) < 0)
+		goto fail;
 	/* lseek works for files and block devices alike (st_size is 0 for
 	 * the latter). */
 	off_t size = lseek(b->fd, 0, SEEK_END);
@@ -98,7 +132,7 @@ int blk_backend_open_for(struct blk_backend *b, const struct blk_backend *cur, c
 	return 0;
 fail:
 	if (shared)
-		b->fd = -1; /* cur's, not ours to close */
+		b->fd = b->dfd = -1; /* cur's, not ours to close */
 	blk_backend_close(b);
 	return -1;
 }
@@ -107,7 +141,20 @@ void blk_backend_close(struct blk_backend *b)
 {
 	if (b->fd >= 0)
 		close(b->fd);
-	b->fd = -1;
+	if (b->dfd >= 0)
+		close(b->dfd);
+	b->fd = b->dfd = -1;
+}
+
+int blk_backend_fd_for(const struct blk_backend *b, const struct iovec *iov, unsigned int n,
+		       uint64_t off)
+{
+	if (b->dfd < 0)
+		return b->fd;
+	uint64_t bits = off;
+	for (unsigned int i = 0; i < n; i++)
+		bits |= (uintptr_t)iov[i].iov_base | iov[i].iov_len;
+	return bits % BLK_DIRECT_ALIGN ? b->fd : b->dfd;
 }
 
 /* Drops the first n bytes of iov[0, *cnt), after a short transfer. */
@@ -134,8 +181,11 @@ static int backend_rw(struct blk_backend *b, struct iovec *iov, unsigned int n, 
 			n--;
 			continue;
 		}
-		ssize_t r = write ? pwritev(b->fd, iov, (int)n, (off_t)off)
-				  : preadv(b->fd, iov, (int)n, (off_t)off);
+		/* Chosen again after a short transfer, which may leave the
+		 * rest unaligned. */
+		int fd = blk_backend_fd_for(b, iov, n, off);
+		ssize_t r = write ? pwritev(fd, iov, (int)n, (off_t)off)
+				  : preadv(fd, iov, (int)n, (off_t)off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;

@@ -198,7 +198,7 @@ static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (blk_backend_open(&blk->backend, s->path, s->ro, err, errlen) < 0) {
+	if (blk_backend_open(&blk->backend, s->path, s->ro, s->direct, err, errlen) < 0) {
 		free(blk);
 		return NULL;
 	}
@@ -304,7 +304,8 @@ int virtio_blk_replace(struct virtio_dev *vdev, const char *path, char *err, siz
 {
 	struct blk_dev *blk = blk_of(vdev);
 	struct blk_backend nb, old;
-	if (blk_backend_open_for(&nb, &blk->backend, path, blk->backend.ro, err, errlen) < 0) {
+	if (blk_backend_open_for(&nb, &blk->backend, path, blk->backend.ro, blk->backend.dfd >= 0,
+				 err, errlen) < 0) {
 		counter_add(&blk->stats.update_fails, 1);
 		return -1;
 	}

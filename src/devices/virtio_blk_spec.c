@@ -37,6 +37,11 @@ static const struct opt blk_opts[] = {
      .type = OPT_FLAG,
      .off = offsetof(struct blk_spec, ro),
      .help = "read-only: the guest's writes fail"},
+    {.name = "direct",
+     .type = OPT_FLAG,
+     .off = offsetof(struct blk_spec, direct),
+     .help = "bypass the host page cache (O_DIRECT, QEMU's cache=none) for every transfer "
+	     "aligned to 4 KiB; the rest stay buffered"},
     {.name = "aio",
      .type = OPT_ENUM,
      .off = offsetof(struct blk_spec, aio),

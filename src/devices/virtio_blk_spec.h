@@ -21,6 +21,7 @@ extern const char *const blk_aio_names[];
 struct blk_spec {
 	char path[PATH_MAX];
 	bool ro;
+	bool direct;		 /* O_DIRECT beside the buffered file: blk_backend.h */
 	int aio;		 /* enum blk_aio */
 	unsigned int queues;	 /* 1..BLK_QUEUES_MAX; 0: not given (a queue per vCPU) */
 	struct poll_policy poll; /* of the request queue */

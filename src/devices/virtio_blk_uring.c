@@ -15,7 +15,9 @@
 
 bool blk_uring_queue(struct blk_queue *q, struct blk_req *req)
 {
-	int fd = q->blk->backend.fd;
+	/* Chosen per submission: a short transfer put back may have left
+	 * the rest unaligned for O_DIRECT. */
+	int fd = blk_backend_fd_for(&q->blk->backend, req->iov, req->niov, req->off);
 	uint64_t tag = (uint64_t)(req - q->reqs);
 	if (!blk_uring_prep(&q->uring, req, fd, tag)) {
 		/* Full (it holds every slot, so only unsubmitted entries can

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -439,6 +440,49 @@ static void test_scattered_buffers(void **state)
 	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
 	image_read(f, 20 * 512, file, 512);
 	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA + 16), 512);
+}
+
+/* Pages of the image's [off, off + len) in the host page cache. */
+static unsigned int image_cached_pages(struct fx *f, size_t off, size_t len)
+{
+	int fd = open(f->path, O_RDONLY);
+	assert_true(fd >= 0);
+	size_t size = SECTORS * 512;
+	void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	unsigned char vec[SECTORS * 512 / 4096];
+	assert_int_equal(mincore(m, size, vec), 0);
+	unsigned int n = 0;
+	for (size_t p = off / 4096; p < (off + len + 4095) / 4096; p++)
+		n += vec[p] & 1;
+	munmap(m, size);
+	close(fd);
+	return n;
+}
+
+/* Page-aligned buffers at a page-aligned offset, as Linux's direct I/O
+ * sends them: the data round-trips, and with direct (the group run with
+ * it) neither transfer leaves the image in the host page cache. */
+static void test_aligned_roundtrip(void **state)
+{
+	struct fx *f = *state;
+	uint32_t used;
+	uint8_t file[8192];
+	fill(f, DATA_GPA, 8192, 5);
+	assert_int_equal(blk_write(f, 16, 8192, &used), VIRTIO_BLK_S_OK);
+	image_read(f, 16 * 512, file, sizeof(file));
+	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA), 8192);
+	int fd = open(f->path, O_RDONLY); /* image_read cached it */
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0, 8192);
+	assert_int_equal(blk_read(f, 16, 8192, &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 8193);
+	assert_memory_equal(fake_mem_at(&f->fm, DATA_GPA), file, 8192);
+	if (strstr(aio_opt, "direct"))
+		assert_int_equal(image_cached_pages(f, 16 * 512, 8192), 0);
+	else
+		assert_int_equal(image_cached_pages(f, 16 * 512, 8192), 2);
 }
 
 static void test_read_only(void **state)
@@ -1014,7 +1058,7 @@ static void test_replace_fifo(void **state)
 	assert_int_equal(virtio_blk_replace(f->vdev, f->path, err, sizeof(err)), 0);
 	assert_int_equal(blk_read(f, 0, 512, &used), VIRTIO_BLK_S_OK);
 	struct blk_backend b;
-	assert_int_equal(blk_backend_open(&b, f->path, true, err, sizeof(err)), 0);
+	assert_int_equal(blk_backend_open(&b, f->path, true, false, err, sizeof(err)), 0);
 	assert_int_equal(fcntl(b.fd, F_GETFL) & O_NONBLOCK, 0);
 	blk_backend_close(&b);
 }
@@ -1664,6 +1708,7 @@ int main(void)
 	    T(test_config),
 	    T(test_write_read_roundtrip),
 	    T(test_scattered_buffers),
+	    T(test_aligned_roundtrip),
 	    T(test_read_only),
 	    T(test_flush),
 	    T(test_get_id),
@@ -1703,5 +1748,9 @@ int main(void)
 	};
 	const size_t n = sizeof(tests) / sizeof(tests[0]);
 	int fails = run_group("virtio_blk threads", ",aio=threads", tests, n);
-	return fails + run_group("virtio_blk io_uring", ",aio=io_uring", tests, n - 3);
+	fails += run_group("virtio_blk io_uring", ",aio=io_uring", tests, n - 3);
+	/* With direct, every test once more on each path. */
+	fails += run_group("virtio_blk threads direct", ",aio=threads,direct", tests, n);
+	return fails +
+	       run_group("virtio_blk io_uring direct", ",aio=io_uring,direct", tests, n - 3);
 }
