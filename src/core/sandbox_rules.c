@@ -207,8 +207,8 @@ static const struct sandbox_rule main_thread[] = {
  * process may: no flag that creates, truncates or follows anything odd
  * (O_ACCMODE, O_CLOEXEC, O_NONBLOCK, so that a FIFO cannot hold the open,
  * O_DIRECT for a disk with direct, and the kernel's O_LARGEFILE, 0100000,
- * alone); then F_SETFL takes O_NONBLOCK off again. Firecracker's VMM thread allows open outright,
- * for the same request. */
+ * alone); then F_SETFL takes O_NONBLOCK off again. Firecracker's VMM
+ * thread allows open outright, for the same request. */
 #define OPEN_FLAGS_OK ((uint32_t)(O_ACCMODE | O_CLOEXEC | O_NONBLOCK | O_DIRECT | 0100000))
 static const struct sandbox_rule controller[] = {
     ARG(openat, 2, (uint32_t)~OPEN_FLAGS_OK, 0),

@@ -38,7 +38,8 @@ static bool backend_is_cur(struct blk_backend *b, const struct blk_backend *cur,
 static int backend_open_direct(struct blk_backend *b, const char *path, const struct stat *st,
 			       char *err, size_t errlen)
 {
-	/* O_NONBLOCK as for the first open; F_SETFL leaves O_DIRECT alone. */
+	/* O_NONBLOCK as for the first open; F_SETFL then sets the status
+	 * flags to O_DIRECT alone, dropping O_NONBLOCK. */
 	b->dfd = open(path, (b->ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
 	if (b->dfd < 0) {
 		if (errno == EINVAL)

@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "devices/blk_backend.h"
+#include "page_cache.h"
 
 #define IMG_SIZE (64 * 1024)
 
@@ -62,22 +62,9 @@ static void open_direct(struct fx *f)
 		fail_msg("no direct file: %s", err);
 }
 
-/* Pages of [off, off + len) of the image in the host page cache. */
 static unsigned int cached_pages(struct fx *f, size_t off, size_t len)
 {
-	int fd = open(f->path, O_RDONLY);
-	assert_true(fd >= 0);
-	void *m = mmap(NULL, IMG_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(m != MAP_FAILED);
-	long pg = sysconf(_SC_PAGESIZE);
-	unsigned char vec[IMG_SIZE / 4096 + 1];
-	assert_int_equal(mincore(m, IMG_SIZE, vec), 0);
-	unsigned int n = 0;
-	for (size_t p = off / (size_t)pg; p < (off + len + (size_t)pg - 1) / (size_t)pg; p++)
-		n += vec[p] & 1;
-	munmap(m, IMG_SIZE);
-	close(fd);
-	return n;
+	return page_cache_count(f->path, IMG_SIZE, off, len);
 }
 
 static void test_open_flags(void **state)

@@ -9,7 +9,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -28,6 +27,7 @@
 #include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
 #include "fake_mem.h"
+#include "page_cache.h"
 #include "virtio/virtio_dev.h"
 
 #define RAM_SIZE     (1u << 20)
@@ -442,22 +442,9 @@ static void test_scattered_buffers(void **state)
 	assert_memory_equal(file, fake_mem_at(&f->fm, DATA_GPA + 16), 512);
 }
 
-/* Pages of the image's [off, off + len) in the host page cache. */
 static unsigned int image_cached_pages(struct fx *f, size_t off, size_t len)
 {
-	int fd = open(f->path, O_RDONLY);
-	assert_true(fd >= 0);
-	size_t size = SECTORS * 512;
-	void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(m != MAP_FAILED);
-	unsigned char vec[SECTORS * 512 / 4096];
-	assert_int_equal(mincore(m, size, vec), 0);
-	unsigned int n = 0;
-	for (size_t p = off / 4096; p < (off + len + 4095) / 4096; p++)
-		n += vec[p] & 1;
-	munmap(m, size);
-	close(fd);
-	return n;
+	return page_cache_count(f->path, SECTORS * 512, off, len);
 }
 
 /* Page-aligned buffers at a page-aligned offset, as Linux's direct I/O
