@@ -235,6 +235,14 @@ bench_snap() {
 		set -- ${bs_s##*) }
 		echo "task ${bs_t##*/} $((${12} + ${13})) $bs_name"
 	done
+	# L1's interfaces' drops: a tap whose VMM does not read it fast enough
+	# drops what it cannot queue (tx_dropped), so udp64-h2g's loss splits
+	# into the tap's and L2's own.
+	for bs_f in /sys/class/net/*/statistics/[rt]x_dropped; do
+		bs_i=${bs_f#/sys/class/net/}
+		[ "${bs_i%%/*}" = lo ] && continue
+		read -r bs_v <"$bs_f" 2>/dev/null && echo "net ${bs_i%%/*}.${bs_f##*/} $bs_v"
+	done
 	# Guest RAM: the anonymous mappings at least as large as L2's RAM
 	# (skiff: one mmap of --mem; QEMU: its RAM block). The rest of the
 	# resident set is the VMM's own.
@@ -275,6 +283,7 @@ bench_delta() {
 			if ($1 == "time") t0 = $2
 			if ($1 == "kvm") k0[$2] = $3
 			if ($1 == "task") c0[$2] = $3
+			if ($1 == "net") n0[$2] = $3
 			next
 		}
 		$1 == "time" { t1 = $2 }
@@ -286,6 +295,7 @@ bench_delta() {
 			if (seen[name] > 1) name = name "." seen[name]
 			cpu[name] += ($3 - c0[$2]) / 100.0
 		}
+		$1 == "net" && ($2 in n0) { net[$2] = $3 - n0[$2] }
 		$1 == "mem" { rss = $2; guest = $3; have_mem = 1 }
 		$1 == "memst" { st[$2] = $3 }
 		END {
@@ -303,6 +313,7 @@ bench_delta() {
 			# Counters missing before (no VM yet, at boot) count from 0.
 			for (n in k1) printf "kvm.%s=%d\n", n, k1[n] - k0[n]
 			for (n in cpu) printf "cpu_s.%s=%.2f\n", n, cpu[n]
+			for (n in net) printf "net.%s=%d\n", n, net[n]
 			if (have_mem) {
 				printf "mem_rss_kib=%d\n", rss
 				printf "mem_overhead_kib=%d\n", rss - guest

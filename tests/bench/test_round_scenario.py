@@ -82,6 +82,22 @@ class RoundScenarioTest(unittest.TestCase):
         self.assertEqual(out["mem_rss_file_kib"], "5000")
         self.assertEqual(out["mem_anon_overhead_kib"], str(265000 - 262144))
 
+    def test_delta_interface_drops(self):
+        # udp64-h2g's loss: what L1's tap dropped in the window; an
+        # interface that appeared inside it (a new tap) has no delta.
+        before = ("time 0\nnet tap0.tx_dropped 40\n"
+                  "net tap0.rx_dropped 0\n")
+        after = ("time 1000000000\nnet tap0.tx_dropped 57\n"
+                 "net tap0.rx_dropped 0\nnet tap1.tx_dropped 9\n")
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("b", before), ("a", after)):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            out = kv(ash(f"bench_delta {d}/b {d}/a"))
+        self.assertEqual(out["net.tap0.tx_dropped"], "17")
+        self.assertEqual(out["net.tap0.rx_dropped"], "0")
+        self.assertNotIn("net.tap1.tx_dropped", out)
+
     def test_snapshot_of_a_live_process(self):
         proc = subprocess.Popen(["sleep", "30"])
         try:
@@ -96,6 +112,11 @@ class RoundScenarioTest(unittest.TestCase):
         kinds = {line.split()[1] for line in lines
                  if line.startswith("memst ")}
         self.assertEqual(kinds, {"RssAnon", "RssFile", "RssShmem"})
+        # The host's interfaces but lo, each direction's drops.
+        nets = {line.split()[1] for line in lines if line.startswith("net ")}
+        ifaces = [i for i in os.listdir("/sys/class/net") if i != "lo"]
+        self.assertEqual(nets, {f"{i}.{d}_dropped" for i in ifaces
+                                for d in ("rx", "tx")})
 
     def test_relay_finds_init_after_firmware_escapes(self):
         # -M pc: SeaBIOS leaves terminal escapes before L2's first line.
