@@ -3,12 +3,17 @@
 #ifndef SKIFF_X86_CPU_H
 #define SKIFF_X86_CPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct kvm_cpuid2;
 
-/* Gets the host-supported CPUID table (caller frees); NULL with errno. */
+/* Gets the host-supported CPUID table (caller frees), with the features
+ * KVM emulates but does not list added; NULL with errno. */
 struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd);
+/* Adds those features to a supported table: the TSC-deadline timer if
+ * KVM_CAP_TSC_DEADLINE_TIMER. */
+void cpuid_add_emulated(struct kvm_cpuid2 *c, bool tsc_deadline);
 /* Adjusts a copy of the supported table for vCPU `index` of `nr_cpus`:
  * APIC IDs, topology counts, the hypervisor bit. */
 void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus);

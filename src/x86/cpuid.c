@@ -5,9 +5,10 @@
 
 #include "x86/cpu.h"
 
-#define CPUID_MAX_ENTRIES      256
-#define CPUID_1_ECX_HYPERVISOR (1u << 31)
-#define CPUID_1_EDX_HTT	       (1u << 28)
+#define CPUID_MAX_ENTRIES	 256
+#define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
+#define CPUID_1_ECX_HYPERVISOR	 (1u << 31)
+#define CPUID_1_EDX_HTT		 (1u << 28)
 
 struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd)
 {
@@ -22,7 +23,21 @@ struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd)
 		errno = e;
 		return NULL;
 	}
+	cpuid_add_emulated(c, ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0);
 	return c;
+}
+
+/* KVM emulates the TSC-deadline timer in its in-kernel LAPIC (which skiff
+ * always has) but before Linux 6.14 leaves CPUID.1:ECX[24] clear in
+ * KVM_GET_SUPPORTED_CPUID: the VMM sets it (api.rst, as QEMU, Firecracker
+ * and Cloud Hypervisor do). Without it the guest arms its LAPIC timer in
+ * one-shot mode and calibrates that timer at boot against the PIT. */
+void cpuid_add_emulated(struct kvm_cpuid2 *c, bool tsc_deadline)
+{
+	for (uint32_t i = 0; i < c->nent; i++) {
+		if (c->entries[i].function == 1 && tsc_deadline)
+			c->entries[i].ecx |= CPUID_1_ECX_TSC_DEADLINE;
+	}
 }
 
 void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus)
