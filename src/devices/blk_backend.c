@@ -28,6 +28,7 @@ static bool backend_is_cur(struct blk_backend *b, const struct blk_backend *cur,
 	close(b->fd);
 	b->fd = cur->fd;
 	b->dfd = cur->dfd;
+	atomic_store(&b->direct_refused, atomic_load(&cur->direct_refused));
 	return true;
 }
 
@@ -150,12 +151,28 @@ void blk_backend_close(struct blk_backend *b)
 int blk_backend_fd_for(const struct blk_backend *b, const struct iovec *iov, unsigned int n,
 		       uint64_t off)
 {
-	if (b->dfd < 0)
+	/* Relaxed: a transfer that reads a stale false is one more EINVAL,
+	 * redone buffered like the first. */
+	/* Relaxed: a transfer that reads a stale false is one more EINVAL,
+	 * redone buffered like the first. */
+	if (b->dfd < 0 || atomic_load_explicit(&b->direct_refused, memory_order_relaxed))
 		return b->fd;
 	uint64_t bits = off;
 	for (unsigned int i = 0; i < n; i++)
 		bits |= (uintptr_t)iov[i].iov_base | iov[i].iov_len;
 	return bits % BLK_DIRECT_ALIGN ? b->fd : b->dfd;
+}
+
+bool blk_backend_refuse_direct(struct blk_backend *b)
+{
+	if (b->dfd < 0 || atomic_exchange(&b->direct_refused, true))
+		return false;
+	/* The serial is the image's name, not always NUL-terminated. */
+	fprintf(stderr,
+		"skiff: disk %.*s: the host refused an O_DIRECT transfer aligned to %d bytes "
+		"(it wants more); this disk goes through the page cache from now on\n",
+		BLK_ID_BYTES, b->serial, BLK_DIRECT_ALIGN);
+	return true;
 }
 
 /* Drops the first n bytes of iov[0, *cnt), after a short transfer. */
@@ -176,6 +193,7 @@ static struct iovec *backend_iov_advance(struct iovec *iov, unsigned int *cnt, s
 static int backend_rw(struct blk_backend *b, struct iovec *iov, unsigned int n, uint64_t off,
 		      bool write)
 {
+	bool buffered = false; /* the direct file refused this one */
 	while (n) {
 		if (!iov->iov_len) { /* preadv would return 0: not EOF */
 			iov++;
@@ -184,12 +202,19 @@ static int backend_rw(struct blk_backend *b, struct iovec *iov, unsigned int n, 
 		}
 		/* Chosen again after a short transfer, which may leave the
 		 * rest unaligned. */
-		int fd = blk_backend_fd_for(b, iov, n, off);
+		int fd = buffered ? b->fd : blk_backend_fd_for(b, iov, n, off);
 		ssize_t r = write ? pwritev(fd, iov, (int)n, (off_t)off)
 				  : preadv(fd, iov, (int)n, (off_t)off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			/* The direct file wants more alignment: redone on the
+			 * buffered one (fd_for's choice from now on). */
+			if (errno == EINVAL && fd == b->dfd && fd != b->fd) {
+				blk_backend_refuse_direct(b);
+				buffered = true;
+				continue;
+			}
 			return -errno;
 		}
 		if (r == 0)

@@ -13,6 +13,7 @@
 #ifndef SKIFF_BLK_BACKEND_H
 #define SKIFF_BLK_BACKEND_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,12 +23,16 @@
 #define BLK_ID_BYTES	20 /* virtio-blk GET_ID string length */
 /* O_DIRECT's alignment: the largest logical block size in common use (4Kn
  * disks, file systems of 4 KiB blocks) rather than one asked of the host,
- * which would take an ioctl or statx the sandbox does not allow. */
+ * which would take an ioctl or statx the sandbox does not allow. A host
+ * that wants more (a 16 KiB-sector device) refuses such a transfer with
+ * EINVAL: it is redone buffered, and from then on the disk goes buffered
+ * (direct_refused), said once on stderr. */
 #define BLK_DIRECT_ALIGN 4096
 
 struct blk_backend {
 	int fd;
-	int dfd; /* the O_DIRECT open file of the image, or -1 */
+	int dfd;		    /* the O_DIRECT open file of the image, or -1 */
+	atomic_bool direct_refused; /* dfd said EINVAL: fd takes everything */
 	bool ro;
 	uint64_t capacity; /* whole 512-byte sectors; a partial tail is unused */
 	/* GET_ID answer: NUL-padded, not NUL-terminated when 20 bytes long. */
@@ -47,9 +52,14 @@ int blk_backend_open_for(struct blk_backend *b, const struct blk_backend *cur, c
 			 bool ro, bool direct, char *err, size_t errlen);
 void blk_backend_close(struct blk_backend *b);
 /* The open file for a transfer of iov[0, n) at off: the direct one when
- * there is one and everything is aligned for it, else the buffered one. */
+ * there is one, the host has not refused it and everything is aligned for
+ * it, else the buffered one. */
 int blk_backend_fd_for(const struct blk_backend *b, const struct iovec *iov, unsigned int n,
 		       uint64_t off);
+/* After EINVAL from the direct file (a transfer it had to take, aligned
+ * to BLK_DIRECT_ALIGN): sends everything to the buffered one from now on,
+ * with one stderr line naming the image. Returns false if it already had. */
+bool blk_backend_refuse_direct(struct blk_backend *b);
 
 /* Transfer all of iov at byte offset off. The iov array is consumed
  * (advanced past short transfers). Return 0 or -errno (-EIO at EOF). */

@@ -94,6 +94,7 @@ enum blk_req_next blk_req_parse(struct blk_req *req, const struct virtq_elem *el
 
 	req->head = elem->head;
 	req->niov = req->nranges = 0;
+	req->buffered = false;
 	req->len = 0;
 	req->used_len = 1;
 	req->type = UINT32_MAX;

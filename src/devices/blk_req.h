@@ -66,7 +66,8 @@ struct blk_req {
 	struct iovec iov[BLK_SEG_MAX];
 	unsigned int nranges; /* DISCARD / WRITE_ZEROES */
 	struct blk_range ranges[BLK_DISCARD_SEG_MAX];
-	uint64_t gen; /* owned by the device: drops requests from before a reset */
+	uint64_t gen;  /* owned by the device: drops requests from before a reset */
+	bool buffered; /* aio=io_uring: the direct file refused it (EINVAL) */
 };
 
 /* Checks the chain in elem against the backend (capacity, ro) and fills

@@ -17,7 +17,8 @@ bool blk_uring_queue(struct blk_queue *q, struct blk_req *req)
 {
 	/* Chosen per submission: a short transfer put back may have left
 	 * the rest unaligned for O_DIRECT. */
-	int fd = blk_backend_fd_for(&q->blk->backend, req->iov, req->niov, req->off);
+	const struct blk_backend *b = &q->blk->backend;
+	int fd = req->buffered ? b->fd : blk_backend_fd_for(b, req->iov, req->niov, req->off);
 	uint64_t tag = (uint64_t)(req - q->reqs);
 	if (!blk_uring_prep(&q->uring, req, fd, tag)) {
 		/* Full (it holds every slot, so only unsubmitted entries can
@@ -48,6 +49,17 @@ static bool blk_uring_done(struct blk_queue *q, struct blk_req *req, int res)
 	switch (req->type) {
 	case VIRTIO_BLK_T_IN:
 	case VIRTIO_BLK_T_OUT:
+		/* The direct file wants more alignment: redone buffered (once),
+		 * where every transfer goes from now on (refuse_direct). */
+		if (res == -EINVAL && !req->buffered && q->blk->backend.dfd >= 0) {
+			blk_backend_refuse_direct(&q->blk->backend);
+			req->buffered = true;
+			if (blk_uring_queue(q, req)) {
+				q->inflight--;
+				return false;
+			}
+			res = -EIO;
+		}
 		if (res > 0 && blk_req_advance(req, (uint64_t)res) > 0) {
 			if (blk_uring_queue(q, req)) {
 				q->inflight--; /* the same request, still one */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "devices/blk_backend.h"
+#include "loop_dev.h"
 #include "page_cache.h"
 
 #define IMG_SIZE (64 * 1024)
@@ -156,14 +157,70 @@ static void test_open_for_same_image(void **state)
 	assert_int_equal(nb.dfd, f->b.dfd);
 }
 
+/* Refused once, the direct file takes nothing more, the refusal is said
+ * once, and a PATCH of the same image keeps it. */
+static void test_refuse_direct(void **state)
+{
+	struct fx *f = *state;
+	open_direct(f);
+	struct iovec al = {f->buf, 4096};
+	assert_int_equal(blk_backend_fd_for(&f->b, &al, 1, 4096), f->b.dfd);
+	assert_true(blk_backend_refuse_direct(&f->b));
+	assert_false(blk_backend_refuse_direct(&f->b));
+	assert_int_equal(blk_backend_fd_for(&f->b, &al, 1, 4096), f->b.fd);
+	struct blk_backend nb;
+	char err[256] = "";
+	assert_int_equal(blk_backend_open_for(&nb, &f->b, f->path, false, true, err, sizeof(err)),
+			 0);
+	assert_int_equal(blk_backend_fd_for(&nb, &al, 1, 4096), nb.fd);
+	/* Without a direct file there is nothing to refuse. */
+	blk_backend_close(&f->b);
+	assert_int_equal(blk_backend_open(&f->b, f->path, false, false, err, sizeof(err)), 0);
+	assert_false(blk_backend_refuse_direct(&f->b));
+}
+
+/* A host that wants more alignment than BLK_DIRECT_ALIGN (a 16 KiB-sector
+ * loop device): a 4 KiB-aligned transfer, which the direct file refuses
+ * with EINVAL, is served buffered, and so is everything after it. */
+static void test_direct_large_blocks(void **state)
+{
+	struct fx *f = *state;
+	char dev[64] = "", err[256] = "";
+	if (!loop_dev_possible())
+		skip(); /* not root, or no loop driver: said on stderr */
+	if (loop_dev_attach(f->path, dev, sizeof(dev)) < 0)
+		fail_msg("losetup -b %d failed", LOOP_DEV_LBS);
+	int r_open = blk_backend_open(&f->b, dev, false, true, err, sizeof(err));
+	int r_w = -1, r_r = -1, r_w16 = -1;
+	bool refused = false, same = false;
+	if (r_open == 0) {
+		fill(f->buf, 16384, 3);
+		struct iovec iov = {f->buf, 4096};
+		r_w = blk_backend_write(&f->b, &iov, 1, 4096);
+		refused = atomic_load(&f->b.direct_refused);
+		uint8_t *back = f->buf + 16384;
+		iov = (struct iovec){back, 4096};
+		r_r = blk_backend_read(&f->b, &iov, 1, 4096);
+		same = !memcmp(back, f->buf, 4096);
+		iov = (struct iovec){f->buf, 16384};
+		r_w16 = blk_backend_write(&f->b, &iov, 1, 16384);
+	}
+	blk_backend_close(&f->b);
+	loop_dev_detach(dev);
+	assert_int_equal(r_open, 0);
+	assert_int_equal(r_w, 0);
+	assert_true(refused);
+	assert_int_equal(r_r, 0);
+	assert_true(same);
+	assert_int_equal(r_w16, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_open_flags),
-	    T(test_fd_for),
-	    T(test_direct_bypasses_cache),
-	    T(test_open_for_same_image),
+	    T(test_open_flags),		 T(test_fd_for),	T(test_direct_bypasses_cache),
+	    T(test_open_for_same_image), T(test_refuse_direct), T(test_direct_large_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
 #include "fake_mem.h"
+#include "loop_dev.h"
 #include "page_cache.h"
 #include "virtio/virtio_dev.h"
 
@@ -470,6 +471,39 @@ static void test_aligned_roundtrip(void **state)
 		assert_int_equal(image_cached_pages(f, 16 * 512, 8192), 0);
 	else
 		assert_int_equal(image_cached_pages(f, 16 * 512, 8192), 2);
+}
+
+/* A host device of 16 KiB logical blocks: the direct file refuses a
+ * 4 KiB-aligned transfer (EINVAL), which is then served buffered, not
+ * answered IOERR; with direct the disk is left buffered from then on. */
+static void test_large_host_blocks(void **state)
+{
+	struct fx *f = *state;
+	char img[sizeof(f->path)], dev[64] = "";
+	uint32_t used;
+	if (!loop_dev_possible())
+		skip(); /* not root, or no loop driver: said on stderr */
+	disk_close(f);
+	snprintf(img, sizeof(img), "%s", f->path);
+	if (loop_dev_attach(img, dev, sizeof(dev)) < 0)
+		fail_msg("losetup -b %d failed", LOOP_DEV_LBS);
+	snprintf(f->path, sizeof(f->path), "%s", dev);
+	disk_open(f, "");
+	fill(f, DATA_GPA, 4096, 11);
+	uint8_t w = blk_write(f, 8, 4096, &used);
+	uint8_t want[4096];
+	memcpy(want, fake_mem_at(&f->fm, DATA_GPA), sizeof(want));
+	memset(fake_mem_at(&f->fm, DATA_GPA), 0, 4096);
+	uint8_t r = blk_read(f, 8, 4096, &used);
+	bool same = !memcmp(want, fake_mem_at(&f->fm, DATA_GPA), sizeof(want));
+	bool refused = atomic_load(&((struct blk_dev *)f->vdev->priv)->backend.direct_refused);
+	disk_close(f);
+	loop_dev_detach(dev);
+	snprintf(f->path, sizeof(f->path), "%s", img); /* teardown's */
+	assert_int_equal(w, VIRTIO_BLK_S_OK);
+	assert_int_equal(r, VIRTIO_BLK_S_OK);
+	assert_true(same);
+	assert_int_equal(refused, strstr(aio_opt, "direct") != NULL);
 }
 
 static void test_read_only(void **state)
@@ -1726,6 +1760,7 @@ int main(void)
 	    T(test_rate_limited),
 	    T(test_rate_limited_ops_oversize),
 	    T(test_rate_limited_write_zeroes),
+	    T(test_large_host_blocks),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
 	    /* Threads only: they hold flushes in fdatasync. */
