@@ -30,7 +30,8 @@ PEERS="qemu kvmtool"
 # L2 brings up whatever eth0 it gets).
 #   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net);
 #                a first word bin=NAME runs the build NAME instead
-#                (skiff-dma-fenced: bench/run.sh builds and packs it)
+#                (skiff-dma-fenced; skiff-base, the commit BENCH_BASE
+#                names: bench/run.sh builds and packs them)
 #   qemu OPTS    QEMU 7.2, by default -M microvm,pcie=on booting the
 #                bzImage, virtio-net-pci on tap0. OPTS are words:
 #                  machine=M   -M M instead (e.g. microvm,pcie=on,rtc=on; pc)
@@ -106,6 +107,7 @@ skiff-e1000-on   skiff --net tap=tap0,model=e1000,coalesce=on
 skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
 qemu-e1000       qemu vhost=off nic=e1000
 skiff-dma-fenced skiff bin=skiff-dma-fenced
+skiff-base       skiff bin=skiff-base
 "
 # PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
 # under skiff driving it through VFIO, BARs mapped or every access trapped.

@@ -71,6 +71,10 @@ KVMTOOL_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS
 	awk '$2 == "kvmtool" { print $1 }' | paste -sd, -)
 FENCED_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
 	awk '$2 == "skiff" && $3 == "bin=skiff-dma-fenced" { print $1 }' | paste -sd, -)
+# skiff-base: skiff as built from the commit BENCH_BASE names, for a
+# before/after in one run (the same L1 boots, the same rounds).
+BASE_CONFIGS=$( (scenario_var BENCH_CONFIGS; scenario_var BENCH_EXTRA_CONFIGS) |
+	awk '$2 == "skiff" && $3 == "bin=skiff-base" { print $1 }' | paste -sd, -)
 ALL_WORKLOADS=$(scenario_var BENCH_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
 # The configurations with a test disk, the only ones that run blk-*
 # workloads: the scenario's own rule (bench_disk_configs), so L1 and the
@@ -198,6 +202,16 @@ bench_build_initrd() {
 			tb_die "building skiff-dma-fenced failed"
 		tb_copy_bin "$work/l1" "$TB_ROOT/build/dma-fenced/skiff" /usr/bin/skiff-dma-fenced
 	fi
+	# skiff-base: the tree of BENCH_BASE, built apart from this one.
+	if [ -n "$BASE_SEL" ]; then
+		local base
+		base=$(mktemp -d "$TB_CACHE/base.XXXXXX")
+		git -C "$TB_ROOT" archive "$BASE_REV" | tar -x -C "$base"
+		make -C "$base" --no-print-directory -j"$(nproc)" build/skiff >"$base/build.log" 2>&1 ||
+			{ tail -n 5 "$base/build.log" >&2; tb_die "building skiff-base at $BASE_REV failed"; }
+		tb_copy_bin "$work/l1" "$base/build/skiff" /usr/bin/skiff-base
+		rm -rf "$base"
+	fi
 	# -M pc's SeaBIOS: Debian keeps it in seabios's own directory, which
 	# tb_pack_qemu does not look at (microvm needs only qboot).
 	local fw=bios-256k.bin
@@ -319,6 +333,12 @@ NATIVE_SEL=$(csv_inter "$configs" "$NATIVE_CONFIGS")
 QEMU_SEL=$(csv_inter "$configs" "$QEMU_CONFIGS")
 KVMTOOL_SEL=$(csv_inter "$configs" "$KVMTOOL_CONFIGS")
 FENCED_SEL=$(csv_inter "$configs" "$FENCED_CONFIGS")
+BASE_SEL=$(csv_inter "$configs" "$BASE_CONFIGS") BASE_REV=none
+if [ -n "$BASE_SEL" ]; then
+	[ -n "${BENCH_BASE:-}" ] || tb_die "$BASE_SEL: set BENCH_BASE to the commit to compare with"
+	BASE_REV=$(git -C "$TB_ROOT" rev-parse --short=12 --verify -q "${BENCH_BASE}^{commit}") ||
+		tb_die "BENCH_BASE=$BENCH_BASE: no such commit"
+fi
 DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
 PT_SEL=$(csv_inter "$configs" "$PT_CONFIGS")
 PT_L0_ARGS='' PT_L1_APPEND=''
@@ -343,7 +363,7 @@ python3 "$ROUNDS" init "$results" \
 	--meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" --meta "machine=$machine" \
 	--meta "command=$command" --meta "reps=$reps" --meta "baseline=$baseline" \
 	--meta "configs=$configs" --meta "workloads=$workloads" \
-	--meta "secs_per_run=$secs" --meta "seed=$seed" --meta "skiff=$skiff_rev" \
+	--meta "secs_per_run=$secs" --meta "seed=$seed" --meta "skiff=$skiff_rev" --meta "skiff_base=$BASE_REV" \
 	--meta "order=$design" --meta "contaminated_if=others use > ${CONTAM_PCT}% of the host's CPUs during a run" \
 	--meta "qemu=$(qemu-system-x86_64 --version | head -n1)" \
 	--meta "kvmtool=$(if [ -n "$KVMTOOL_SEL" ]; then cat "$TB_KVMTOOL.commit" 2>/dev/null || echo unknown; else echo none; fi)" \

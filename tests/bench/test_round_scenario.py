@@ -174,6 +174,8 @@ class RoundScenarioTest(unittest.TestCase):
         self.assertIn("kvmtool-vhost=[kvmtool vhost=1]", out)
         out = ash('echo "[$(bench_config_line skiff-dma-fenced)]"')
         self.assertIn("[skiff bin=skiff-dma-fenced]", out)
+        out = ash('echo "[$(bench_config_line skiff-base)]"')
+        self.assertIn("[skiff bin=skiff-base]", out)
 
 
 class RunPlanTest(unittest.TestCase):
