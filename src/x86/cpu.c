@@ -19,7 +19,10 @@
 #define MSR_CSTAR		0xc0000083
 #define MSR_SYSCALL_MASK	0xc0000084
 #define MSR_KERNEL_GS_BASE	0xc0000102
+#define MSR_MTRR_DEF_TYPE	0x2ff
 #define MISC_ENABLE_FAST_STRING 1ULL
+#define MTRR_DEF_ENABLE		(1ULL << 11)
+#define MTRR_TYPE_WB		6ULL
 
 #define CR0_PE	 (1ULL << 0)
 #define CR0_MP	 (1ULL << 1)
@@ -56,6 +59,12 @@ static int msrs_set(int fd)
 	    {MSR_KERNEL_GS_BASE, 0},
 	    {MSR_IA32_TSC, 0},
 	    {MSR_IA32_MISC_ENABLE, MISC_ENABLE_FAST_STRING},
+	    /* MTRRs on, everything write-back, as firmware leaves them:
+	     * KVM resets them off (all memory UC), and Linux then turns
+	     * PAT off too (no write-combining) and, where KVM honours guest
+	     * memory types (non-coherent DMA, e.g. VFIO), guest RAM would
+	     * be uncached. */
+	    {MSR_MTRR_DEF_TYPE, MTRR_DEF_ENABLE | MTRR_TYPE_WB},
 	};
 	enum { N = sizeof(boot_msrs) / sizeof(boot_msrs[0]) };
 	struct {
