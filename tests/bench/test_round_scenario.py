@@ -32,6 +32,15 @@ def kv(text):
     return dict(line.split("=", 1) for line in text.split() if "=" in line)
 
 
+def delta(before, after):
+    """bench_delta of two snapshots given as text, as key -> value."""
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in (("b", before), ("a", after)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        return kv(ash(f"bench_delta {d}/b {d}/a"))
+
+
 @unittest.skipUnless(BUSYBOX, "busybox not installed")
 class RoundScenarioTest(unittest.TestCase):
     def test_delta(self):
@@ -43,11 +52,7 @@ class RoundScenarioTest(unittest.TestCase):
                  "task 120 210 CPU 0/KVM\ntask 130 40 vhost-99\n"
                  "task 99 60 qemu-system-x86\ntask 1000 5 worker\n"
                  "task 999 7 worker\nmem 300000 262144\n")
-        with tempfile.TemporaryDirectory() as d:
-            for name, text in (("b", before), ("a", after)):
-                with open(os.path.join(d, name), "w") as f:
-                    f.write(text)
-            out = kv(ash(f"bench_delta {d}/b {d}/a"))
+        out = delta(before, after)
         self.assertEqual(out["window_s"], "2.500")
         self.assertEqual(out["kvm_exits"], "300")
         self.assertEqual(out["exits_io"], "2")
@@ -70,11 +75,7 @@ class RoundScenarioTest(unittest.TestCase):
                  "kvm halt_wakeup 3\nmem 270000 262144\n"
                  "memst RssAnon 265000\nmemst RssFile 5000\n"
                  "memst RssShmem 0\n")
-        with tempfile.TemporaryDirectory() as d:
-            for name, text in (("b", before), ("a", after)):
-                with open(os.path.join(d, name), "w") as f:
-                    f.write(text)
-            out = kv(ash(f"bench_delta {d}/b {d}/a"))
+        out = delta(before, after)
         self.assertEqual(out["kvm.insn_emulation"], "7")
         self.assertEqual(out["kvm.halt_wakeup"], "3")
         self.assertEqual(out["kvm_exits"], "50")
@@ -89,11 +90,7 @@ class RoundScenarioTest(unittest.TestCase):
                   "net tap0.rx_dropped 0\n")
         after = ("time 1000000000\nnet tap0.tx_dropped 57\n"
                  "net tap0.rx_dropped 0\nnet tap1.tx_dropped 9\n")
-        with tempfile.TemporaryDirectory() as d:
-            for name, text in (("b", before), ("a", after)):
-                with open(os.path.join(d, name), "w") as f:
-                    f.write(text)
-            out = kv(ash(f"bench_delta {d}/b {d}/a"))
+        out = delta(before, after)
         self.assertEqual(out["net.tap0.tx_dropped"], "17")
         self.assertEqual(out["net.tap0.rx_dropped"], "0")
         self.assertNotIn("net.tap1.tx_dropped", out)
