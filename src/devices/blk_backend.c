@@ -153,8 +153,6 @@ int blk_backend_fd_for(const struct blk_backend *b, const struct iovec *iov, uns
 {
 	/* Relaxed: a transfer that reads a stale false is one more EINVAL,
 	 * redone buffered like the first. */
-	/* Relaxed: a transfer that reads a stale false is one more EINVAL,
-	 * redone buffered like the first. */
 	if (b->dfd < 0 || atomic_load_explicit(&b->direct_refused, memory_order_relaxed))
 		return b->fd;
 	uint64_t bits = off;
