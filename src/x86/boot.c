@@ -217,6 +217,6 @@ int boot_image_load(const struct boot_image *img, const struct guest_mem *gm, in
 	x86_boot_tables_write(low, 0);
 	/* The bzImage's 64-bit entry is 0x200 bytes into its protected-mode
 	 * code; an unpacked vmlinux is entered at its ELF entry (startup_64). */
-	*entry = img->vmlinux ? img->vmlinux_entry : bz->load_addr + 0x200;
+	*entry = img->vmlinux ? img->vmlinux_entry : bz->load_addr + BZIMAGE_ENTRY64;
 	return 0;
 }

@@ -47,10 +47,22 @@ int bzimage_parse(const uint8_t *buf, size_t len, struct bzimage *out, char *err
 	}
 	out->kernel = buf + out->setup_len;
 	out->kernel_len = len - out->setup_len;
+	/* The guest starts at load_addr + BZIMAGE_ENTRY64: inside what is
+	 * loaded (found by fuzz_bzimage: a 16-byte kernel, entered past the
+	 * end of guest RAM). */
+	if (out->kernel_len <= BZIMAGE_ENTRY64) {
+		snprintf(err, errlen, "bzImage kernel of %zu bytes has no 64-bit entry at %#x",
+			 out->kernel_len, BZIMAGE_ENTRY64);
+		return -1;
+	}
 	out->load_addr = h->pref_address ? h->pref_address : BZIMAGE_DEFAULT_LOAD;
 	uint64_t align = h->kernel_alignment ? h->kernel_alignment : 0x200000;
-	if ((align & (align - 1)) == 0)
-		out->load_addr = (out->load_addr + align - 1) & ~(align - 1);
+	if (align & (align - 1)) {
+		snprintf(err, errlen, "bzImage kernel_alignment %#llx is not a power of two",
+			 (unsigned long long)align);
+		return -1;
+	}
+	out->load_addr = (out->load_addr + align - 1) & ~(align - 1);
 	out->init_size = h->init_size > out->kernel_len ? h->init_size : out->kernel_len;
 	return 0;
 }

@@ -9,6 +9,7 @@
 
 #define BZIMAGE_MIN_PROTOCOL 0x020c	  /* 2.12: xloadflags, 64-bit entry */
 #define BZIMAGE_DEFAULT_LOAD 0x1000000ULL /* 16 MiB, CONFIG_PHYSICAL_START */
+#define BZIMAGE_ENTRY64	     0x200	  /* the 64-bit entry, into the kernel */
 
 struct bzimage {
 	struct setup_header hdr; /* copy of the image's setup header */

@@ -50,6 +50,7 @@ static void check_parse(const uint8_t *buf, size_t len)
 	FZ_CHECK(bz.setup_len < len);
 	FZ_CHECK(bz.kernel == buf + bz.setup_len && bz.kernel_len == len - bz.setup_len);
 	FZ_CHECK(bz.init_size >= bz.kernel_len);
+	FZ_CHECK(bz.kernel_len > BZIMAGE_ENTRY64); /* the entry is in what is loaded */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

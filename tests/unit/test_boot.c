@@ -88,6 +88,27 @@ static void test_bzimage_rejects(void **state)
 	hdr_of(b)->loadflags = 0;
 	expect_reject(b, FAKE_LEN, "loaded high");
 	free(b);
+
+	b = fake_bzimage();
+	hdr_of(b)->kernel_alignment = 0x300000;
+	expect_reject(b, FAKE_LEN, "not a power of two");
+	free(b);
+}
+
+/* A protected-mode kernel that ends before its 64-bit entry (fuzz_bzimage:
+ * 16 bytes, entered past the end of guest RAM): rejected, not run. */
+static void test_bzimage_entry_inside(void **state)
+{
+	(void)state;
+	uint8_t *b = fake_bzimage();
+	size_t setup = (FAKE_SETUP_SECTS + 1) * 512;
+	hdr_of(b)->syssize = 1;
+	expect_reject(b, setup + 16, "no 64-bit entry");
+	expect_reject(b, setup + BZIMAGE_ENTRY64, "no 64-bit entry");
+	struct bzimage bz;
+	char err[200];
+	assert_int_equal(bzimage_parse(b, setup + BZIMAGE_ENTRY64 + 1, &bz, err, sizeof(err)), 0);
+	free(b);
 }
 
 static void test_bzimage_truncated(void **state)
@@ -250,6 +271,7 @@ int main(void)
 	    cmocka_unit_test(test_bzimage_setup_sects_zero_means_four),
 	    cmocka_unit_test(test_bzimage_rejects),
 	    cmocka_unit_test(test_bzimage_truncated),
+	    cmocka_unit_test(test_bzimage_entry_inside),
 	    cmocka_unit_test(test_e820_small_guest),
 	    cmocka_unit_test(test_e820_large_guest_splits_at_pci_hole),
 	    cmocka_unit_test(test_initrd_placement),
