@@ -32,9 +32,9 @@ l2() {
 	echo "SKIFF-L2-MARK nproc=$(nproc)"
 	read -r ce </sys/devices/system/clockevents/clockevent0/current_device
 	echo "SKIFF-L2-MARK clockevent=$ce"
-	# Linux 6.1 says "mtrr: Disabled" and "x86/PAT: MTRRs disabled,
-	# skipping PAT initialization too." when the MTRRs are off; it
-	# prints its "x86/PAT: Configuration" line either way.
+	# With the MTRRs off Linux 6.1 says "x86/PAT: MTRRs disabled,
+	# skipping PAT initialization too." (seen with skiff before it set
+	# them); it prints its "x86/PAT: Configuration" line either way.
 	pat=$(dmesg | grep -E 'x86/PAT|mtrr: ' | tr '\n' ' ')
 	case $pat in
 	*isabled*) echo "SKIFF-L2-MARK pat=off: $pat" ;;
