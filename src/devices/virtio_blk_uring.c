@@ -48,27 +48,26 @@ static bool blk_uring_done(struct blk_queue *q, struct blk_req *req, int res)
 {
 	switch (req->type) {
 	case VIRTIO_BLK_T_IN:
-	case VIRTIO_BLK_T_OUT:
-		/* The direct file wants more alignment: redone buffered (once),
-		 * where every transfer goes from now on (refuse_direct). */
+	case VIRTIO_BLK_T_OUT: {
+		bool again = false; /* resubmitted: the same request, still one */
 		if (res == -EINVAL && !req->buffered && q->blk->backend.dfd >= 0) {
+			/* The direct file wants more alignment: redone buffered
+			 * (once), where everything goes from now on. */
 			blk_backend_refuse_direct(&q->blk->backend);
-			req->buffered = true;
+			req->buffered = again = true;
+		} else if (res > 0 && blk_req_advance(req, (uint64_t)res) > 0) {
+			again = true; /* a short transfer: the rest */
+		}
+		if (again) {
 			if (blk_uring_queue(q, req)) {
 				q->inflight--;
 				return false;
 			}
 			res = -EIO;
 		}
-		if (res > 0 && blk_req_advance(req, (uint64_t)res) > 0) {
-			if (blk_uring_queue(q, req)) {
-				q->inflight--; /* the same request, still one */
-				return false;
-			}
-			res = -EIO;
-		}
 		blk_req_set_result(req, res < 0 ? res : res == 0 && blk_req_left(req) ? -EIO : 0);
 		return true;
+	}
 	case VIRTIO_BLK_T_FLUSH:
 		blk_req_set_result(req, res);
 		return true;

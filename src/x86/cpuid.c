@@ -34,8 +34,8 @@ struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd)
  * one-shot mode and calibrates that timer at boot against the PIT. */
 void cpuid_add_emulated(struct kvm_cpuid2 *c, bool tsc_deadline)
 {
-	for (uint32_t i = 0; i < c->nent; i++) {
-		if (c->entries[i].function == 1 && tsc_deadline)
+	for (uint32_t i = 0; tsc_deadline && i < c->nent; i++) {
+		if (c->entries[i].function == 1)
 			c->entries[i].ecx |= CPUID_1_ECX_TSC_DEADLINE;
 	}
 }
