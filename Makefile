@@ -3,7 +3,7 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -MMD -MP $(OPT) $(EXTRA_CFLAGS)
-LDLIBS_ALL = -lpthread -llzma -luring -lhttp_parser -ljson-c $(shell pkg-config --libs libseccomp 2>/dev/null)
+LDLIBS_ALL = -lpthread -llzma -luring -lxxhash -lhttp_parser -ljson-c $(shell pkg-config --libs libseccomp 2>/dev/null)
 
 SRCS      := $(shell find src -name '*.c' ! -name main.c | sort)
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)

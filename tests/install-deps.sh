@@ -19,7 +19,7 @@ if [ "${1:-}" = --fuzz ]; then FUZZ=1; fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE="$ROOT/.cache/kernel"
 
-PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev liburing-dev
+PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev liburing-dev libxxhash-dev
 	libhttp-parser-dev libjson-c-dev # the API socket: HTTP/1.1 requests, JSON bodies
 	python3-yaml python3-jsonschema  # tests/api: Firecracker's OpenAPI description
 	curl                             # tests/api and the fcapi scenario's requests
@@ -32,7 +32,7 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev li
 )
 if [ "$FUZZ" -eq 1 ]; then
 	# libclang-rt-dev: libFuzzer and the ASan/UBSan runtimes for clang.
-	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev liburing-dev libhttp-parser-dev
+	PACKAGES=(build-essential pkg-config libseccomp-dev liblzma-dev liburing-dev libxxhash-dev libhttp-parser-dev
 		libjson-c-dev clang libclang-rt-dev)
 fi
 

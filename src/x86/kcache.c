@@ -9,15 +9,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 uint64_t kcache_hash(const uint8_t *p, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return XXH3_64bits(p, len);
 }
 
 static int kcache_dir(char *out, size_t len)

@@ -38,6 +38,8 @@ inputs() {
 		stat -c '%n %s %Y' "$f" $(tb_libs_of "$f")
 	done
 	cat "$TB_DIR/lib.sh" "$TB_DIR/build-images.sh" "$TB_DIR"/guest/*
+	# L1's kernel cache is named by skiff's hash of the bzImage.
+	cat "$TB_ROOT/src/x86/kcache.c"
 }
 
 # build IMAGE FUNCTION BINS...: run FUNCTION STAGING_DIR to fill the tree,
