@@ -270,6 +270,20 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("p99, µs (rr)", unresolved)
         self.assertNotIn("TCP guest", unresolved)
 
+    def test_block_rows(self):
+        # A run of blk-* workloads only: its table is not empty.
+        doc = {"meta": {"baseline": "q"}, "samples": []}
+        for rep in range(1, 6):
+            for cfg, k in (("q", 1.0), ("s", 2.0)):
+                doc["samples"].append({"config": cfg,
+                                       "workload": "blk-randread-qd32",
+                                       "rep": rep, "metrics": {
+                                           "blk_iops": k * (1000 + rep),
+                                           "blk_ios": 3000}})
+        text = summary.summary_markdown(doc)
+        self.assertIn("| 4 KiB random read QD32, IOPS | 1003 | "
+                      "2006 (2.00× +) |", text)
+
     def test_columns_follow_meta_configs(self):
         doc = {"meta": {"baseline": "b", "configs": "c,a,b"}, "samples": [
             {"config": k, "workload": "ping", "rep": 1,
