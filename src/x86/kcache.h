@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 /* XXH3, 64-bit (libxxhash): the bzImage is hashed on every boot, and a
- * byte-at-a-time hash (FNV-1a, before) cost ~11 ms of an 8 MiB kernel here
- * and ten times that in an emulated host. Not a security boundary: whoever
- * can write the kernel file or the cache can choose the kernel anyway. */
+ * byte-at-a-time hash (FNV-1a, before) cost ~11 ms of an 8 MiB kernel on a
+ * native host. Not a security boundary: whoever can write the kernel file
+ * or the cache can choose the kernel anyway. */
 uint64_t kcache_hash(const uint8_t *p, size_t len);
 
 /* Maps the cached vmlinux for `key` read-only; NULL on a miss. */
