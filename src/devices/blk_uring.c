@@ -84,32 +84,13 @@ int blk_uring_submit(struct blk_uring *u)
 	return io_uring_sq_ready(&u->ring) ? -EAGAIN : 0;
 }
 
-bool blk_uring_can_time_wait(const struct blk_uring *u)
-{
-	return u->ready && (u->ring.features & IORING_FEAT_EXT_ARG);
-}
-
-int blk_uring_reap(struct blk_uring *u, struct blk_uring_done *out, unsigned int max,
-		   int64_t timeout_ns)
+int blk_uring_reap(struct blk_uring *u, struct blk_uring_done *out, unsigned int max)
 {
 	struct io_uring_cqe *cqe;
 	int r;
-	do {
-		if (timeout_ns < 0) {
-			r = io_uring_wait_cqe(&u->ring, &cqe);
-		} else {
-			/* With IORING_FEAT_EXT_ARG (blk_uring_can_time_wait) the
-			 * timeout is an argument of io_uring_enter; without it
-			 * liburing would queue a timeout SQE, which the
-			 * restricted ring refuses and which would race the
-			 * submitting thread. */
-			struct __kernel_timespec ts = {.tv_sec = timeout_ns / 1000000000,
-						       .tv_nsec = timeout_ns % 1000000000};
-			r = io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts);
-			if (r == -ETIME)
-				return 0;
-		}
-	} while (r == -EINTR);
+	do
+		r = io_uring_wait_cqe(&u->ring, &cqe);
+	while (r == -EINTR);
 	if (r < 0)
 		return r;
 	unsigned int n = 0, head;

@@ -43,13 +43,8 @@ bool blk_uring_prep(struct blk_uring *u, const struct blk_req *req, int fd, uint
 bool blk_uring_prep_nop(struct blk_uring *u, uint64_t tag);
 /* Submits what was prepared: 0 or -errno. */
 int blk_uring_submit(struct blk_uring *u);
-/* Up to max completions into out; waits for one if none is ready, for
- * at most timeout_ns if that is not negative (only where
- * blk_uring_can_time_wait). Returns the count (0: the time ran out), or
- * -errno. */
-int blk_uring_reap(struct blk_uring *u, struct blk_uring_done *out, unsigned int max,
-		   int64_t timeout_ns);
-/* The kernel takes a wait's timeout without a timeout request (5.11+). */
-bool blk_uring_can_time_wait(const struct blk_uring *u);
+/* Up to max completions into out; waits for one if none is ready. Returns
+ * the count, or -errno. */
+int blk_uring_reap(struct blk_uring *u, struct blk_uring_done *out, unsigned int max);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
 #include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
 
@@ -228,8 +227,6 @@ static struct virtio_dev *blk_new(const struct blk_spec *s, unsigned int index, 
 		return NULL;
 	}
 	blk->aio_uring = s->aio == BLK_AIO_IO_URING && blk_rings_init(blk);
-	blk->coalesce_ns = (uint64_t)s->coalesce_us * 1000;
-	blk->clock_ns = monotonic_ns;
 	for (unsigned int i = 0; i < nq; i++) {
 		/* A queue's worker pushes completions and reads the guest's
 		 * interrupt suppression under the queue's mu, while a poller

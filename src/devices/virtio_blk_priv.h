@@ -99,9 +99,7 @@ struct blk_dev {
 	char name[24];
 	unsigned int index; /* N of virtio-blkN; the workers are "blkN", "blkN.Q" */
 	bool aio_uring;
-	uint64_t coalesce_ns;	    /* --disk ...,coalesce=: virtio_blk_uring.c */
-	uint64_t (*clock_ns)(void); /* its clock: monotonic_ns; tests set their own */
-	bool stopped;		    /* virtio_blk_stop ran (main thread only) */
+	bool stopped; /* virtio_blk_stop ran (main thread only) */
 	unsigned int nq;
 	struct blk_queue q[VIRTIO_MAX_QUEUES];
 	struct virtio_blk_stats stats; /* atomics: summed over the queues */

@@ -59,16 +59,6 @@ static const struct opt blk_opts[] = {
      .metavar = "N",
      .help = "request queues, 1-16, each with its own lock and disk thread (default: one per "
 	     "vCPU)"},
-    {.name = "coalesce",
-     .type = OPT_UINT,
-     .off = offsetof(struct blk_spec, coalesce_us),
-     .min = 0,
-     .max = BLK_COALESCE_MAX_US,
-     .hint = "use 0 to 10000",
-     .metavar = "USEC",
-     .help = "aio=io_uring: while other requests of the queue are in flight, hold a "
-	     "completion's interrupt up to USEC for theirs (NVMe's aggregation time; default 0, "
-	     "at once)"},
     POLL_OPT_ROWS(offsetof(struct blk_spec, poll)),
     RATELIMIT_OPT("bw", offsetof(struct blk_spec, rl.b[RL_BYTES]),
 		  "limit bytes: a bucket of SIZE refilled every MS ms, BURST extra once"),

@@ -1,6 +1,5 @@
 /* `--disk SPEC` for virtio-blk:
- * PATH[,ro][,aio=io_uring|threads][,queues=N][,coalesce=USEC]
- * [,poll=off|adaptive|always]
+ * PATH[,ro][,aio=io_uring|threads][,queues=N][,poll=off|adaptive|always]
  * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]
  * [,bw=SIZE:MS[:BURST]][,ops=SIZE:MS[:BURST]] (a rate limiter). The
  * polling options are --net's (iothread/poll_opts.h); disks default to
@@ -17,18 +16,16 @@
 #include "iothread/poll_policy.h"
 
 enum blk_aio { BLK_AIO_IO_URING, BLK_AIO_THREADS };
-#define BLK_COALESCE_MAX_US 10000
 extern const char *const blk_aio_names[];
 
 struct blk_spec {
 	char path[PATH_MAX];
 	bool ro;
-	bool direct;		  /* O_DIRECT beside the buffered file: blk_backend.h */
-	int aio;		  /* enum blk_aio */
-	unsigned int queues;	  /* 1..BLK_QUEUES_MAX; 0: not given (a queue per vCPU) */
-	unsigned int coalesce_us; /* interrupt hold with aio=io_uring: virtio_blk_uring.c */
-	struct poll_policy poll;  /* of the request queue */
-	struct ratelimit_cfg rl;  /* bw=, ops=: Firecracker's rate_limiter */
+	bool direct;		 /* O_DIRECT beside the buffered file: blk_backend.h */
+	int aio;		 /* enum blk_aio */
+	unsigned int queues;	 /* 1..BLK_QUEUES_MAX; 0: not given (a queue per vCPU) */
+	struct poll_policy poll; /* of the request queue */
+	struct ratelimit_cfg rl; /* bw=, ops=: Firecracker's rate_limiter */
 };
 
 /* The option table of --disk and the defaults it starts from. */

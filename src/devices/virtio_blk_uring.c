@@ -81,47 +81,6 @@ static bool blk_uring_done(struct blk_queue *q, struct blk_req *req, int res)
 	}
 }
 
-/* The interrupt a batch owes: with --disk ...,coalesce=USEC it waits while
- * others of the queue are in flight, until they are all answered or USEC
- * after the first answer it holds, whichever comes first (NVMe's
- * interrupt aggregation time). An interrupt costs the guest an entry and
- * a virtqueue pass; holding it trades that for latency, so it is off by
- * default. */
-struct blk_irq_hold {
-	uint64_t window_ns; /* 0: answer at once */
-	uint64_t deadline;  /* while owed */
-	bool owed;
-};
-
-/* The wait before the next reap: forever, or what is left of the window. */
-static int64_t blk_hold_timeout(const struct blk_dev *blk, const struct blk_irq_hold *h)
-{
-	if (!h->owed)
-		return -1;
-	uint64_t now = blk->clock_ns();
-	/* Never longer than the window, whatever the clock did. */
-	if (h->deadline > now + h->window_ns)
-		return (int64_t)h->window_ns;
-	return h->deadline > now ? (int64_t)(h->deadline - now) : 0;
-}
-
-/* After a batch, with q->mu held: interrupts now or keeps holding. */
-static void blk_hold_settle(struct blk_queue *q, struct blk_irq_hold *h, bool pushed)
-{
-	if (pushed && !h->owed && h->window_ns) {
-		h->owed = true;
-		h->deadline = q->blk->clock_ns() + h->window_ns;
-	}
-	if (h->owed) {
-		if (q->inflight && !q->stop && q->blk->clock_ns() < h->deadline)
-			return;
-		h->owed = false;
-		pushed = true;
-	}
-	if (pushed)
-		virtio_notify_if_needed(&q->blk->vdev, q->index);
-}
-
 /* The thread is named and sandboxed by its caller (virtio_blk_queue.c).
  * It answers on its own queue only, under that queue's lock. */
 void *blk_uring_worker(void *arg)
@@ -129,18 +88,8 @@ void *blk_uring_worker(void *arg)
 	struct blk_queue *q = arg;
 	struct blk_dev *blk = q->blk;
 	struct blk_uring_done done[64];
-	struct blk_irq_hold hold = {.window_ns = blk->coalesce_ns};
-	if (hold.window_ns && !blk_uring_can_time_wait(&q->uring)) {
-		if (q->index == 0)
-			fprintf(stderr,
-				"skiff: %s: coalesce needs a kernel whose io_uring waits "
-				"with a timeout (5.11+): off\n",
-				blk->name);
-		hold.window_ns = 0;
-	}
 	for (;;) {
-		int n = blk_uring_reap(&q->uring, done, sizeof(done) / sizeof(done[0]),
-				       blk_hold_timeout(blk, &hold));
+		int n = blk_uring_reap(&q->uring, done, sizeof(done) / sizeof(done[0]));
 		pthread_mutex_lock(&q->mu);
 		if (n < 0) {
 			/* Cannot happen with a ring that was set up; if it does,
@@ -169,7 +118,8 @@ void *blk_uring_worker(void *arg)
 			blk_slot_free(q, req);
 		}
 		blk_uring_kick(q); /* short transfers put back */
-		blk_hold_settle(q, &hold, pushed);
+		if (pushed)
+			virtio_notify_if_needed(&blk->vdev, q->index);
 		if (!q->inflight)
 			pthread_cond_broadcast(&q->idle_cv);
 		bool stop = q->stop && !q->inflight;

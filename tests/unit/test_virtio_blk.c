@@ -61,7 +61,6 @@ struct fx {
 	int rescheds;	 /* queue_resched calls */
 	int config_irqs; /* notify_config calls */
 	int resched_ret; /* what queue_resched answers */
-	int phantoms;	 /* requests a test added to q0's in-flight count */
 };
 
 static uint16_t guest_used_idx(struct fx *f);
@@ -354,23 +353,9 @@ static int setup_disk(void **state)
 	return 0;
 }
 
-/* Takes n (may be negative) phantom requests into queue 0's in-flight
- * count; teardown takes out what a failed test left, or the disk's stop
- * would wait for them forever. */
-static void phantom_add(struct fx *f, int n)
-{
-	struct blk_queue *q = &((struct blk_dev *)f->vdev->priv)->q[0];
-	pthread_mutex_lock(&q->mu);
-	q->inflight = (unsigned int)((int)q->inflight + n);
-	f->phantoms += n;
-	pthread_mutex_unlock(&q->mu);
-}
-
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	if (f->vdev && f->phantoms)
-		phantom_add(f, -f->phantoms);
 	disk_close(f);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
@@ -974,8 +959,6 @@ static void test_bad_specs(void **state)
 	    {"%s,foo", "unknown disk option 'foo'"},
 	    {"%s,ro,", "unknown disk option ''"},
 	    {"/dev/null", "not a regular file"},
-	    {"%s,coalesce=10001", "coalesce"},
-	    {"%s,coalesce=-1", "coalesce"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(spec, sizeof(spec), bad[i].spec, f->path);
@@ -1602,7 +1585,7 @@ static void test_uring_restricted(void **state)
 	io_uring_sqe_set_data64(sqe, 7);
 	assert_int_equal(blk_uring_submit(&u) < 0 || 1, 1);
 	struct blk_uring_done d[2];
-	int n = blk_uring_reap(&u, d, 2, -1);
+	int n = blk_uring_reap(&u, d, 2);
 	if (n == 1) {
 		assert_int_equal(d[0].tag, 7);
 		assert_int_equal(d[0].res, -EACCES);
@@ -1731,67 +1714,6 @@ static void test_rate_limited_write_zeroes(void **state)
 	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 2));
 }
 
-/* Polls (up to 5 s) until *v reaches want; true if it did. */
-static bool wait_for_int(_Atomic int *v, int want)
-{
-	for (int i = 0; i < 5000 && atomic_load(v) < want; i++)
-		usleep(1000);
-	return atomic_load(v) >= want;
-}
-
-/* coalesce=USEC (io_uring): a completion's interrupt waits while another
- * request of the queue is in flight, until the window ends by the disk's
- * clock, or at once when nothing else is in flight. The other request is
- * a phantom in q->inflight; the clock is the test's, held still. */
-static void test_coalesce_holds(void **state)
-{
-	struct fx *f = *state;
-	if (strcmp(aio_opt, ",aio=io_uring"))
-		return; /* the thread path answers one at a time */
-	disk_close(f);
-	disk_open(f, ",coalesce=1000");
-	struct blk_dev *blk = f->vdev->priv;
-	struct blk_queue *q = &blk->q[0];
-	if (!blk->aio_uring || !blk_uring_can_time_wait(&q->uring)) {
-		print_message("no io_uring timed waits here: coalesce not checked\n");
-		return;
-	}
-	fake_now = 1000000000ull;
-	blk->clock_ns = fake_clock;
-
-	/* Nothing else in flight: at once, as without coalesce. */
-	int irqs = f->notified;
-	assert_true(write_kicked(f, 512));
-	assert_int_equal(f->notified, irqs + 1);
-
-	phantom_add(f, 1);
-	uint16_t before = guest_used_idx(f);
-	set_hdr(f, HDR_GPA, VIRTIO_BLK_T_OUT, 0);
-	struct seg s[3] = {{HDR_GPA, 16, false}, {DATA_GPA, 512, false}, {STATUS_GPA, 1, true}};
-	guest_add(f, 0, s, 3);
-	f->vdev->ops->queue_notify(f->vdev, 0);
-	for (int i = 0; i < 5000 && guest_used_idx(f) == before; i++)
-		usleep(1000);
-	assert_int_equal(guest_used_idx(f), (uint16_t)(before + 1));
-	usleep(20000); /* twenty windows of real time; the disk's clock stands */
-	assert_int_equal(f->notified, irqs + 1);
-	fake_now += 1000000; /* the window has passed */
-	assert_true(wait_for_int(&f->notified, irqs + 2));
-
-	/* Held again, then released by the last in flight completing. */
-	before = guest_used_idx(f);
-	guest_add(f, 0, s, 3);
-	f->vdev->ops->queue_notify(f->vdev, 0);
-	for (int i = 0; i < 5000 && guest_used_idx(f) == before; i++)
-		usleep(1000);
-	usleep(20000);
-	assert_int_equal(f->notified, irqs + 2);
-	phantom_add(f, -1);
-	assert_true(wait_for_int(&f->notified, irqs + 3));
-	virtio_blk_drain(f->vdev);
-	assert_int_equal(f->notified, irqs + 3);
-}
-
 static int run_group(const char *name, const char *aio, const struct CMUnitTest *t, size_t n)
 {
 	aio_opt = aio;
@@ -1839,7 +1761,6 @@ int main(void)
 	    T(test_rate_limited_ops_oversize),
 	    T(test_rate_limited_write_zeroes),
 	    T(test_large_host_blocks),
-	    T(test_coalesce_holds),
 	    cmocka_unit_test(test_req_advance),
 	    cmocka_unit_test(test_uring_restricted),
 	    /* Threads only: they hold flushes in fdatasync. */
