@@ -31,7 +31,11 @@ PEERS="qemu kvmtool"
 #   skiff ARGS   skiff run ... ARGS (--net tap=tap0 unless ARGS has a --net);
 #                a first word bin=NAME runs the build NAME instead
 #                (skiff-dma-fenced; skiff-base, the commit BENCH_BASE
-#                names: bench/run.sh builds and packs them)
+#                names: bench/run.sh builds and packs them); a first word
+#                coal=RXUS/RXFRAMES/TXUS/TXFRAMES has L2 set virtio-net's
+#                notification coalescing with ethtool -C before the
+#                workloads (skiff-coal, skiff-coal-tx: what a user tuning
+#                a guest for small packets, or for latency, would set)
 #   qemu OPTS    QEMU 7.2, by default -M microvm,pcie=on booting the
 #                bzImage, virtio-net-pci on tap0. OPTS are words:
 #                  machine=M   -M M instead (e.g. microvm,pcie=on,rtc=on; pc)
@@ -108,6 +112,8 @@ skiff-e1000-all  skiff --net tap=tap0,model=e1000,coalesce=all
 qemu-e1000       qemu vhost=off nic=e1000
 skiff-dma-fenced skiff bin=skiff-dma-fenced
 skiff-base       skiff bin=skiff-base
+skiff-coal       skiff coal=500/32/500/32
+skiff-coal-tx    skiff coal=0/0/1000/64
 "
 # PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
 # under skiff driving it through VFIO, BARs mapped or every access trapped.
@@ -599,6 +605,11 @@ bench_vm() {
 			;;
 		esac
 		vm_cmd=
+		case "${1:-}" in coal=*)
+			vm_cmd=" bench_coal=${1#coal=}"
+			shift
+			;;
+		esac
 		case " $* " in *" --net "* | *" --vfio-pci "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
 		# Passthrough: L2's only NIC is the e1000e, at BENCH_PT_IP.
 		case " $* " in *" @PT"*)
@@ -1080,6 +1091,17 @@ l2() {
 	if ! ip addr add "$BENCH_L2_IP/24" dev eth0 || ! ip link set eth0 up; then
 		echo "SKIFF-BENCH-L2: eth0 setup failed"
 		return
+	fi
+	# coal=: the guest's coalescing (bench_vm). tx-frames stays non-zero:
+	# Linux 6.1 reads 0 as "TX NAPI off", refused while the link is up.
+	coal=$(bench_arg bench_coal "")
+	if [ -n "$coal" ]; then
+		# shellcheck disable=SC2046 # four numbers between slashes
+		set -- $(echo "$coal" | tr / ' ')
+		if ! ethtool -C eth0 rx-usecs "$1" rx-frames "$2" tx-usecs "$3" tx-frames "$4"; then
+			echo "SKIFF-BENCH-L2: ethtool -C $coal failed"
+			return
+		fi
 	fi
 	iperf3 -s -D >/dev/null 2>&1
 	if command -v sockperf >/dev/null; then

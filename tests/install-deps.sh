@@ -28,6 +28,7 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev li
 	kmod      # modinfo reads guest module dependencies when building images
 	e2fsprogs # mke2fs and /etc/mke2fs.conf for the disk scenario's guest
 	fio       # the bench's blk-* workloads: packed with its libraries for L2
+	ethtool   # L2's ethtool -C: virtio-net notification coalescing (scenario, bench)
 	shellcheck # make lint
 )
 if [ "$FUZZ" -eq 1 ]; then

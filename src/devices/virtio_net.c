@@ -147,10 +147,17 @@ static void net_reset(struct virtio_dev *vdev)
 		struct virtio_net_pair *p = &n->pairs[i];
 		pthread_mutex_lock(&p->rx_lock);
 		virtio_net_rx_discard(p);
+		virtio_net_coal_reset(&p->rx_coal);
 		pthread_mutex_unlock(&p->rx_lock);
 		pthread_mutex_lock(&p->tx_lock);
 		atomic_store(&p->tx_blocked, false);
+		virtio_net_coal_reset(&p->tx_coal);
 		pthread_mutex_unlock(&p->tx_lock);
+	}
+	/* The next driver starts without coalescing, as after power-on. */
+	for (unsigned int d = 0; d < 2; d++) {
+		atomic_store(&n->coal_usecs[d], 0);
+		atomic_store(&n->coal_max[d], 0);
 	}
 	/* The next driver starts with one pair again (5.1.6.5.5). */
 	pthread_mutex_lock(&n->ctrl_lock);
@@ -231,6 +238,7 @@ static void net_pair_init(struct virtio_net *n, unsigned int i, struct tap *tap)
 	p->tap = *tap;
 	p->tap_attached = true;
 	p->vhost.fd = -1;
+	p->rx_coal.tfd = p->tx_coal.tfd = -1; /* for destroy, whatever fails */
 	pthread_mutex_init(&p->rx_lock, NULL);
 	pthread_mutex_init(&p->tx_lock, NULL);
 }
@@ -243,10 +251,11 @@ static uint64_t net_features(unsigned int npairs)
 		     1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
 		     1ULL << VIRTIO_NET_F_HOST_TSO4 | 1ULL << VIRTIO_NET_F_HOST_TSO6 |
 		     1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS;
-	/* MQ needs the control queue, where the driver enables pairs. One
-	 * pair: today's device, without either. */
+	/* The control queue carries the coalescing parameters, and with more
+	 * than one pair the driver enables pairs there. */
+	f |= 1ULL << VIRTIO_NET_F_CTRL_VQ | 1ULL << VIRTIO_NET_F_NOTF_COAL;
 	if (npairs > 1)
-		f |= 1ULL << VIRTIO_NET_F_CTRL_VQ | 1ULL << VIRTIO_NET_F_MQ;
+		f |= 1ULL << VIRTIO_NET_F_MQ;
 	return f;
 }
 
@@ -257,7 +266,7 @@ static void net_vdev_init(struct virtio_net *n)
 	v->device_id = VIRTIO_ID_NET;
 	v->host_features = net_features(n->npairs);
 	v->config_len = VIRTIO_NET_CONFIG_LEN;
-	v->num_queues = n->npairs > 1 ? 2 * n->npairs + 1 : 2;
+	v->num_queues = 2 * n->npairs + 1;
 	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
 	/* TX queues: RX kicks only mean "refilled", the control queue's are rare. */
 	for (unsigned int i = 0; i < n->npairs; i++)
@@ -286,7 +295,10 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigne
 	for (unsigned int i = 0; i < npairs; i++)
 		net_pair_init(n, i, &taps[i]);
 	n->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (n->sched_fd < 0 ||
+	int cr = 0;
+	for (unsigned int i = 0; i < npairs && cr == 0; i++)
+		cr = virtio_net_coal_init(&n->pairs[i]);
+	if (n->sched_fd < 0 || cr < 0 ||
 	    throttle_init(&n->rx_throttle, NULL, net_rx_resume, n, &n->stats.rx_throttled, err,
 			  errlen) < 0 ||
 	    throttle_init(&n->tx_throttle, NULL, net_tx_resume, n, &n->stats.tx_throttled, err,
@@ -330,6 +342,7 @@ void virtio_net_destroy(struct virtio_net *n)
 	for (unsigned int i = 0; i < n->npairs; i++) {
 		struct virtio_net_pair *p = &n->pairs[i];
 		vhost_net_close(&p->vhost);
+		virtio_net_coal_fini(p);
 		tap_close(&p->tap);
 		pthread_mutex_destroy(&p->rx_lock);
 		pthread_mutex_destroy(&p->tx_lock);
@@ -357,6 +370,8 @@ static int net_dev_start(void *dev, char *err, size_t errlen)
 		r = throttle_start(&n->rx_throttle, n->io);
 	if (r == 0)
 		r = throttle_start(&n->tx_throttle, n->io);
+	if (r == 0)
+		r = virtio_net_coal_start(n);
 	if (r < 0)
 		snprintf(err, errlen, "cannot watch tap '%s': %s", n->pairs[0].tap.name,
 			 strerror(-r));
@@ -370,6 +385,8 @@ static void net_dev_stop(void *dev)
 	struct virtio_net *n = dev;
 	throttle_stop(&n->rx_throttle);
 	throttle_stop(&n->tx_throttle);
+	if (n->io)
+		virtio_net_coal_stop(n);
 	if (n->vhost_on) {
 		for (unsigned int i = 0; i < n->npairs; i++)
 			vhost_net_close(&n->pairs[i].vhost);
@@ -414,6 +431,8 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 	    {"tx blocked", offsetof(struct virtio_net_stats, tx_blocked)},
 	    {"rx rate limiter throttled", offsetof(struct virtio_net_stats, rx_throttled)},
 	    {"tx rate limiter throttled", offsetof(struct virtio_net_stats, tx_throttled)},
+	    {"rx notifications held", offsetof(struct virtio_net_stats, rx_held)},
+	    {"tx notifications held", offsetof(struct virtio_net_stats, tx_held)},
 	    {"ctrl ok", offsetof(struct virtio_net_stats, ctrl_ok)},
 	    {"ctrl errors", offsetof(struct virtio_net_stats, ctrl_err)},
 	};
@@ -462,6 +481,8 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 		}
 		n->vhost_on = true;
 		n->vhost_busyloop_us = s->vhost_busyloop_us;
+		/* vhost signals the guest itself: nothing here could hold it. */
+		n->vdev.host_features &= ~(1ULL << VIRTIO_NET_F_NOTF_COAL);
 	}
 	/* Kicks, pollers, the tap queues and the scheduler eventfd all on one
 	 * I/O thread: the tap handlers run both the RX and the TX path. */

@@ -1,6 +1,6 @@
-/* virtio-net's control queue (virtio 1.2 5.1.6.5), offered with more than
- * one queue pair (VIRTIO_NET_F_CTRL_VQ, for VIRTIO_NET_F_MQ), and the
- * enabling of pairs it commands.
+/* virtio-net's control queue (virtio 1.2 5.1.6.5, VIRTIO_NET_F_CTRL_VQ),
+ * for VIRTIO_NET_F_MQ's enabling of pairs and VIRTIO_NET_F_NOTF_COAL's
+ * coalescing parameters.
  *
  * A command is one chain: device-readable class, command and data, then
  * one device-writable ack byte. The readable part is copied to host
@@ -8,9 +8,10 @@
  * of the wrong length, an unknown class or command, or a pair count out
  * of 1..max_virtqueue_pairs is answered VIRTIO_NET_ERR. A chain with no
  * byte for the ack cannot be answered: that breaks the queue, as other
- * protocol violations do. Only VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET is known
- * (Linux sends it at probe, and for ethtool -L); the driver may send
- * nothing else, since no other control feature is offered.
+ * protocol violations do. The commands known are in ctrl_cmds: MQ's
+ * VQ_PAIRS_SET (Linux sends it at probe, and for ethtool -L) and
+ * NOTF_COAL's TX_SET and RX_SET (ethtool -C); the driver may send nothing
+ * else, since no other control feature is offered.
  *
  * Threads: kicks arrive on the I/O thread (ioeventfd) or the kicking vCPU
  * (--no-ioeventfd); reset runs on a vCPU. ctrl_lock serializes them, and
@@ -82,9 +83,43 @@ int virtio_net_set_pairs(struct virtio_net *n, unsigned int pairs)
 	return r;
 }
 
-/* class, command and the largest data a known command has (a le16). */
+static uint8_t ctrl_mq_pairs(struct virtio_net *n, const uint8_t *data)
+{
+	/* struct virtio_net_ctrl_mq: le16 virtqueue_pairs. */
+	unsigned int pairs = (unsigned int)data[0] | (unsigned int)data[1] << 8;
+	if (pairs < 1 || pairs > n->npairs)
+		return VIRTIO_NET_ERR;
+	return virtio_net_set_pairs(n, pairs) < 0 ? VIRTIO_NET_ERR : VIRTIO_NET_OK;
+}
+
+static uint8_t ctrl_coal_rx(struct virtio_net *n, const uint8_t *data)
+{
+	return virtio_net_coal_set(n, VIRTIO_NET_RXQ, data);
+}
+
+static uint8_t ctrl_coal_tx(struct virtio_net *n, const uint8_t *data)
+{
+	return virtio_net_coal_set(n, VIRTIO_NET_TXQ, data);
+}
+
+/* The commands known: class, command, the exact data length, the feature
+ * the driver must have accepted, and what runs it. */
+static const struct {
+	uint8_t cls, cmd;
+	uint32_t len;
+	unsigned int feature;
+	uint8_t (*run)(struct virtio_net *n, const uint8_t *data);
+} ctrl_cmds[] = {
+    {VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, 2, VIRTIO_NET_F_MQ, ctrl_mq_pairs},
+    {VIRTIO_NET_CTRL_NOTF_COAL, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 8, VIRTIO_NET_F_NOTF_COAL,
+     ctrl_coal_tx},
+    {VIRTIO_NET_CTRL_NOTF_COAL, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 8, VIRTIO_NET_F_NOTF_COAL,
+     ctrl_coal_rx},
+};
+
+/* class and command, and the largest data a known command has. */
 #define CTRL_HDR_LEN 2
-#define CTRL_MAX_LEN (CTRL_HDR_LEN + 2)
+#define CTRL_MAX_LEN (CTRL_HDR_LEN + 8)
 
 /* Runs one command whose readable part (out_len bytes) starts with cmd,
  * copied from the chain. Returns the ack. */
@@ -92,15 +127,15 @@ static uint8_t ctrl_exec(struct virtio_net *n, const uint8_t *cmd, uint32_t out_
 {
 	if (out_len < CTRL_HDR_LEN)
 		return VIRTIO_NET_ERR;
-	if (cmd[0] != VIRTIO_NET_CTRL_MQ || cmd[1] != VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET)
-		return VIRTIO_NET_ERR;
-	/* struct virtio_net_ctrl_mq: le16 virtqueue_pairs, nothing more. */
-	if (!virtio_has_feature(&n->vdev, VIRTIO_NET_F_MQ) || out_len != CTRL_HDR_LEN + 2)
-		return VIRTIO_NET_ERR;
-	unsigned int pairs = (unsigned int)cmd[2] | (unsigned int)cmd[3] << 8;
-	if (pairs < 1 || pairs > n->npairs)
-		return VIRTIO_NET_ERR;
-	return virtio_net_set_pairs(n, pairs) < 0 ? VIRTIO_NET_ERR : VIRTIO_NET_OK;
+	for (size_t i = 0; i < sizeof(ctrl_cmds) / sizeof(ctrl_cmds[0]); i++) {
+		if (cmd[0] != ctrl_cmds[i].cls || cmd[1] != ctrl_cmds[i].cmd)
+			continue;
+		if (!virtio_has_feature(&n->vdev, ctrl_cmds[i].feature) ||
+		    out_len != CTRL_HDR_LEN + ctrl_cmds[i].len)
+			return VIRTIO_NET_ERR;
+		return ctrl_cmds[i].run(n, cmd + CTRL_HDR_LEN);
+	}
+	return VIRTIO_NET_ERR;
 }
 
 /* Answers one popped chain. Returns false if the queue broke. */

@@ -2,10 +2,10 @@
  * handlers), virtio_net_rx.c, virtio_net_tx.c, virtio_net_ctrl.c and the
  * unit tests.
  *
- * Queues (virtio 1.2 5.1.2): one pair, rx (q0) and tx (q1), and no control
- * queue; or with queues=N > 1, N pairs rx0, tx0, rx1, tx1, ... and the
- * control queue last (q2N), VIRTIO_NET_F_MQ and VIRTIO_NET_F_CTRL_VQ
- * offered. Each pair has its own tap queue (fd), rings and state
+ * Queues (virtio 1.2 5.1.2): N pairs rx0, tx0, rx1, tx1, ... (queues=N,
+ * default 1) and the control queue last (q2N); VIRTIO_NET_F_CTRL_VQ is
+ * always offered (notification coalescing is commanded there), and
+ * VIRTIO_NET_F_MQ with more than one pair. Each pair has its own tap queue (fd), rings and state
  * (struct virtio_net_pair): pairs share nothing mutable but the device's
  * counters (counter_add). The driver starts with one pair and enables more
  * with VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET; the tap queues of the pairs it has
@@ -44,6 +44,7 @@
 #define VIRTIO_NET_F_STATUS	16
 #define VIRTIO_NET_F_CTRL_VQ	17
 #define VIRTIO_NET_F_MQ		22
+#define VIRTIO_NET_F_NOTF_COAL	53 /* virtio 1.3 5.1.6.5.6 */
 
 #define VIRTIO_NET_S_LINK_UP 1
 
@@ -81,11 +82,17 @@ _Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
 
 /* The control queue (5.1.6.5): class, command, data from the driver, one
  * ack byte back. */
-#define VIRTIO_NET_OK			0
-#define VIRTIO_NET_ERR			1
-#define VIRTIO_NET_CTRL_MQ		4
-#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
-#define VIRTIO_NET_QUEUE_SIZE		256
+#define VIRTIO_NET_OK			 0
+#define VIRTIO_NET_ERR			 1
+#define VIRTIO_NET_CTRL_MQ		 4
+#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET	 0
+#define VIRTIO_NET_CTRL_NOTF_COAL	 6
+#define VIRTIO_NET_CTRL_NOTF_COAL_TX_SET 0
+#define VIRTIO_NET_CTRL_NOTF_COAL_RX_SET 1
+/* The longest hold a driver may set: a notification later than a second
+ * is a lost interrupt to the guest's watchdogs, not coalescing. */
+#define VIRTIO_NET_COAL_USECS_MAX 1000000u
+#define VIRTIO_NET_QUEUE_SIZE	  256
 /* Packets per queue per run before yielding to the I/O thread's other fds:
  * one busy guest cannot starve the loop. */
 #define VIRTIO_NET_BUDGET 256
@@ -111,11 +118,26 @@ struct virtio_net_stats {
 	counter_t tx_errors;		      /* tap write errors (packet dropped) */
 	counter_t tx_blocked;		      /* times the tap said EAGAIN */
 	counter_t rx_throttled, tx_throttled; /* the rate limiters made a side wait */
+	counter_t rx_held, tx_held;	      /* notifications held back by coalescing */
 	counter_t ctrl_ok;		      /* control commands answered VIRTIO_NET_OK */
 	counter_t ctrl_err;		      /* refused: unknown, malformed or out of range */
 };
 
 struct virtio_net;
+struct virtio_net_pair;
+
+/* Notification coalescing of one queue (VIRTIO_NET_F_NOTF_COAL): with the
+ * driver's usecs and max_packets both non-zero, a queue's used buffer
+ * notification waits until max_packets packets were pushed or usecs
+ * passed since the first of them, whichever comes first. Under the
+ * queue's lock (rx_lock or tx_lock); the timer fires on the I/O thread. */
+struct virtio_net_coal {
+	struct virtio_net_pair *p;
+	unsigned int dir; /* VIRTIO_NET_RXQ or VIRTIO_NET_TXQ */
+	int tfd;	  /* timerfd, -1 if none */
+	bool armed;	  /* the timer runs: a notification is held */
+	uint32_t pending; /* packets pushed since the last notification */
+};
 
 /* One queue pair and its tap queue. */
 struct virtio_net_pair {
@@ -149,6 +171,8 @@ struct virtio_net_pair {
 	 * EPOLLOUT edges while not blocked cost no lock. */
 	atomic_bool tx_blocked;
 
+	struct virtio_net_coal rx_coal, tx_coal;
+
 	/* vhost=on: this pair's /dev/vhost-net (rings 0 and 1 of its own). */
 	struct vhost_net vhost;
 	bool vhost_running; /* its rings are vhost's (activate to reset) */
@@ -170,11 +194,16 @@ struct virtio_net {
 	 * pairs[0, curr_pairs) are served. Written under ctrl_lock. */
 	_Atomic unsigned int curr_pairs;
 
-	/* The control queue (npairs > 1): its index for the negotiated
-	 * features (2N with MQ, else 2), UINT_MAX without CTRL_VQ. */
+	/* The control queue: its index for the negotiated features (2N with
+	 * MQ, else 2), UINT_MAX without CTRL_VQ. */
 	pthread_mutex_t ctrl_lock;  /* the control queue and pair enabling */
 	_Atomic unsigned int ctrlq; /* set at activate, cleared at reset */
 	struct virtq_elem ctrl_elem;
+
+	/* The driver's coalescing parameters, [VIRTIO_NET_RXQ] and
+	 * [VIRTIO_NET_TXQ], for every pair (the control queue writes them,
+	 * the data path reads them; 0 after reset: no coalescing). */
+	_Atomic uint32_t coal_usecs[2], coal_max[2];
 
 	struct virtio_net_stats stats;
 	/* Rate limiters (userspace path only): TX asks before a chain is
@@ -262,5 +291,26 @@ void virtio_net_ctrl_run(struct virtio_net *n);
  * holds ctrl_lock. 0, or -errno if a tap queue refused (nothing changed
  * for that pair). */
 int virtio_net_set_pairs(struct virtio_net *n, unsigned int pairs);
+
+/* virtio_net_coal.c. Sets up pair p's two timers (-errno), closes them. */
+int virtio_net_coal_init(struct virtio_net_pair *p);
+void virtio_net_coal_fini(struct virtio_net_pair *p);
+/* Watches every pair's timers on the device's I/O thread / stops. */
+int virtio_net_coal_start(struct virtio_net *n);
+void virtio_net_coal_stop(struct virtio_net *n);
+/* After a run pushed c->pending packets (the run counts them): notifies
+ * now (coalescing off, or max_packets reached) or holds the notification
+ * on the timer. Caller holds the queue's lock. */
+void virtio_net_coal_pushed(struct virtio_net_coal *c);
+/* The timer's handler (iothread_fd_fn, opaque a struct virtio_net_coal):
+ * sends the held notification. Tests call it directly. */
+void virtio_net_coal_event(void *opaque, uint32_t events);
+/* Forgets held notifications (device reset; the caller holds the
+ * queue's lock). */
+void virtio_net_coal_reset(struct virtio_net_coal *c);
+/* The control command: dir's parameters from the driver's
+ * struct virtio_net_ctrl_coal_{rx,tx} (le32 max_packets, le32 usecs).
+ * Returns the ack. */
+uint8_t virtio_net_coal_set(struct virtio_net *n, unsigned int dir, const uint8_t *data);
 
 #endif

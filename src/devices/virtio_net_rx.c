@@ -217,6 +217,7 @@ static enum rx_result rx_one(struct virtio_net_pair *p)
 	if (virtq_push_batch(rx_vq(p), n->vdev.gm, p->rx_used, p->rx_nused) < 0)
 		return RX_BROKEN;
 	p->rx_nused = 0;
+	p->rx_coal.pending++;
 	counter_add(&n->stats.rx_packets, 1);
 	counter_add(&n->stats.rx_bytes, p->rx_frame);
 	throttle_charge(&n->rx_throttle, 1, p->rx_frame);
@@ -237,13 +238,13 @@ void virtio_net_rx_run(struct virtio_net_pair *p)
 	struct virtio_net *n = p->n;
 	struct virtq *vq = rx_vq(p);
 	const struct guest_mem *gm = n->vdev.gm;
-	uint64_t pushed;
 	unsigned int budget = VIRTIO_NET_BUDGET;
+	uint32_t held;
 
 	pthread_mutex_lock(&p->rx_lock);
 	if (!virtio_net_pair_live(p) || !vq->enabled || vq->broken)
 		goto out;
-	pushed = counter_get(&vq->stats.pushed);
+	held = p->rx_coal.pending; /* from earlier runs */
 	/* While buffers last, kicks are useless: tap readiness drives RX. */
 	virtq_disable_notify(vq, gm);
 	for (; budget; budget--) {
@@ -264,8 +265,8 @@ void virtio_net_rx_run(struct virtio_net_pair *p)
 	}
 	if (!budget)
 		virtio_net_schedule(p, VIRTIO_NET_SCHED_RX);
-	if (counter_get(&vq->stats.pushed) != pushed)
-		virtio_notify_if_needed(&n->vdev, rx_qi(p));
+	if (p->rx_coal.pending != held)
+		virtio_net_coal_pushed(&p->rx_coal);
 out:
 	pthread_mutex_unlock(&p->rx_lock);
 }

@@ -123,11 +123,11 @@ static void tx_run_locked(struct virtio_net_pair *p)
 	struct virtq *vq = tx_vq(p);
 	const struct guest_mem *gm = n->vdev.gm;
 	unsigned int budget = VIRTIO_NET_BUDGET;
-	bool pushed = false;
 
 	if (!virtio_net_pair_live(p) || !vq->enabled || vq->broken || atomic_load(&p->tx_blocked))
 		return;
 	virtq_disable_notify(vq, gm);
+	uint32_t held = p->tx_coal.pending; /* from earlier runs */
 	for (;;) {
 		if (throttle_waiting(&n->tx_throttle))
 			break; /* kicks stay off: the limiter's timer comes back */
@@ -160,10 +160,10 @@ static void tx_run_locked(struct virtio_net_pair *p)
 		}
 		if (virtq_push(vq, gm, p->tx_elem.head, 0) < 0)
 			break;
-		pushed = true;
+		p->tx_coal.pending++;
 	}
-	if (pushed)
-		virtio_notify_if_needed(&n->vdev, tx_qi(p));
+	if (p->tx_coal.pending != held)
+		virtio_net_coal_pushed(&p->tx_coal);
 }
 
 void virtio_net_tx_run(struct virtio_net_pair *p)

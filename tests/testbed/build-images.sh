@@ -20,11 +20,12 @@ find "$TB_CACHE" -maxdepth 1 \( -name 'run.*' -o -name 'stage.*' \) \
 	-mmin +120 -exec rm -rf {} + 2>/dev/null || true
 
 # Binaries each image gets besides busybox: iproute2's ip (busybox ip cannot
-# make taps), iperf3 and, in L1, sockperf and GNU date (busybox date has no
-# %N, needed for the ns timestamps of boot times).
-L2_BINS=(/usr/sbin/ip /usr/bin/iperf3)
+# make taps), iperf3, in L2 ethtool (-C sets virtio-net's coalescing) and,
+# in L1, sockperf and GNU date (busybox date has no %N, needed for the ns
+# timestamps of boot times).
+L2_BINS=(/usr/sbin/ip /usr/bin/iperf3 /usr/sbin/ethtool)
 L1_BINS=(/usr/sbin/ip /usr/bin/iperf3 /usr/bin/sockperf /usr/bin/date)
-PKGS=(busybox-static iproute2 iperf3 sockperf coreutils libc6 kmod)
+PKGS=(busybox-static iproute2 iperf3 ethtool sockperf coreutils libc6 kmod)
 
 # Everything an image depends on, as text to hash. File identity by path,
 # size and mtime (cheap); scripts by content.

@@ -422,7 +422,7 @@ static void test_config_space(void **state)
 	f->n->vdev.ops->config_read(&f->n->vdev, 4, &b, 1);
 	assert_int_equal(b, 0);
 	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_MRG_RXBUF));
-	assert_int_equal(f->n->vdev.num_queues, 2);
+	assert_int_equal(f->n->vdev.num_queues, 3); /* rx, tx, control */
 }
 
 /* ---- RX ---- */
@@ -1294,15 +1294,16 @@ static uint8_t pairs_set(struct fx *f, uint16_t pairs)
 	return ctrl_cmd(f, CTRLQ2, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2);
 }
 
-/* One pair is today's device: no MQ, no control queue, two queues. More
- * pairs: MQ and CTRL_VQ offered, 2N + 1 queues, max_virtqueue_pairs N. */
+/* One pair: no MQ, but the control queue (for coalescing), three queues.
+ * More pairs: MQ too, 2N + 1 queues, max_virtqueue_pairs N. */
 static void test_mq_features_config(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
 	assert_false(f->n->vdev.host_features & F(VIRTIO_NET_F_MQ));
-	assert_false(f->n->vdev.host_features & F(VIRTIO_NET_F_CTRL_VQ));
-	assert_int_equal(f->n->vdev.num_queues, 2);
+	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_CTRL_VQ));
+	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_NOTF_COAL));
+	assert_int_equal(f->n->vdev.num_queues, 3);
 	virtio_net_destroy(f->n);
 	close(f->wires[0]);
 	f->wires[0] = -1;
@@ -1609,6 +1610,140 @@ static void test_mq_attach_refused(void **state)
 	assert_false(p[4].tap_attached);
 }
 
+/* ---- notification coalescing (VIRTIO_NET_F_NOTF_COAL) ---- */
+
+/* Without event-idx every push may interrupt: what is counted is what
+ * the device decided. */
+#define F_COAL                                                                                     \
+	((F_ALL & ~F(VIRTQ_F_EVENT_IDX)) | F(VIRTIO_NET_F_CTRL_VQ) | F(VIRTIO_NET_F_NOTF_COAL))
+#define CTRLQ1 2 /* one pair: rx0 tx0 ctrl */
+
+static uint8_t coal_cmd(struct fx *f, uint8_t cmd, uint32_t max_packets, uint32_t usecs,
+			uint32_t len)
+{
+	uint8_t d[9] = {0};
+	memcpy(d, &max_packets, 4); /* little-endian host: as the driver lays it */
+	memcpy(d + 4, &usecs, 4);
+	return ctrl_cmd(f, CTRLQ1, VIRTIO_NET_CTRL_NOTF_COAL, cmd, d, len);
+}
+
+static void rx_frames(struct fx *f, unsigned int cnt)
+{
+	uint8_t frame[60];
+	struct virtio_net_hdr h = {0};
+	fill_pattern(frame, sizeof(frame), 3);
+	for (unsigned int i = 0; i < cnt; i++)
+		wire_send(f, &h, frame, sizeof(frame));
+	virtio_net_tap_event(P0(f), EPOLLIN);
+}
+
+/* rx-frames 3, rx-usecs 1 s: two frames are held, the third sends the
+ * interrupt; a fourth waits for the timer, whose stale expiry later sends
+ * nothing; after reset the next driver gets every interrupt again. */
+static void test_coal_rx(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_COAL);
+	struct virtio_net_pair *p = P0(f);
+	for (unsigned int i = 0; i < 8; i++)
+		post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 3, 1000000, 8),
+			 VIRTIO_NET_OK);
+	rx_frames(f, 2);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 2);
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 0);
+	assert_true(p->rx_coal.armed);
+	rx_frames(f, 1);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 3);
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
+	assert_false(p->rx_coal.armed);
+	rx_frames(f, 1);
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
+	assert_true(p->rx_coal.armed);
+	virtio_net_coal_event(&p->rx_coal, EPOLLIN); /* the timer */
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 2);
+	virtio_net_coal_event(&p->rx_coal, EPOLLIN); /* a stale expiry */
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 2);
+	assert_int_equal(f->n->stats.rx_held, 2);
+	/* TX is not coalesced: only RX was set. */
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_TXQ]), 0);
+
+	/* A run that pushed nothing sends nothing and holds nothing. */
+	virtio_net_rx_run(p);
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 2);
+	assert_int_equal(f->n->stats.rx_held, 2);
+
+	rx_frames(f, 1);
+	assert_true(p->rx_coal.armed);
+	f->n->vdev.ops->reset(&f->n->vdev);
+	assert_false(p->rx_coal.armed);
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_RXQ]), 0);
+	assert_int_equal(atomic_load(&f->n->coal_max[VIRTIO_NET_RXQ]), 0);
+}
+
+/* tx-frames 2: the first packet's completion waits, the second's sends
+ * it; with usecs 0 (or max_packets 0) every run notifies. */
+static void test_coal_tx(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_COAL);
+	struct virtio_net_hdr h = {0};
+	uint8_t pkt[256];
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 2, 500, 8), VIRTIO_NET_OK);
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
+	assert_true(P0(f)->tx_coal.armed);
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	assert_false(P0(f)->tx_coal.armed);
+
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 2, 0, 8), VIRTIO_NET_OK);
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 2);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 0, 500, 8), VIRTIO_NET_OK);
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 3);
+	assert_int_equal(f->n->stats.tx_held, 1);
+}
+
+/* Refused, and nothing set: the feature not negotiated, a length other
+ * than 8, a hold over a second, an unknown command, vhost's rings. */
+static void test_coal_refused(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL | F(VIRTIO_NET_F_CTRL_VQ));
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 100, 8), VIRTIO_NET_ERR);
+	virtio_net_destroy(f->n);
+	close(f->wires[0]);
+	f->wires[0] = -1;
+
+	fx_start(f, F_COAL);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 100, 7), VIRTIO_NET_ERR);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 100, 9), VIRTIO_NET_ERR);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 1000001, 8),
+			 VIRTIO_NET_ERR);
+	assert_int_equal(coal_cmd(f, 2, 4, 100, 8), VIRTIO_NET_ERR);
+	f->n->vhost_running = true;
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 4, 100, 8), VIRTIO_NET_ERR);
+	f->n->vhost_running = false;
+	for (unsigned int d = 0; d < 2; d++) {
+		assert_int_equal(atomic_load(&f->n->coal_usecs[d]), 0);
+		assert_int_equal(atomic_load(&f->n->coal_max[d]), 0);
+	}
+	assert_int_equal(f->n->stats.ctrl_err, 5);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 1000000, 8),
+			 VIRTIO_NET_OK);
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_RXQ]), 1000000);
+	assert_int_equal(atomic_load(&f->n->coal_max[VIRTIO_NET_RXQ]), 4);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1650,6 +1785,9 @@ int main(void)
 	    T(test_mq_vhost_reset_cycles),
 	    T(test_vhost_ctrl_without_mq),
 	    T(test_mq_attach_refused),
+	    T(test_coal_rx),
+	    T(test_coal_tx),
+	    T(test_coal_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
