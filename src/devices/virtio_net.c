@@ -154,13 +154,13 @@ static void net_reset(struct virtio_dev *vdev)
 		virtio_net_coal_reset(&p->tx_coal);
 		pthread_mutex_unlock(&p->tx_lock);
 	}
-	/* The next driver starts without coalescing, as after power-on. */
+	/* The next driver starts with one pair again (5.1.6.5.5), and
+	 * without coalescing, as after power-on. */
+	pthread_mutex_lock(&n->ctrl_lock);
 	for (unsigned int d = 0; d < 2; d++) {
 		atomic_store(&n->coal_usecs[d], 0);
 		atomic_store(&n->coal_max[d], 0);
 	}
-	/* The next driver starts with one pair again (5.1.6.5.5). */
-	pthread_mutex_lock(&n->ctrl_lock);
 	virtio_net_set_pairs(n, 1);
 	atomic_store(&n->ctrlq, UINT_MAX);
 	pthread_mutex_unlock(&n->ctrl_lock);
@@ -373,8 +373,8 @@ static int net_dev_start(void *dev, char *err, size_t errlen)
 	if (r == 0)
 		r = virtio_net_coal_start(n);
 	if (r < 0)
-		snprintf(err, errlen, "cannot watch tap '%s': %s", n->pairs[0].tap.name,
-			 strerror(-r));
+		snprintf(err, errlen, "tap '%s': cannot watch its queues or timers: %s",
+			 n->pairs[0].tap.name, strerror(-r));
 	return r < 0 ? -1 : 0;
 }
 

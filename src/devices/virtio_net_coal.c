@@ -81,25 +81,27 @@ int virtio_net_coal_start(struct virtio_net *n)
 		if (r < 0)
 			return r;
 	}
+	atomic_store(&n->coal_watched, true);
 	return 0;
 }
 
 void virtio_net_coal_stop(struct virtio_net *n)
 {
+	atomic_store(&n->coal_watched, false);
 	for (unsigned int i = 0; i < n->npairs; i++) {
 		iothread_del_fd(n->io, n->pairs[i].rx_coal.tfd);
 		iothread_del_fd(n->io, n->pairs[i].tx_coal.tfd);
 	}
 }
 
-void virtio_net_coal_pushed(struct virtio_net_coal *c)
+void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now)
 {
 	struct virtio_net *n = c->p->n;
 	/* Relaxed: a run that misses a new setting applies it next time. */
 	uint32_t us = atomic_load_explicit(&n->coal_usecs[c->dir], memory_order_relaxed);
 	uint32_t max = atomic_load_explicit(&n->coal_max[c->dir], memory_order_relaxed);
 
-	if (us && max && c->pending < max && c->tfd >= 0) {
+	if (!now && us && max && c->pending < max && atomic_load(&n->coal_watched)) {
 		counter_add(c->dir == VIRTIO_NET_RXQ ? &n->stats.rx_held : &n->stats.tx_held, 1);
 		if (c->armed)
 			return;
@@ -129,7 +131,9 @@ void virtio_net_coal_event(void *opaque, uint32_t events)
 		c->armed = false;
 		c->pending = 0;
 		struct virtq *vq = &p->n->vdev.vqs[coal_q(c)];
-		if (virtio_net_pair_live(p) && vq->enabled && !vq->broken)
+		/* Not virtio_net_pair_live: a pair disabled since still owes
+		 * the driver the notification for what it pushed before. */
+		if (atomic_load(&p->n->active) && vq->enabled && !vq->broken)
 			virtio_notify_if_needed(&p->n->vdev, coal_q(c));
 	}
 	pthread_mutex_unlock(coal_lock(c));
@@ -148,7 +152,8 @@ static uint32_t coal_le32(const uint8_t *b)
 
 uint8_t virtio_net_coal_set(struct virtio_net *n, unsigned int dir, const uint8_t *data)
 {
-	if (!virtio_has_feature(&n->vdev, VIRTIO_NET_F_NOTF_COAL) || n->vhost_running)
+	/* Not offered with vhost=on (virtio_net_new_device). */
+	if (!virtio_has_feature(&n->vdev, VIRTIO_NET_F_NOTF_COAL))
 		return VIRTIO_NET_ERR;
 	uint32_t max = coal_le32(data), us = coal_le32(data + 4);
 	if (us > VIRTIO_NET_COAL_USECS_MAX)

@@ -204,6 +204,9 @@ struct virtio_net {
 	 * [VIRTIO_NET_TXQ], for every pair (the control queue writes them,
 	 * the data path reads them; 0 after reset: no coalescing). */
 	_Atomic uint32_t coal_usecs[2], coal_max[2];
+	/* The I/O thread watches the coalescing timers: only then may a
+	 * notification be held (else nothing would ever send it). */
+	atomic_bool coal_watched;
 
 	struct virtio_net_stats stats;
 	/* Rate limiters (userspace path only): TX asks before a chain is
@@ -299,9 +302,10 @@ void virtio_net_coal_fini(struct virtio_net_pair *p);
 int virtio_net_coal_start(struct virtio_net *n);
 void virtio_net_coal_stop(struct virtio_net *n);
 /* After a run pushed c->pending packets (the run counts them): notifies
- * now (coalescing off, or max_packets reached) or holds the notification
- * on the timer. Caller holds the queue's lock. */
-void virtio_net_coal_pushed(struct virtio_net_coal *c);
+ * now (coalescing off, max_packets reached, or now: the guest must see
+ * its buffers, e.g. RX ran out of them) or holds the notification on the
+ * timer. Caller holds the queue's lock. */
+void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now);
 /* The timer's handler (iothread_fd_fn, opaque a struct virtio_net_coal):
  * sends the held notification. Tests call it directly. */
 void virtio_net_coal_event(void *opaque, uint32_t events);

@@ -240,6 +240,7 @@ void virtio_net_rx_run(struct virtio_net_pair *p)
 	const struct guest_mem *gm = n->vdev.gm;
 	unsigned int budget = VIRTIO_NET_BUDGET;
 	uint32_t held;
+	bool starved = false;
 
 	pthread_mutex_lock(&p->rx_lock);
 	if (!virtio_net_pair_live(p) || !vq->enabled || vq->broken)
@@ -258,6 +259,7 @@ void virtio_net_rx_run(struct virtio_net_pair *p)
 		if (res != RX_NO_BUFFERS)
 			break;
 		counter_add(&n->stats.rx_starved, 1);
+		starved = true;
 		/* Re-arm the refill kick; buffers posted meanwhile: go on. */
 		if (!virtq_enable_notify(vq, gm))
 			break;
@@ -265,8 +267,10 @@ void virtio_net_rx_run(struct virtio_net_pair *p)
 	}
 	if (!budget)
 		virtio_net_schedule(p, VIRTIO_NET_SCHED_RX);
-	if (p->rx_coal.pending != held)
-		virtio_net_coal_pushed(&p->rx_coal);
+	/* Out of buffers: a held notification goes now, or the guest
+	 * would not refill until the timer. */
+	if (p->rx_coal.pending != held || (starved && p->rx_coal.pending))
+		virtio_net_coal_pushed(&p->rx_coal, starved);
 out:
 	pthread_mutex_unlock(&p->rx_lock);
 }

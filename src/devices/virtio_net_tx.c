@@ -163,7 +163,7 @@ static void tx_run_locked(struct virtio_net_pair *p)
 		p->tx_coal.pending++;
 	}
 	if (p->tx_coal.pending != held)
-		virtio_net_coal_pushed(&p->tx_coal);
+		virtio_net_coal_pushed(&p->tx_coal, false);
 }
 
 void virtio_net_tx_run(struct virtio_net_pair *p)
