@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -1691,6 +1693,33 @@ static void test_coal_rx(void **state)
 	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
 }
 
+/* The timer is real: armed for the hold's usecs, it expires and its
+ * handler sends the notification. */
+static void test_coal_timer_fires(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_COAL);
+	atomic_store(&f->n->coal_watched, true); /* the test plays the I/O thread */
+	struct virtio_net_coal *c = &P0(f)->tx_coal;
+	struct virtio_net_hdr h = {0};
+	uint8_t pkt[256];
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 64, 1000, 8), VIRTIO_NET_OK);
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
+	struct itimerspec its;
+	assert_int_equal(timerfd_gettime(c->tfd, &its), 0);
+	assert_true(its.it_value.tv_sec == 0 && its.it_value.tv_nsec > 0 &&
+		    its.it_value.tv_nsec <= 1000000);
+	struct pollfd pfd = {.fd = c->tfd, .events = POLLIN};
+	assert_int_equal(poll(&pfd, 1, 5000), 1); /* expired */
+	virtio_net_coal_event(c, EPOLLIN);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	assert_false(c->armed);
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* read: not readable again */
+}
+
 /* Out of buffers while a notification is held: it goes at once, or the
  * driver would not refill before the timer. */
 static void test_coal_rx_starved(void **state)
@@ -1848,6 +1877,7 @@ int main(void)
 	    T(test_mq_attach_refused),
 	    T(test_coal_rx),
 	    T(test_coal_tx),
+	    T(test_coal_timer_fires),
 	    T(test_coal_rx_starved),
 	    T(test_coal_pair_disabled),
 	    T(test_coal_refused),
