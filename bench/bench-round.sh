@@ -34,8 +34,9 @@ PEERS="qemu kvmtool"
 #                names: bench/run.sh builds and packs them); a first word
 #                coal=RXUS/RXFRAMES/TXUS/TXFRAMES has L2 set virtio-net's
 #                notification coalescing with ethtool -C before the
-#                workloads (skiff-coal, skiff-coal-tx: what a user tuning
-#                a guest for small packets, or for latency, would set)
+#                workloads (skiff-coal, skiff-coal-tx, skiff-poll-coal-tx:
+#                what a user tuning a guest for small packets, or for
+#                latency, would set)
 #   qemu OPTS    QEMU 7.2, by default -M microvm,pcie=on booting the
 #                bzImage, virtio-net-pci on tap0. OPTS are words:
 #                  machine=M   -M M instead (e.g. microvm,pcie=on,rtc=on; pc)
@@ -114,6 +115,7 @@ skiff-dma-fenced skiff bin=skiff-dma-fenced
 skiff-base       skiff bin=skiff-base
 skiff-coal       skiff coal=500/32/500/32
 skiff-coal-tx    skiff coal=0/0/1000/64
+skiff-poll-coal-tx skiff coal=0/0/1000/64 --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
 "
 # PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
 # under skiff driving it through VFIO, BARs mapped or every access trapped.
