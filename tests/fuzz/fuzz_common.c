@@ -219,14 +219,14 @@ void fzq_configure(struct virtq *vq, const struct fz_q *g, uint64_t features)
 	virtq_set_features(vq, features);
 }
 
-static void fzq_put_desc(uint64_t table, uint32_t i, uint64_t addr, uint32_t len, uint16_t flags,
-			 uint16_t next)
+void fzq_put_desc(uint64_t table, uint32_t i, uint64_t addr, uint32_t len, uint16_t flags,
+		  uint16_t next)
 {
 	struct virtq_desc d = {.addr = addr, .len = len, .flags = flags, .next = next};
 	memcpy(fz_at(table + 16 * (uint64_t)(i % 256)), &d, sizeof(d));
 }
 
-static void fzq_publish(struct fz_q *g, uint16_t head)
+void fzq_publish(struct fz_q *g, uint16_t head)
 {
 	uint16_t sz = g->size ? g->size : 1;
 	memcpy(fz_at(g->avail + 4 + 2 * (uint64_t)(g->avail_idx % sz)), &head, 2);

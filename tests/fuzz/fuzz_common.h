@@ -95,3 +95,8 @@ void fzq_configure(struct virtq *vq, const struct fz_q *g, uint64_t features);
  * a head, writes raw bytes, or builds and publishes a whole chain (direct
  * or indirect) from the op stream. */
 void fzq_driver_op(struct fz_q *g, uint8_t op);
+/* The pieces of a driver step: descriptor i of a table (i % 256), and a
+ * head published in g's avail ring. */
+void fzq_put_desc(uint64_t table, uint32_t i, uint64_t addr, uint32_t len, uint16_t flags,
+		  uint16_t next);
+void fzq_publish(struct fz_q *g, uint16_t head);

@@ -1,9 +1,11 @@
 /* virtio-net TX and RX (src/devices/virtio_net*.c) with a SOCK_SEQPACKET
  * socketpair as the tap (tap_from_fd, one packet per message, 12-byte vnet
  * header in front): fuzz bytes pick the negotiated features (offloads,
- * MRG_RXBUF), build chains on both queues, send frames of any length and
- * header from the "host" side, kick, fill the wire until TX blocks, and
- * reset. Guest RAM changes under the device (fuzz_common.h).
+ * MRG_RXBUF, NOTF_COAL), build chains on all three queues (rx, tx and
+ * the control queue, where coalescing is set), send frames of any length
+ * and header from the "host" side, kick, fire the coalescing timers, fill
+ * the wire until TX blocks, and reset. Guest RAM changes under the device
+ * (fuzz_common.h).
  *
  * Checked beyond ASan/UBSan: every packet the device writes to the tap has
  * a whole header, a frame no longer than VIRTIO_NET_MAX_FRAME, and only the
@@ -54,6 +56,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	net->vdev.gm = &fz_gm;
 	net->vdev.transport = &fake_transport;
+	/* The fuzzer plays the I/O thread: it fires the timers (case 9). */
+	atomic_store(&net->coal_watched, true);
 	pthread_mutex_init(&net->vdev.lock, NULL);
 	return 0;
 }
@@ -121,17 +125,39 @@ static void wire_fill(void)
 	}
 }
 
+/* rx, tx, control. The control queue's rings (fzq_layout: 0x8000) lie
+ * among the chains' buffers: a guest may overlap them too. */
+#define NQ 3
+
 static void dev_reset(struct virtio_dev *v)
 {
 	v->ops->reset(v);
-	virtq_reset(&v->vqs[0]);
-	virtq_reset(&v->vqs[1]);
+	for (unsigned int q = 0; q < NQ; q++)
+		virtq_reset(&v->vqs[q]);
+}
+
+/* A well-formed coalescing command on the control queue, laid out as
+ * Linux does (header, data, ack), so that runs reach the parameters
+ * soon; its direction and values come from the stream. */
+static void ctrl_coal(struct fz_q *g)
+{
+	uint16_t sz = g->size ? g->size : 1, i = fz_u8() % sz;
+	uint64_t buf = 0xf000;
+	uint8_t cmd[10] = {VIRTIO_NET_CTRL_NOTF_COAL, fz_u8() & 1, fz_u8()};
+	uint16_t us = fz_u16(); /* up to 65 ms: mostly accepted */
+	memcpy(cmd + 6, &us, 2);
+	memcpy(fz_at(buf), cmd, sizeof(cmd));
+	fzq_put_desc(g->desc, i, buf, 2, VIRTQ_DESC_F_NEXT, (uint16_t)((i + 1) % sz));
+	fzq_put_desc(g->desc, (i + 1) % sz, buf + 2, 8, VIRTQ_DESC_F_NEXT,
+		     (uint16_t)((i + 2) % sz));
+	fzq_put_desc(g->desc, (i + 2) % sz, buf + 16, 1, VIRTQ_DESC_F_WRITE, 0);
+	fzq_publish(g, i);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct virtio_dev *v = &net->vdev;
-	struct fz_q g[2];
+	struct fz_q g[NQ];
 	bool active = false;
 
 	fz_begin(data, size);
@@ -139,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v->driver_features = v->host_features & ~fz_u64();
 	if (virtio_dev_init_queues(v) < 0)
 		abort();
-	for (unsigned int q = 0; q < 2; q++)
+	for (unsigned int q = 0; q < NQ; q++)
 		fzq_layout(&g[q], q, (uint16_t)(1u << (fz_u8() % 9))); /* 1..256 */
 	for (unsigned int steps = 0; fz_more() && steps < 512; steps++) {
 		uint8_t op = fz_u8();
@@ -147,14 +173,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0: /* DRIVER_OK */
 			if (active)
 				break;
-			for (unsigned int q = 0; q < 2; q++) {
+			for (unsigned int q = 0; q < NQ; q++) {
 				fzq_configure(&v->vqs[q], &g[q], v->driver_features);
 				virtq_activate(&v->vqs[q], &fz_gm);
 			}
 			active = v->ops->activate(v) == 0;
 			break;
 		case 1:
-			v->ops->queue_notify(v, op >> 7); /* RX refill or TX kick */
+			v->ops->queue_notify(v, (op >> 6) % NQ); /* refill, TX or control kick */
 			break;
 		case 2:
 			wire_send();
@@ -177,11 +203,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 7:
 			dev_reset(v);
-			g[0].avail_idx = g[1].avail_idx = 0;
+			for (unsigned int q = 0; q < NQ; q++)
+				g[q].avail_idx = 0;
 			active = false;
 			break;
+		case 9:
+			ctrl_coal(&g[2]);
+			v->ops->queue_notify(v, 2);
+			break;
+		case 8: /* a coalescing timer expires */
+			virtio_net_coal_event(
+			    op & 0x80 ? &net->pairs[0].tx_coal : &net->pairs[0].rx_coal, EPOLLIN);
+			break;
 		default:
-			fzq_driver_op(&g[op >> 7], fz_u8());
+			fzq_driver_op(&g[(op >> 6) % NQ], fz_u8());
 		}
 	}
 	wire_drain();

@@ -1639,14 +1639,30 @@ static void rx_frames(struct fx *f, unsigned int cnt)
 	virtio_net_tap_event(P0(f), EPOLLIN);
 }
 
+/* A device with coalescing negotiated; the test plays its I/O thread. */
+static void fx_start_coal(struct fx *f)
+{
+	fx_start(f, F_COAL);
+	atomic_store(&f->n->coal_watched, true);
+}
+
+/* The driver sends one 60-byte packet and kicks; it reaches the wire. */
+static void tx_one_packet(struct fx *f)
+{
+	struct virtio_net_hdr h = {0};
+	uint8_t pkt[256];
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+}
+
 /* rx-frames 3, rx-usecs 1 s: two frames are held, the third sends the
  * interrupt; a fourth waits for the timer, whose stale expiry later sends
  * nothing; after reset the next driver gets every interrupt again. */
 static void test_coal_rx(void **state)
 {
 	struct fx *f = *state;
-	fx_start(f, F_COAL);
-	atomic_store(&f->n->coal_watched, true); /* the test plays the I/O thread */
+	fx_start_coal(f);
 	struct virtio_net_pair *p = P0(f);
 	for (unsigned int i = 0; i < 8; i++)
 		post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
@@ -1698,15 +1714,10 @@ static void test_coal_rx(void **state)
 static void test_coal_timer_fires(void **state)
 {
 	struct fx *f = *state;
-	fx_start(f, F_COAL);
-	atomic_store(&f->n->coal_watched, true); /* the test plays the I/O thread */
+	fx_start_coal(f);
 	struct virtio_net_coal *c = &P0(f)->tx_coal;
-	struct virtio_net_hdr h = {0};
-	uint8_t pkt[256];
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 64, 1000, 8), VIRTIO_NET_OK);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
-	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	tx_one_packet(f);
 	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
 	struct itimerspec its;
 	assert_int_equal(timerfd_gettime(c->tfd, &its), 0);
@@ -1725,8 +1736,7 @@ static void test_coal_timer_fires(void **state)
 static void test_coal_rx_starved(void **state)
 {
 	struct fx *f = *state;
-	fx_start(f, F_COAL);
-	atomic_store(&f->n->coal_watched, true); /* the test plays the I/O thread */
+	fx_start_coal(f);
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 32, 1000000, 8),
 			 VIRTIO_NET_OK);
 	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
@@ -1770,38 +1780,29 @@ static void test_coal_pair_disabled(void **state)
 static void test_coal_tx(void **state)
 {
 	struct fx *f = *state;
-	fx_start(f, F_COAL);
-	atomic_store(&f->n->coal_watched, true); /* the test plays the I/O thread */
-	struct virtio_net_hdr h = {0};
-	uint8_t pkt[256];
+	fx_start_coal(f);
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 2, 500, 8), VIRTIO_NET_OK);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
-	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	tx_one_packet(f);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
 	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
 	assert_true(P0(f)->tx_coal.armed);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	tx_one_packet(f);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
 	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
 	assert_false(P0(f)->tx_coal.armed);
 
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 2, 0, 8), VIRTIO_NET_OK);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	tx_one_packet(f);
 	assert_int_equal(notifies[VIRTIO_NET_TXQ], 2);
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 0, 500, 8), VIRTIO_NET_OK);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	tx_one_packet(f);
 	assert_int_equal(notifies[VIRTIO_NET_TXQ], 3);
 	assert_int_equal(f->n->stats.tx_held, 1);
 
 	/* No I/O thread watching the timer: nothing may wait for it. */
 	atomic_store(&f->n->coal_watched, false);
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 2, 500, 8), VIRTIO_NET_OK);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	tx_one_packet(f);
 	assert_int_equal(notifies[VIRTIO_NET_TXQ], 4);
 	assert_false(P0(f)->tx_coal.armed);
 }
