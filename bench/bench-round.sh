@@ -147,7 +147,8 @@ BENCH_PT_IP=169.254.30.2
 # the read-only disk with fio. skiff as is, polling its request queue
 # (thresholds scaled as skiff-poll's), and with the disk on its own I/O
 # thread (devices go round-robin in order: net io0, test disk io1, fio's
-# disk io0), and with direct (O_DIRECT, as QEMU's cache=none). QEMU as its
+# disk io0), and with direct (O_DIRECT, as QEMU's cache=none), also
+# polling. QEMU as its
 # users tune it: cache=none, aio=io_uring (or
 # native), and an iothread with its default adaptive polling.
 BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
@@ -155,6 +156,7 @@ skiff-blk           skiff --disk /dev/loop0
 skiff-blk-poll      skiff --disk /dev/loop0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
 skiff-blk-iothreads skiff --iothreads 2 --disk /dev/loop0
 skiff-blk-direct    skiff --disk /dev/loop0,direct
+skiff-blk-direct-poll skiff --disk /dev/loop0,direct,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
 qemu-blk            qemu vhost=off disk=io_uring
 qemu-blk-native     qemu vhost=off disk=native
 qemu-blk-iothread   qemu vhost=off disk=io_uring iothread
