@@ -96,7 +96,7 @@ static const struct sandbox_rule vcpu[] = {
     ALLOW(pread64),  /* VFIO regions */
     ALLOW(pwrite64), /* VFIO regions */
     ALLOW(epoll_ctl),
-    ALLOW(timerfd_settime), /* e1000 interrupt throttling */
+    ALLOW(timerfd_settime), /* e1000 throttling, virtio-net coalescing */
     ALLOW(io_uring_enter),  /* a disk's ring on a trapped kick */
 };
 

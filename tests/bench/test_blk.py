@@ -190,7 +190,8 @@ class ScenarioRuleTest(unittest.TestCase):
         names = scenario_sh("bench_disk_configs").split()
         self.assertEqual(sorted(names), sorted([
             "skiff-blk", "skiff-blk-poll", "skiff-blk-iothreads",
-            "skiff-blk-direct", "qemu-blk", "qemu-blk-native", "qemu-blk-iothread"]))
+            "skiff-blk-direct", "skiff-blk-direct-poll", "qemu-blk", "qemu-blk-native",
+            "qemu-blk-iothread"]))
 
     def test_has_disk_and_applies(self):
         out = scenario_sh(

@@ -1,6 +1,8 @@
 # virtio-net with --no-ioeventfd: queue kicks trap to the vCPU thread, so
 # TX runs there while RX runs on the I/O thread. L2 pings L1 and runs
-# iperf3 both ways (metrics as in net.sh, with a _trap suffix).
+# iperf3 both ways (metrics as in net.sh, with a _trap suffix), then once
+# more with transmit coalescing on: the vCPU thread arms its timer, under
+# the vCPU's seccomp filter.
 TIMEOUT=900
 SLOW=1
 EXPECT="SKIFF-L2: init
@@ -37,9 +39,13 @@ l2() {
 	grep -q " 0% packet loss" /tmp/ping.txt || { fail "ping lost packets"; return; }
 	avg=$(sed -n 's#.*min/avg/max = [0-9.]*/\([0-9.]*\)/.*#\1#p' /tmp/ping.txt)
 	metric ping_avg_ms_trap "$avg"
-	for dir in up down; do
+	for dir in up down coal; do
 		flag=
 		[ "$dir" = down ] && flag=-R
+		if [ "$dir" = coal ] && ! ethtool -C eth0 tx-usecs 500 tx-frames 32; then
+			fail "ethtool -C refused transmit coalescing"
+			return
+		fi
 		iperf3 -c "$NET_L1" -t 3 -J $flag >"/tmp/$dir.json" 2>&1
 		mbps=$(net_trap_mbps "/tmp/$dir.json")
 		[ -n "$mbps" ] || { tail -n 20 "/tmp/$dir.json"; fail "iperf3 $dir failed"; return; }
