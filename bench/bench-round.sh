@@ -210,7 +210,7 @@ BENCH_SOCKPERF_PORT=11111
 BENCH_QUIT_PORT=9999
 BENCH_DIR=/tmp/bench
 BENCH_READY_S=120 # start to "L2 ready" (boot + modules + eth0 up)
-BENCH_KCACHE=/root/.cache/skiff # skiff's kernel cache in the L1 image
+BENCH_KCACHE=$HOME/.cache/skiff # skiff's kernel cache in the L1 image (HOME from guest/l1-init)
 BENCH_EXIT_S=30   # quit request to VMM exit, then SIGKILL
 
 # bench_arg NAME DEFAULT: value of NAME= on the kernel command line.

@@ -16,6 +16,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "devices/e1000_priv.h"
 
 #define E1000_DELAY_UNIT_NS 1024
@@ -33,9 +34,7 @@ static bool delay_arm(struct e1000 *d, uint64_t at)
 		return false;
 	if (d->delay_at && d->delay_at <= at)
 		return true; /* it fires sooner; the handler re-arms for the rest */
-	struct itimerspec t = {
-	    .it_value = {.tv_sec = (time_t)(at / 1000000000), .tv_nsec = (long)(at % 1000000000)}};
-	if (timerfd_settime(d->delay_fd, TFD_TIMER_ABSTIME, &t, NULL) < 0)
+	if (clock_timerfd_set(d->delay_fd, TFD_TIMER_ABSTIME, at) < 0)
 		return false;
 	d->delay_at = at;
 	return true;

@@ -3,6 +3,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "devices/e1000_priv.h"
 
 /* Interrupt throttling: ITR (in 256 ns units, 0 = off) is the least time
@@ -19,10 +20,7 @@ static bool e1000_itr_allows(struct e1000 *d)
 		return true;
 	}
 	if (!d->itr_armed) {
-		struct itimerspec t = {
-		    .it_value = {.tv_sec = (time_t)(d->itr_next_ns / 1000000000),
-				 .tv_nsec = (long)(d->itr_next_ns % 1000000000)}};
-		if (timerfd_settime(d->itr_fd, TFD_TIMER_ABSTIME, &t, NULL) < 0)
+		if (clock_timerfd_set(d->itr_fd, TFD_TIMER_ABSTIME, d->itr_next_ns) < 0)
 			return true; /* cannot wait: do not lose the interrupt */
 		d->itr_armed = true;
 	}

@@ -57,10 +57,8 @@ void throttle_fini(struct throttle *t)
  * only makes the device pop once more. */
 static bool throttle_arm(struct throttle *t, uint64_t ns)
 {
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000)}};
 	atomic_store(&t->armed, true);
-	if (timerfd_settime(t->tfd, 0, &its, NULL) < 0) {
+	if (clock_timerfd_set(t->tfd, 0, ns) < 0) {
 		atomic_store(&t->armed, false);
 		return false;
 	}
@@ -114,8 +112,7 @@ void throttle_update(struct throttle *t, const struct ratelimit_cfg *cfg, unsign
 	ratelimit_update(&t->rl, cfg, mask, t->clock_ns());
 	atomic_store(&t->on, ratelimit_on(&t->rl));
 	/* A wait under the old limits: end it now (1 ns; 0 would disarm). */
-	struct itimerspec its = {.it_value = {.tv_sec = 0, .tv_nsec = 1}};
-	if (atomic_load(&t->armed) && timerfd_settime(t->tfd, 0, &its, NULL) < 0) {
+	if (atomic_load(&t->armed) && clock_timerfd_set(t->tfd, 0, 1) < 0) {
 		/* The armed timer still fires, later. */
 	}
 	pthread_mutex_unlock(&t->mu);

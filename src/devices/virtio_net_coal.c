@@ -20,6 +20,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
 
@@ -33,17 +34,10 @@ static unsigned int coal_q(const struct virtio_net_coal *c)
 	return 2 * c->p->index + c->dir;
 }
 
-static int coal_timer(struct virtio_net_coal *c, uint64_t ns)
-{
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000)}};
-	return timerfd_settime(c->tfd, 0, &its, NULL);
-}
-
 static void coal_disarm(struct virtio_net_coal *c)
 {
 	if (c->armed)
-		coal_timer(c, 0);
+		clock_timerfd_set(c->tfd, 0, 0);
 	c->armed = false;
 }
 
@@ -106,7 +100,7 @@ void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now)
 		if (c->armed)
 			return;
 		c->armed = true;
-		if (coal_timer(c, (uint64_t)us * 1000) == 0)
+		if (clock_timerfd_set(c->tfd, 0, (uint64_t)us * 1000) == 0)
 			return;
 		c->armed = false; /* no timer: nothing may wait for it */
 	}
