@@ -8,7 +8,12 @@
  * here beyond the header (core/dma.h: the rule for both).
  *
  * EAGAIN from the tap: the chain is given back (unpopped) and TX waits for
- * EPOLLOUT; nothing is lost and nothing spins. */
+ * EPOLLOUT; nothing is lost and nothing spins.
+ *
+ * A guest's TCP sender waits on two things the I/O thread gives it: the
+ * completion of what it sent (TCP Small Queues) and the peer's ACKs. So
+ * each completion is offered at once, and receive runs after a GSO frame
+ * (BENCHMARKS.md: guest-to-host streams, 2026-12-03). */
 #include <errno.h>
 #include <poll.h>
 #include <unistd.h>
@@ -95,6 +100,11 @@ static enum tx_result tx_one(struct virtio_net_pair *p, const struct virtq_elem 
 	}
 	counter_add(&n->stats.tx_packets, 1);
 	counter_add(&n->stats.tx_bytes, e->out_len - VIRTIO_NET_HDR_LEN);
+	/* A GSO frame's writev ran the host's stack over many segments,
+	 * which answered with ACKs: the guest's sender waits for them, so
+	 * receive gets its turn now rather than after the whole run. */
+	if (p->tx_hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		virtio_net_rx_run(p);
 	return TX_DONE;
 drop:
 	counter_add(&n->stats.tx_dropped, 1);
@@ -161,6 +171,10 @@ static void tx_run_locked(struct virtio_net_pair *p)
 		if (virtq_push(vq, gm, p->tx_elem.head, 0) < 0)
 			break;
 		p->tx_coal.pending++;
+		/* Without coalescing, at once (event-idx decides), not after
+		 * the run: the next writev runs the host's stack. */
+		if (!virtio_net_coal_holds(&p->tx_coal))
+			virtio_net_coal_pushed(&p->tx_coal, true);
 	}
 	if (p->tx_coal.pending != held)
 		virtio_net_coal_pushed(&p->tx_coal, false);

@@ -93,12 +93,14 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 /* ---- the transport's side: the real virtio_notify_if_needed calls this ---- */
 
 static unsigned int notifies[VIRTIO_MAX_QUEUES];
+static uint16_t notified_at[VIRTIO_MAX_QUEUES]; /* the used index then */
 
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
-	(void)vdev;
-	if (q < VIRTIO_MAX_QUEUES)
+	if (q < VIRTIO_MAX_QUEUES) {
 		notifies[q]++;
+		notified_at[q] = vdev->vqs[q].used_idx;
+	}
 }
 
 static void fake_notify_config(struct virtio_dev *vdev)
@@ -1163,6 +1165,57 @@ static void test_tx_budget(void **state)
 	assert_true(read(f->n->sched_fd, &sched, sizeof(sched)) < 0);
 }
 
+/* Two chains in one run, the driver wanting an interrupt for the first
+ * (used_event 0): it is sent when the first is used, not after the run,
+ * so the guest can free it while the second is still being written. */
+static void test_tx_notify_per_chain(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	struct virtio_net_hdr h = {0};
+	uint8_t pkt[256];
+	post_tx(f, &h, 60);
+	post_tx(f, &h, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	assert_int_equal(notified_at[VIRTIO_NET_TXQ], 1);
+}
+
+/* The host answers a GSO frame (ACKs) while it is written: receive runs
+ * right after it, inside the transmit run, with no tap event between;
+ * after a plain frame it waits for its event as before. */
+static void test_tx_gso_then_rx(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	post1(f, VIRTIO_NET_RXQ, 2048, W, NULL);
+	uint8_t ack[60], pkt[1024];
+	fill_pattern(ack, sizeof(ack), 3);
+	struct virtio_net_hdr none = {0};
+	wire_send(f, &none, ack, sizeof(ack)); /* waiting in the "tap" */
+
+	post_tx(f, &none, 60);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
+
+	struct virtio_net_hdr gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+				     .hdr_len = 54,
+				     .gso_size = 1448,
+				     .csum_start = 34,
+				     .csum_offset = 16};
+	post_tx(f, &gso, 500);
+	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
+	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 500);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
+	assert_int_equal(used_elem(f, VIRTIO_NET_RXQ, 0).len, HDR + sizeof(ack));
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
+}
+
 static uint64_t fake_now;
 
 static uint64_t fake_clock(void)
@@ -1864,6 +1917,8 @@ int main(void)
 	    T(test_tx_too_many_pieces),
 	    T(test_tx_eagain),
 	    T(test_tx_budget),
+	    T(test_tx_notify_per_chain),
+	    T(test_tx_gso_then_rx),
 	    T(test_tx_rate_limited),
 	    T(test_rx_rate_limited),
 	    T(test_mq_features_config),
