@@ -1165,25 +1165,6 @@ static void test_tx_budget(void **state)
 	assert_true(read(f->n->sched_fd, &sched, sizeof(sched)) < 0);
 }
 
-/* Two chains in one run, the driver wanting an interrupt for the first
- * (used_event 0): it is sent when the first is used, not after the run,
- * so the guest can free it while the second is still being written. */
-static void test_tx_notify_per_chain(void **state)
-{
-	struct fx *f = *state;
-	fx_start(f, F_ALL);
-	struct virtio_net_hdr h = {0};
-	uint8_t pkt[256];
-	post_tx(f, &h, 60);
-	post_tx(f, &h, 60);
-	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
-	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
-	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
-	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
-	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
-	assert_int_equal(notified_at[VIRTIO_NET_TXQ], 1);
-}
-
 /* The host answers a GSO frame (ACKs) while it is written: receive runs
  * right after it, inside the transmit run, with no tap event between;
  * after a plain frame it waits for its event as before. */
@@ -1917,7 +1898,6 @@ int main(void)
 	    T(test_tx_too_many_pieces),
 	    T(test_tx_eagain),
 	    T(test_tx_budget),
-	    T(test_tx_notify_per_chain),
 	    T(test_tx_gso_then_rx),
 	    T(test_tx_rate_limited),
 	    T(test_rx_rate_limited),
