@@ -88,22 +88,14 @@ void virtio_net_coal_stop(struct virtio_net *n)
 	}
 }
 
-bool virtio_net_coal_holds(const struct virtio_net_coal *c)
-{
-	const struct virtio_net *n = c->p->n;
-	/* Relaxed: a run that misses a new setting applies it next time. */
-	return atomic_load_explicit(&n->coal_usecs[c->dir], memory_order_relaxed) &&
-	       atomic_load_explicit(&n->coal_max[c->dir], memory_order_relaxed) &&
-	       atomic_load(&n->coal_watched);
-}
-
 void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now)
 {
 	struct virtio_net *n = c->p->n;
+	/* Relaxed: a run that misses a new setting applies it next time. */
 	uint32_t us = atomic_load_explicit(&n->coal_usecs[c->dir], memory_order_relaxed);
 	uint32_t max = atomic_load_explicit(&n->coal_max[c->dir], memory_order_relaxed);
 
-	if (!now && c->pending < max && virtio_net_coal_holds(c)) {
+	if (!now && us && max && c->pending < max && atomic_load(&n->coal_watched)) {
 		counter_add(c->dir == VIRTIO_NET_RXQ ? &n->stats.rx_held : &n->stats.tx_held, 1);
 		if (c->armed)
 			return;

@@ -306,8 +306,6 @@ void virtio_net_coal_stop(struct virtio_net *n);
  * its buffers, e.g. RX ran out of them) or holds the notification on the
  * timer. Caller holds the queue's lock. */
 void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now);
-/* True when the driver's parameters make c hold notifications. */
-bool virtio_net_coal_holds(const struct virtio_net_coal *c);
 /* The timer's handler (iothread_fd_fn, opaque a struct virtio_net_coal):
  * sends the held notification. Tests call it directly. */
 void virtio_net_coal_event(void *opaque, uint32_t events);

@@ -93,14 +93,12 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 /* ---- the transport's side: the real virtio_notify_if_needed calls this ---- */
 
 static unsigned int notifies[VIRTIO_MAX_QUEUES];
-static uint16_t notified_at[VIRTIO_MAX_QUEUES]; /* the used index then */
 
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
-	if (q < VIRTIO_MAX_QUEUES) {
+	(void)vdev;
+	if (q < VIRTIO_MAX_QUEUES)
 		notifies[q]++;
-		notified_at[q] = vdev->vqs[q].used_idx;
-	}
 }
 
 static void fake_notify_config(struct virtio_dev *vdev)
