@@ -98,6 +98,8 @@ static const struct sandbox_rule vcpu[] = {
     ALLOW(epoll_ctl),
     ALLOW(timerfd_settime), /* e1000 throttling, virtio-net coalescing */
     ALLOW(io_uring_enter),  /* a disk's ring on a trapped kick */
+    ALLOW(poll), /* a full tap arms its write-space wakeup; an MSI-X PBA read */
+    ALLOW(ppoll),
 };
 
 /* An I/O thread waits for fds and moves packets between taps and rings;
@@ -112,6 +114,8 @@ static const struct sandbox_rule io[] = {
     ALLOW(timerfd_settime),
     ALLOW(io_uring_enter), /* submitting a disk's ring */
     IOCTL(TUNSETQUEUE),	   /* virtio-net's control queue enables pairs */
+    ALLOW(poll),	   /* a full tap arms its write-space wakeup */
+    ALLOW(ppoll),
 };
 
 /* A disk worker reads and writes its image (already open). */

@@ -15,7 +15,8 @@
  *
  * Threads: kicks arrive on the I/O thread (ioeventfd) or the kicking vCPU
  * (--no-ioeventfd); reset runs on a vCPU. ctrl_lock serializes them, and
- * is taken before a pair's rx_lock or tx_lock, never after. */
+ * is taken before a pair's rx_lock or tx_lock, never after (the order:
+ * virtio_net_priv.h). */
 #include <errno.h>
 #include <string.h>
 

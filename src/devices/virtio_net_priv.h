@@ -16,7 +16,9 @@
  * I/O thread (ioeventfd) or on a vCPU thread (--no-ioeventfd) and tap
  * readiness on the I/O thread. Work never blocks: the tap fds are
  * non-blocking, and a run that hits its budget hands the rest to the I/O
- * thread through sched_fd. */
+ * thread through sched_fd. Lock order: ctrl_lock, then a pair's tx_lock,
+ * then its rx_lock (a TX run receives after a GSO frame); never the
+ * reverse. */
 #ifndef SKIFF_VIRTIO_NET_PRIV_H
 #define SKIFF_VIRTIO_NET_PRIV_H
 
@@ -276,8 +278,11 @@ void virtio_net_schedule(struct virtio_net_pair *p, unsigned int what);
 bool virtio_net_pair_live(const struct virtio_net_pair *p);
 
 /* Moves packets tap -> guest until the tap is empty, the guest has no
- * buffers (then guest kicks are re-enabled) or the budget is spent. */
+ * buffers (then guest kicks are re-enabled) or the budget is spent (then
+ * the I/O thread comes back). The second form spends at most max
+ * iterations and returns how many it spent. */
 void virtio_net_rx_run(struct virtio_net_pair *p);
+unsigned int virtio_net_rx_run_budget(struct virtio_net_pair *p, unsigned int max);
 /* Drops a frame in progress (device reset: its chains need no completion).
  * Caller holds rx_lock. */
 void virtio_net_rx_discard(struct virtio_net_pair *p);

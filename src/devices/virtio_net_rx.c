@@ -233,12 +233,12 @@ void virtio_net_rx_discard(struct virtio_net_pair *p)
 	p->rx_left = 0;
 }
 
-void virtio_net_rx_run(struct virtio_net_pair *p)
+unsigned int virtio_net_rx_run_budget(struct virtio_net_pair *p, const unsigned int max)
 {
 	struct virtio_net *n = p->n;
 	struct virtq *vq = rx_vq(p);
 	const struct guest_mem *gm = n->vdev.gm;
-	unsigned int budget = VIRTIO_NET_BUDGET;
+	unsigned int budget = max;
 	uint32_t held;
 	bool starved = false;
 
@@ -273,4 +273,10 @@ void virtio_net_rx_run(struct virtio_net_pair *p)
 		virtio_net_coal_pushed(&p->rx_coal, starved);
 out:
 	pthread_mutex_unlock(&p->rx_lock);
+	return max - budget;
+}
+
+void virtio_net_rx_run(struct virtio_net_pair *p)
+{
+	virtio_net_rx_run_budget(p, VIRTIO_NET_BUDGET);
 }

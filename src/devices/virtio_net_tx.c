@@ -25,6 +25,7 @@
 
 enum tx_result {
 	TX_DONE,  /* sent, or dropped and counted: complete the chain */
+	TX_GSO,	  /* sent a GSO frame: complete it, then receive */
 	TX_AGAIN, /* the tap is full: give the chain back */
 };
 
@@ -102,12 +103,7 @@ static enum tx_result tx_one(struct virtio_net_pair *p, const struct virtq_elem 
 	}
 	counter_add(&n->stats.tx_packets, 1);
 	counter_add(&n->stats.tx_bytes, e->out_len - VIRTIO_NET_HDR_LEN);
-	/* A GSO frame's writev ran the host's stack over many segments,
-	 * which answered with ACKs: the guest's sender waits for them, so
-	 * receive gets its turn now rather than after the whole run. */
-	if (p->tx_hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE)
-		virtio_net_rx_run(p);
-	return TX_DONE;
+	return p->tx_hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE ? TX_GSO : TX_DONE;
 drop:
 	counter_add(&n->stats.tx_dropped, 1);
 	return TX_DONE;
@@ -165,7 +161,8 @@ static void tx_run_locked(struct virtio_net_pair *p)
 			virtq_unpop(vq); /* left in the ring until the timer */
 			break;
 		}
-		if (tx_one(p, &p->tx_elem) == TX_AGAIN) {
+		enum tx_result res = tx_one(p, &p->tx_elem);
+		if (res == TX_AGAIN) {
 			virtq_unpop(vq);
 			tx_wait_writable(p);
 			break;
@@ -173,6 +170,11 @@ static void tx_run_locked(struct virtio_net_pair *p)
 		if (virtq_push(vq, gm, p->tx_elem.head, 0) < 0)
 			break;
 		p->tx_coal.pending++;
+		/* A GSO frame's writev ran the host's stack, which answered
+		 * (ACKs the guest's sender waits for): receive now, from this
+		 * run's budget, rather than after the run. */
+		if (res == TX_GSO)
+			budget -= virtio_net_rx_run_budget(p, budget);
 	}
 	if (p->tx_coal.pending != held)
 		virtio_net_coal_pushed(&p->tx_coal, false);

@@ -128,10 +128,11 @@ static int vcpu_work(void)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct itimerspec its = {0};
+	struct pollfd p = {.fd = fx.pipe[1], .events = POLLOUT}; /* a full tap's check */
 	char b[8];
-	return !enotty(fx.pipe[0], KVM_RUN) || !enotty(fx.pipe[0], KVM_IRQFD) ||
-	       !enotty(fx.pipe[0], KVM_SIGNAL_MSI) || eventfd_roundtrip() ||
-	       epoll_ctl(fx.epfd, EPOLL_CTL_ADD, fx.efd, &ev) < 0 ||
+	return poll(&p, 1, 0) != 1 || !enotty(fx.pipe[0], KVM_RUN) ||
+	       !enotty(fx.pipe[0], KVM_IRQFD) || !enotty(fx.pipe[0], KVM_SIGNAL_MSI) ||
+	       eventfd_roundtrip() || epoll_ctl(fx.epfd, EPOLL_CTL_ADD, fx.efd, &ev) < 0 ||
 	       timerfd_settime(fx.tfd, 0, &its, NULL) < 0 || pwrite(fx.memfd, b, 8, 0) != 8 ||
 	       pread(fx.memfd, b, 8, 0) != 8;
 }
@@ -141,7 +142,8 @@ static int io_work(void)
 	struct epoll_event ev = {.events = EPOLLIN}, out;
 	char b[4] = "abc";
 	struct iovec iov = {b, sizeof(b)};
-	return epoll_ctl(fx.epfd, EPOLL_CTL_ADD, fx.pipe[0], &ev) < 0 ||
+	struct pollfd p = {.fd = fx.pipe[1], .events = POLLOUT}; /* a full tap's check */
+	return poll(&p, 1, 0) != 1 || epoll_ctl(fx.epfd, EPOLL_CTL_ADD, fx.pipe[0], &ev) < 0 ||
 	       writev(fx.pipe[1], &iov, 1) != 4 || epoll_wait(fx.epfd, &out, 1, 0) != 1 ||
 	       readv(fx.pipe[0], &iov, 1) != 4 || eventfd_roundtrip() ||
 	       !enotty(fx.pipe[0], KVM_IRQ_LINE);

@@ -1195,6 +1195,50 @@ static void test_tx_gso_then_rx(void **state)
 	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
 }
 
+/* Receive inside a transmit run spends that run's budget: a guest sending
+ * GSO frames while the host floods it gets at most VIRTIO_NET_BUDGET
+ * frames moved by one run, both ways together, and the I/O thread is asked
+ * back for the rest. */
+static void test_tx_gso_rx_budget(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	for (int i = 0; i < QSZ; i++)
+		post1(f, VIRTIO_NET_RXQ, 128, W, NULL);
+	int sndbuf = 1 << 20;
+	setsockopt(f->wire, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	uint8_t frame[60] = {0};
+	struct virtio_net_hdr none = {0};
+	struct iovec iov[2] = {{&none, HDR}, {frame, sizeof(frame)}};
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+	int queued = 0;
+	while (queued < QSZ && sendmsg(f->wire, &m, MSG_DONTWAIT) > 0)
+		queued++;
+	assert_int_equal(queued, QSZ); /* more than one run may move */
+
+	struct virtio_net_hdr gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+				     .hdr_len = 54,
+				     .gso_size = 1448,
+				     .csum_start = 34,
+				     .csum_offset = 16};
+	for (int i = 0; i < 4; i++)
+		post_tx(f, &gso, 500);
+	uint64_t sched;
+	while (read(f->n->sched_fd, &sched, sizeof(sched)) > 0) {
+	}
+	atomic_store(&f->n->sched, 0);
+	virtio_net_tx_run(P0(f));
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), VIRTIO_NET_BUDGET - 1);
+	assert_true(atomic_load(&f->n->sched) & VIRTIO_NET_SCHED_TX);
+	assert_true(atomic_load(&f->n->sched) & VIRTIO_NET_SCHED_RX);
+	/* The I/O thread's next turn finishes both. */
+	virtio_net_sched_event(f->n, EPOLLIN);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 4);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), QSZ);
+}
+
 static uint64_t fake_now;
 
 static uint64_t fake_clock(void)
@@ -1897,6 +1941,7 @@ int main(void)
 	    T(test_tx_eagain),
 	    T(test_tx_budget),
 	    T(test_tx_gso_then_rx),
+	    T(test_tx_gso_rx_budget),
 	    T(test_tx_rate_limited),
 	    T(test_rx_rate_limited),
 	    T(test_mq_features_config),
