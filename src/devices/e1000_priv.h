@@ -107,14 +107,15 @@ struct e1000 {
 	bool tx_first_seen; /* the packet's first descriptor was read */
 	bool tx_tse, tx_ixsm, tx_txsm, tx_legacy_ic;
 	uint8_t tx_css, tx_cso;
-	bool tx_bad; /* drop the packet when its EOP comes */
+	bool tx_bad;	 /* drop the packet when its EOP comes */
+	bool tx_pending; /* TDT or TCTL written: the I/O thread transmits */
 
 	/* RX */
 	uint8_t rx_buf[E1000_RX_MAX];
 	size_t rx_len;	 /* a frame read from the tap waiting for buffers, or 0 */
 	bool rx_vouched; /* its checksums are right by the host's word (e1000_rx.c) */
 	bool rx_parked;	 /* waiting for RDT to move */
-	int sched_fd;	 /* eventfd: the I/O thread resumes RX */
+	int sched_fd;	 /* eventfd: the I/O thread transmits, resumes RX */
 
 	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
 	 * by itr_fd (a timerfd on the I/O thread). */
@@ -146,6 +147,9 @@ void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
 
 /* e1000.c: the ITR timer fired (I/O thread; tests call it directly). */
 void e1000_itr_event(void *opaque, uint32_t events);
+/* e1000.c: sched_fd: a pending transmit, then RX (I/O thread; tests call
+ * it directly). */
+void e1000_sched_event(void *opaque, uint32_t events);
 /* e1000.c: interrupt causes. Caller holds lock. */
 void e1000_set_ics(struct e1000 *d, uint32_t causes);
 void e1000_irq_update(struct e1000 *d);

@@ -4,7 +4,8 @@
  * finishes them. The IPv4 header checksum (IXSM) and the legacy
  * descriptor's checksum insertion (IC) are done here.
  *
- * Every walk is bounded: one lap of the ring per TDT write; a packet that
+ * It runs on the I/O thread (e1000.c, e1000_tx_kick), or at once in tests.
+ * Every walk is bounded: one lap of the ring per run; a packet that
  * outgrows E1000_TX_MAX (a ring without end-of-packet) is dropped when its
  * EOP comes, and its descriptors are still completed. */
 #include <errno.h>
@@ -78,7 +79,7 @@ void e1000_tx_reset(struct e1000 *d)
 {
 	memset(&d->txc, 0, sizeof(d->txc));
 	d->tx_len = 0;
-	d->tx_first_seen = d->tx_bad = false;
+	d->tx_first_seen = d->tx_bad = d->tx_pending = false;
 }
 
 static void tx_drop(struct e1000 *d, enum e1000_log kind, const char *why)

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "devices/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
+#include "iothread/iothread.h"
 
 #define RAM_SIZE (4u << 20)
 #define TX_RING	 0x10000
@@ -60,6 +62,8 @@ struct fx {
 	struct zone zones[32];
 	int nzones;
 	enum e1000_coalesce coalesce;
+	struct iothread io; /* with_io: set up, never started */
+	bool with_io;
 };
 
 static int fz_add(void *o, uint64_t addr, uint32_t len)
@@ -124,7 +128,7 @@ static void fz_flush(void *o)
 	}
 }
 
-static int fx_setup_mode(void **state, enum e1000_coalesce mode)
+static int fx_setup_with(void **state, enum e1000_coalesce mode, bool with_io)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	int sv[2];
@@ -147,6 +151,11 @@ static int fx_setup_mode(void **state, enum e1000_coalesce mode)
 				.cm_opaque = f};
 	tap_from_fd(&ctx.tap, sv[0]);
 	memcpy(ctx.mac, MAC, 6);
+	if (with_io) {
+		assert_int_equal(iothread_init(&f->io, "io0"), 0);
+		f->with_io = true;
+		ctx.io = &f->io;
+	}
 	f->d = e1000_create(&ctx, err, sizeof(err));
 	assert_non_null(f->d);
 	assert_int_equal(pci_bus_add_device(f->pci, e1000_pci(f->d), err, sizeof(err)), 0);
@@ -157,9 +166,19 @@ static int fx_setup_mode(void **state, enum e1000_coalesce mode)
 	return 0;
 }
 
+static int fx_setup_mode(void **state, enum e1000_coalesce mode)
+{
+	return fx_setup_with(state, mode, false);
+}
+
 static int fx_setup(void **state)
 {
 	return fx_setup_mode(state, E1000_COALESCE_ON);
+}
+
+static int fx_setup_io(void **state)
+{
+	return fx_setup_with(state, E1000_COALESCE_ON, true);
 }
 
 static int fx_setup_all(void **state)
@@ -178,6 +197,8 @@ static int fx_teardown(void **state)
 	pci_bus_destroy(f->pci);
 	e1000_stop(f->d);
 	e1000_destroy(f->d);
+	if (f->with_io)
+		iothread_destroy(&f->io);
 	close(f->wire);
 	bus_destroy(&f->trap);
 	fake_mem_free(&f->fm);
@@ -426,6 +447,37 @@ static void test_tx_legacy_sends_sets_dd_then_head(void **state)
 	assert_int_equal(f->d->stats.tx_packets, 1);
 	assert_int_equal(rd(f, E1000_STATS + E1000_GPTC), 1);
 	assert_int_equal(rd(f, E1000_STATS + E1000_GPTC), 0); /* clear on read */
+}
+
+/* With an I/O thread a TDT write only schedules the transmit, as a NIC's
+ * DMA engine would: the frame, DD, TDH and TXDW come on the I/O thread's
+ * turn, not inside the vCPU's register write. */
+static void test_tx_runs_on_io_thread(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[2048];
+	tx_setup(f, TX_RING, NDESC);
+	frame_fill(fake_mem_at(&f->fm, BUF), (const uint8_t *)"\x02\x00\x00\x00\x00\x01", 60);
+	txd_legacy(f, 0, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS | E1000_TXD_CMD_RS);
+	wr(f, E1000_TDT, 1);
+	assert_true(wire_recv(f, buf, sizeof(buf)) < 0);
+	assert_int_equal(rd(f, E1000_TDH), 0);
+	assert_int_equal(txd_status(f, 0), 0);
+	e1000_sched_event(f->d, EPOLLIN);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + 60);
+	assert_int_equal(txd_status(f, 0), E1000_TXD_STAT_DD);
+	assert_int_equal(rd(f, E1000_TDH), 1);
+	assert_true(rd(f, E1000_ICR) & E1000_ICR_TXDW);
+	/* Two TDT writes before the turn: one run sends both. */
+	txd_legacy(f, 1, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS);
+	wr(f, E1000_TDT, 2);
+	txd_legacy(f, 2, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS);
+	wr(f, E1000_TDT, 3);
+	e1000_sched_event(f->d, EPOLLIN);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + 60);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + 60);
+	assert_int_equal(rd(f, E1000_TDH), 3);
+	assert_int_equal(f->d->stats.tx_packets, 3);
 }
 
 /* ipcss ipcso ipcse, tucss tucso tucse (0: to the end) */
@@ -979,6 +1031,7 @@ int main(void)
 	    T(test_rx_oversized_without_lpe_dropped),
 	    T(test_zones_never_cover_doorbell_or_control),
 	    cmocka_unit_test_setup_teardown(test_zones_all_batches_tdt, fx_setup_all, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_tx_runs_on_io_thread, fx_setup_io, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_zones_off_registers_none, fx_setup_off,
 					    fx_teardown),
 	    T(test_zones_follow_the_bar),
