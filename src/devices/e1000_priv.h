@@ -2,8 +2,8 @@
  * e1000_eeprom.c (EEPROM and PHY), e1000_tx.c, e1000_rx.c and the tests.
  *
  * Locking: one mutex for all device state. Register accesses (vCPU
- * threads, or the thread draining the coalesced ring) and the RX path (I/O
- * thread) take it; TX runs inside the TDT write, so on the vCPU thread.
+ * threads, or the thread draining the coalesced ring) and the TX and RX
+ * paths (I/O thread; TX inside the TDT write where there is none) take it.
  * ctx.flush is called only without the lock: it replays writes through the
  * register handler, which takes it. */
 #ifndef SKIFF_E1000_PRIV_H
@@ -28,6 +28,7 @@
 #define E1000_RX_LPE_MAX   16384 /* the 82540's jumbo limit */
 #define E1000_FCS_LEN	   4	 /* RCTL.SECRC clear: the length counts a CRC */
 #define E1000_RX_BUDGET	   256	 /* frames per run before yielding */
+#define E1000_TX_BUDGET	   256	 /* descriptors per I/O-thread run */
 #define E1000_VNET_HDR_LEN 12
 
 /* One counter per line of e1000_counter_name(); keep the order. */
@@ -115,6 +116,7 @@ struct e1000 {
 	size_t rx_len;	 /* a frame read from the tap waiting for buffers, or 0 */
 	bool rx_vouched; /* its checksums are right by the host's word (e1000_rx.c) */
 	bool rx_parked;	 /* waiting for RDT to move */
+	bool rx_wake;	 /* RX asked the I/O thread back through sched_fd */
 	int sched_fd;	 /* eventfd: the I/O thread transmits, resumes RX */
 
 	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
@@ -183,8 +185,10 @@ uint32_t e1000_eecd_read(struct e1000 *d);
 void e1000_eerd_write(struct e1000 *d, uint32_t v);
 void e1000_mdic_write(struct e1000 *d, uint32_t v);
 
-/* e1000_tx.c: runs the TX ring from TDH to TDT. Caller holds lock. */
-void e1000_tx_run(struct e1000 *d);
+/* e1000_tx.c: runs the TX ring from TDH towards TDT, at most one lap and
+ * `budget` descriptors; true if it stopped for the budget with more to
+ * do. Caller holds lock. */
+bool e1000_tx_run(struct e1000 *d, unsigned int budget);
 void e1000_tx_reset(struct e1000 *d);
 
 /* e1000_rx.c */

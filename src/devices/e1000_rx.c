@@ -35,6 +35,7 @@ void e1000_rx_kick(struct e1000 *d)
 	if (!d->rx_parked)
 		return;
 	d->rx_parked = false;
+	d->rx_wake = true;
 	uint64_t one = 1;
 	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
 		/* counter full: a wakeup is pending anyway */
@@ -341,6 +342,8 @@ void e1000_rx_run(struct e1000 *d)
 		}
 		e1000_delay_rx(d);
 	}
+	if (more)
+		d->rx_wake = true;
 	pthread_mutex_unlock(&d->lock);
 	if (more) {
 		uint64_t one = 1;

@@ -287,26 +287,26 @@ static uint32_t tx_desc(struct e1000 *d, const uint8_t *desc)
 	return lower;
 }
 
-void e1000_tx_run(struct e1000 *d)
+bool e1000_tx_run(struct e1000 *d, unsigned int budget)
 {
 	if (d->stopped || !(e1000_reg(d, E1000_TCTL) & E1000_TCTL_EN))
-		return;
+		return false;
 	uint64_t base = (uint64_t)e1000_reg(d, E1000_TDBAH) << 32 | e1000_reg(d, E1000_TDBAL);
 	uint32_t n = e1000_reg(d, E1000_TDLEN) / E1000_DESC_LEN;
 	uint32_t head = e1000_reg(d, E1000_TDH), tail = e1000_reg(d, E1000_TDT);
 	if (head == tail)
-		return;
+		return false;
 	if (!n || head >= n || tail >= n || (base & 0xf)) {
 		counter_add(&d->stats.ring_errors, 1);
 		e1000_log_once(d, E1000_LOG_TX_RING,
 			       "TX ring base %#llx, %u descriptors, head %u, tail %u: not used",
 			       (unsigned long long)base, n, head, tail);
-		return;
+		return false;
 	}
 	uint32_t done = 0;
 	bool rs = false, rs_now = false;
 	/* At most one lap: head chases a tail that only the guest moves. */
-	for (; head != tail && done < n; done++) {
+	for (; head != tail && done < n && done < budget; done++) {
 		uint8_t desc[E1000_DESC_LEN];
 		uint64_t a = base + (uint64_t)head * E1000_DESC_LEN;
 		if (dma_read(d->ctx.gm, a, desc, sizeof(desc)) < 0) {
@@ -333,4 +333,5 @@ void e1000_tx_run(struct e1000 *d)
 		e1000_delay_tx(d, !rs_now);
 	if (done && head == tail)
 		e1000_set_ics(d, E1000_ICR_TXQE);
+	return head != tail && done == budget;
 }

@@ -480,6 +480,47 @@ static void test_tx_runs_on_io_thread(void **state)
 	assert_int_equal(f->d->stats.tx_packets, 3);
 }
 
+/* A long ring goes E1000_TX_BUDGET descriptors per I/O-thread turn, the
+ * thread asking itself back for the rest; a reset or TX disabled before
+ * the turn leaves the ring untouched (no DMA, no DD). */
+static void test_tx_io_budget_and_reset(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[2048];
+	uint64_t ticks;
+	enum { N = 512, SENT = 300 };
+	tx_setup(f, TX_RING, N);
+	frame_fill(fake_mem_at(&f->fm, BUF), (const uint8_t *)"\x02\x00\x00\x00\x00\x01", 60);
+	for (uint32_t i = 0; i < N; i++)
+		txd_legacy(f, i, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS);
+	wr(f, E1000_TDT, SENT);
+	while (read(f->d->sched_fd, &ticks, sizeof(ticks)) > 0) {
+	}
+	e1000_sched_event(f->d, EPOLLIN);
+	assert_int_equal(rd(f, E1000_TDH), E1000_TX_BUDGET);
+	assert_int_equal(f->d->stats.tx_packets, E1000_TX_BUDGET);
+	assert_true(read(f->d->sched_fd, &ticks, sizeof(ticks)) == sizeof(ticks));
+	while (wire_recv(f, buf, sizeof(buf)) > 0) { /* room in the "tap" */
+	}
+	e1000_sched_event(f->d, EPOLLIN);
+	assert_int_equal(rd(f, E1000_TDH), SENT);
+	assert_int_equal(f->d->stats.tx_packets, SENT);
+	assert_true(read(f->d->sched_fd, &ticks, sizeof(ticks)) < 0);
+	while (wire_recv(f, buf, sizeof(buf)) > 0) {
+	}
+
+	wr(f, E1000_TDT, SENT + 1);
+	wr(f, E1000_TCTL, 0);
+	e1000_sched_event(f->d, EPOLLIN);
+	wr(f, E1000_TDT, SENT + 2);
+	wr(f, E1000_CTRL, E1000_CTRL_RST);
+	e1000_sched_event(f->d, EPOLLIN);
+	assert_true(wire_recv(f, buf, sizeof(buf)) < 0);
+	assert_int_equal(txd_status(f, SENT), 0);
+	assert_int_equal(txd_status(f, SENT + 1), 0);
+	assert_int_equal(f->d->stats.tx_packets, SENT);
+}
+
 /* ipcss ipcso ipcse, tucss tucso tucse (0: to the end) */
 static const uint8_t csum_ctx[8] = {14, 24, 33, 0, 34, 50, 0, 0};
 
@@ -680,6 +721,23 @@ static void rx_setup(struct fx *f, uint64_t base, uint32_t n, uint32_t tail, uin
 	wr(f, E1000_RDT, tail);
 	wr(f, E1000_RCTL, rctl);
 	wr(f, E1000_IMS, E1000_ICR_RXT0);
+}
+
+/* A transmit's wakeup leaves RX alone: with the RX ring full and no frame
+ * waiting, it would otherwise count a missed packet (RNBC) per transmit. */
+static void test_tx_io_wakeup_leaves_rx(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[2048];
+	rx_setup(f, RX_RING, NDESC, 0, E1000_RCTL_EN); /* RDH == RDT: no room */
+	tx_setup(f, TX_RING, NDESC);
+	frame_fill(fake_mem_at(&f->fm, BUF), (const uint8_t *)"\x02\x00\x00\x00\x00\x01", 60);
+	txd_legacy(f, 0, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS);
+	wr(f, E1000_TDT, 1);
+	e1000_sched_event(f->d, EPOLLIN);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + 60);
+	assert_int_equal(f->d->stats.rx_starved, 0);
+	assert_int_equal(rd(f, E1000_STATS + E1000_RNBC), 0);
 }
 
 static void wire_send(struct fx *f, const uint8_t dst[6], size_t len)
@@ -1032,6 +1090,8 @@ int main(void)
 	    T(test_zones_never_cover_doorbell_or_control),
 	    cmocka_unit_test_setup_teardown(test_zones_all_batches_tdt, fx_setup_all, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_tx_runs_on_io_thread, fx_setup_io, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_tx_io_budget_and_reset, fx_setup_io, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_tx_io_wakeup_leaves_rx, fx_setup_io, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_zones_off_registers_none, fx_setup_off,
 					    fx_teardown),
 	    T(test_zones_follow_the_bar),
