@@ -430,14 +430,20 @@ static void test_itr_spaces_interrupts(void **state)
 
 /* ---- TX ---- */
 
-static void test_tx_legacy_sends_sets_dd_then_head(void **state)
+/* The driver sets up the ring and hands over one 60-byte legacy packet. */
+static void tx_one_legacy(struct fx *f)
 {
-	struct fx *f = *state;
-	uint8_t buf[2048];
 	tx_setup(f, TX_RING, NDESC);
 	frame_fill(fake_mem_at(&f->fm, BUF), (const uint8_t *)"\x02\x00\x00\x00\x00\x01", 60);
 	txd_legacy(f, 0, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS | E1000_TXD_CMD_RS);
 	wr(f, E1000_TDT, 1);
+}
+
+static void test_tx_legacy_sends_sets_dd_then_head(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[2048];
+	tx_one_legacy(f);
 	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + 60);
 	assert_memory_equal(buf + HDR, fake_mem_at(&f->fm, BUF), 60);
 	assert_int_equal(buf[0], 0); /* no offload flags */
@@ -456,10 +462,7 @@ static void test_tx_runs_on_io_thread(void **state)
 {
 	struct fx *f = *state;
 	uint8_t buf[2048];
-	tx_setup(f, TX_RING, NDESC);
-	frame_fill(fake_mem_at(&f->fm, BUF), (const uint8_t *)"\x02\x00\x00\x00\x00\x01", 60);
-	txd_legacy(f, 0, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS | E1000_TXD_CMD_RS);
-	wr(f, E1000_TDT, 1);
+	tx_one_legacy(f);
 	assert_true(wire_recv(f, buf, sizeof(buf)) < 0);
 	assert_int_equal(rd(f, E1000_TDH), 0);
 	assert_int_equal(txd_status(f, 0), 0);
@@ -730,10 +733,7 @@ static void test_tx_io_wakeup_leaves_rx(void **state)
 	struct fx *f = *state;
 	uint8_t buf[2048];
 	rx_setup(f, RX_RING, NDESC, 0, E1000_RCTL_EN); /* RDH == RDT: no room */
-	tx_setup(f, TX_RING, NDESC);
-	frame_fill(fake_mem_at(&f->fm, BUF), (const uint8_t *)"\x02\x00\x00\x00\x00\x01", 60);
-	txd_legacy(f, 0, BUF, 60, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS);
-	wr(f, E1000_TDT, 1);
+	tx_one_legacy(f);
 	e1000_sched_event(f->d, EPOLLIN);
 	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + 60);
 	assert_int_equal(f->d->stats.rx_starved, 0);

@@ -1163,6 +1163,14 @@ static void test_tx_budget(void **state)
 	assert_true(read(f->n->sched_fd, &sched, sizeof(sched)) < 0);
 }
 
+/* A TCP/IPv4 GSO frame's header, as Linux sends it. */
+static const struct virtio_net_hdr tcp_gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+					      .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+					      .hdr_len = 54,
+					      .gso_size = 1448,
+					      .csum_start = 34,
+					      .csum_offset = 16};
+
 /* The host answers a GSO frame (ACKs) while it is written: receive runs
  * right after it, inside the transmit run, with no tap event between;
  * after a plain frame it waits for its event as before. */
@@ -1181,13 +1189,7 @@ static void test_tx_gso_then_rx(void **state)
 	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 60);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
 
-	struct virtio_net_hdr gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				     .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-				     .hdr_len = 54,
-				     .gso_size = 1448,
-				     .csum_start = 34,
-				     .csum_offset = 16};
-	post_tx(f, &gso, 500);
+	post_tx(f, &tcp_gso, 500);
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
 	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 500);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
@@ -1216,14 +1218,8 @@ static void test_tx_gso_rx_budget(void **state)
 		queued++;
 	assert_int_equal(queued, QSZ); /* more than one run may move */
 
-	struct virtio_net_hdr gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				     .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-				     .hdr_len = 54,
-				     .gso_size = 1448,
-				     .csum_start = 34,
-				     .csum_offset = 16};
 	for (int i = 0; i < 4; i++)
-		post_tx(f, &gso, 500);
+		post_tx(f, &tcp_gso, 500);
 	uint64_t sched;
 	while (read(f->n->sched_fd, &sched, sizeof(sched)) > 0) {
 	}
