@@ -159,10 +159,7 @@ static void e1000_tx_kick(struct e1000 *d)
 		return;
 	}
 	d->tx_pending = true;
-	uint64_t one = 1;
-	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
-		/* counter full: a wakeup is pending anyway */
-	}
+	e1000_wake(d);
 }
 
 static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
@@ -310,6 +307,14 @@ static const struct pci_device_ops e1000_pci_ops = {
 
 /* ---- I/O thread ---- */
 
+void e1000_wake(struct e1000 *d)
+{
+	uint64_t one = 1;
+	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
+		/* counter full: a wakeup is pending anyway */
+	}
+}
+
 void e1000_sched_event(void *opaque, uint32_t events)
 {
 	struct e1000 *d = opaque;
@@ -325,9 +330,8 @@ void e1000_sched_event(void *opaque, uint32_t events)
 		/* A budget per turn, as virtio-net's: the thread's other
 		 * devices get theirs before the rest of a long ring. */
 		d->tx_pending = e1000_tx_run(d, E1000_TX_BUDGET);
-		if (d->tx_pending && write(d->sched_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
-			/* counter full: a wakeup is pending anyway */
-		}
+		if (d->tx_pending)
+			e1000_wake(d);
 	}
 	pthread_mutex_unlock(&d->lock);
 	/* Only when RX asked: with its ring full it would count a missed

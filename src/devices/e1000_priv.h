@@ -150,8 +150,10 @@ void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
 /* e1000.c: the ITR timer fired (I/O thread; tests call it directly). */
 void e1000_itr_event(void *opaque, uint32_t events);
 /* e1000.c: sched_fd: a pending transmit, then RX (I/O thread; tests call
- * it directly). */
+ * it directly). e1000_wake asks for that turn; its caller has set
+ * tx_pending or rx_wake. */
 void e1000_sched_event(void *opaque, uint32_t events);
+void e1000_wake(struct e1000 *d);
 /* e1000.c: interrupt causes. Caller holds lock. */
 void e1000_set_ics(struct e1000 *d, uint32_t causes);
 void e1000_irq_update(struct e1000 *d);

@@ -36,10 +36,7 @@ void e1000_rx_kick(struct e1000 *d)
 		return;
 	d->rx_parked = false;
 	d->rx_wake = true;
-	uint64_t one = 1;
-	if (write(d->sched_fd, &one, sizeof(one)) < 0) {
-		/* counter full: a wakeup is pending anyway */
-	}
+	e1000_wake(d);
 }
 
 static uint32_t rx_buf_size(uint32_t rctl)
@@ -342,12 +339,9 @@ void e1000_rx_run(struct e1000 *d)
 		}
 		e1000_delay_rx(d);
 	}
-	if (more)
-		d->rx_wake = true;
-	pthread_mutex_unlock(&d->lock);
 	if (more) {
-		uint64_t one = 1;
-		if (write(d->sched_fd, &one, sizeof(one)) < 0) {
-		}
+		d->rx_wake = true;
+		e1000_wake(d);
 	}
+	pthread_mutex_unlock(&d->lock);
 }
