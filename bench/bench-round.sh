@@ -678,7 +678,9 @@ bench_vm() {
 		return
 		;;
 	esac
-	echo "$*" >"$vm_d/cmdline"
+	# As run, with L1's $HOME as ~ (the kernel cache is under it): the
+	# reports name no path of the machine that made them.
+	echo "$*" | sed "s|${HOME:-/nonexistent}/|~/|g" >"$vm_d/cmdline"
 	ip neigh flush dev tap0 2>/dev/null
 	bench_mark "start rep=$BENCH_REP config=$vm_c"
 	rm -f "$BENCH_DIR/con.fifo"
