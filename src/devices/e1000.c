@@ -374,9 +374,12 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	e1000_eeprom_init(d);
 	e1000_regs_reset(d);
 	/* Frames towards the guest may come with a partial checksum, which
-	 * RX completes (e1000_rx.c); never GSO: the e1000 has no LRO. A tap
-	 * that refuses keeps sending whole checksums: nothing lost. */
-	if (tap_set_offload(&d->ctx.tap, TUN_F_CSUM) < 0)
+	 * RX completes (e1000_rx.c), and TCP may come unsegmented, which RX
+	 * cuts (e1000_rx_gso.c): the host's stack then does neither, and one
+	 * read brings up to 64 KiB. A tap that refuses keeps doing them
+	 * itself: nothing lost. */
+	if (tap_set_offload(&d->ctx.tap, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) < 0 &&
+	    tap_set_offload(&d->ctx.tap, TUN_F_CSUM) < 0)
 		fprintf(stderr, "skiff: %s: tap '%s' keeps checksumming frames itself\n", d->name,
 			d->ctx.tap.name);
 

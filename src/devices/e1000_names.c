@@ -5,11 +5,11 @@
 
 #include "devices/e1000_priv.h"
 
-_Static_assert(E1000_NR_COUNTERS == 16, "one name per counter in struct e1000_stats");
+_Static_assert(E1000_NR_COUNTERS == 18, "one name per counter in struct e1000_stats");
 static const char *const counter_names[E1000_NR_COUNTERS] = {
     "tx packets",  "tx bytes",	  "tx dropped", "tx errors",	 "tx tso",    "rx packets",
     "rx bytes",	   "rx filtered", "rx dropped", "rx starved",	 "rx errors", "dma errors",
-    "ring errors", "irqs",	  "flushes",	"irqs deferred",
+    "ring errors", "irqs",	  "flushes",	"irqs deferred", "rx tso",    "rx tso segments",
 };
 
 unsigned int e1000_counter_count(void)

@@ -47,6 +47,8 @@ struct e1000_stats {
 	counter_t irqs;		 /* interrupt line raised */
 	counter_t flushes;	 /* coalesced ring drains asked by the device */
 	counter_t irqs_deferred; /* interrupts held back by ITR */
+	counter_t rx_tso;	 /* host GSO frames cut into segments (e1000_rx_gso.c) */
+	counter_t rx_tso_segs;	 /* the segments, also in rx_packets */
 };
 #define E1000_NR_COUNTERS (sizeof(struct e1000_stats) / sizeof(counter_t))
 
@@ -58,6 +60,15 @@ struct e1000_tx_ctx {
 	uint8_t tucmd; /* TCP, IP, TSE, ... (bits 24-31 of the command dword) */
 	uint8_t hdr_len;
 	uint16_t mss;
+};
+
+/* A GSO frame from the host being cut into segments (e1000_rx_gso.c) */
+struct e1000_rx_gso {
+	bool on, v6;
+	uint16_t mss;
+	uint16_t l4, hdr;	    /* where TCP starts; where the payload starts */
+	uint32_t off, seg;	    /* the next segment: its payload offset, its index */
+	uint8_t head[14 + 60 + 60]; /* the frame's headers as the host sent them */
 };
 
 /* An interrupt delay timer (e1000_delay.c); 0 = not running. */
@@ -77,6 +88,7 @@ enum e1000_log {
 	E1000_LOG_TX_DESC,
 	E1000_LOG_TX_TAP,
 	E1000_LOG_RX_OVERSIZE,
+	E1000_LOG_RX_GSO,
 	E1000_LOG_ACCESS,
 	E1000_LOG_NR,
 };
@@ -115,9 +127,10 @@ struct e1000 {
 	uint8_t rx_buf[E1000_RX_MAX];
 	size_t rx_len;	 /* a frame read from the tap waiting for buffers, or 0 */
 	bool rx_vouched; /* its checksums are right by the host's word (e1000_rx.c) */
-	bool rx_parked;	 /* waiting for RDT to move */
-	bool rx_wake;	 /* RX asked the I/O thread back through sched_fd */
-	int sched_fd;	 /* eventfd: the I/O thread transmits, resumes RX */
+	struct e1000_rx_gso rx_gso;
+	bool rx_parked; /* waiting for RDT to move */
+	bool rx_wake;	/* RX asked the I/O thread back through sched_fd */
+	int sched_fd;	/* eventfd: the I/O thread transmits, resumes RX */
 
 	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
 	 * by itr_fd (a timerfd on the I/O thread). */
@@ -198,6 +211,17 @@ bool e1000_rx_accept(const struct e1000 *d, const uint8_t *frame, size_t len);
 void e1000_rx_reset(struct e1000 *d);
 /* RDT moved (caller holds lock): resumes a parked RX. */
 void e1000_rx_kick(struct e1000 *d);
+
+struct virtio_net_hdr;
+/* e1000_rx_gso.c. Whether the GSO frame just read into rx_buf (len
+ * bytes, `h` its header) can be cut into segments of at most `max` bytes;
+ * if so, rx_gso is set up for it. */
+bool e1000_rx_gso_start(struct e1000 *d, const struct virtio_net_hdr *h, size_t len, size_t max);
+/* Builds the next segment in rx_buf; returns where it starts, its length
+ * in *len. */
+uint8_t *e1000_rx_gso_next(struct e1000 *d, size_t *len);
+/* That segment (len bytes) is in the guest: true when it was the last. */
+bool e1000_rx_gso_advance(struct e1000 *d, size_t len);
 
 /* Internet checksum helpers (e1000_tx.c) */
 uint32_t e1000_csum_add(uint32_t sum, const uint8_t *p, size_t len);

@@ -4,7 +4,9 @@
  * A frame is read from the tap only while the ring has a free descriptor;
  * when it looks full, the coalesced ring is drained first (a batched RDT
  * write may be waiting there) and only then does RX park until RDT moves.
- * A frame that needs more descriptors than are free waits in rx_buf. */
+ * A frame that needs more descriptors than are free waits in rx_buf; so
+ * does the rest of a host GSO frame being cut into segments (e1000_rx_gso.c),
+ * each segment placed as a frame of its own. */
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
@@ -27,6 +29,7 @@ void e1000_rx_reset(struct e1000 *d)
 	if (d->rx_len)
 		counter_add(&d->stats.rx_dropped, 1);
 	d->rx_len = 0;
+	d->rx_gso.on = false;
 }
 
 /* RX resumes on the I/O thread (or the test's caller). Caller holds lock. */
@@ -113,14 +116,13 @@ static uint32_t rx_free(const struct rx_ring *r)
  * TCP/UDP frame the host vouched for (partial, or DATA_VALID) is reported
  * checked: the guest skips its own pass over each frame (QEMU's e1000
  * always says IXSM, "not checked"). Anything else: IXSM, as before. */
-static uint32_t rx_csum_status(const struct e1000 *d)
+static uint32_t rx_csum_status(const struct e1000 *d, const uint8_t *f, size_t len)
 {
-	const uint8_t *f = d->rx_buf;
 	uint32_t rxcsum = e1000_reg(d, E1000_RXCSUM), st = 0;
 	size_t ihl = (size_t)(f[14] & 0xf) * 4;
 	if (!d->rx_vouched || !(rxcsum & (E1000_RXCSUM_IPOFL | E1000_RXCSUM_TUOFL)) ||
-	    d->rx_len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4 ||
-	    ihl < 20 || d->rx_len < 14 + ihl)
+	    len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4 || ihl < 20 ||
+	    len < 14 + ihl)
 		return E1000_RXD_STAT_IXSM;
 	/* The host vouches for the TCP/UDP checksum only (a bridged frame's
 	 * IPv4 header was never checked): the header's is checked here. */
@@ -149,9 +151,9 @@ static bool rx_complete_csum(uint8_t *f, size_t len, const struct virtio_net_hdr
 	return true;
 }
 
-/* Places rx_buf (plus the CRC the length must count) into descriptors.
+/* Places frame f (plus the CRC the length must count) into descriptors.
  * Returns 1 when done, 0 if it must wait for buffers, -1 if dropped. */
-static int rx_place(struct e1000 *d)
+static int rx_place(struct e1000 *d, const uint8_t *f, size_t len)
 {
 	struct rx_ring r;
 	uint32_t rctl = e1000_reg(d, E1000_RCTL);
@@ -164,7 +166,7 @@ static int rx_place(struct e1000 *d)
 	if (!rx_ring(d, &r))
 		return 0;
 	uint32_t bsize = rx_buf_size(rctl);
-	size_t total = d->rx_len + (rctl & E1000_RCTL_SECRC ? 0 : E1000_FCS_LEN);
+	size_t total = len + (rctl & E1000_RCTL_SECRC ? 0 : E1000_FCS_LEN);
 	size_t need = (total + bsize - 1) / bsize;
 	if (need > r.n - 1) {
 		counter_add(&d->stats.rx_dropped, 1);
@@ -175,20 +177,19 @@ static int rx_place(struct e1000 *d)
 	if (rx_free(&r) < need)
 		return 0;
 	static const uint8_t fcs[E1000_FCS_LEN];
-	uint32_t csum = rx_csum_status(d);
+	uint32_t csum = rx_csum_status(d, f, len);
 	size_t off = 0;
 	for (size_t i = 0; i < need; i++) {
 		uint64_t a = r.base + (uint64_t)r.head * E1000_DESC_LEN;
 		uint64_t buf;
 		size_t chunk = total - off < bsize ? total - off : bsize;
-		size_t data =
-		    off < d->rx_len ? (d->rx_len - off < chunk ? d->rx_len - off : chunk) : 0;
+		size_t data = off < len ? (len - off < chunk ? len - off : chunk) : 0;
 		/* Ordered accessors throughout: buffer bytes, then the
 		 * descriptor's length, then its status (DD), each behind a full
 		 * fence, so the guest never sees DD before the data. */
 		bool ok = dma_read(d->ctx.gm, a, &buf, 8) == 0;
 		if (ok && data)
-			ok = dma_write(d->ctx.gm, buf, d->rx_buf + off, data) == 0;
+			ok = dma_write(d->ctx.gm, buf, f + off, data) == 0;
 		if (ok && chunk > data)
 			ok = dma_write(d->ctx.gm, buf + data, fcs, chunk - data) == 0;
 		uint32_t lenw = (uint32_t)chunk; /* length, checksum 0 */
@@ -216,15 +217,14 @@ static int rx_place(struct e1000 *d)
 	return 1;
 }
 
-static void rx_count(struct e1000 *d)
+static void rx_count(struct e1000 *d, const uint8_t *f, size_t len)
 {
-	const uint8_t *f = d->rx_buf;
 	counter_add(&d->stats.rx_packets, 1);
-	counter_add(&d->stats.rx_bytes, d->rx_len);
+	counter_add(&d->stats.rx_bytes, len);
 	e1000_stat_add(d, E1000_TPR, 1);
 	e1000_stat_add(d, E1000_GPRC, 1);
-	e1000_stat_add64(d, E1000_GORCL, d->rx_len + E1000_FCS_LEN);
-	e1000_stat_add64(d, E1000_TORL, d->rx_len + E1000_FCS_LEN);
+	e1000_stat_add64(d, E1000_GORCL, len + E1000_FCS_LEN);
+	e1000_stat_add64(d, E1000_TORL, len + E1000_FCS_LEN);
 	if (f[0] & 1)
 		e1000_stat_add(
 		    d, !memcmp(f, "\xff\xff\xff\xff\xff\xff", 6) ? E1000_BPRC : E1000_MPRC, 1);
@@ -252,7 +252,8 @@ static int rx_read(struct e1000 *d)
 	size_t len = (size_t)n - sizeof(h);
 	uint32_t rctl = e1000_reg(d, E1000_RCTL);
 	size_t max = rctl & E1000_RCTL_LPE ? E1000_RX_LPE_MAX : E1000_RX_STD_MAX;
-	if (!(rctl & E1000_RCTL_EN) || len > max) {
+	bool gso = h.gso_type != VIRTIO_NET_HDR_GSO_NONE; /* its segments must fit */
+	if (!(rctl & E1000_RCTL_EN) || (!gso && len > max)) {
 		counter_add(&d->stats.rx_dropped, 1);
 		if (len > max)
 			e1000_stat_add(d, E1000_ROC, 1);
@@ -263,6 +264,20 @@ static int rx_read(struct e1000 *d)
 		return -1;
 	}
 	d->rx_vouched = h.flags & VIRTIO_NET_HDR_F_DATA_VALID;
+	if (gso) {
+		/* each segment's checksums are computed as it is cut */
+		d->rx_len = len;
+		if (!e1000_rx_gso_start(d, &h, len, max)) {
+			d->rx_len = 0;
+			counter_add(&d->stats.rx_errors, 1);
+			e1000_log_once(d, E1000_LOG_RX_GSO,
+				       "host GSO frame (type %u, %zu bytes) cannot be segmented",
+				       h.gso_type, len);
+			return -1;
+		}
+		d->rx_vouched = true;
+		return 1;
+	}
 	if (h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
 		if (!rx_complete_csum(d->rx_buf, len, &h)) {
 			counter_add(&d->stats.rx_errors, 1);
@@ -305,7 +320,11 @@ void e1000_rx_run(struct e1000 *d)
 			if (r2 < 0)
 				continue;
 		}
-		int p = rx_place(d);
+		const uint8_t *f = d->rx_buf;
+		size_t len = d->rx_len;
+		if (d->rx_gso.on)
+			f = e1000_rx_gso_next(d, &len);
+		int p = rx_place(d, f, len);
 		if (p == 0) {
 			if (!flushed && d->ctx.flush)
 				goto flush;
@@ -314,10 +333,13 @@ void e1000_rx_run(struct e1000 *d)
 			break;
 		}
 		if (p > 0) {
-			rx_count(d);
+			rx_count(d, f, len);
 			delivered++;
+			if (d->rx_gso.on && !e1000_rx_gso_advance(d, len))
+				continue; /* the frame's next segment */
 		}
-		d->rx_len = 0;
+		d->rx_len = 0; /* placed, or dropped with what was left of it */
+		d->rx_gso.on = false;
 		continue;
 	flush:
 		/* A batched RDT write may be in KVM's ring: apply it (outside

@@ -1,9 +1,10 @@
-/* Unit tests for the e1000's receive checksum offload (src/devices/
- * e1000_rx.c) and its checksum helper: a frame whose TCP checksum the host
- * left partial (NEEDS_CSUM) reaches the guest completed, and reported
+/* Unit tests for the e1000's receive offloads (src/devices/e1000_rx.c,
+ * e1000_rx_gso.c) and its checksum helper: a frame whose TCP checksum the
+ * host left partial (NEEDS_CSUM) reaches the guest completed, and reported
  * checked (TCPCS, IPCS) only when RXCSUM asks and the frame is an IPv4
- * TCP/UDP one with a sound header; anything else says IXSM. The tap is a
- * SOCK_SEQPACKET socketpair with the 12-byte virtio-net header. */
+ * TCP/UDP one with a sound header; anything else says IXSM. A host GSO
+ * frame reaches the guest as the segments the host would have sent. The
+ * tap is a SOCK_SEQPACKET socketpair with the 12-byte virtio-net header. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -235,6 +236,176 @@ static void test_csum_start_outside_frame_dropped(void **state)
 	assert_int_equal(status0(f), 0);
 }
 
+/* Receive segmentation: a host GSO frame (TCP over IPv4 or IPv6, 12 bytes
+ * of TCP options) with `payload` bytes of data cut by `mss`. */
+#define TOPT 32						    /* TCP header with options */
+static const uint8_t TCP_FLAGS = 0x80 | 0x10 | 0x08 | 0x01; /* CWR ACK PSH FIN */
+
+static size_t l4_of(bool v6)
+{
+	return v6 ? 14 + 40 : 14 + 20;
+}
+
+static uint8_t gso_pkt[HDR + 14 + 40 + TOPT + 4096];
+
+static size_t send_gso(struct fx *f, bool v6, size_t payload, uint16_t mss)
+{
+	uint8_t *pkt = gso_pkt, *e = pkt + HDR, *ip = e + 14;
+	size_t l4 = l4_of(v6), len = l4 + TOPT + payload;
+	assert_true(HDR + len <= sizeof(gso_pkt));
+	memset(pkt, 0, HDR + len);
+	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				   .gso_type =
+				       v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4,
+				   .hdr_len = (uint16_t)(l4 + TOPT),
+				   .gso_size = mss,
+				   .csum_start = (uint16_t)l4,
+				   .csum_offset = 16};
+	memcpy(pkt, &h, sizeof(h));
+	memcpy(e, MAC, 6);
+	if (v6) {
+		e[12] = 0x86, e[13] = 0xdd;
+		ip[0] = 0x60;
+		ip[6] = 6;
+		ip[7] = 64;
+		for (int i = 0; i < 32; i++)
+			ip[8 + i] = (uint8_t)(0xa0 + i);
+	} else {
+		e[12] = 0x08;
+		ip[0] = 0x45;
+		ip[4] = 0x12, ip[5] = 0x34; /* ID */
+		ip[6] = 0x40;		    /* DF */
+		ip[8] = 64;
+		ip[9] = 6;
+		memcpy(ip + 12, "\xa9\xfe\x0a\x01\xa9\xfe\x0a\x02", 8);
+	}
+	uint8_t *tcp = e + l4;
+	memcpy(tcp + 4, "\xff\xff\xfc\x00", 4); /* the sequence number wraps */
+	tcp[12] = (TOPT / 4) << 4;
+	tcp[13] = TCP_FLAGS;
+	tcp[16] = 0xde, tcp[17] = 0xad; /* the host's partial sum: not used */
+	memset(tcp + 20, 1, TOPT - 20); /* NOPs */
+	for (size_t i = 0; i < payload; i++)
+		tcp[TOPT + i] = (uint8_t)(i * 13 + 5);
+	assert_int_equal(send(f->wire, pkt, HDR + len, 0), (ssize_t)(HDR + len));
+	return len;
+}
+
+/* Segment k of the frame send_gso sent, as the guest finds it at
+ * descriptor `desc`: its length, headers and checksums. */
+static void check_seg(struct fx *f, unsigned int desc, bool v6, size_t payload, uint16_t mss,
+		      unsigned int k)
+{
+	const uint8_t *sent = gso_pkt + HDR;
+	const uint8_t *s = fake_mem_at(&f->fm, BUF + 0x1000 * (uint64_t)desc), *ip = s + 14;
+	size_t l4 = l4_of(v6), n = payload - k * mss < mss ? payload - k * mss : mss;
+	size_t tcplen = TOPT + n;
+	bool last = (k + 1) * mss >= payload;
+	uint8_t *dsc = fake_mem_at(&f->fm, RX_RING + 16 * (uint64_t)desc);
+	assert_int_equal(dsc[8] | dsc[9] << 8, l4 + tcplen + E1000_FCS_LEN);
+	/* the 82540 checks IPv4 only */
+	assert_int_equal(
+	    dsc[12], E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP |
+			 (v6 ? E1000_RXD_STAT_IXSM : E1000_RXD_STAT_TCPCS | E1000_RXD_STAT_IPCS));
+	assert_memory_equal(s, sent, 14);
+	uint32_t ph;
+	if (v6) {
+		assert_int_equal(ip[4] << 8 | ip[5], tcplen);
+		assert_memory_equal(ip + 6, sent + 14 + 6, 34);
+		ph = naive_sum(ip + 8, 32, 6 + (uint32_t)tcplen);
+	} else {
+		assert_int_equal(ip[2] << 8 | ip[3], 20 + tcplen);
+		assert_int_equal(ip[4] << 8 | ip[5], 0x1234 + k);
+		assert_int_equal(naive_sum(ip, 20, 0), 0xffff);
+		assert_memory_equal(ip + 6, sent + 14 + 6, 4);
+		assert_memory_equal(ip + 12, sent + 14 + 12, 8);
+		ph = naive_sum(ip + 12, 8, 6 + (uint32_t)tcplen);
+	}
+	const uint8_t *tcp = s + l4;
+	uint32_t seq = (uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 | tcp[6] << 8 | tcp[7];
+	assert_int_equal(seq, (uint32_t)(0xfffffc00u + k * mss));
+	uint8_t fl = TCP_FLAGS & (k ? 0x7f : 0xff) & (last ? 0xff : (uint8_t)~0x09);
+	assert_int_equal(tcp[13], fl);
+	assert_memory_equal(tcp + 20, sent + l4 + 20, TOPT - 20);
+	assert_memory_equal(tcp + TOPT, sent + l4 + TOPT + k * mss, n);
+	assert_int_equal(naive_sum(tcp, tcplen, ph), 0xffff);
+}
+
+/* Each segment complete (lengths, IPv4 ID and header checksum, sequence,
+ * FIN/PSH only on the last, CWR only on the first, TCP checksum), and
+ * reported checked. */
+static void test_gso_frame_cut_into_segments(void **state)
+{
+	struct fx *f = *state;
+	wr(f, E1000_RXCSUM, E1000_RXCSUM_TUOFL | E1000_RXCSUM_IPOFL);
+	for (int v6 = 0; v6 < 2; v6++) {
+		unsigned int h0 = v6 ? 3 : 0;
+		send_gso(f, v6, 2500, 1000);
+		e1000_rx_run(f->d);
+		assert_int_equal(f->d->stats.rx_packets, h0 + 3);
+		for (unsigned int k = 0; k < 3; k++)
+			check_seg(f, h0 + k, v6, 2500, 1000, k);
+	}
+	assert_int_equal(f->d->stats.rx_tso, 2);
+	assert_int_equal(f->d->stats.rx_tso_segs, 6);
+	assert_int_equal(f->d->stats.rx_errors + f->d->stats.rx_dropped, 0);
+}
+
+/* A frame cut into more segments than the ring has buffers: the rest
+ * waits, and is built again right when RDT moves. */
+static void test_gso_segments_wait_for_buffers(void **state)
+{
+	struct fx *f = *state;
+	wr(f, E1000_RXCSUM, E1000_RXCSUM_TUOFL | E1000_RXCSUM_IPOFL);
+	send_gso(f, false, 899, 100); /* 9 segments, 7 buffers */
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_tso_segs, 7);
+	assert_int_equal(f->d->stats.rx_tso, 0);
+	assert_true(f->d->rx_parked);
+	for (unsigned int k = 0; k < 7; k++)
+		check_seg(f, k, false, 899, 100, k);
+	wr(f, E1000_RDT, 6); /* the driver took 0..5 back */
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_tso_segs, 9);
+	assert_int_equal(f->d->stats.rx_tso, 1);
+	check_seg(f, 7, false, 899, 100, 7);
+	check_seg(f, 0, false, 899, 100, 8);
+	assert_int_equal(f->d->rx_len, 0);
+}
+
+/* GSO frames RX cannot cut: dropped whole, counted, nothing placed. */
+static void test_gso_malformed_dropped(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		size_t at; /* byte of the packet (vnet header first) */
+		uint8_t val;
+	} bad[] = {
+	    {1, 3},		   /* GSO_UDP */
+	    {0, 0},		   /* no NEEDS_CSUM */
+	    {6, 0},		   /* csum_start 0: not where TCP starts */
+	    {4, 0},		   /* gso_size 0 */
+	    {5, 6},		   /* gso_size 1600: a segment over 1522 bytes */
+	    {HDR + 12, 0x86},	   /* IPv6 ethertype on IPv4 */
+	    {HDR + 14, 0x46},	   /* IHL 6: TCP is not at csum_start */
+	    {HDR + 14 + 6, 0x20},  /* MF: a fragment */
+	    {HDR + 14 + 9, 17},	   /* UDP */
+	    {HDR + 34 + 12, 0x40}, /* TCP header of 16 bytes */
+	    {HDR + 34 + 12, 0xf0}, /* TCP header past the frame */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t len = send_gso(f, false, bad[i].at == HDR + 34 + 12 ? 4 : 300, 100);
+		assert_int_equal(recv(f->d->ctx.tap.fd, gso_pkt, HDR + len, 0),
+				 (ssize_t)(HDR + len));
+		gso_pkt[bad[i].at] = bad[i].val;
+		assert_int_equal(send(f->wire, gso_pkt, HDR + len, 0), (ssize_t)(HDR + len));
+		e1000_rx_run(f->d);
+		assert_int_equal(f->d->stats.rx_errors, i + 1);
+	}
+	assert_int_equal(f->d->stats.rx_packets, 0);
+	assert_int_equal(status0(f), 0);
+}
+
 #define T(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
 
 int main(void)
@@ -246,6 +417,9 @@ int main(void)
 	    T(test_unvouched_frame_not_reported),
 	    T(test_bad_ip_header_not_reported),
 	    T(test_csum_start_outside_frame_dropped),
+	    T(test_gso_frame_cut_into_segments),
+	    T(test_gso_segments_wait_for_buffers),
+	    T(test_gso_malformed_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
