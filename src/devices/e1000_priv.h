@@ -66,9 +66,9 @@ struct e1000_tx_ctx {
 struct e1000_rx_gso {
 	bool on, v6;
 	uint16_t mss;
-	uint16_t l4, hdr;	    /* where TCP starts; where the payload starts */
-	uint32_t off, seg;	    /* the next segment: its payload offset, its index */
-	uint8_t head[14 + 60 + 60]; /* the frame's headers as the host sent them */
+	uint16_t l3, l4, hdr; /* where IP and TCP start; where the payload starts */
+	uint32_t off, seg;    /* the next segment: its payload offset, its index */
+	uint8_t head[256];    /* the frame's headers as the host sent them */
 };
 
 /* An interrupt delay timer (e1000_delay.c); 0 = not running. */

@@ -42,6 +42,12 @@ void e1000_rx_kick(struct e1000 *d)
 	e1000_wake(d);
 }
 
+/* The longest frame RCTL lets in (without the CRC). */
+static size_t rx_max(uint32_t rctl)
+{
+	return rctl & E1000_RCTL_LPE ? E1000_RX_LPE_MAX : E1000_RX_STD_MAX;
+}
+
 static uint32_t rx_buf_size(uint32_t rctl)
 {
 	static const uint32_t sz[2][4] = {{2048, 1024, 512, 256}, {0, 16384, 8192, 4096}};
@@ -251,11 +257,14 @@ static int rx_read(struct e1000 *d)
 	}
 	size_t len = (size_t)n - sizeof(h);
 	uint32_t rctl = e1000_reg(d, E1000_RCTL);
-	size_t max = rctl & E1000_RCTL_LPE ? E1000_RX_LPE_MAX : E1000_RX_STD_MAX;
+	size_t max = rx_max(rctl);
 	bool gso = h.gso_type != VIRTIO_NET_HDR_GSO_NONE; /* its segments must fit */
-	if (!(rctl & E1000_RCTL_EN) || (!gso && len > max)) {
+	/* A read that filled rx_buf may have been cut short (tun says how
+	 * much it had, not how much it copied): never trust len past it. */
+	bool over = len >= sizeof(d->rx_buf) || (!gso && len > max);
+	if (!(rctl & E1000_RCTL_EN) || over) {
 		counter_add(&d->stats.rx_dropped, 1);
-		if (len > max)
+		if (over)
 			e1000_stat_add(d, E1000_ROC, 1);
 		return -1;
 	}
@@ -322,8 +331,16 @@ void e1000_rx_run(struct e1000 *d)
 		}
 		const uint8_t *f = d->rx_buf;
 		size_t len = d->rx_len;
-		if (d->rx_gso.on)
+		if (d->rx_gso.on) {
+			if (d->rx_gso.hdr + d->rx_gso.mss > rx_max(e1000_reg(d, E1000_RCTL))) {
+				/* LPE went off mid-frame: the rest is now too long */
+				counter_add(&d->stats.rx_dropped, 1);
+				d->rx_len = 0;
+				d->rx_gso.on = false;
+				continue;
+			}
 			f = e1000_rx_gso_next(d, &len);
+		}
 		int p = rx_place(d, f, len);
 		if (p == 0) {
 			if (!flushed && d->ctx.flush)

@@ -31,23 +31,46 @@ static void be16_put(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
+/* Whether TCP follows the IPv6 header at l3 exactly at l4, through
+ * hop-by-hop and destination options only: a routing header would change
+ * the pseudo-header's destination, a fragment header cannot be cut. */
+static bool v6_tcp_at(const uint8_t *f, size_t l3, size_t l4)
+{
+	uint8_t next = f[l3 + 6];
+	size_t at = l3 + 40;
+	for (int i = 0; i < 4 && at < l4 && (next == 0 || next == 60); i++) {
+		if (at + 8 > l4)
+			return false;
+		next = f[at];
+		at += ((size_t)f[at + 1] + 1) * 8;
+	}
+	return at == l4 && next == 6;
+}
+
 bool e1000_rx_gso_start(struct e1000 *d, const struct virtio_net_hdr *h, size_t len, size_t max)
 {
 	struct e1000_rx_gso *g = &d->rx_gso;
 	const uint8_t *f = d->rx_buf;
-	size_t l4 = le16toh(h->csum_start), mss = le16toh(h->gso_size);
+	size_t l3 = 14, l4 = le16toh(h->csum_start), mss = le16toh(h->gso_size);
 	uint8_t type = h->gso_type & (uint8_t)~VIRTIO_NET_HDR_GSO_ECN;
 	g->on = false;
-	if (!(h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || len < l4 + 20 || l4 < 14 + 20)
+	if (!(h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || len > sizeof(d->rx_buf) || len < l3)
+		return false;
+	/* Up to two VLAN tags: tun takes TSO through VLAN devices too. */
+	uint16_t et = be16_at(f + 12);
+	for (int i = 0; i < 2 && (et == 0x8100 || et == 0x88a8) && len >= l3 + 4; i++) {
+		et = be16_at(f + l3 + 2);
+		l3 += 4;
+	}
+	if (l4 < l3 + 20 || len < l4 + 20)
 		return false;
 	if (type == VIRTIO_NET_HDR_GSO_TCPV4) {
 		/* IPv4 without fragments, its header ending where TCP starts */
-		if (be16_at(f + 12) != 0x0800 || f[14] >> 4 != 4 || l4 != 14 + (f[14] & 0xfu) * 4 ||
-		    f[14 + 9] != 6 || (be16_at(f + 14 + 6) & 0x3fff))
+		if (et != 0x0800 || f[l3] >> 4 != 4 || l4 != l3 + (f[l3] & 0xfu) * 4 ||
+		    f[l3 + 9] != 6 || (be16_at(f + l3 + 6) & 0x3fff))
 			return false;
 	} else if (type == VIRTIO_NET_HDR_GSO_TCPV6) {
-		/* IPv6 with TCP as its next header: no extension headers */
-		if (be16_at(f + 12) != 0x86dd || f[14] >> 4 != 6 || l4 != 14 + 40 || f[14 + 6] != 6)
+		if (et != 0x86dd || f[l3] >> 4 != 6 || l4 < l3 + 40 || !v6_tcp_at(f, l3, l4))
 			return false;
 	} else {
 		return false;
@@ -57,6 +80,7 @@ bool e1000_rx_gso_start(struct e1000 *d, const struct virtio_net_hdr *h, size_t 
 		return false;
 	memcpy(g->head, f, hdr);
 	g->v6 = type == VIRTIO_NET_HDR_GSO_TCPV6;
+	g->l3 = (uint16_t)l3;
 	g->l4 = (uint16_t)l4;
 	g->hdr = (uint16_t)hdr;
 	g->mss = (uint16_t)mss;
@@ -72,22 +96,22 @@ uint8_t *e1000_rx_gso_next(struct e1000 *d, size_t *len)
 	size_t payload = d->rx_len - g->hdr;
 	size_t n = payload - g->off < g->mss ? payload - g->off : g->mss;
 	size_t tcplen = g->hdr - g->l4 + n;
-	uint8_t *s = d->rx_buf + g->off, *ip = s + 14, *tcp = s + g->l4;
+	uint8_t *s = d->rx_buf + g->off, *ip = s + g->l3, *tcp = s + g->l4;
 	uint8_t ph[40] = {0}; /* the pseudo-header */
 	size_t phlen;
 
 	memcpy(s, g->head, g->hdr);
 	if (!g->v6) {
-		be16_put(ip + 2, (uint16_t)(g->l4 - 14 + tcplen));
+		be16_put(ip + 2, (uint16_t)(g->l4 - g->l3 + tcplen));
 		be16_put(ip + 4, (uint16_t)(be16_at(ip + 4) + g->seg)); /* as TSO: ID per segment */
 		be16_put(ip + 10, 0);
-		be16_put(ip + 10, (uint16_t)~e1000_csum_fold(e1000_csum_add(0, ip, g->l4 - 14u)));
+		be16_put(ip + 10, (uint16_t)~e1000_csum_fold(e1000_csum_add(0, ip, g->l4 - g->l3)));
 		memcpy(ph, ip + 12, 8);
 		ph[9] = 6;
 		be16_put(ph + 10, (uint16_t)tcplen);
 		phlen = 12;
 	} else {
-		be16_put(ip + 4, (uint16_t)tcplen);
+		be16_put(ip + 4, (uint16_t)(g->l4 - g->l3 - 40 + tcplen)); /* with options */
 		memcpy(ph, ip + 8, 32);
 		be16_put(ph + 34, (uint16_t)tcplen);
 		ph[39] = 6;

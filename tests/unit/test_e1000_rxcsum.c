@@ -236,44 +236,64 @@ static void test_csum_start_outside_frame_dropped(void **state)
 	assert_int_equal(status0(f), 0);
 }
 
-/* Receive segmentation: a host GSO frame (TCP over IPv4 or IPv6, 12 bytes
- * of TCP options) with `payload` bytes of data cut by `mss`. */
+/* Receive segmentation: a host GSO frame (TCP over IPv4 or IPv6, behind
+ * a VLAN tag or not, IPv6 with `ext` bytes of hop-by-hop options; 12
+ * bytes of TCP options) with `payload` bytes of data cut by `mss`. */
 #define TOPT 32						    /* TCP header with options */
 static const uint8_t TCP_FLAGS = 0x80 | 0x10 | 0x08 | 0x01; /* CWR ACK PSH FIN */
 
-static size_t l4_of(bool v6)
+struct shape {
+	bool v6, vlan;
+	uint8_t ext;
+};
+static const struct shape V4 = {0}, V6 = {.v6 = true};
+
+static size_t l3_of(struct shape sh)
 {
-	return v6 ? 14 + 40 : 14 + 20;
+	return sh.vlan ? 18 : 14;
 }
 
-static uint8_t gso_pkt[HDR + 14 + 40 + TOPT + 4096];
-
-static size_t send_gso(struct fx *f, bool v6, size_t payload, uint16_t mss)
+static size_t l4_of(struct shape sh)
 {
-	uint8_t *pkt = gso_pkt, *e = pkt + HDR, *ip = e + 14;
-	size_t l4 = l4_of(v6), len = l4 + TOPT + payload;
+	return l3_of(sh) + (sh.v6 ? 40u + sh.ext : 20u);
+}
+
+static uint8_t gso_pkt[HDR + 18 + 40 + 16 + TOPT + 4096];
+
+static size_t send_gso(struct fx *f, struct shape sh, size_t payload, uint16_t mss)
+{
+	uint8_t *pkt = gso_pkt, *e = pkt + HDR, *ip = e + l3_of(sh);
+	size_t l4 = l4_of(sh), len = l4 + TOPT + payload;
 	assert_true(HDR + len <= sizeof(gso_pkt));
 	memset(pkt, 0, HDR + len);
 	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 				   .gso_type =
-				       v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4,
+				       sh.v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4,
 				   .hdr_len = (uint16_t)(l4 + TOPT),
 				   .gso_size = mss,
 				   .csum_start = (uint16_t)l4,
 				   .csum_offset = 16};
 	memcpy(pkt, &h, sizeof(h));
 	memcpy(e, MAC, 6);
-	if (v6) {
-		e[12] = 0x86, e[13] = 0xdd;
+	if (sh.vlan)
+		memcpy(e + 12, "\x81\x00\x00\x07", 4); /* VLAN 7 */
+	if (sh.v6) {
+		ip[-2] = 0x86, ip[-1] = 0xdd;
 		ip[0] = 0x60;
-		ip[6] = 6;
+		ip[6] = sh.ext ? 0 : 6; /* hop-by-hop options, or TCP */
 		ip[7] = 64;
 		for (int i = 0; i < 32; i++)
 			ip[8 + i] = (uint8_t)(0xa0 + i);
+		if (sh.ext) {
+			ip[40] = 6;
+			ip[41] = (uint8_t)(sh.ext / 8 - 1);
+			ip[42] = 1; /* PadN */
+			ip[43] = (uint8_t)(sh.ext - 4);
+		}
 	} else {
-		e[12] = 0x08;
+		ip[-2] = 0x08;
 		ip[0] = 0x45;
-		ip[4] = 0x12, ip[5] = 0x34; /* ID */
+		ip[4] = 0xff, ip[5] = 0xfe; /* ID: wraps */
 		ip[6] = 0x40;		    /* DF */
 		ip[8] = 64;
 		ip[9] = 6;
@@ -293,32 +313,33 @@ static size_t send_gso(struct fx *f, bool v6, size_t payload, uint16_t mss)
 
 /* Segment k of the frame send_gso sent, as the guest finds it at
  * descriptor `desc`: its length, headers and checksums. */
-static void check_seg(struct fx *f, unsigned int desc, bool v6, size_t payload, uint16_t mss,
-		      unsigned int k)
+static void check_seg(struct fx *f, unsigned int desc, struct shape sh, size_t payload,
+		      uint16_t mss, unsigned int k)
 {
-	const uint8_t *sent = gso_pkt + HDR;
-	const uint8_t *s = fake_mem_at(&f->fm, BUF + 0x1000 * (uint64_t)desc), *ip = s + 14;
-	size_t l4 = l4_of(v6), n = payload - k * mss < mss ? payload - k * mss : mss;
+	const uint8_t *sent = gso_pkt + HDR, *sip = sent + l3_of(sh);
+	const uint8_t *s = fake_mem_at(&f->fm, BUF + 0x1000 * (uint64_t)desc), *ip = s + l3_of(sh);
+	size_t l4 = l4_of(sh), n = payload - k * mss < mss ? payload - k * mss : mss;
 	size_t tcplen = TOPT + n;
 	bool last = (k + 1) * mss >= payload;
 	uint8_t *dsc = fake_mem_at(&f->fm, RX_RING + 16 * (uint64_t)desc);
 	assert_int_equal(dsc[8] | dsc[9] << 8, l4 + tcplen + E1000_FCS_LEN);
-	/* the 82540 checks IPv4 only */
-	assert_int_equal(
-	    dsc[12], E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP |
-			 (v6 ? E1000_RXD_STAT_IXSM : E1000_RXD_STAT_TCPCS | E1000_RXD_STAT_IPCS));
-	assert_memory_equal(s, sent, 14);
+	/* the 82540 checks untagged IPv4 only */
+	bool checked = !sh.v6 && !sh.vlan;
+	assert_int_equal(dsc[12], E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP |
+				      (checked ? E1000_RXD_STAT_TCPCS | E1000_RXD_STAT_IPCS
+					       : E1000_RXD_STAT_IXSM));
+	assert_memory_equal(s, sent, l3_of(sh));
 	uint32_t ph;
-	if (v6) {
-		assert_int_equal(ip[4] << 8 | ip[5], tcplen);
-		assert_memory_equal(ip + 6, sent + 14 + 6, 34);
+	if (sh.v6) {
+		assert_int_equal(ip[4] << 8 | ip[5], sh.ext + tcplen);
+		assert_memory_equal(ip + 6, sip + 6, 34 + sh.ext);
 		ph = naive_sum(ip + 8, 32, 6 + (uint32_t)tcplen);
 	} else {
 		assert_int_equal(ip[2] << 8 | ip[3], 20 + tcplen);
-		assert_int_equal(ip[4] << 8 | ip[5], 0x1234 + k);
+		assert_int_equal(ip[4] << 8 | ip[5], (0xfffe + k) & 0xffff);
 		assert_int_equal(naive_sum(ip, 20, 0), 0xffff);
-		assert_memory_equal(ip + 6, sent + 14 + 6, 4);
-		assert_memory_equal(ip + 12, sent + 14 + 12, 8);
+		assert_memory_equal(ip + 6, sip + 6, 4);
+		assert_memory_equal(ip + 12, sip + 12, 8);
 		ph = naive_sum(ip + 12, 8, 6 + (uint32_t)tcplen);
 	}
 	const uint8_t *tcp = s + l4;
@@ -338,16 +359,37 @@ static void test_gso_frame_cut_into_segments(void **state)
 {
 	struct fx *f = *state;
 	wr(f, E1000_RXCSUM, E1000_RXCSUM_TUOFL | E1000_RXCSUM_IPOFL);
-	for (int v6 = 0; v6 < 2; v6++) {
-		unsigned int h0 = v6 ? 3 : 0;
-		send_gso(f, v6, 2500, 1000);
+	for (int i = 0; i < 2; i++) {
+		send_gso(f, i ? V6 : V4, 2500, 1000);
 		e1000_rx_run(f->d);
-		assert_int_equal(f->d->stats.rx_packets, h0 + 3);
+		assert_int_equal(f->d->stats.rx_packets, 3u * (i + 1));
 		for (unsigned int k = 0; k < 3; k++)
-			check_seg(f, h0 + k, v6, 2500, 1000, k);
+			check_seg(f, 3 * i + k, i ? V6 : V4, 2500, 1000, k);
 	}
 	assert_int_equal(f->d->stats.rx_tso, 2);
 	assert_int_equal(f->d->stats.rx_tso_segs, 6);
+	assert_int_equal(f->d->stats.rx_errors + f->d->stats.rx_dropped, 0);
+}
+
+/* Behind a VLAN tag, with IPv6 options, and an MSS shorter than the
+ * headers (each segment's headers overlap the segment before's data). */
+static void test_gso_tagged_options_small_mss(void **state)
+{
+	struct fx *f = *state;
+	static const struct shape sh[3] = {
+	    {.vlan = true}, {.v6 = true, .vlan = true, .ext = 16}, {.v6 = true, .ext = 8}};
+	static const uint16_t mss[3] = {1000, 700, 8};
+	static const size_t payload[3] = {1500, 1400, 10};
+	unsigned int at = 0;
+	for (int i = 0; i < 3; i++) {
+		wr(f, E1000_RDT, (at + NDESC - 1) % NDESC); /* every buffer free */
+		send_gso(f, sh[i], payload[i], mss[i]);
+		e1000_rx_run(f->d);
+		for (unsigned int k = 0; k < 2; k++)
+			check_seg(f, (at + k) % NDESC, sh[i], payload[i], mss[i], k);
+		at = (at + 2) % NDESC;
+	}
+	assert_int_equal(f->d->stats.rx_tso, 3);
 	assert_int_equal(f->d->stats.rx_errors + f->d->stats.rx_dropped, 0);
 }
 
@@ -357,19 +399,42 @@ static void test_gso_segments_wait_for_buffers(void **state)
 {
 	struct fx *f = *state;
 	wr(f, E1000_RXCSUM, E1000_RXCSUM_TUOFL | E1000_RXCSUM_IPOFL);
-	send_gso(f, false, 899, 100); /* 9 segments, 7 buffers */
+	send_gso(f, V4, 899, 100); /* 9 segments, 7 buffers */
 	e1000_rx_run(f->d);
 	assert_int_equal(f->d->stats.rx_tso_segs, 7);
 	assert_int_equal(f->d->stats.rx_tso, 0);
 	assert_true(f->d->rx_parked);
 	for (unsigned int k = 0; k < 7; k++)
-		check_seg(f, k, false, 899, 100, k);
+		check_seg(f, k, V4, 899, 100, k);
 	wr(f, E1000_RDT, 6); /* the driver took 0..5 back */
 	e1000_rx_run(f->d);
 	assert_int_equal(f->d->stats.rx_tso_segs, 9);
 	assert_int_equal(f->d->stats.rx_tso, 1);
-	check_seg(f, 7, false, 899, 100, 7);
-	check_seg(f, 0, false, 899, 100, 8);
+	check_seg(f, 7, V4, 899, 100, 7);
+	check_seg(f, 0, V4, 899, 100, 8);
+	assert_int_equal(f->d->rx_len, 0);
+}
+
+/* Segments sized for long frames (LPE), and LPE goes off while the rest
+ * waits for buffers: the rest is dropped, not put in as frames the
+ * driver no longer takes. */
+static void test_gso_rest_dropped_when_lpe_goes(void **state)
+{
+	struct fx *f = *state;
+	static uint8_t big[HDR + 18 + 40 + TOPT + 12000];
+	wr(f, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_LPE);
+	size_t len = send_gso(f, V4, 300, 3000);
+	assert_int_equal(recv(f->d->ctx.tap.fd, big, HDR + len, 0), (ssize_t)(HDR + len));
+	len += 12000 - 300; /* 4 segments of 2 buffers each, 7 buffers free */
+	assert_int_equal(send(f->wire, big, HDR + len, 0), (ssize_t)(HDR + len));
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_tso_segs, 3);
+	wr(f, E1000_RCTL, E1000_RCTL_EN);
+	wr(f, E1000_RDT, 5);
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_tso_segs, 3);
+	assert_int_equal(f->d->stats.rx_tso, 0);
+	assert_int_equal(f->d->stats.rx_dropped, 1);
 	assert_int_equal(f->d->rx_len, 0);
 }
 
@@ -377,24 +442,29 @@ static void test_gso_segments_wait_for_buffers(void **state)
 static void test_gso_malformed_dropped(void **state)
 {
 	struct fx *f = *state;
+	static const struct shape V6X = {.v6 = true, .ext = 8};
 	static const struct {
+		struct shape sh;
 		size_t at; /* byte of the packet (vnet header first) */
 		uint8_t val;
 	} bad[] = {
-	    {1, 3},		   /* GSO_UDP */
-	    {0, 0},		   /* no NEEDS_CSUM */
-	    {6, 0},		   /* csum_start 0: not where TCP starts */
-	    {4, 0},		   /* gso_size 0 */
-	    {5, 6},		   /* gso_size 1600: a segment over 1522 bytes */
-	    {HDR + 12, 0x86},	   /* IPv6 ethertype on IPv4 */
-	    {HDR + 14, 0x46},	   /* IHL 6: TCP is not at csum_start */
-	    {HDR + 14 + 6, 0x20},  /* MF: a fragment */
-	    {HDR + 14 + 9, 17},	   /* UDP */
-	    {HDR + 34 + 12, 0x40}, /* TCP header of 16 bytes */
-	    {HDR + 34 + 12, 0xf0}, /* TCP header past the frame */
+	    {V4, 1, 3},		       /* GSO_UDP */
+	    {V4, 0, 0},		       /* no NEEDS_CSUM */
+	    {V4, 6, 0},		       /* csum_start 0: not where TCP starts */
+	    {V4, 4, 0},		       /* gso_size 0 */
+	    {V4, 5, 6},		       /* gso_size 1600: a segment over 1522 bytes */
+	    {V4, HDR + 12, 0x86},      /* IPv6 ethertype on IPv4 */
+	    {V4, HDR + 14, 0x46},      /* IHL 6: TCP is not at csum_start */
+	    {V4, HDR + 14 + 6, 0x20},  /* MF: a fragment */
+	    {V4, HDR + 14 + 9, 17},    /* UDP */
+	    {V4, HDR + 34 + 12, 0x40}, /* TCP header of 16 bytes */
+	    {V4, HDR + 34 + 12, 0xf0}, /* TCP header past the frame */
+	    {V6X, HDR + 14 + 6, 43},   /* a routing header */
+	    {V6X, HDR + 14 + 40, 44},  /* then a fragment header */
+	    {V6X, HDR + 14 + 41, 1},   /* options running past csum_start */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		size_t len = send_gso(f, false, bad[i].at == HDR + 34 + 12 ? 4 : 300, 100);
+		size_t len = send_gso(f, bad[i].sh, bad[i].at == HDR + 34 + 12 ? 4 : 300, 100);
 		assert_int_equal(recv(f->d->ctx.tap.fd, gso_pkt, HDR + len, 0),
 				 (ssize_t)(HDR + len));
 		gso_pkt[bad[i].at] = bad[i].val;
@@ -404,6 +474,24 @@ static void test_gso_malformed_dropped(void **state)
 	}
 	assert_int_equal(f->d->stats.rx_packets, 0);
 	assert_int_equal(status0(f), 0);
+}
+
+/* A read that fills the whole buffer may have been cut short: the frame
+ * is dropped as too long, GSO or not, never cut. */
+static void test_read_filling_buffer_dropped(void **state)
+{
+	struct fx *f = *state;
+	size_t n = HDR + sizeof(f->d->rx_buf);
+	uint8_t *big = calloc(1, n);
+	size_t len = send_gso(f, V4, 300, 1000);
+	assert_int_equal(recv(f->d->ctx.tap.fd, big, HDR + len, 0), (ssize_t)(HDR + len));
+	int sz = (int)(2 * n);
+	assert_int_equal(setsockopt(f->wire, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+	assert_int_equal(send(f->wire, big, n, 0), (ssize_t)n);
+	e1000_rx_run(f->d);
+	assert_int_equal(f->d->stats.rx_dropped, 1);
+	assert_int_equal(f->d->stats.rx_packets + f->d->stats.rx_tso_segs, 0);
+	free(big);
 }
 
 #define T(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
@@ -418,8 +506,11 @@ int main(void)
 	    T(test_bad_ip_header_not_reported),
 	    T(test_csum_start_outside_frame_dropped),
 	    T(test_gso_frame_cut_into_segments),
+	    T(test_gso_tagged_options_small_mss),
 	    T(test_gso_segments_wait_for_buffers),
+	    T(test_gso_rest_dropped_when_lpe_goes),
 	    T(test_gso_malformed_dropped),
+	    T(test_read_filling_buffer_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
