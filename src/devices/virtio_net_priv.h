@@ -104,6 +104,8 @@ _Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
 /* iovecs for one readv/writev: the host header, a whole chain, the bounce
  * buffer. Calls use at most IOV_MAX of them. */
 #define VIRTIO_NET_IOV (VIRTQ_MAX_SEGS + 2)
+/* Chains at most popped ahead of a read: 64 KiB in 4 KiB buffers and some */
+#define VIRTIO_NET_RX_AHEAD 24
 
 /* Bits of sched: work the I/O thread should resume, two per pair (pair i
  * at bits 2i and 2i + 1). */
@@ -164,6 +166,7 @@ struct virtio_net_pair {
 	 * disables keeps its frame until it is enabled again or reset. */
 	unsigned int rx_nused;
 	size_t rx_off, rx_left, rx_frame;
+	size_t rx_ahead; /* chains to pop before a read: room for this (rx_pop_ahead) */
 
 	pthread_mutex_t tx_lock; /* everything tx_* and the tx queue */
 	struct virtq_elem tx_elem;

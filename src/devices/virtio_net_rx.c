@@ -2,9 +2,11 @@
  *
  * One frame: pop a chain, readv() the tap straight into it (the 12-byte
  * header lands in host memory first, to be checked), with the bounce
- * buffer rx_buf after the chain for what does not fit. With MRG_RXBUF the
- * overflow is then copied into further chains and num_buffers says how
- * many; all of a frame's chains are published in one batch.
+ * buffer rx_buf after the chain for what does not fit. With MRG_RXBUF,
+ * chains enough for a frame as long as the one before are popped ahead
+ * and read into as well (those left empty go back); what still overflows
+ * is copied into further chains, and num_buffers says how many. All of a
+ * frame's chains are published in one batch.
  *
  * No buffers: the tap is left unread (its queue holds packets, and drops
  * and counts them when full), guest kicks are re-enabled and the guest's
@@ -64,24 +66,57 @@ static bool rx_hdr_fix(const struct virtio_net *n, struct virtio_net_hdr *h)
 	return true;
 }
 
+/* Pops further chains after the first, while their room is short of
+ * `want` (the size of the frame before), appending their buffers to
+ * iov[*cnt...] (one slot kept for rx_buf) and their heads to rx_used, with
+ * their sizes as the length until rx_read knows what went in. Without it
+ * every byte past the first chain went through rx_buf: a second copy. */
+static void rx_pop_ahead(struct virtio_net_pair *p, size_t want, unsigned int *cnt, size_t *room)
+{
+	struct virtq *vq = rx_vq(p);
+	struct virtq_elem *e = &p->rx_elem;
+
+	while (*room < want && p->rx_nused < VIRTIO_NET_RX_AHEAD && p->rx_nused < vq->size) {
+		if (virtq_pop(vq, p->n->vdev.gm, e) <= 0)
+			break; /* none left (RX goes on as before), or broken */
+		int k = dma_sg_slice(rx_in(e), e->in_num, 0, SIZE_MAX, p->rx_iov + *cnt,
+				     IOV_MAX - 1 - *cnt);
+		if (k <= 0) {
+			virtq_unpop(vq); /* too fragmented (or empty): gather takes it */
+			break;
+		}
+		*cnt += (unsigned int)k;
+		*room += e->in_len;
+		p->rx_used[p->rx_nused++] =
+		    (struct virtq_used_elem){.id = e->head, .len = e->in_len};
+	}
+}
+
 /* Reads one frame: header to rx_hdr, then the first chain after its
- * header room, then rx_buf. *direct gets the frame bytes that went into
- * the chain. Returns the frame length without header, -1 (errno) if
- * nothing was read, -2 if a frame too short for a header was. */
+ * header room and (MRG_RXBUF) the chains popped ahead, then rx_buf. Sets
+ * each chain's used length and gives back the chains left empty; *direct
+ * gets the frame bytes that went into chains. Returns the frame length
+ * without header, -1 (errno) if nothing was read, -2 if a frame too short
+ * for a header was. */
 static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 {
 	struct virtq_elem *a = &p->rx_first;
 	struct iovec *iov = p->rx_iov;
 	unsigned int cnt = 0;
+	size_t room = 0;
 	ssize_t got;
 
 	iov[cnt++] = (struct iovec){&p->rx_hdr, VIRTIO_NET_HDR_LEN};
-	/* readv writes the chain before virtq_push_batch's release fence. */
+	/* readv writes the chains before virtq_push_batch's release fence. */
 	int k =
 	    dma_sg_slice(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, SIZE_MAX, iov + 1, IOV_MAX - 2);
 	/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
-	if (k > 0)
+	if (k > 0) {
 		cnt += (unsigned int)k;
+		room = a->in_len - VIRTIO_NET_HDR_LEN;
+		if (virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF))
+			rx_pop_ahead(p, p->rx_ahead, &cnt, &room);
+	}
 	iov[cnt++] = (struct iovec){p->rx_buf, sizeof(p->rx_buf)};
 	for (int tries = 0;; tries++) {
 		got = readv(p->tap.fd, iov, (int)cnt);
@@ -95,18 +130,25 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	if (got < 0)
 		return -1;
 	/* Trust the length no further than the buffers given: everything
-	 * below indexes rx_buf and the chain with it. */
-	size_t cap =
-	    VIRTIO_NET_HDR_LEN + sizeof(p->rx_buf) + (k > 0 ? a->in_len - VIRTIO_NET_HDR_LEN : 0);
+	 * below indexes rx_buf and the chains with it. */
+	size_t cap = VIRTIO_NET_HDR_LEN + sizeof(p->rx_buf) + room;
 	if ((size_t)got > cap)
 		got = (ssize_t)cap;
 	if (got < VIRTIO_NET_HDR_LEN)
 		return -2;
 	got -= VIRTIO_NET_HDR_LEN;
-	*direct = 0;
-	if (k > 0) {
-		size_t room = a->in_len - VIRTIO_NET_HDR_LEN;
-		*direct = (size_t)got < room ? (size_t)got : room;
+	*direct = (size_t)got < room ? (size_t)got : room;
+	/* Each chain's share, in order; the chains past the frame go back. */
+	size_t left = *direct;
+	for (unsigned int i = 0; i < p->rx_nused; i++) {
+		size_t size = i ? p->rx_used[i].len : room ? a->in_len - VIRTIO_NET_HDR_LEN : 0;
+		size_t c = left < size ? left : size;
+		p->rx_used[i].len = (uint32_t)(i ? c : VIRTIO_NET_HDR_LEN + c);
+		left -= c;
+	}
+	while (p->rx_nused > 1 && !p->rx_used[p->rx_nused - 1].len) {
+		virtq_unpop(rx_vq(p));
+		p->rx_nused--;
 	}
 	return got;
 }
@@ -148,19 +190,24 @@ static enum rx_result rx_start(struct virtio_net_pair *p)
 	if (got < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			counter_add(&n->stats.rx_errors, 1);
-		virtq_unpop(vq);
-		p->rx_nused = 0;
+		for (; p->rx_nused; p->rx_nused--)
+			virtq_unpop(vq);
 		return RX_TAP_EMPTY;
 	}
-	/* rx_buf holds frame[direct, got): the first chain's room first
-	 * (used when the chain was too fragmented to read into). */
-	size_t room = a->in_len - VIRTIO_NET_HDR_LEN - direct;
-	size_t buffered = (size_t)got - direct;
-	size_t c = buffered < room ? buffered : room;
-	/* Relaxed: ordered by virtq_push_batch's release fence (rx_one). */
-	dma_sg_write_relaxed(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, p->rx_buf, c);
-	p->rx_used[0].len = (uint32_t)(VIRTIO_NET_HDR_LEN + direct + c);
+	/* rx_buf holds frame[direct, got). Only a first chain too fragmented
+	 * to read into has room left: it is filled from rx_buf first. Chains
+	 * popped ahead mean the first one is full. */
+	size_t buffered = (size_t)got - direct, c = 0;
+	if (p->rx_nused == 1) {
+		size_t room = a->in_len - VIRTIO_NET_HDR_LEN - direct;
+		c = buffered < room ? buffered : room;
+		/* Relaxed: ordered by virtq_push_batch's release fence (rx_one). */
+		dma_sg_write_relaxed(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN + direct, p->rx_buf,
+				     c);
+		p->rx_used[0].len = (uint32_t)(VIRTIO_NET_HDR_LEN + direct + c);
+	}
 	p->rx_frame = (size_t)got;
+	p->rx_ahead = p->rx_frame; /* the next frame is likely as long */
 	p->rx_off = c;
 	p->rx_left = buffered - c;
 	if (p->rx_left && !virtio_has_feature(&n->vdev, VIRTIO_NET_F_MRG_RXBUF))
