@@ -101,10 +101,11 @@ _Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
 /* Largest frame (without the header) either way: a 64 KiB TSO packet plus
  * link headers, with QEMU's margin (NET_BUFSIZE). */
 #define VIRTIO_NET_MAX_FRAME (65536 + 4096)
-/* iovecs for one readv/writev: the host header, a whole chain, the bounce
- * buffer. Calls use at most IOV_MAX of them. */
+/* iovecs for one readv/writev: the host header, a chain's (on receive,
+ * maybe several chains'), the bounce buffer. Calls use at most IOV_MAX. */
 #define VIRTIO_NET_IOV (VIRTQ_MAX_SEGS + 2)
-/* Chains at most popped ahead of a read: 64 KiB in 4 KiB buffers and some */
+/* Chains at most popped ahead of a read, after the first: 64 KiB in 4 KiB
+ * buffers and some */
 #define VIRTIO_NET_RX_AHEAD 24
 
 /* Bits of sched: work the I/O thread should resume, two per pair (pair i

@@ -70,15 +70,19 @@ static bool rx_hdr_fix(const struct virtio_net *n, struct virtio_net_hdr *h)
  * `want` (the size of the frame before), appending their buffers to
  * iov[*cnt...] (one slot kept for rx_buf) and their heads to rx_used, with
  * their sizes as the length until rx_read knows what went in. Without it
- * every byte past the first chain went through rx_buf: a second copy. */
-static void rx_pop_ahead(struct virtio_net_pair *p, size_t want, unsigned int *cnt, size_t *room)
+ * every byte past the first chain went through rx_buf: a second copy.
+ * Returns false if the queue broke (then nothing may touch the chains). */
+static bool rx_pop_ahead(struct virtio_net_pair *p, size_t want, unsigned int *cnt, size_t *room)
 {
 	struct virtq *vq = rx_vq(p);
 	struct virtq_elem *e = &p->rx_elem;
 
-	while (*room < want && p->rx_nused < VIRTIO_NET_RX_AHEAD && p->rx_nused < vq->size) {
-		if (virtq_pop(vq, p->n->vdev.gm, e) <= 0)
-			break; /* none left (RX goes on as before), or broken */
+	while (*room < want && p->rx_nused <= VIRTIO_NET_RX_AHEAD && p->rx_nused < vq->size) {
+		int r = virtq_pop(vq, p->n->vdev.gm, e);
+		if (r < 0)
+			return false;
+		if (r == 0)
+			break; /* none left: what does not fit goes through rx_buf */
 		int k = dma_sg_slice(rx_in(e), e->in_num, 0, SIZE_MAX, p->rx_iov + *cnt,
 				     IOV_MAX - 1 - *cnt);
 		if (k <= 0) {
@@ -90,6 +94,7 @@ static void rx_pop_ahead(struct virtio_net_pair *p, size_t want, unsigned int *c
 		p->rx_used[p->rx_nused++] =
 		    (struct virtq_used_elem){.id = e->head, .len = e->in_len};
 	}
+	return true;
 }
 
 /* Reads one frame: header to rx_hdr, then the first chain after its
@@ -97,7 +102,7 @@ static void rx_pop_ahead(struct virtio_net_pair *p, size_t want, unsigned int *c
  * each chain's used length and gives back the chains left empty; *direct
  * gets the frame bytes that went into chains. Returns the frame length
  * without header, -1 (errno) if nothing was read, -2 if a frame too short
- * for a header was. */
+ * for a header was, -3 if the queue broke (nothing was read). */
 static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 {
 	struct virtq_elem *a = &p->rx_first;
@@ -114,8 +119,9 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	if (k > 0) {
 		cnt += (unsigned int)k;
 		room = a->in_len - VIRTIO_NET_HDR_LEN;
-		if (virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF))
-			rx_pop_ahead(p, p->rx_ahead, &cnt, &room);
+		if (virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF) &&
+		    !rx_pop_ahead(p, p->rx_ahead, &cnt, &room))
+			return -3;
 	}
 	iov[cnt++] = (struct iovec){p->rx_buf, sizeof(p->rx_buf)};
 	for (int tries = 0;; tries++) {
@@ -185,6 +191,10 @@ static enum rx_result rx_start(struct virtio_net_pair *p)
 	p->rx_used[0] = (struct virtq_used_elem){.id = a->head};
 	p->rx_nused = 1;
 	ssize_t got = rx_read(p, &direct);
+	if (got == -3) {
+		p->rx_nused = 0; /* the chains went with the queue; no frame was read */
+		return RX_BROKEN;
+	}
 	if (got == -2 || (got >= 0 && !rx_hdr_fix(n, &p->rx_hdr)))
 		return rx_drop(p);
 	if (got < 0) {
@@ -278,6 +288,7 @@ void virtio_net_rx_discard(struct virtio_net_pair *p)
 		counter_add(&n->stats.rx_dropped, 1);
 	p->rx_nused = 0;
 	p->rx_left = 0;
+	p->rx_ahead = 0; /* a new driver's frames owe nothing to the old one's */
 }
 
 unsigned int virtio_net_rx_run_budget(struct virtio_net_pair *p, const unsigned int max)

@@ -524,6 +524,40 @@ static void test_rx_pop_ahead(void **state)
 	assert_false(f->n->vdev.vqs[0].broken);
 }
 
+/* The queue breaks on a chain popped ahead: the read does not happen
+ * (the frame stays in the tap, the first chain is untouched); a reset
+ * forgets the size the old driver's frames had. */
+static void test_rx_pop_ahead_breaks(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	for (int i = 0; i < 3; i++)
+		post1(f, VIRTIO_NET_RXQ, 1000, W, NULL);
+	uint8_t frame[2500];
+	fill_pattern(frame, sizeof(frame), 7);
+	struct virtio_net_hdr h = {0};
+	wire_send(f, &h, frame, sizeof(frame));
+	virtio_net_rx_run(P0(f));
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 3);
+	uint64_t x, y;
+	post1(f, VIRTIO_NET_RXQ, 1000, W, &x);
+	memset(fake_mem_at(&f->fm, x), 0xaa, 1000);
+	uint16_t hy = post1(f, VIRTIO_NET_RXQ, 1000, W, &y);
+	uint64_t outside = RAM_SIZE; /* the chain popped ahead points outside RAM */
+	memcpy(fake_mem_at(&f->fm, f->q[0].desc + 16 * (uint64_t)hy), &outside, 8);
+	wire_send(f, &h, frame, sizeof(frame));
+	virtio_net_rx_run(P0(f));
+	assert_true(f->n->vdev.vqs[0].broken);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 3);
+	assert_int_equal(*(uint8_t *)fake_mem_at(&f->fm, x), 0xaa);
+	assert_int_equal(tap_queued(f), HDR + sizeof(frame));
+	assert_int_equal(P0(f)->rx_nused, 0);
+	assert_int_equal(P0(f)->rx_ahead, sizeof(frame));
+	f->n->vdev.ops->reset(&f->n->vdev);
+	assert_int_equal(P0(f)->rx_ahead, 0);
+	assert_int_equal(f->n->stats.rx_dropped, 0);
+}
+
 static void rx_no_buffers(struct fx *f, uint64_t features)
 {
 	fx_start(f, features);
@@ -1965,6 +1999,7 @@ int main(void)
 	    T(test_config_space),
 	    T(test_rx_mergeable),
 	    T(test_rx_pop_ahead),
+	    T(test_rx_pop_ahead_breaks),
 	    T(test_rx_no_buffers),
 	    T(test_rx_no_buffers_no_event_idx),
 	    T(test_rx_partial_then_refill),
