@@ -227,4 +227,16 @@ bool e1000_rx_gso_advance(struct e1000 *d, size_t len);
 uint32_t e1000_csum_add(uint32_t sum, const uint8_t *p, size_t len);
 uint16_t e1000_csum_fold(uint32_t sum);
 
+/* Network-order header fields (TX offloads, RX segmentation) */
+static inline uint16_t e1000_be16_get(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline void e1000_be16_put(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
 #endif

@@ -20,17 +20,6 @@
 #define TCP_PSH 0x08
 #define TCP_CWR 0x80
 
-static uint16_t be16_at(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void be16_put(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* Whether TCP follows the IPv6 header at l3 exactly at l4, through
  * hop-by-hop and destination options only: a routing header would change
  * the pseudo-header's destination, a fragment header cannot be cut. */
@@ -57,9 +46,9 @@ bool e1000_rx_gso_start(struct e1000 *d, const struct virtio_net_hdr *h, size_t 
 	if (!(h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || len > sizeof(d->rx_buf) || len < l3)
 		return false;
 	/* Up to two VLAN tags: tun takes TSO through VLAN devices too. */
-	uint16_t et = be16_at(f + 12);
+	uint16_t et = e1000_be16_get(f + 12);
 	for (int i = 0; i < 2 && (et == 0x8100 || et == 0x88a8) && len >= l3 + 4; i++) {
-		et = be16_at(f + l3 + 2);
+		et = e1000_be16_get(f + l3 + 2);
 		l3 += 4;
 	}
 	if (l4 < l3 + 20 || len < l4 + 20)
@@ -67,7 +56,7 @@ bool e1000_rx_gso_start(struct e1000 *d, const struct virtio_net_hdr *h, size_t 
 	if (type == VIRTIO_NET_HDR_GSO_TCPV4) {
 		/* IPv4 without fragments, its header ending where TCP starts */
 		if (et != 0x0800 || f[l3] >> 4 != 4 || l4 != l3 + (f[l3] & 0xfu) * 4 ||
-		    f[l3 + 9] != 6 || (be16_at(f + l3 + 6) & 0x3fff))
+		    f[l3 + 9] != 6 || (e1000_be16_get(f + l3 + 6) & 0x3fff))
 			return false;
 	} else if (type == VIRTIO_NET_HDR_GSO_TCPV6) {
 		if (et != 0x86dd || f[l3] >> 4 != 6 || l4 < l3 + 40 || !v6_tcp_at(f, l3, l4))
@@ -102,18 +91,20 @@ uint8_t *e1000_rx_gso_next(struct e1000 *d, size_t *len)
 
 	memcpy(s, g->head, g->hdr);
 	if (!g->v6) {
-		be16_put(ip + 2, (uint16_t)(g->l4 - g->l3 + tcplen));
-		be16_put(ip + 4, (uint16_t)(be16_at(ip + 4) + g->seg)); /* as TSO: ID per segment */
-		be16_put(ip + 10, 0);
-		be16_put(ip + 10, (uint16_t)~e1000_csum_fold(e1000_csum_add(0, ip, g->l4 - g->l3)));
+		e1000_be16_put(ip + 2, (uint16_t)(g->l4 - g->l3 + tcplen));
+		e1000_be16_put(ip + 4, (uint16_t)(e1000_be16_get(ip + 4) +
+						  g->seg)); /* as TSO: ID per segment */
+		e1000_be16_put(ip + 10, 0);
+		e1000_be16_put(ip + 10,
+			       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, ip, g->l4 - g->l3)));
 		memcpy(ph, ip + 12, 8);
 		ph[9] = 6;
-		be16_put(ph + 10, (uint16_t)tcplen);
+		e1000_be16_put(ph + 10, (uint16_t)tcplen);
 		phlen = 12;
 	} else {
-		be16_put(ip + 4, (uint16_t)(g->l4 - g->l3 - 40 + tcplen)); /* with options */
+		e1000_be16_put(ip + 4, (uint16_t)(g->l4 - g->l3 - 40 + tcplen)); /* with options */
 		memcpy(ph, ip + 8, 32);
-		be16_put(ph + 34, (uint16_t)tcplen);
+		e1000_be16_put(ph + 34, (uint16_t)tcplen);
 		ph[39] = 6;
 		phlen = 40;
 	}
@@ -128,9 +119,9 @@ uint8_t *e1000_rx_gso_next(struct e1000 *d, size_t *len)
 		tcp[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH); /* those end the whole frame */
 	if (g->off)
 		tcp[13] &= (uint8_t)~TCP_CWR; /* the first segment's */
-	be16_put(tcp + 16, 0);
+	e1000_be16_put(tcp + 16, 0);
 	uint32_t sum = e1000_csum_add(e1000_csum_add(0, ph, phlen), tcp, tcplen);
-	be16_put(tcp + 16, (uint16_t)~e1000_csum_fold(sum));
+	e1000_be16_put(tcp + 16, (uint16_t)~e1000_csum_fold(sum));
 	*len = g->hdr + n;
 	return s;
 }

@@ -64,17 +64,6 @@ uint16_t e1000_csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 void e1000_tx_reset(struct e1000 *d)
 {
 	memset(&d->txc, 0, sizeof(d->txc));
@@ -94,8 +83,9 @@ static bool tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off
 	if (end > d->tx_len || start >= end || off + 2 > d->tx_len)
 		return false;
 	uint8_t *b = d->tx_buf;
-	put_be16(b + off, 0);
-	put_be16(b + off, (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + start, end - start)));
+	e1000_be16_put(b + off, 0);
+	e1000_be16_put(b + off,
+		       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + start, end - start)));
 	return true;
 }
 
@@ -116,19 +106,19 @@ static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 	    len - c->ipcss > 0xffff)
 		return false; /* the IP length field could not say it */
 	if (v4) {
-		put_be16(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));
-		put_be16(b + c->ipcss + 10, 0);
+		e1000_be16_put(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));
+		e1000_be16_put(b + c->ipcss + 10, 0);
 		uint32_t ihl = (uint32_t)(b[c->ipcss] & 0xf) * 4;
 		if (ihl < 20 || c->ipcss + ihl > c->tucss)
 			return false;
-		put_be16(b + c->ipcss + 10,
-			 (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + c->ipcss, ihl)));
+		e1000_be16_put(b + c->ipcss + 10,
+			       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + c->ipcss, ihl)));
 	} else {
-		put_be16(b + c->ipcss + 4, (uint16_t)(len - c->ipcss - 40));
+		e1000_be16_put(b + c->ipcss + 4, (uint16_t)(len - c->ipcss - 40));
 	}
 	/* One's-complement add of the TCP length to the seed. */
-	uint32_t seed = get_be16(b + c->tucso);
-	put_be16(b + c->tucso, e1000_csum_fold(seed + (uint32_t)(len - c->tucss)));
+	uint32_t seed = e1000_be16_get(b + c->tucso);
+	e1000_be16_put(b + c->tucso, e1000_csum_fold(seed + (uint32_t)(len - c->tucss)));
 	h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 	h->gso_type = v4 ? VIRTIO_NET_HDR_GSO_TCPV4 : VIRTIO_NET_HDR_GSO_TCPV6;
 	h->hdr_len = c->hdr_len;

@@ -108,7 +108,7 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	struct virtq_elem *a = &p->rx_first;
 	struct iovec *iov = p->rx_iov;
 	unsigned int cnt = 0;
-	size_t room = 0;
+	size_t first = 0, room; /* the first chain's room after the header; all chains' */
 	ssize_t got;
 
 	iov[cnt++] = (struct iovec){&p->rx_hdr, VIRTIO_NET_HDR_LEN};
@@ -118,11 +118,12 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
 	if (k > 0) {
 		cnt += (unsigned int)k;
-		room = a->in_len - VIRTIO_NET_HDR_LEN;
-		if (virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF) &&
-		    !rx_pop_ahead(p, p->rx_ahead, &cnt, &room))
-			return -3;
+		first = a->in_len - VIRTIO_NET_HDR_LEN;
 	}
+	room = first;
+	if (k > 0 && virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF) &&
+	    !rx_pop_ahead(p, p->rx_ahead, &cnt, &room))
+		return -3;
 	iov[cnt++] = (struct iovec){p->rx_buf, sizeof(p->rx_buf)};
 	for (int tries = 0;; tries++) {
 		got = readv(p->tap.fd, iov, (int)cnt);
@@ -147,7 +148,7 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	/* Each chain's share, in order; the chains past the frame go back. */
 	size_t left = *direct;
 	for (unsigned int i = 0; i < p->rx_nused; i++) {
-		size_t size = i ? p->rx_used[i].len : room ? a->in_len - VIRTIO_NET_HDR_LEN : 0;
+		size_t size = i ? p->rx_used[i].len : first;
 		size_t c = left < size ? left : size;
 		p->rx_used[i].len = (uint32_t)(i ? c : VIRTIO_NET_HDR_LEN + c);
 		left -= c;
