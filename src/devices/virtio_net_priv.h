@@ -168,12 +168,6 @@ struct virtio_net_pair {
 	unsigned int rx_nused;
 	size_t rx_off, rx_left, rx_frame;
 	size_t rx_ahead; /* chains to pop before a read: room for this (rx_pop_ahead) */
-	/* No frame yet: rx_nused chains popped and laid out in rx_iov[0,
-	 * rx_cnt) for the next read (rx_arm), rx_room bytes after the
-	 * header, rx_first_room of them in the first chain. */
-	bool rx_armed;
-	unsigned int rx_cnt;
-	size_t rx_room, rx_first_room;
 
 	pthread_mutex_t tx_lock; /* everything tx_* and the tx queue */
 	struct virtq_elem tx_elem;

@@ -6,8 +6,7 @@
  * chains enough for a frame as long as the one before are popped ahead
  * and read into as well (those left empty go back); what still overflows
  * is copied into further chains, and num_buffers says how many. All of a
- * frame's chains are published in one batch. A read that finds the tap
- * empty keeps its chains popped and laid out for the next (rx_armed).
+ * frame's chains are published in one batch.
  *
  * No buffers: the tap is left unread (its queue holds packets, and drops
  * and counts them when full), guest kicks are re-enabled and the guest's
@@ -98,64 +97,36 @@ static bool rx_pop_ahead(struct virtio_net_pair *p, size_t want, unsigned int *c
 	return true;
 }
 
-/* Lays out the read: the header to rx_hdr, then the first chain (popped
- * here) after its header room and, with MRG_RXBUF, the chains popped ahead
- * for a frame of rx_ahead bytes. Kept across a read that finds the tap
- * empty (rx_armed), so the usual end of a burst does not pop and give back
- * a frame's worth of chains each time; the layout is only topped up when
- * the frame before was longer. */
-static enum rx_result rx_arm(struct virtio_net_pair *p)
-{
-	struct virtq_elem *a = &p->rx_first;
-
-	if (!p->rx_armed) {
-		int r = virtq_pop(rx_vq(p), p->n->vdev.gm, a);
-		if (r <= 0)
-			return r < 0 ? RX_BROKEN : RX_NO_BUFFERS;
-		if (a->in_len < VIRTIO_NET_HDR_LEN) {
-			/* Spec 5.1.6.3.1: every rx buffer holds at least a header. */
-			virtq_mark_broken(rx_vq(p), VIRTQ_ERR_DEVICE);
-			return RX_BROKEN;
-		}
-		p->rx_used[0] = (struct virtq_used_elem){.id = a->head};
-		p->rx_nused = 1;
-		p->rx_armed = true;
-		p->rx_iov[0] = (struct iovec){&p->rx_hdr, VIRTIO_NET_HDR_LEN};
-		p->rx_cnt = 1;
-		p->rx_first_room = p->rx_room = 0;
-		/* readv writes the chains before virtq_push_batch's release fence. */
-		int k = dma_sg_slice(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, SIZE_MAX,
-				     p->rx_iov + 1, IOV_MAX - 2);
-		/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
-		if (k > 0) {
-			p->rx_cnt += (unsigned int)k;
-			p->rx_first_room = p->rx_room = a->in_len - VIRTIO_NET_HDR_LEN;
-		}
-	}
-	if (p->rx_first_room && virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF) &&
-	    !rx_pop_ahead(p, p->rx_ahead, &p->rx_cnt, &p->rx_room)) {
-		/* The chains went with the queue; no frame was read. */
-		p->rx_nused = 0;
-		p->rx_armed = false;
-		return RX_BROKEN;
-	}
-	return RX_DONE;
-}
-
-/* Reads one frame into the layout rx_arm made, then rx_buf. Sets each
- * chain's used length and gives back the chains left empty; *direct gets
- * the frame bytes that went into chains. Returns the frame length without
- * header, -1 (errno) if nothing was read (the layout stays armed), -2 if a
- * frame too short for a header was. */
+/* Reads one frame: header to rx_hdr, then the first chain after its
+ * header room and (MRG_RXBUF) the chains popped ahead, then rx_buf. Sets
+ * each chain's used length and gives back the chains left empty; *direct
+ * gets the frame bytes that went into chains. Returns the frame length
+ * without header, -1 (errno) if nothing was read, -2 if a frame too short
+ * for a header was, -3 if the queue broke (nothing was read). */
 static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 {
+	struct virtq_elem *a = &p->rx_first;
 	struct iovec *iov = p->rx_iov;
-	const size_t first = p->rx_first_room, room = p->rx_room;
+	unsigned int cnt = 0;
+	size_t first = 0, room; /* the first chain's room after the header; all chains' */
 	ssize_t got;
 
-	iov[p->rx_cnt] = (struct iovec){p->rx_buf, sizeof(p->rx_buf)};
+	iov[cnt++] = (struct iovec){&p->rx_hdr, VIRTIO_NET_HDR_LEN};
+	/* readv writes the chains before virtq_push_batch's release fence. */
+	int k =
+	    dma_sg_slice(rx_in(a), a->in_num, VIRTIO_NET_HDR_LEN, SIZE_MAX, iov + 1, IOV_MAX - 2);
+	/* A chain of more than IOV_MAX pieces goes through rx_buf only. */
+	if (k > 0) {
+		cnt += (unsigned int)k;
+		first = a->in_len - VIRTIO_NET_HDR_LEN;
+	}
+	room = first;
+	if (k > 0 && virtio_has_feature(&p->n->vdev, VIRTIO_NET_F_MRG_RXBUF) &&
+	    !rx_pop_ahead(p, p->rx_ahead, &cnt, &room))
+		return -3;
+	iov[cnt++] = (struct iovec){p->rx_buf, sizeof(p->rx_buf)};
 	for (int tries = 0;; tries++) {
-		got = readv(p->tap.fd, iov, (int)p->rx_cnt + 1);
+		got = readv(p->tap.fd, iov, (int)cnt);
 		if (got >= 0 || errno != EINTR || tries == 3)
 			break;
 	}
@@ -165,7 +136,6 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	}
 	if (got < 0)
 		return -1;
-	p->rx_armed = false;
 	/* Trust the length no further than the buffers given: everything
 	 * below indexes rx_buf and the chains with it. */
 	size_t cap = VIRTIO_NET_HDR_LEN + sizeof(p->rx_buf) + room;
@@ -198,29 +168,42 @@ static enum rx_result rx_drop(struct virtio_net_pair *p)
 		virtq_unpop(rx_vq(p));
 		p->rx_nused--;
 	}
-	p->rx_armed = false;
 	p->rx_left = 0;
 	counter_add(&n->stats.rx_dropped, 1);
 	return RX_DONE;
 }
 
-/* Starts a frame: lays out the chains (rx_arm) and reads the tap. */
+/* Starts a frame: pops its first chain and reads the tap. */
 static enum rx_result rx_start(struct virtio_net_pair *p)
 {
 	struct virtio_net *n = p->n;
+	struct virtq *vq = rx_vq(p);
 	struct virtq_elem *a = &p->rx_first;
 	size_t direct = 0;
 
-	enum rx_result res = rx_arm(p);
-	if (res != RX_DONE)
-		return res;
+	int r = virtq_pop(vq, n->vdev.gm, a);
+	if (r <= 0)
+		return r < 0 ? RX_BROKEN : RX_NO_BUFFERS;
+	if (a->in_len < VIRTIO_NET_HDR_LEN) {
+		/* Spec 5.1.6.3.1: every rx buffer holds at least a header. */
+		virtq_mark_broken(vq, VIRTQ_ERR_DEVICE);
+		return RX_BROKEN;
+	}
+	p->rx_used[0] = (struct virtq_used_elem){.id = a->head};
+	p->rx_nused = 1;
 	ssize_t got = rx_read(p, &direct);
+	if (got == -3) {
+		p->rx_nused = 0; /* the chains went with the queue; no frame was read */
+		return RX_BROKEN;
+	}
 	if (got == -2 || (got >= 0 && !rx_hdr_fix(n, &p->rx_hdr)))
 		return rx_drop(p);
 	if (got < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			counter_add(&n->stats.rx_errors, 1);
-		return RX_TAP_EMPTY; /* the chains stay armed for the next read */
+		for (; p->rx_nused; p->rx_nused--)
+			virtq_unpop(vq);
+		return RX_TAP_EMPTY;
 	}
 	/* rx_buf holds frame[direct, got). Only a first chain too fragmented
 	 * to read into has room left: it is filled from rx_buf first. Chains
@@ -277,7 +260,7 @@ static enum rx_result rx_one(struct virtio_net_pair *p)
 	struct virtq_elem *a = &p->rx_first;
 	enum rx_result res;
 
-	if (!p->rx_nused || p->rx_armed) {
+	if (!p->rx_nused) {
 		res = rx_start(p);
 		if (res != RX_DONE || !p->rx_nused)
 			return res; /* nothing started, or dropped */
@@ -302,10 +285,9 @@ static enum rx_result rx_one(struct virtio_net_pair *p)
 void virtio_net_rx_discard(struct virtio_net_pair *p)
 {
 	struct virtio_net *n = p->n;
-	if (p->rx_nused && !p->rx_armed)
+	if (p->rx_nused)
 		counter_add(&n->stats.rx_dropped, 1);
 	p->rx_nused = 0;
-	p->rx_armed = false;
 	p->rx_left = 0;
 	p->rx_ahead = 0; /* a new driver's frames owe nothing to the old one's */
 }
@@ -328,7 +310,7 @@ unsigned int virtio_net_rx_run_budget(struct virtio_net_pair *p, const unsigned 
 	for (; budget; budget--) {
 		/* Over the limit (a packet and a byte at least): the tap
 		 * keeps the packets until the timer. */
-		if ((!p->rx_nused || p->rx_armed) && !throttle_ready(&n->rx_throttle, 1, 1))
+		if (!p->rx_nused && !throttle_ready(&n->rx_throttle, 1, 1))
 			break;
 		enum rx_result res = rx_one(p);
 		if (res == RX_DONE)
