@@ -120,6 +120,34 @@ expect_usage_error() {
 	fi
 }
 
+# ---- KVM exit traces in L1 (boot-trace, net-trace) ----
+
+# bt_symbolize FILE: FILE's lines "COUNT WHAT 0xRIP ..." with the kernel
+# symbol of RIP appended. L2 runs the kernel at its link address (skiff
+# loads it unpacked, nokaslr besides); L1 runs the same kernel shifted by
+# KASLR, so L1's /proc/kallsyms, less that shift, names L2's RIPs.
+bt_symbolize() {
+	text=$(awk '$3 == "_text" { print $1; exit }' /proc/kallsyms)
+	shift_by=$((0x$text - 0xffffffff81000000))
+	{
+		awk '$2 == "T" || $2 == "t" { print $1, $3 }' /proc/kallsyms
+		n=0
+		while read -r line; do
+			n=$((n + 1))
+			rip=$(echo "$line" | awk '{ print $3 }')
+			case "$rip" in
+			0xffffffff*) printf 'ffffffff%08x ~%d\n' $(((rip + shift_by) & 0xffffffff)) $n ;;
+			esac
+		done <"$1"
+	} | sort | awk '$2 ~ /^~/ { print substr($2, 2), last; next } { last = $2 }' |
+		sort -n >/tmp/syms
+	n=0
+	while read -r line; do
+		n=$((n + 1))
+		echo "$line $(awk -v n=$n '$1 == n { print $2 }' /tmp/syms)"
+	done <"$1"
+}
+
 # ---- PCI devices (passthrough: the vfio scenario and the harness) ----
 
 # pci_find VENDOR DEVICE: the address of the (last) PCI device with these
