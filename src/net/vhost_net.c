@@ -101,12 +101,17 @@ int vhost_net_set_busyloop(struct vhost_net *vn, unsigned int idx, unsigned int 
 void vhost_net_stop(struct vhost_net *vn)
 {
 	for (unsigned int i = 0; i < 2; i++) {
+		vn->stopped[i] = vn->stopped_known[i] = false;
 		if (!vn->started[i])
 			continue;
+		vn->stopped[i] = true;
 		struct vhost_vring_file backend = {.index = i, .fd = -1};
 		struct vhost_vring_state base = {.index = i};
 		ioctl(vn->fd, VHOST_NET_SET_BACKEND, &backend);
-		ioctl(vn->fd, VHOST_GET_VRING_BASE, &base);
+		if (ioctl(vn->fd, VHOST_GET_VRING_BASE, &base) == 0) {
+			vn->stopped_at[i] = (uint16_t)base.num;
+			vn->stopped_known[i] = true;
+		}
 		vn->started[i] = 0;
 	}
 }

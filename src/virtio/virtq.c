@@ -377,6 +377,20 @@ int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e
 	return 1;
 }
 
+int virtq_resume_at(struct virtq *vq, uint16_t last_avail)
+{
+	if (vq->broken || !vq->enabled)
+		return -1;
+	/* Acquire: the elements vhost published before its index. */
+	uint16_t used = __atomic_load_n((uint16_t *)(vq->used + 2), __ATOMIC_ACQUIRE);
+	if ((uint16_t)(last_avail - used) > vq->size)
+		return vq_fail(vq, VIRTQ_ERR_INFLIGHT);
+	vq->last_avail_idx = last_avail;
+	vq->used_idx = vq->signalled_used = used;
+	vq->signalled_used_valid = false;
+	return 0;
+}
+
 int virtq_unpop(struct virtq *vq)
 {
 	if (vq->broken || !vq->enabled || vq->last_avail_idx == vq->used_idx)

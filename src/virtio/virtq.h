@@ -166,6 +166,11 @@ int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e
 /* Gives back the most recently popped, not yet pushed chain; the next pop
  * returns it again. Returns 0, or -1 if nothing is in flight. */
 int virtq_unpop(struct virtq *vq);
+/* Another consumer (vhost) ran the ring and stopped: continue at its
+ * next avail index and at the used index it published, read back from the
+ * ring (the one index taken from guest memory; checked: at most size in
+ * flight, or the queue breaks). Returns 0 or -1. */
+int virtq_resume_at(struct virtq *vq, uint16_t last_avail);
 
 /* Publishes completed chains: used elements, release fence, then used idx.
  * Chains may complete in any order. Returns 0, or -1 if the queue is broken

@@ -25,6 +25,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <linux/if_tun.h>
+#include <linux/vhost.h>
+#include <sys/eventfd.h>
 
 #include "devices/virtio_net.h"
 #include "devices/virtio_net_priv.h"
@@ -113,6 +115,32 @@ static const struct virtio_transport_ops fake_transport = {
     .notify_queue = fake_notify_queue,
     .notify_config = fake_notify_config,
 };
+
+/* ---- an ioctl that plays /dev/vhost-net on fake_vhost_fd ---- */
+
+static int fake_vhost_fd = -1;
+static unsigned int fake_vhost_refuse_ring = ~0u; /* its VHOST_SET_VRING_NUM fails */
+static bool fake_vhost_base_unknown;		  /* VHOST_GET_VRING_BASE fails */
+static uint16_t fake_vhost_base[2];		  /* what it answers */
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd < 0 || fd != fake_vhost_fd)
+		return (int)syscall(SYS_ioctl, fd, req, arg);
+	struct vhost_vring_state *st = arg;
+	if ((req == VHOST_SET_VRING_NUM && st->index == fake_vhost_refuse_ring) ||
+	    (req == VHOST_GET_VRING_BASE && fake_vhost_base_unknown)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (req == VHOST_GET_VRING_BASE)
+		st->num = fake_vhost_base[st->index & 1];
+	return 0;
+}
 
 /* A transport that can hand queues off (vhost=on): the handoff fails for
  * queues from handoff_fail_from on; counts what the device asked. */
@@ -910,6 +938,56 @@ static void test_vhost_gets_tap_offloads(void **state)
 	assert_int_equal(offload_at_handoff, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6);
 	v->ops->reset(v);
 	assert_int_equal(P0(f)->tap.offload, 0);
+}
+
+/* vhost runs the rx ring, then refuses the tx ring: the built-in path
+ * goes on where vhost stopped (its next avail index, the used index it
+ * published), not from 0, which would hand the guest buffers it already
+ * got back. A ring whose position vhost does not tell breaks instead. */
+static void test_vhost_fallback_resumes(void **state)
+{
+	struct fx *f = *state;
+	fx_start(f, F_ALL);
+	struct virtio_dev *v = &f->n->vdev;
+	struct virtq *rx = &v->vqs[0];
+	v->ops->reset(v);
+	v->transport = &fake_vhost_transport;
+	f->n->vhost_on = true;
+	handoff_fail_from = 2;
+	fake_vhost_fd = P0(f)->vhost.fd = eventfd(0, 0);
+	fake_vhost_refuse_ring = 1;
+	uint64_t gpa[4];
+	uint16_t head[4];
+	for (int i = 0; i < 4; i++)
+		head[i] = post1(f, VIRTIO_NET_RXQ, 1000, W, &gpa[i]);
+	/* vhost used three of them, as the guest's used ring shows */
+	for (int i = 0; i < 3; i++) {
+		struct virtq_used_elem e = {.id = head[i], .len = 100};
+		memcpy(fake_mem_at(&f->fm, f->q[0].used + 4 + 8 * (uint64_t)i), &e, sizeof(e));
+	}
+	*g16(f, f->q[0].used + 2) = 3;
+	fake_vhost_base[0] = 3;
+	assert_int_equal(stderr_lines(vhost_cycles_once, f), 1); /* the refusal */
+	assert_false(f->n->vhost_running);
+	assert_int_equal(rx->last_avail_idx, 3);
+	assert_int_equal(rx->used_idx, 3);
+	uint8_t frame[60];
+	fill_pattern(frame, sizeof(frame), 9);
+	struct virtio_net_hdr h = {0};
+	wire_send(f, &h, frame, sizeof(frame));
+	virtio_net_rx_run(P0(f));
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 4);
+	assert_int_equal(used_elem(f, 0, 3).id, head[3]);
+	assert_memory_equal(fake_mem_at(&f->fm, gpa[3] + HDR), frame, sizeof(frame));
+	assert_false(rx->broken);
+	/* The same, and vhost does not say where it stopped. */
+	v->ops->reset(v);
+	fake_vhost_base_unknown = true;
+	assert_int_equal(stderr_lines(vhost_cycles_once, f), 1); /* the queue stopped */
+	assert_true(rx->broken);
+	fake_vhost_base_unknown = false;
+	fake_vhost_refuse_ring = ~0u;
+	fake_vhost_fd = -1;
 }
 
 static void *rx_thread(void *arg)
@@ -2013,6 +2091,7 @@ int main(void)
 	    T(test_reset_waits_for_rx),
 	    T(test_vhost_fallback_logged_once),
 	    T(test_vhost_gets_tap_offloads),
+	    T(test_vhost_fallback_resumes),
 	    T(test_tx_multi_descriptor),
 	    T(test_tx_bad_headers),
 	    T(test_tx_bad_offsets),

@@ -337,6 +337,32 @@ static void test_unpop(void **state)
 	assert_int_equal(pop(f), 0);
 }
 
+/* After vhost: the queue goes on at vhost's next avail index and at the
+ * used index in the guest's ring, wrapped or not; a used index that
+ * leaves more than size chains in flight breaks it. */
+static void test_resume_at(void **state)
+{
+	struct fx *f = *state;
+	for (uint16_t i = 0; i < 3; i++) {
+		desc_set(f, DESC_GPA, i, BUF_GPA, 4, W, 0);
+		guest_publish(f, i);
+	}
+	*g16(f, USED_GPA + 2) = 2; /* vhost used two, took a third */
+	assert_int_equal(virtq_resume_at(&f->vq, 3), 0);
+	assert_int_equal(f->vq.used_idx, 2);
+	assert_int_equal(pop(f), 0); /* nothing left to take */
+	assert_int_equal(virtq_push(&f->vq, &f->fm.gm, 2, 4), 0);
+	assert_int_equal(guest_used_idx(f), 3);
+	*g16(f, USED_GPA + 2) = 0xfffe; /* wrapped: 2 + QSZ - 1 ahead is fine */
+	assert_int_equal(virtq_resume_at(&f->vq, (uint16_t)(0xfffe + QSZ)), 0);
+	assert_false(f->vq.broken);
+	*g16(f, USED_GPA + 2) = 0xfffe;
+	assert_int_equal(virtq_resume_at(&f->vq, (uint16_t)(0xfffe + QSZ + 1)), -1);
+	assert_true(f->vq.broken);
+	assert_int_equal(f->vq.broken_reason, VIRTQ_ERR_INFLIGHT);
+	assert_int_equal(f->broken_calls, 1);
+}
+
 /* 16-bit indices wrap: 70000 round trips through a 16-entry ring. */
 static void test_index_wrap(void **state)
 {
@@ -855,6 +881,7 @@ int main(void)
 	    T(test_indirect_table),
 	    T(test_direct_then_indirect),
 	    T(test_push_used_idx),
+	    T(test_resume_at),
 	    T(test_push_batch),
 	    T(test_push_refused),
 	    T(test_unpop),
