@@ -52,9 +52,10 @@ FUZZ_MAKE  := $(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang \
 FUZZ_NAMES := $(filter-out common,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 comma := ,
-# Guest-memory entry points the fake RAM's mutator hooks (fuzz_common.h).
+# Guest-memory entry points the fake RAM's mutator hooks, and the
+# virtqueue calls targets observe (fuzz_common.h).
 FUZZ_WRAP  := $(patsubst %,-Wl$(comma)--wrap=%,guest_mem_ptr dma_read dma_read_relaxed \
-	dma_sg_read dma_sg_read_relaxed)
+	dma_sg_read dma_sg_read_relaxed virtq_pop virtq_push_batch)
 SECS ?= 60
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fuzz_common.h \

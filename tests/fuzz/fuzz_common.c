@@ -197,6 +197,29 @@ size_t __wrap_dma_sg_read_relaxed(const struct iovec *sg, unsigned int n, size_t
 	return __real_dma_sg_read_relaxed(sg, n, off, buf, len);
 }
 
+void (*fz_on_pop)(const struct virtq *vq, const struct virtq_elem *e);
+void (*fz_on_push)(const struct virtq *vq, const struct virtq_used_elem *e, unsigned int n);
+
+int __real_virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *elem);
+int __wrap_virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *elem)
+{
+	int r = __real_virtq_pop(vq, gm, elem);
+	if (r > 0 && fz_on_pop)
+		fz_on_pop(vq, elem);
+	return r;
+}
+
+int __real_virtq_push_batch(struct virtq *vq, const struct guest_mem *gm,
+			    const struct virtq_used_elem *elems, unsigned int n);
+int __wrap_virtq_push_batch(struct virtq *vq, const struct guest_mem *gm,
+			    const struct virtq_used_elem *elems, unsigned int n)
+{
+	int r = __real_virtq_push_batch(vq, gm, elems, n);
+	if (r == 0 && fz_on_push)
+		fz_on_push(vq, elems, n);
+	return r;
+}
+
 /* ---- the guest driver ---- */
 
 void fzq_layout(struct fz_q *g, unsigned int q, uint16_t size)

@@ -100,3 +100,10 @@ void fzq_driver_op(struct fz_q *g, uint8_t op);
 void fzq_put_desc(uint64_t table, uint32_t i, uint64_t addr, uint32_t len, uint16_t flags,
 		  uint16_t next);
 void fzq_publish(struct fz_q *g, uint16_t head);
+
+/* Observers of the virtqueue layer: the link wraps virtq_pop and
+ * virtq_push_batch too (calls inside virtq.c, such as virtq_push's, go
+ * unwrapped). A target may set these; they run after every successful pop
+ * and batch push, with the queue's indices already moved. */
+extern void (*fz_on_pop)(const struct virtq *vq, const struct virtq_elem *e);
+extern void (*fz_on_push)(const struct virtq *vq, const struct virtq_used_elem *e, unsigned int n);

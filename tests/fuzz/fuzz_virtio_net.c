@@ -9,7 +9,13 @@
  *
  * Checked beyond ASan/UBSan: every packet the device writes to the tap has
  * a whole header, a frame no longer than VIRTIO_NET_MAX_FRAME, and only the
- * header flags and GSO types the driver negotiated. */
+ * header flags and GSO types the driver negotiated. Every frame the device
+ * publishes on the rx queue (one virtq_push_batch, seen through
+ * fz_on_push) takes the chains popped for it in order, each used length
+ * within its chain's writable size and none empty that had room; its
+ * header says num_buffers = the used entries it occupies (more than one
+ * only with MRG_RXBUF); the lengths add up to the header and the frame
+ * the host sent (cut only past what any read has room for). */
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -23,6 +29,21 @@
 static struct virtio_net *net;
 static int wire = -1; /* the host's end of the "tap" */
 static uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_MAX_FRAME + 64];
+
+#define MAX_STEPS 512 /* ops per input */
+
+/* What the checks of rx_pushed know. The rx chains popped, by avail
+ * position (an unpop only moves the position back). */
+static struct {
+	uint16_t head;
+	uint32_t in_len; /* writable bytes */
+} rx_pop[VIRTIO_NET_QUEUE_SIZE];
+/* The frames sent (header included) and not yet delivered or dropped, in
+ * tap order, at most one a step. Not those of length 0: a read of one
+ * returns 0, which the device takes for an empty tap, counting nothing. */
+static uint32_t rx_sent[MAX_STEPS];
+static unsigned int rx_sent_head, rx_sent_tail;
+static uint64_t rx_dropped_seen; /* stats.rx_dropped already matched to frames */
 
 static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
 {
@@ -38,6 +59,89 @@ static const struct virtio_transport_ops fake_transport = {
     .notify_queue = fake_notify_queue,
     .notify_config = fake_notify_config,
 };
+
+static bool is_rxq(const struct virtq *vq)
+{
+	return vq == &net->vdev.vqs[VIRTIO_NET_RXQ];
+}
+
+static void rx_popped(const struct virtq *vq, const struct virtq_elem *e)
+{
+	if (!is_rxq(vq))
+		return;
+	unsigned int pos = (uint16_t)(vq->last_avail_idx - 1) % VIRTIO_NET_QUEUE_SIZE;
+	rx_pop[pos].head = e->head;
+	rx_pop[pos].in_len = e->in_len;
+}
+
+/* The header the device wrote at the start of chain e. False if part of it
+ * lies in vq's used ring, which the push wrote after it (a guest may put
+ * its buffers anywhere). */
+static bool rx_peek_hdr(const struct virtq *vq, const struct virtq_elem *e,
+			struct virtio_net_hdr *h)
+{
+	const uintptr_t ring = (uintptr_t)vq->used, ring_end = ring + 6 + 8 * (size_t)vq->size;
+	uint8_t *out = (uint8_t *)h;
+	size_t len = sizeof(*h);
+
+	for (unsigned int i = e->out_num; i < e->out_num + e->in_num && len; i++) {
+		uintptr_t b = (uintptr_t)e->iov[i].iov_base;
+		size_t c = e->iov[i].iov_len < len ? e->iov[i].iov_len : len;
+		if (c && b < ring_end && b + c > ring)
+			return false;
+		memcpy(out, e->iov[i].iov_base, c);
+		out += c;
+		len -= c;
+	}
+	FZ_CHECK(len == 0); /* rx_start: every first chain holds a header */
+	return true;
+}
+
+/* A frame the device just published on the rx queue: entries
+ * [used_idx - n, used_idx) of the used ring, read back from guest RAM
+ * (nothing can have changed them since the push). */
+static void rx_pushed(const struct virtq *vq, const struct virtq_used_elem *e, unsigned int n)
+{
+	const struct virtio_net_pair *p = &net->pairs[0];
+	const uint16_t old = (uint16_t)(vq->used_idx - n);
+	struct virtio_net_hdr h;
+	uint64_t sum = 0;
+
+	(void)e;
+	if (!is_rxq(vq))
+		return;
+	/* The frame takes every chain popped for it, in order; one without
+	 * MRG_RXBUF. */
+	FZ_CHECK(n >= 1 && vq->last_avail_idx == vq->used_idx);
+	FZ_CHECK(n == 1 || virtio_has_feature(&net->vdev, VIRTIO_NET_F_MRG_RXBUF));
+	for (unsigned int i = 0; i < n; i++) {
+		const uint16_t pos = (uint16_t)(old + i);
+		const uint32_t room = rx_pop[pos % VIRTIO_NET_QUEUE_SIZE].in_len;
+		struct virtq_used_elem u;
+		memcpy(&u, vq->used + 4 + 8 * (pos & (vq->size - 1)), sizeof(u));
+		FZ_CHECK(u.id == rx_pop[pos % VIRTIO_NET_QUEUE_SIZE].head);
+		FZ_CHECK(u.len <= room);
+		/* Chains left empty are given back (rx_read): only one without
+		 * room (rx_gather takes any) is published empty. */
+		FZ_CHECK(i ? u.len || !room : u.len >= VIRTIO_NET_HDR_LEN);
+		sum += u.len;
+	}
+	/* Invariant 1: num_buffers in the frame's first chain. */
+	FZ_CHECK(p->rx_first.head == rx_pop[old % VIRTIO_NET_QUEUE_SIZE].head);
+	if (rx_peek_hdr(vq, &p->rx_first, &h))
+		FZ_CHECK(h.num_buffers == n);
+	/* Invariant 2: the frames dropped since the last one delivered came
+	 * first; this one is the next the host sent. Its bytes add up to what
+	 * was sent; only a frame longer than the header and rx_buf can have
+	 * been cut, where the read ran out of room. */
+	const uint64_t dropped = counter_get(&net->stats.rx_dropped);
+	FZ_CHECK(rx_sent_tail - rx_sent_head > dropped - rx_dropped_seen);
+	rx_sent_head += (unsigned int)(dropped - rx_dropped_seen);
+	rx_dropped_seen = dropped;
+	const size_t sent = rx_sent[rx_sent_head++];
+	const size_t least = VIRTIO_NET_HDR_LEN + sizeof(p->rx_buf); /* any read has room for it */
+	FZ_CHECK(sent <= least ? sum == sent : sum >= least && sum <= sent);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -56,6 +160,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	net->vdev.gm = &fz_gm;
 	net->vdev.transport = &fake_transport;
+	fz_on_pop = rx_popped;
+	fz_on_push = rx_pushed;
 	/* The fuzzer plays the I/O thread: it fires the timers (case 9). */
 	atomic_store(&net->coal_watched, true);
 	pthread_mutex_init(&net->vdev.lock, NULL);
@@ -113,8 +219,12 @@ static void wire_send(void)
 	else
 		len += VIRTIO_NET_HDR_LEN;
 	fz_bytes(frame + (len > head ? len - head : 0), head);
-	if (send(wire, frame, len, 0) < 0 && errno != EAGAIN)
-		abort();
+	if (send(wire, frame, len, 0) < 0) {
+		if (errno != EAGAIN)
+			abort();
+	} else if (len) {
+		rx_sent[rx_sent_tail++] = (uint32_t)len;
+	}
 }
 
 /* The host stops reading: fill the wire until sends fail. */
@@ -162,12 +272,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_begin(data, size);
 	flush_all();
+	rx_sent_head = rx_sent_tail = 0;
+	rx_dropped_seen = counter_get(&net->stats.rx_dropped);
 	v->driver_features = v->host_features & ~fz_u64();
 	if (virtio_dev_init_queues(v) < 0)
 		abort();
 	for (unsigned int q = 0; q < NQ; q++)
 		fzq_layout(&g[q], q, (uint16_t)(1u << (fz_u8() % 9))); /* 1..256 */
-	for (unsigned int steps = 0; fz_more() && steps < 512; steps++) {
+	for (unsigned int steps = 0; fz_more() && steps < MAX_STEPS; steps++) {
 		uint8_t op = fz_u8();
 		switch (op % 12) {
 		case 0: /* DRIVER_OK */

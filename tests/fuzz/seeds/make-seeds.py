@@ -63,6 +63,17 @@ write('virtio_net', 'tx-gso', net_pre + tx + b'\x06')
 write('virtio_net', 'rx-merge', net_pre + rxbuf(0, 0x0000) + rxbuf(1, 0x1000) +
       rxbuf(2, 0x2000) + frame + b'\x03')
 write('virtio_net', 'tx-full', net_pre + b'\x8a' + tx + tx + b'\x04' + b'\x07' + tx)
+# Three queues (rx 16, tx 16, control 1), DRIVER_OK (0x00), ten RX chains
+# of 1526 bytes (0x0a: driver op on queue 0), frames of 3000, 4000, 2000
+# and 1000 bytes, the tap readable (0x03). MRG_RXBUF: two buffers (the rest
+# gathered), three (one popped ahead, the rest gathered), two (the second
+# popped ahead and filled in part, a third given back), one (the one popped
+# ahead given back).
+net3_pre = bytes([0x00]) + bytes(8) + bytes([0x04, 0x04, 0x00, 0x00])
+rxbuf3 = lambda i: bytes([0x0a]) + chain([seg(0x03, 0x4000 + 0x600 * i, 1526)], i)
+nframe = lambda n: bytes([0x02, 0x01]) + u16(n) + bytes(12) + b'frame-tail'.ljust(64, b'.')
+write('virtio_net', 'rx-mrg-multi', net3_pre + b''.join(rxbuf3(i) for i in range(10)) +
+      nframe(3000) + nframe(4000) + nframe(2000) + nframe(1000) + b'\x03')
 
 # ---- virtq: size 256 (last byte 8), standard layout + features
 # (INDIRECT|EVENT_IDX), chains, pops, pushes, reset
