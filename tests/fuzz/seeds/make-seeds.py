@@ -51,13 +51,15 @@ write('virtio_blk', 'indirect-reset', blk_pre + blk_req(1, 0, [wr, wr], 0, True)
       b'\x03' + b'\x00' + blk_req(0, 0, [rd], 0) + b'\0')
 write('virtio_blk', 'read-only-out', blk_pre + blk_req(1, 0, [wr], 0) + b'\x01')
 
-# ---- virtio_net: features (u64 mask, 0 = all), sizes 256/256, DRIVER_OK,
-# TX chains (op 0x80: driver op on queue 1) + kick (0x85), RX buffers
-# (0x08) + a frame from the host (0x02) + RX run (0x03); ops are op % 12
-net_pre = bytes([0x00]) + bytes(8) + bytes([0x08, 0x08, 0x00])
+# ---- virtio_net: features (u64 mask, 0 = all), queue sizes 256/256 and
+# the control queue 1, DRIVER_OK (op 0x00); ops are op % 12, a driver op
+# (10 or 11) on queue (op >> 6) % 3: TX chains (0x46: queue 1) + kick
+# (0x49: notify queue 1), RX buffers (0x0a: queue 0) + a frame from the
+# host (0x02) + RX run (0x03)
+net_pre = bytes([0x00]) + bytes(8) + bytes([0x08, 0x08, 0x00]) + b'\x00'
 txhdr = bytes([1, 1]) + u16(54) + u16(1448) + u16(34) + u16(16) + u16(0)
-tx = bytes([0x80]) + chain([seg(0x80, 0x0000, 12, txhdr), seg(0x82, 0x1000, 1500)], 0) + b'\x85'
-rxbuf = lambda start, off: bytes([0x08]) + chain([seg(0x03, off, 1526)], start)
+tx = bytes([0x46]) + chain([seg(0x80, 0x0000, 12, txhdr), seg(0x82, 0x1000, 1500)], 0) + b'\x49'
+rxbuf = lambda start, off: bytes([0x0a]) + chain([seg(0x03, off, 1526)], start)
 frame = bytes([0x02, 0x01]) + u16(3000) + bytes(12) + b'frame-tail'.ljust(64, b'.')
 write('virtio_net', 'tx-gso', net_pre + tx + b'\x06')
 write('virtio_net', 'rx-merge', net_pre + rxbuf(0, 0x0000) + rxbuf(1, 0x1000) +
