@@ -29,24 +29,6 @@ static void vhost_takeback(struct virtio_net *n, unsigned int nq)
 		n->vdev.transport->queue_takeback(&n->vdev, q);
 }
 
-/* After a failed start, the built-in path takes over rings that vhost may
- * already have run (a pair started before a later one failed): it goes on
- * where vhost stopped, or it would hand the guest its buffers twice. A
- * ring whose position is unknown cannot be resumed: it breaks. */
-static void vhost_resume(struct virtio_net *n)
-{
-	for (unsigned int i = 0; i < n->npairs; i++) {
-		const struct vhost_net *vn = &n->pairs[i].vhost;
-		for (unsigned int r = 0; r < 2; r++) {
-			struct virtq *vq = &n->vdev.vqs[2 * i + r];
-			if (vn->stopped_known[r])
-				virtq_resume_at(vq, vn->stopped_at[r]);
-			else if (vn->stopped[r])
-				virtq_mark_broken(vq, VIRTQ_ERR_DEVICE);
-		}
-	}
-}
-
 /* Pair i goes to vhost if the driver enabled both its queues; pair 0
  * always (a missing queue then fails the handoff: the built-in path).
  * Without MQ there is no pair but 0: q2 is then the control queue
@@ -108,10 +90,11 @@ int virtio_net_vhost_start(struct virtio_net *n)
 				"skiff: %s: vhost-net refused the rings (%s); using the built-in "
 				"data path\n",
 				n->name, strerror(-r));
+		/* vhost may have run a pair started before the one that
+		 * failed: the built-in path goes on where it stopped. */
 		for (unsigned int i = 0; i < n->npairs; i++)
-			vhost_net_stop(&n->pairs[i].vhost);
+			vhost_net_stop(&n->pairs[i].vhost, &vdev->vqs[2 * i]);
 		vhost_takeback(n, nq);
-		vhost_resume(n);
 		return -1;
 	}
 	/* The tap queues now belong to vhost: stop watching them. */
@@ -130,7 +113,7 @@ void virtio_net_vhost_stop(struct virtio_net *n)
 	if (!n->vhost_running)
 		return;
 	for (unsigned int i = 0; i < n->npairs; i++)
-		vhost_net_stop(&n->pairs[i].vhost);
+		vhost_net_stop(&n->pairs[i].vhost, NULL); /* the rings reset next */
 	vhost_takeback(n, 2 * n->npairs);
 	for (unsigned int i = 0; i < n->npairs; i++) {
 		struct virtio_net_pair *p = &n->pairs[i];

@@ -98,20 +98,19 @@ int vhost_net_set_busyloop(struct vhost_net *vn, unsigned int idx, unsigned int 
 	return ioctl(vn->fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &s) < 0 ? -errno : 0;
 }
 
-void vhost_net_stop(struct vhost_net *vn)
+void vhost_net_stop(struct vhost_net *vn, struct virtq *vqs)
 {
 	for (unsigned int i = 0; i < 2; i++) {
-		vn->stopped[i] = vn->stopped_known[i] = false;
 		if (!vn->started[i])
 			continue;
-		vn->stopped[i] = true;
 		struct vhost_vring_file backend = {.index = i, .fd = -1};
 		struct vhost_vring_state base = {.index = i};
 		ioctl(vn->fd, VHOST_NET_SET_BACKEND, &backend);
-		if (ioctl(vn->fd, VHOST_GET_VRING_BASE, &base) == 0) {
-			vn->stopped_at[i] = (uint16_t)base.num;
-			vn->stopped_known[i] = true;
-		}
+		bool known = ioctl(vn->fd, VHOST_GET_VRING_BASE, &base) == 0;
+		if (vqs && known)
+			virtq_resume_at(&vqs[i], (uint16_t)base.num);
+		else if (vqs)
+			virtq_mark_broken(&vqs[i], VIRTQ_ERR_DEVICE);
 		vn->started[i] = 0;
 	}
 }

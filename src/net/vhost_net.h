@@ -6,7 +6,6 @@
 #ifndef SKIFF_VHOST_NET_H
 #define SKIFF_VHOST_NET_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,10 +16,6 @@ struct vhost_net {
 	int fd;
 	uint64_t features; /* what the kernel's vhost offers */
 	int started[2];
-	/* Rings the last vhost_net_stop stopped (they had run), and where:
-	 * the next avail index, if VHOST_GET_VRING_BASE answered. */
-	bool stopped[2], stopped_known[2];
-	uint16_t stopped_at[2];
 };
 
 /* Opens /dev/vhost-net and takes ownership; -1 with a one-line reason. */
@@ -36,8 +31,11 @@ int vhost_net_start_ring(struct vhost_net *vn, unsigned int idx, const struct vi
 			 int kick_fd, int call_fd, int tap_fd);
 /* VHOST_SET_VRING_BUSYLOOP_TIMEOUT: vhost polls the ring for `usec`. */
 int vhost_net_set_busyloop(struct vhost_net *vn, unsigned int idx, unsigned int usec);
-/* Detaches the tap and stops both rings (device reset, or a fallback to
- * the built-in path), recording where each stopped (stopped_at). */
-void vhost_net_stop(struct vhost_net *vn);
+/* Detaches the tap and stops both rings. For a reset, vqs is NULL. For a
+ * fallback to the built-in path, vqs are the two virtqs (rx, tx): each
+ * ring that ran goes on where vhost stopped (virtq_resume_at), or breaks
+ * if vhost does not say where; from 0 the guest would get its buffers
+ * twice. */
+void vhost_net_stop(struct vhost_net *vn, struct virtq *vqs);
 
 #endif
