@@ -1,15 +1,21 @@
-/* kvm-hold: keeps one empty KVM VM alive in L1 for the whole boot.
+/* kvm-hold: keeps one KVM VM, with one vCPU that never runs, alive in L1
+ * for the whole boot.
  *
- * Why: L1's KVM (Linux 6.1) enables SVM on every CPU and turns on the
- * scheduler's preempt-notifier static key when the first VM is created, and
- * undoes both when the last one goes. The key flip live-patches __schedule
- * (text_poke_bp: an int3 first, then IPIs) while the other CPU runs it.
- * Under L0's software CPU that cross-modifying code has wedged L1: one CPU
- * found looping in exc_int3 for __schedule+0x2aa, the other stuck just past
- * that byte, both with interrupts off (tests/testbed/README.md). With a VM
- * held from boot, neither happens again when scenarios start and stop
- * VMMs. The VM has no vCPU: it never runs and adds nothing to KVM's exit
- * counters. */
+ * Why: L1's KVM (Linux 6.1) flips static keys when VMs and vCPUs come and
+ * go, and each flip live-patches kernel text (text_poke_bp: an int3 first,
+ * then IPIs) while the other CPU may run it. Under L0's software CPU that
+ * cross-modifying code has wedged L1: one CPU found looping in exc_int3 for
+ * __schedule+0x2aa, the other stuck just past that byte, both with
+ * interrupts off (tests/testbed/README.md).
+ * - The first VM turns on SVM on every CPU and the scheduler's
+ *   preempt-notifier key; the last one's exit undoes both. The held VM
+ *   keeps them on.
+ * - Each vCPU's in-kernel LAPIC starts software-disabled and counts in
+ *   KVM's LAPIC keys until its guest sets it up; then they are released,
+ *   deferred. With no other vCPU they flipped at every L2 life: 44 patched
+ *   sites (the SLOW l1-textpatch scenario counts them). The held vCPU never
+ *   runs, so its LAPIC stays disabled and the keys stay on: 0 sites.
+ * It adds nothing to KVM's exit counters. */
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <stdio.h>
@@ -19,7 +25,10 @@
 int main(void)
 {
 	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (kvm < 0 || ioctl(kvm, KVM_CREATE_VM, 0) < 0) {
+	int vm = kvm < 0 ? -1 : ioctl(kvm, KVM_CREATE_VM, 0);
+	/* The irqchip first: a vCPU without an in-kernel LAPIC would flip a
+	 * key of its own (kvm_has_noapic_vcpu) and hold the wrong one. */
+	if (vm < 0 || ioctl(vm, KVM_CREATE_IRQCHIP, 0) < 0 || ioctl(vm, KVM_CREATE_VCPU, 0) < 0) {
 		perror("kvm-hold");
 		return 1;
 	}
