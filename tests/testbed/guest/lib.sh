@@ -120,7 +120,13 @@ expect_usage_error() {
 	fi
 }
 
-# ---- KVM exit traces in L1 (boot-trace, net-trace) ----
+# ---- traces in L1 (boot-trace, net-trace, l1-textpatch) ----
+
+# tracefs_up: sets TR to L1's tracefs, mounting it if needed.
+tracefs_up() {
+	TR=/sys/kernel/tracing
+	[ -e $TR/trace ] || mount -t tracefs nodev $TR 2>/dev/null
+}
 
 # bt_symbolize FILE: FILE's lines "COUNT WHAT 0xRIP ..." with the kernel
 # symbol of RIP appended. L2 runs the kernel at its link address (skiff

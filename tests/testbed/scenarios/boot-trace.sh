@@ -10,27 +10,26 @@ SLOW=1
 EXPECT="SKIFF-L2: init"
 
 l1() {
-	TR=/sys/kernel/tracing # not t: lib.sh uses it
-	[ -e $TR/trace ] || mount -t tracefs nodev $TR 2>/dev/null
-	[ -e $TR/events/kvm/kvm_exit/enable ] || { fail "no kvm tracepoints"; return; }
-	echo 65536 >$TR/buffer_size_kb
-	echo >$TR/trace
-	echo 1 >$TR/events/kvm/kvm_exit/enable
-	echo 1 >$TR/events/kvm/kvm_emulate_insn/enable
+	tracefs_up
+	[ -e "$TR"/events/kvm/kvm_exit/enable ] || { fail "no kvm tracepoints"; return; }
+	echo 65536 >"$TR"/buffer_size_kb
+	echo >"$TR"/trace
+	echo 1 >"$TR"/events/kvm/kvm_exit/enable
+	echo 1 >"$TR"/events/kvm/kvm_emulate_insn/enable
 	(
 		i=0
 		while [ $i -lt 4000 ] && ! grep -q "^SKIFF-L2: init" /tmp/l2.log 2>/dev/null; do
 			sleep 0.05
 			i=$((i + 1))
 		done
-		echo 0 >$TR/events/kvm/kvm_exit/enable
-		echo 0 >$TR/events/kvm/kvm_emulate_insn/enable
+		echo 0 >"$TR"/events/kvm/kvm_exit/enable
+		echo 0 >"$TR"/events/kvm/kvm_emulate_insn/enable
 	) &
 	L2_CMDLINE="$L2_CMDLINE nokaslr"
 	skiff_boot_l2 --cpus 1 || { fail "skiff exited $VMM_RC"; return; }
 	wait
-	grep -h overrun $TR/per_cpu/cpu*/stats | sed 's/^/SKIFF-TRACE: /'
-	sed -n 's/.*kvm_exit: //p' $TR/trace >/tmp/exits
+	grep -h overrun "$TR"/per_cpu/cpu*/stats | sed 's/^/SKIFF-TRACE: /'
+	sed -n 's/.*kvm_exit: //p' "$TR"/trace >/tmp/exits
 	echo "SKIFF-TRACE: total $(wc -l </tmp/exits)"
 	# "vcpu 0 reason R [more] rip 0xADDR info1 ...": the reason, the RIP.
 	awk '{ r = ""; for (i = 1; i < NF; i++) if ($i == "rip") r = $(i + 1); print $4, r }' \
@@ -39,9 +38,9 @@ l1() {
 		awk '{ print "SKIFF-TRACE: reason", $1, $2 }'
 	sort /tmp/rips | uniq -c | sort -rn | head -n 40 >/tmp/top
 	# "kvm_emulate_insn: 0:RIP:BYTES (MODE)"
-	sed -n 's/.*kvm_emulate_insn: [0-9a-f]*:\([0-9a-f]*\):/insn 0x\1 /p' $TR/trace | sort | uniq -c |
+	sed -n 's/.*kvm_emulate_insn: [0-9a-f]*:\([0-9a-f]*\):/insn 0x\1 /p' "$TR"/trace | sort | uniq -c |
 		sort -rn | head -n 40 >/tmp/topemul
-	echo >$TR/trace
+	echo >"$TR"/trace
 	bt_symbolize /tmp/top | awk '{ print "SKIFF-TRACE: rip", $1, $2, $3, $4 }'
 	bt_symbolize /tmp/topemul | sed 's/^ *//; s/^/SKIFF-TRACE: emul /'
 	pass

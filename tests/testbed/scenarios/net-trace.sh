@@ -21,7 +21,7 @@ NT_EMUL="hist:keys=rip.hex:size=4096"
 # nt_watch: at each "phase=P" mark in L2's console log, saves the counts
 # of the phase before to /tmp/hist-{exit,emul}-PREV and starts new ones.
 nt_watch() {
-	ev=$TR/events/kvm
+	ev="$TR"/events/kvm
 	for next in rr down up end; do
 		i=0
 		while [ $i -lt 6000 ] && ! grep -q "^SKIFF-L2-MARK phase=$next" /tmp/l2.log 2>/dev/null; do
@@ -61,9 +61,8 @@ nt_report() {
 }
 
 l1() {
-	TR=/sys/kernel/tracing # not t: lib.sh uses it
-	[ -e $TR/trace ] || mount -t tracefs nodev $TR 2>/dev/null
-	[ -e $TR/events/kvm/kvm_exit/trigger ] || { fail "no kvm tracepoints"; return; }
+	tracefs_up
+	[ -e "$TR"/events/kvm/kvm_exit/trigger ] || { fail "no kvm tracepoints"; return; }
 	tap_up "$NT_L1" || { fail "tap0 setup failed"; return; }
 	killall iperf3 2>/dev/null
 	iperf3 -s >/tmp/iperf3-s.log 2>&1 &
