@@ -81,11 +81,12 @@ static int vm_host_irqfd_resample(void *host, int efd, int resample_efd, uint32_
 	return vm_irqfd_resample(host, efd, resample_efd, gsi, assign);
 }
 
-static int vm_host_ioeventfd(void *host, int efd, uint64_t addr, bool assign)
+/* MMIO with length 0: any write length matches, and KVM may take a faster
+ * exit path (KVM_CAP_IOEVENTFD_ANY_LENGTH). */
+static int vm_host_ioeventfd(void *host, int efd, enum bus_space sp, uint64_t addr, uint32_t len,
+			     bool assign)
 {
-	/* Length 0: any write length matches, and KVM may take a faster exit
-	 * path (KVM_CAP_IOEVENTFD_ANY_LENGTH). */
-	return vm_ioeventfd(host, efd, BUS_MMIO, addr, 0, assign);
+	return vm_ioeventfd(host, efd, sp, addr, len, assign);
 }
 
 static void vm_host_reset_request(void *host)

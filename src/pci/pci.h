@@ -95,7 +95,9 @@ struct pci_host_ops {
 	 * line, the guest's EOI lowers it and signals resample_efd. */
 	int (*irqfd_resample)(void *host, int efd, int resample_efd, uint32_t gsi, bool assign);
 	/* MMIO write of any length at addr signals efd. */
-	int (*ioeventfd)(void *host, int efd, uint64_t addr, bool assign);
+	/* sp BUS_MMIO: len 0 (any write); BUS_PIO: len 1, 2 or 4 */
+	int (*ioeventfd)(void *host, int efd, enum bus_space sp, uint64_t addr, uint32_t len,
+			 bool assign);
 	/* The guest asked for a reset through port 0xcf9. */
 	void (*reset_request)(void *host);
 };

@@ -50,8 +50,8 @@ static void vp_bar_access(struct virtio_pci *vp, uint64_t off, uint8_t *data, ui
 	    len > VP_BAR_SIZE - off)
 		return;
 	if (off >= VP_NOTIFY_OFF) {
-		if (is_write)
-			vp_notify_write(vp, off - VP_NOTIFY_OFF);
+		if (is_write && (off - VP_NOTIFY_OFF) % VP_NOTIFY_MULT == 0)
+			vp_notify_write(vp, (off - VP_NOTIFY_OFF) / VP_NOTIFY_MULT);
 	} else if (off >= VP_DEVICE_OFF) {
 		vp_device_cfg(vp, off - VP_DEVICE_OFF, data, len, is_write);
 	} else if (off == VP_ISR_OFF) {
@@ -72,7 +72,18 @@ static void vp_bar_handler(void *opaque, struct bus_access *acc)
 	vp_bar_access(opaque, acc->offset, acc->data, acc->len, acc->is_write);
 }
 
-static const char *vp_reg_name(void *opaque, uint64_t off, bool is_write)
+/* The port notify BAR: a write at queue q's port kicks q. */
+static void vp_pio_handler(void *opaque, struct bus_access *acc)
+{
+	if (!acc->is_write) {
+		memset(acc->data, 0, acc->len);
+		return;
+	}
+	if (acc->offset % VP_PIO_MULT == 0)
+		vp_notify_write(opaque, acc->offset / VP_PIO_MULT);
+}
+
+static const char *vp_notify_name(uint64_t q)
 {
 	static const char *const notify[] = {
 	    "notify q0",  "notify q1",	"notify q2",  "notify q3",  "notify q4",  "notify q5",
@@ -83,6 +94,11 @@ static const char *vp_reg_name(void *opaque, uint64_t off, bool is_write)
 	    "notify q30", "notify q31",
 	};
 	_Static_assert(sizeof(notify) / sizeof(notify[0]) == VIRTIO_MAX_QUEUES, "notify names");
+	return q < VIRTIO_MAX_QUEUES ? notify[q] : "notify";
+}
+
+static const char *vp_reg_name(void *opaque, uint64_t off, bool is_write)
+{
 	(void)opaque;
 	(void)is_write;
 	if (off < VP_ISR_OFF)
@@ -91,30 +107,42 @@ static const char *vp_reg_name(void *opaque, uint64_t off, bool is_write)
 		return "isr";
 	if (off < VP_NOTIFY_OFF)
 		return "cfg";
-	uint64_t q = (off - VP_NOTIFY_OFF) / VP_NOTIFY_MULT;
-	return q < VIRTIO_MAX_QUEUES ? notify[q] : "notify";
+	return vp_notify_name((off - VP_NOTIFY_OFF) / VP_NOTIFY_MULT);
 }
 
-/* The register BAR moved: move the queues' ioeventfds with it. Runs under
- * the bus's config lock. */
+static const char *vp_pio_reg_name(void *opaque, uint64_t off, bool is_write)
+{
+	(void)opaque;
+	(void)is_write;
+	return vp_notify_name(off / VP_PIO_MULT);
+}
+
+/* A notify BAR moved: move the queues' ioeventfds with it (MMIO: any
+ * length; port: the 16-bit write the driver makes). Runs under the bus's
+ * config lock. */
 static void vp_bar_map(struct pci_device *dev, unsigned int bar, uint64_t addr, bool mapped)
 {
 	struct virtio_pci *vp = vp_of(dev);
-	if (bar != VP_BAR || !vp->use_ioeventfd)
+	if ((bar != VP_BAR && bar != VP_PIO_BAR) || !vp->use_ioeventfd)
 		return;
+	unsigned int k = bar == VP_PIO_BAR ? VP_KICK_PIO : VP_KICK_MMIO;
+	enum bus_space sp = k == VP_KICK_PIO ? BUS_PIO : BUS_MMIO;
+	uint32_t len = k == VP_KICK_PIO ? 2 : 0;
 	void *host;
 	const struct pci_host_ops *ops = pci_bus_host(dev->bus, &host);
 	for (unsigned int i = 0; i < vp->vdev->num_queues; i++) {
 		struct virtio_pci_queue *q = &vp->q[i];
 		if (!mapped) {
-			if (q->kick_assigned)
-				ops->ioeventfd(host, q->kick_fd, q->kick_addr, false);
-			q->kick_assigned = false;
+			if (q->kick[k].assigned)
+				ops->ioeventfd(host, q->kick_fd, sp, q->kick[k].addr, len, false);
+			q->kick[k].assigned = false;
 			continue;
 		}
-		q->kick_addr = addr + VP_NOTIFY_OFF + (uint64_t)i * VP_NOTIFY_MULT;
-		int r = ops->ioeventfd(host, q->kick_fd, q->kick_addr, true);
-		q->kick_assigned = r == 0;
+		q->kick[k].addr = k == VP_KICK_PIO
+				      ? addr + (uint64_t)i * VP_PIO_MULT
+				      : addr + VP_NOTIFY_OFF + (uint64_t)i * VP_NOTIFY_MULT;
+		int r = ops->ioeventfd(host, q->kick_fd, sp, q->kick[k].addr, len, true);
+		q->kick[k].assigned = r == 0;
 		if (r < 0 && !vp->ioeventfd_logged++)
 			fprintf(stderr, "skiff: %s: ioeventfd: %s; kicks will trap\n", dev->name,
 				strerror(-r));
@@ -185,10 +213,10 @@ static const struct pci_device_ops vp_pci_ops = {
     .release = vp_release,
 };
 
-static int vp_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t offset, uint32_t length,
-		      uint8_t cap_len, uint32_t extra)
+static int vp_add_cap(struct virtio_pci *vp, uint8_t type, uint8_t bar, uint32_t offset,
+		      uint32_t length, uint8_t cap_len, uint32_t extra)
 {
-	uint8_t cap[VIRTIO_PCI_NOTIFY_CAP_LEN] = {PCI_CAP_ID_VNDR, 0, cap_len, type, VP_BAR};
+	uint8_t cap[VIRTIO_PCI_NOTIFY_CAP_LEN] = {PCI_CAP_ID_VNDR, 0, cap_len, type, bar};
 	memcpy(cap + VP_CAP_OFFSET, &offset, 4);
 	memcpy(cap + VP_CAP_LENGTH, &length, 4);
 	memcpy(cap + VP_CAP_NOTIFY_MULT, &extra, 4); /* beyond cap_len when 16 */
@@ -198,16 +226,20 @@ static int vp_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t offset, uint
 static int vp_add_caps(struct virtio_pci *vp)
 {
 	struct virtio_dev *vdev = vp->vdev;
-	if (vp_add_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG, VP_COMMON_OFF, VP_COMMON_LEN,
+	if (vp_add_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG, VP_BAR, VP_COMMON_OFF, VP_COMMON_LEN,
 		       VIRTIO_PCI_CAP_LEN, 0) < 0 ||
-	    vp_add_cap(vp, VIRTIO_PCI_CAP_NOTIFY_CFG, VP_NOTIFY_OFF,
+	    vp_add_cap(vp, VIRTIO_PCI_CAP_NOTIFY_CFG, VP_PIO_BAR, 0, vdev->num_queues * VP_PIO_MULT,
+		       VIRTIO_PCI_NOTIFY_CAP_LEN, VP_PIO_MULT) < 0 ||
+	    vp_add_cap(vp, VIRTIO_PCI_CAP_NOTIFY_CFG, VP_BAR, VP_NOTIFY_OFF,
 		       vdev->num_queues * VP_NOTIFY_MULT, VIRTIO_PCI_NOTIFY_CAP_LEN,
 		       VP_NOTIFY_MULT) < 0 ||
-	    vp_add_cap(vp, VIRTIO_PCI_CAP_ISR_CFG, VP_ISR_OFF, 1, VIRTIO_PCI_CAP_LEN, 0) < 0 ||
-	    (vdev->config_len && vp_add_cap(vp, VIRTIO_PCI_CAP_DEVICE_CFG, VP_DEVICE_OFF,
+	    vp_add_cap(vp, VIRTIO_PCI_CAP_ISR_CFG, VP_BAR, VP_ISR_OFF, 1, VIRTIO_PCI_CAP_LEN, 0) <
+		0 ||
+	    (vdev->config_len && vp_add_cap(vp, VIRTIO_PCI_CAP_DEVICE_CFG, VP_BAR, VP_DEVICE_OFF,
 					    vdev->config_len, VIRTIO_PCI_CAP_LEN, 0) < 0))
 		return -1;
-	vp->pci_cfg_cap = vp_add_cap(vp, VIRTIO_PCI_CAP_PCI_CFG, 0, 0, VIRTIO_PCI_CFG_CAP_LEN, 0);
+	vp->pci_cfg_cap =
+	    vp_add_cap(vp, VIRTIO_PCI_CAP_PCI_CFG, VP_BAR, 0, 0, VIRTIO_PCI_CFG_CAP_LEN, 0);
 	if (vp->pci_cfg_cap < 0)
 		return -1;
 	/* bar, offset, length and data are the driver's to write */
@@ -288,7 +320,13 @@ static int vp_build(struct virtio_pci *vp, char *err, size_t errlen)
 	vp->pci.ops = &vp_pci_ops;
 	struct bus_region r = {
 	    .handler = vp_bar_handler, .reg_name = vp_reg_name, .opaque = vp, .name = vdev->name};
-	if (pci_device_add_bar(&vp->pci, VP_BAR, VP_BAR_SIZE, &r) < 0 || vp_add_caps(vp) < 0) {
+	struct bus_region rp = {.handler = vp_pio_handler,
+				.reg_name = vp_pio_reg_name,
+				.opaque = vp,
+				.name = vdev->name};
+	if (pci_device_add_bar(&vp->pci, VP_BAR, VP_BAR_SIZE, &r) < 0 ||
+	    pci_device_add_bar_flags(&vp->pci, VP_PIO_BAR, VP_PIO_BAR_SIZE, PCI_BAR_IO, &rp) < 0 ||
+	    vp_add_caps(vp) < 0) {
 		snprintf(err, errlen, "%s: cannot lay out the PCI function", vdev->name);
 		return -1;
 	}

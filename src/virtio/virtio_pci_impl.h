@@ -25,6 +25,13 @@
 #define VP_DEVICE_OFF  0x2000
 #define VP_NOTIFY_OFF  0x3000
 #define VP_NOTIFY_MULT 4 /* bytes between queues' notify addresses */
+/* The notify again, in an I/O BAR, offered first (the order of the
+ * capabilities is the device's preference): on AMD-V KVM decodes and
+ * emulates every MMIO notify, while an OUT exit carries its next RIP and
+ * skips the emulator. A 16-bit write per queue, VP_PIO_MULT apart. */
+#define VP_PIO_BAR	4
+#define VP_PIO_MULT	2
+#define VP_PIO_BAR_SIZE (VIRTIO_MAX_QUEUES * VP_PIO_MULT)
 
 /* Capability types (cfg_type) */
 #define VIRTIO_PCI_CAP_COMMON_CFG 1
@@ -76,15 +83,19 @@
 
 struct virtio_pci;
 
+enum { VP_KICK_MMIO, VP_KICK_PIO };
+
 struct virtio_pci_queue {
 	struct virtio_pci *vp;
 	unsigned int index;
 	_Atomic uint16_t vector; /* MSI-X vector, read by notify_queue */
 	bool enable;		 /* the driver wrote queue_enable = 1 */
 	_Atomic bool live;	 /* activated at DRIVER_OK: kicks delivered */
-	int kick_fd;		 /* eventfd of the ioeventfd; -1 in trap mode */
-	bool kick_assigned;	 /* registered with KVM at kick_addr */
-	uint64_t kick_addr;
+	int kick_fd;		 /* eventfd of the ioeventfds; -1 in trap mode */
+	struct {
+		bool assigned; /* registered with KVM at addr */
+		uint64_t addr;
+	} kick[2];	 /* the MMIO notify, the port one (VP_KICK_*) */
 	bool polled;	 /* poller registered with the I/O thread */
 	bool handed_off; /* kicks go to vhost, not the I/O thread */
 	counter_t kicks; /* ioeventfd kicks seen by the I/O thread */
@@ -136,7 +147,8 @@ void vp_log(struct virtio_pci *vp, const char *what);
 /* virtio_pci_notify.c: kicks and interrupts */
 extern const struct virtio_transport_ops vp_transport_ops;
 /* A write at notify offset rel (vCPU thread). */
-void vp_notify_write(struct virtio_pci *vp, uint64_t rel);
+/* A trapped notify write for queue q (either BAR). */
+void vp_notify_write(struct virtio_pci *vp, uint64_t q);
 /* I/O thread: a queue's kick eventfd is readable; opaque is the queue. */
 void vp_kick_ready(void *opaque, uint32_t events);
 /* Registers the queues in vdev->poll_queues as I/O-thread pollers. */

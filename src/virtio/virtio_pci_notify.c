@@ -142,10 +142,9 @@ int vp_pollers_add(struct virtio_pci *vp)
 	return 0;
 }
 
-void vp_notify_write(struct virtio_pci *vp, uint64_t rel)
+void vp_notify_write(struct virtio_pci *vp, uint64_t q)
 {
-	uint64_t q = rel / VP_NOTIFY_MULT;
-	if (rel % VP_NOTIFY_MULT || q >= vp->vdev->num_queues)
+	if (q >= vp->vdev->num_queues)
 		return;
 	if (vp->use_ioeventfd) {
 		/* The ioeventfd was not registered (yet) or the write missed

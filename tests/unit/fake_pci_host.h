@@ -22,7 +22,9 @@ struct fake_route {
 
 struct fake_ioeventfd {
 	int efd;
+	enum bus_space sp;
 	uint64_t addr;
+	uint32_t len;
 	bool assigned;
 };
 
@@ -91,13 +93,14 @@ static int fake_irqfd(void *h, int efd, uint32_t gsi, bool assign)
 	return 0;
 }
 
-static int fake_ioeventfd(void *h, int efd, uint64_t addr, bool assign)
+static int fake_ioeventfd(void *h, int efd, enum bus_space sp, uint64_t addr, uint32_t len,
+			  bool assign)
 {
 	struct fake_host *f = h;
 	if (assign && f->fail_ioeventfd)
 		return -f->fail_ioeventfd;
 	for (int i = 0; i < f->nr_io; i++) {
-		if (f->io[i].efd == efd && f->io[i].addr == addr) {
+		if (f->io[i].efd == efd && f->io[i].sp == sp && f->io[i].addr == addr) {
 			if (f->io[i].assigned == assign)
 				return assign ? -17 : -2; /* EEXIST / ENOENT, like KVM */
 			f->io[i].assigned = assign;
@@ -106,7 +109,7 @@ static int fake_ioeventfd(void *h, int efd, uint64_t addr, bool assign)
 	}
 	if (!assign || f->nr_io >= FAKE_MAX)
 		return -2;
-	f->io[f->nr_io++] = (struct fake_ioeventfd){efd, addr, true};
+	f->io[f->nr_io++] = (struct fake_ioeventfd){efd, sp, addr, len, true};
 	return 0;
 }
 
@@ -135,11 +138,23 @@ static const struct pci_host_ops fake_host_ops = {
     .reset_request = fake_reset,
 };
 
-/* Whether efd is assigned at addr now. */
+/* Whether efd is assigned at MMIO addr now (any length). */
 static inline bool fake_ioeventfd_at(const struct fake_host *f, int efd, uint64_t addr)
 {
 	for (int i = 0; i < f->nr_io; i++)
-		if (f->io[i].efd == efd && f->io[i].addr == addr && f->io[i].assigned)
+		if (f->io[i].efd == efd && f->io[i].sp == BUS_MMIO && f->io[i].addr == addr &&
+		    f->io[i].len == 0 && f->io[i].assigned)
+			return true;
+	return false;
+}
+
+/* Whether efd is assigned at port `port` for writes of len bytes now. */
+static inline bool fake_ioeventfd_pio(const struct fake_host *f, int efd, uint64_t port,
+				      uint32_t len)
+{
+	for (int i = 0; i < f->nr_io; i++)
+		if (f->io[i].efd == efd && f->io[i].sp == BUS_PIO && f->io[i].addr == port &&
+		    f->io[i].len == len && f->io[i].assigned)
 			return true;
 	return false;
 }

@@ -256,6 +256,19 @@ static void kick(struct vfx *f, unsigned int q)
 	mmio_wr(&f->trap, f->bar + VP_NOTIFY_OFF + VP_NOTIFY_MULT * q, 2, q);
 }
 
+/* The port notify BAR's base, with I/O decoding on. */
+static uint16_t pio_base(struct vfx *f)
+{
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2,
+	       PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	return (uint16_t)(cfg_rd(&f->trap, 1, PCI_BAR0 + 4 * VP_PIO_BAR, 4) & ~3u);
+}
+
+static void pio_kick(struct vfx *f, uint16_t port, uint32_t len, uint32_t v)
+{
+	bus_dispatch(&f->trap, BUS_PIO, port, &v, len, true, 0);
+}
+
 static void test_ids_and_caps(void **state)
 {
 	struct vfx *f = *state;
@@ -274,7 +287,6 @@ static void test_ids_and_caps(void **state)
 		uint32_t off, length;
 	} want[] = {
 	    {VIRTIO_PCI_CAP_COMMON_CFG, 16, VP_COMMON_OFF, VP_COMMON_LEN},
-	    {VIRTIO_PCI_CAP_NOTIFY_CFG, 20, VP_NOTIFY_OFF, NQ * VP_NOTIFY_MULT},
 	    {VIRTIO_PCI_CAP_ISR_CFG, 16, VP_ISR_OFF, 1},
 	    {VIRTIO_PCI_CAP_DEVICE_CFG, 16, VP_DEVICE_OFF, CFG_LEN},
 	    {VIRTIO_PCI_CAP_PCI_CFG, 20, 0, 0},
@@ -287,8 +299,26 @@ static void test_ids_and_caps(void **state)
 		assert_int_equal(cfg_rd(b, 1, c + VP_CAP_OFFSET, 4), want[i].off);
 		assert_int_equal(cfg_rd(b, 1, c + VP_CAP_LENGTH, 4), want[i].length);
 	}
-	uint32_t n = cfg_find_cap(b, 1, PCI_CAP_ID_VNDR, VIRTIO_PCI_CAP_NOTIFY_CFG);
+	/* Two notify capabilities, the port one first (the driver takes the
+	 * first it supports), then the MMIO one. */
+	uint32_t p = cfg_find_cap(b, 1, PCI_CAP_ID_VNDR, VIRTIO_PCI_CAP_NOTIFY_CFG);
+	assert_int_equal(cfg_rd(b, 1, p + VP_CAP_BAR, 1), VP_PIO_BAR);
+	assert_int_equal(cfg_rd(b, 1, p + VP_CAP_OFFSET, 4), 0);
+	assert_int_equal(cfg_rd(b, 1, p + VP_CAP_LENGTH, 4), NQ * VP_PIO_MULT);
+	assert_int_equal(cfg_rd(b, 1, p + VP_CAP_NOTIFY_MULT, 4), VP_PIO_MULT);
+	uint32_t n = cfg_rd(b, 1, p + 1, 1);
+	while (n && (cfg_rd(b, 1, n, 1) != PCI_CAP_ID_VNDR ||
+		     cfg_rd(b, 1, n + VP_CAP_CFG_TYPE, 1) != VIRTIO_PCI_CAP_NOTIFY_CFG))
+		n = cfg_rd(b, 1, n + 1, 1);
+	assert_int_not_equal(n, 0);
+	assert_int_equal(cfg_rd(b, 1, n + VP_CAP_BAR, 1), VP_BAR);
+	assert_int_equal(cfg_rd(b, 1, n + VP_CAP_OFFSET, 4), VP_NOTIFY_OFF);
+	assert_int_equal(cfg_rd(b, 1, n + VP_CAP_LENGTH, 4), NQ * VP_NOTIFY_MULT);
 	assert_int_equal(cfg_rd(b, 1, n + VP_CAP_NOTIFY_MULT, 4), VP_NOTIFY_MULT);
+	/* The port BAR: an I/O BAR in the I/O window. */
+	uint32_t io = cfg_rd(b, 1, PCI_BAR0 + 4 * VP_PIO_BAR, 4);
+	assert_int_equal(io & PCI_BAR_IO, PCI_BAR_IO);
+	assert_true((io & ~3u) >= PCI_PIO_START && (io & ~3u) < PCI_PIO_END);
 	assert_int_equal(cfg_rd(b, 1, f->msix_cap + PCI_MSIX_FLAGS, 2), NQ); /* NQ + 1 vectors */
 	assert_int_equal(cr(f, VP_NUM_QUEUES, 2), NQ);
 
@@ -685,6 +715,55 @@ static void test_ioeventfd_follows_bar(void **state)
 		assert_false(f->host.io[i].assigned);
 }
 
+/* A trapped write to queue q's port kicks q (the 16-bit write Linux makes,
+ * and any other length at that port); a port between queues', past the
+ * last queue or a read does nothing. */
+static void test_pio_notify_traps(void **state)
+{
+	struct vfx *f = *state;
+	uint16_t port = pio_base(f);
+	bring_up(f, FEAT_OK); /* queue 0 only */
+	pio_kick(f, port, 2, 0);
+	assert_int_equal(f->t.notifies[0], 1);
+	pio_kick(f, port, 4, 0);
+	assert_int_equal(f->t.notifies[0], 2);
+	pio_kick(f, port + 1, 1, 0);
+	pio_kick(f, port + VP_PIO_MULT * NQ, 2, NQ);
+	pio_kick(f, port + VP_PIO_BAR_SIZE - 2, 2, 0);
+	uint32_t v = 0xffffffff;
+	bus_dispatch(&f->trap, BUS_PIO, port, &v, 2, false, 0);
+	assert_int_equal(v & 0xffff, 0);
+	assert_int_equal(f->t.notifies[0], 2);
+	pio_kick(f, port + VP_PIO_MULT, 2, 1); /* never enabled */
+	assert_int_equal(f->t.notifies[1], 0);
+}
+
+/* Each queue's ioeventfd sits at its port too (16-bit writes), follows the
+ * BAR when the guest moves it and goes when I/O decoding is turned off. */
+static void test_pio_ioeventfd_follows_bar(void **state)
+{
+	struct vfx *f = *state;
+	struct bus *b = &f->trap;
+	uint16_t port = pio_base(f);
+	for (unsigned int q = 0; q < NQ; q++)
+		assert_true(fake_ioeventfd_pio(&f->host, kick_fd(f, q), port + VP_PIO_MULT * q, 2));
+	uint16_t to = 0xe000;
+	cfg_wr(b, 1, PCI_BAR0 + 4 * VP_PIO_BAR, 4, to);
+	for (unsigned int q = 0; q < NQ; q++) {
+		assert_false(
+		    fake_ioeventfd_pio(&f->host, kick_fd(f, q), port + VP_PIO_MULT * q, 2));
+		assert_true(fake_ioeventfd_pio(&f->host, kick_fd(f, q), to + VP_PIO_MULT * q, 2));
+	}
+	/* A kick that traps anyway goes to the I/O thread's eventfd. */
+	bring_up(f, FEAT_OK);
+	pio_kick(f, to + VP_PIO_MULT, 2, 1);
+	assert_int_equal(efd_take(kick_fd(f, 1)), 1);
+	assert_int_equal(f->t.notifies[1], 0);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	for (unsigned int q = 0; q < NQ; q++)
+		assert_false(fake_ioeventfd_pio(&f->host, kick_fd(f, q), to + VP_PIO_MULT * q, 2));
+}
+
 /* A guest cycling DRIVER_OK and reset on a device that hands its queues
  * off (vhost=on) and takes them back: 10,000 cycles, with the handoff
  * succeeding and with it failing half-way (no vector for queue 1), add no
@@ -891,6 +970,9 @@ int main(void)
 	    VT(test_reset),
 	    VT(test_device_config),
 	    VT(test_pci_cfg_window),
+	    cmocka_unit_test_setup_teardown(test_pio_notify_traps, vfx_setup, vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_pio_ioeventfd_follows_bar, vfx_setup_ioeventfd,
+					    vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_ioeventfd_follows_bar, vfx_setup_ioeventfd,
 					    vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_handoff_cycles_bounded, vfx_setup_iothread,
