@@ -1,11 +1,13 @@
 /* PCI: bus 0 with a host bridge at 00:00.0, type-1 configuration access
  * through ports 0xcf8/0xcfc, 64-bit memory BARs placed in the 32-bit MMIO
- * window, capability lists, INTx through the IOAPIC (MSI-X: pci_msix.h).
+ * window and I/O BARs in the I/O window, capability lists, INTx through the IOAPIC (MSI-X:
+ * pci_msix.h).
  *
  * A device embeds a struct pci_device, fills its header, BARs and
  * capabilities with the pci_device_* calls, then pci_bus_add_device() gives
  * it a slot, an INTx line and BAR addresses. Its BARs appear in the trap
- * table only while the guest has memory decoding on (COMMAND bit 1) and
+ * table only while the guest has their decoding on (COMMAND bit 1, or bit
+ * 0 for I/O BARs) and
  * move when the guest reprograms them.
  *
  * Threads: configuration space is serialized by one lock per bus (vCPU
@@ -94,8 +96,8 @@ struct pci_host_ops {
 	/* A level-triggered irqfd (KVM_IRQFD_FLAG_RESAMPLE): efd raises the
 	 * line, the guest's EOI lowers it and signals resample_efd. */
 	int (*irqfd_resample)(void *host, int efd, int resample_efd, uint32_t gsi, bool assign);
-	/* MMIO write of any length at addr signals efd. */
-	/* sp BUS_MMIO: len 0 (any write); BUS_PIO: len 1, 2 or 4 */
+	/* A write at addr signals efd: BUS_MMIO with len 0 (any length),
+	 * BUS_PIO with len 1, 2 or 4 (that length only). */
 	int (*ioeventfd)(void *host, int efd, enum bus_space sp, uint64_t addr, uint32_t len,
 			 bool assign);
 	/* The guest asked for a reset through port 0xcf9. */

@@ -12,7 +12,8 @@
 #define PCI_BAR_LOG_MAX 4
 
 /* Command bits a driver may set: memory decoding, bus mastering, parity
- * and SERR reporting, INTx disable. No I/O BARs, so no I/O decoding. */
+ * and SERR reporting, INTx disable; I/O decoding once the device has an
+ * I/O BAR (pci_device_add_bar_flags). */
 #define PCI_COMMAND_WMASK 0x0546
 
 static void cfg_put16(struct pci_device *dev, uint32_t off, uint16_t v)

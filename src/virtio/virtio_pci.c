@@ -156,8 +156,23 @@ static bool vp_cfg_window(struct virtio_pci *vp, uint32_t *off, uint32_t *len)
 	const uint8_t *cap = &vp->pci.cfg[vp->pci_cfg_cap];
 	memcpy(off, cap + VP_CAP_OFFSET, 4);
 	memcpy(len, cap + VP_CAP_LENGTH, 4);
-	return cap[VP_CAP_BAR] == VP_BAR && (*len == 1 || *len == 2 || *len == 4) &&
-	       *off % *len == 0 && *off < VP_BAR_SIZE;
+	uint32_t size = cap[VP_CAP_BAR] == VP_BAR	? VP_BAR_SIZE
+			: cap[VP_CAP_BAR] == VP_PIO_BAR ? VP_PIO_BAR_SIZE
+							: 0;
+	return (*len == 1 || *len == 2 || *len == 4) && *off % *len == 0 && *off < size;
+}
+
+/* One access through the window, to the BAR it names. */
+static void vp_cfg_window_access(struct virtio_pci *vp, uint32_t off, uint8_t *buf, uint32_t len,
+				 bool is_write)
+{
+	if (vp->pci.cfg[vp->pci_cfg_cap + VP_CAP_BAR] == VP_BAR) {
+		vp_bar_access(vp, off, buf, len, is_write);
+		return;
+	}
+	struct bus_access acc = {
+	    .offset = off, .data = buf, .len = len, .is_write = is_write, .vcpu = -1};
+	vp_pio_handler(vp, &acc);
 }
 
 static bool hits_cfg_data(struct virtio_pci *vp, uint32_t off, uint32_t len)
@@ -173,7 +188,7 @@ static void vp_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uin
 	if (!hits_cfg_data(vp, off, len) || !vp_cfg_window(vp, &boff, &blen))
 		return;
 	uint8_t buf[4] = {0};
-	vp_bar_access(vp, boff, buf, blen, false);
+	vp_cfg_window_access(vp, boff, buf, blen, false);
 	memcpy(&dev->cfg[d], buf, sizeof(buf));
 	for (uint32_t i = 0; i < len; i++)
 		if (off + i >= d && off + i < d + 4)
@@ -188,7 +203,7 @@ static void vp_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len)
 		return;
 	uint8_t buf[4];
 	memcpy(buf, &dev->cfg[vp->pci_cfg_cap + VP_CAP_PCI_CFG_DATA], sizeof(buf));
-	vp_bar_access(vp, boff, buf, blen, true);
+	vp_cfg_window_access(vp, boff, buf, blen, true);
 }
 
 static void vp_free(struct virtio_pci *vp)

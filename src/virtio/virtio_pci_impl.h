@@ -28,10 +28,14 @@
 /* The notify again, in an I/O BAR, offered first (the order of the
  * capabilities is the device's preference): on AMD-V KVM decodes and
  * emulates every MMIO notify, while an OUT exit carries its next RIP and
- * skips the emulator. A 16-bit write per queue, VP_PIO_MULT apart. */
+ * skips the emulator. A 16-bit write per queue, VP_PIO_MULT apart: 4,
+ * as in the MMIO BAR (a driver that mixes up the two capabilities'
+ * multipliers, as SeaBIOS's can, still kicks the right queue). */
 #define VP_PIO_BAR	4
-#define VP_PIO_MULT	2
+#define VP_PIO_MULT	4
 #define VP_PIO_BAR_SIZE (VIRTIO_MAX_QUEUES * VP_PIO_MULT)
+_Static_assert((VP_PIO_BAR_SIZE & (VP_PIO_BAR_SIZE - 1)) == 0 && VP_PIO_BAR_SIZE <= 256,
+	       "an I/O BAR is a power of 2 of at most 256 ports");
 
 /* Capability types (cfg_type) */
 #define VIRTIO_PCI_CAP_COMMON_CFG 1
@@ -146,8 +150,7 @@ void vp_log(struct virtio_pci *vp, const char *what);
 
 /* virtio_pci_notify.c: kicks and interrupts */
 extern const struct virtio_transport_ops vp_transport_ops;
-/* A write at notify offset rel (vCPU thread). */
-/* A trapped notify write for queue q (either BAR). */
+/* A trapped notify write for queue q, from either BAR (vCPU thread). */
 void vp_notify_write(struct virtio_pci *vp, uint64_t q);
 /* I/O thread: a queue's kick eventfd is readable; opaque is the queue. */
 void vp_kick_ready(void *opaque, uint32_t events);

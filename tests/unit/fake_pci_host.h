@@ -101,7 +101,8 @@ static int fake_ioeventfd(void *h, int efd, enum bus_space sp, uint64_t addr, ui
 		return -f->fail_ioeventfd;
 	for (int i = 0; i < f->nr_io; i++) {
 		if (f->io[i].efd == efd && f->io[i].sp == sp && f->io[i].addr == addr) {
-			if (f->io[i].assigned == assign)
+			/* KVM deassigns only an exact match, length included */
+			if (f->io[i].assigned == assign || (!assign && f->io[i].len != len))
 				return assign ? -17 : -2; /* EEXIST / ENOENT, like KVM */
 			f->io[i].assigned = assign;
 			return 0;

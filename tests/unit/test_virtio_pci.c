@@ -760,8 +760,33 @@ static void test_pio_ioeventfd_follows_bar(void **state)
 	assert_int_equal(efd_take(kick_fd(f, 1)), 1);
 	assert_int_equal(f->t.notifies[1], 0);
 	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
-	for (unsigned int q = 0; q < NQ; q++)
+	for (unsigned int q = 0; q < NQ; q++) {
 		assert_false(fake_ioeventfd_pio(&f->host, kick_fd(f, q), to + VP_PIO_MULT * q, 2));
+		/* I/O decoding off leaves the MMIO notify as it was */
+		assert_true(fake_ioeventfd_at(&f->host, kick_fd(f, q),
+					      f->bar + VP_NOTIFY_OFF + VP_NOTIFY_MULT * q));
+	}
+	/* back on: the teardown must take them away again */
+	pio_base(f);
+	assert_true(fake_ioeventfd_pio(&f->host, kick_fd(f, 1), to + VP_PIO_MULT, 2));
+}
+
+/* The PCI-config window reaches the port BAR too (virtio 1.2 §4.1.4.9):
+ * a 16-bit write of the queue's offset kicks it. */
+static void test_pio_notify_by_cfg_window(void **state)
+{
+	struct vfx *f = *state;
+	struct bus *b = &f->trap;
+	bring_up(f, FEAT_OK);
+	uint32_t c = cfg_find_cap(b, 1, PCI_CAP_ID_VNDR, VIRTIO_PCI_CAP_PCI_CFG);
+	cfg_wr(b, 1, c + VP_CAP_BAR, 1, VP_PIO_BAR);
+	cfg_wr(b, 1, c + VP_CAP_OFFSET, 4, 0);
+	cfg_wr(b, 1, c + VP_CAP_LENGTH, 4, 2);
+	cfg_wr(b, 1, c + VP_CAP_PCI_CFG_DATA, 2, 0);
+	assert_int_equal(f->t.notifies[0], 1);
+	cfg_wr(b, 1, c + VP_CAP_OFFSET, 4, VP_PIO_BAR_SIZE); /* past the BAR */
+	cfg_wr(b, 1, c + VP_CAP_PCI_CFG_DATA, 2, 0);
+	assert_int_equal(f->t.notifies[0], 1);
 }
 
 /* A guest cycling DRIVER_OK and reset on a device that hands its queues
@@ -971,6 +996,7 @@ int main(void)
 	    VT(test_device_config),
 	    VT(test_pci_cfg_window),
 	    cmocka_unit_test_setup_teardown(test_pio_notify_traps, vfx_setup, vfx_teardown),
+	    cmocka_unit_test_setup_teardown(test_pio_notify_by_cfg_window, vfx_setup, vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_pio_ioeventfd_follows_bar, vfx_setup_ioeventfd,
 					    vfx_teardown),
 	    cmocka_unit_test_setup_teardown(test_ioeventfd_follows_bar, vfx_setup_ioeventfd,
