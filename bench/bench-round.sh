@@ -101,6 +101,7 @@ kvmtool-2cpu     kvmtool cpus=2
 # skiff's default (BENCHMARKS.md), and the emulated e1000 (issue 10) in
 # each coalesce mode against QEMU's. Thresholds scaled for
 # the testbed as skiff-poll's are; the names give the testbed's poll-idle.
+# qemu-vhost-rtc-pvh is QEMU's vhost on the machine qemu-rtc-pvh boots.
 BENCH_EXTRA_CONFIGS="$BENCH_WL4_CONFIGS
 qemu-pc          qemu vhost=off machine=pc
 skiff-idle-250us skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=250
@@ -117,6 +118,7 @@ skiff-base-e1000-on skiff bin=skiff-base --net tap=tap0,model=e1000,coalesce=on
 skiff-coal       skiff coal=500/32/500/32
 skiff-coal-tx    skiff coal=0/0/1000/64
 skiff-poll-coal-tx skiff coal=0/0/1000/64 --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
+qemu-vhost-rtc-pvh qemu vhost=on machine=microvm,pcie=on,rtc=on kernel=pvh
 "
 # PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
 # under skiff driving it through VFIO, BARs mapped or every access trapped.
