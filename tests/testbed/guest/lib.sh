@@ -61,9 +61,17 @@ vmm_boot_l2() {
 	t0=$(now_ns)
 	# The exit status goes through a file: the reader loop runs in a
 	# subshell, and busybox ash pipelines report only the last command.
+	# fd 3: L1's console, for the watcher (its lines stay out of l2.log,
+	# and it holds no end of the pipe the reader waits on).
+	exec 3>&1
 	{
-		timeout "$L2_TIMEOUT" "$@" </dev/null 2>/tmp/vmm.err
+		timeout "$L2_TIMEOUT" "$@" </dev/null 2>/tmp/vmm.err &
+		vb_pid=$!
+		l2_watch "$vb_pid" >&3 &
+		vb_watch=$!
+		wait "$vb_pid"
 		echo $? >/tmp/vmm.rc
+		kill "$vb_watch" 2>/dev/null
 	} | while IFS= read -r line; do
 		line=${line%"$cr"}
 		case "$line" in
@@ -72,6 +80,7 @@ vmm_boot_l2() {
 		printf '%s\n' "$line"
 		printf '%s\n' "$line" >>/tmp/l2.log
 	done
+	exec 3>&-
 	VMM_RC=$(cat /tmp/vmm.rc 2>/dev/null || echo 255)
 	L2_INIT_MS=
 	if [ -e /tmp/l2-init.ns ]; then
@@ -85,6 +94,47 @@ vmm_boot_l2() {
 		tail -n 20 /tmp/vmm.err
 	fi
 	return "$VMM_RC"
+}
+
+# l2_watch PID: while PID (vmm_boot_l2's timeout) runs, each time L2's
+# console has been silent for L2_WATCH_S seconds, prints what the VMM is
+# doing: per thread its state, CPU ticks, wait channel and kernel stack,
+# then the taps' counters and KVM's for the VM. A scenario that stalls then
+# shows where (a vCPU halted in kvm_vcpu_block while the I/O thread sleeps
+# in ep_poll and the tap's queue drops: a lost wake-up; a vCPU spinning:
+# the guest). Informational: it never fails a scenario.
+L2_WATCH_S=90
+l2_watch() {
+	lw_size=-1 lw_quiet=0
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 5
+		lw_s=$(wc -c </tmp/l2.log 2>/dev/null || echo 0)
+		if [ "$lw_s" != "$lw_size" ]; then
+			lw_size=$lw_s lw_quiet=0
+			continue
+		fi
+		lw_quiet=$((lw_quiet + 5))
+		[ $((lw_quiet % L2_WATCH_S)) = 0 ] && l2_watch_dump "$1" "$lw_quiet"
+	done
+}
+
+l2_watch_dump() {
+	vpid=$(cat "/proc/$1/task/$1/children" 2>/dev/null || pgrep -P "$1")
+	vpid=${vpid%% *}
+	echo "l2-watch: L2 silent for $2 s; VMM pid ${vpid:-?} ($(cat /proc/loadavg))"
+	[ -n "$vpid" ] || return 0
+	for t in /proc/"$vpid"/task/*; do
+		# stat: 2 comm, 3 state, 14 utime, 15 stime (ticks)
+		echo "l2-watch: task ${t##*/} $(cut -d' ' -f2,3,14,15 "$t/stat") wchan=$(cat "$t/wchan")"
+		sed 's/^/l2-watch:     /' "$t/stack" 2>/dev/null | head -n 8
+	done
+	ip -s link 2>/dev/null | grep -A5 ': tap' | sed 's/^/l2-watch: /'
+	for f in /sys/kernel/debug/kvm/"$vpid"-*/; do
+		[ -d "$f" ] || continue
+		for c in exits halt_exits halt_wakeup irq_injections irq_exits io_exits; do
+			echo "l2-watch: kvm $c $(cat "$f$c" 2>/dev/null)"
+		done
+	done
 }
 
 # skiff_boot_l2 [SKIFF ARGS...]: boot L2 under skiff (with --timing), as
