@@ -473,7 +473,10 @@ run_round() {
 	wait $! || frc=$?
 	if [ "$frc" = 3 ]; then
 		stalled=(--stalled)
+		tb_l0_dump >"$log.l0"
 		stop_l0
+		cat "$log.l0" >>"$log"
+		rm -f "$log.l0"
 	fi
 	[ -z "$L0_PID" ] || wait "$L0_PID" || rc=$?
 	L0_PID=

@@ -192,6 +192,23 @@ tb_pack_kvmtool() {
 # power cut for L1 (its RAM, page cache included, is gone; what QEMU wrote
 # to its disk files stays). Sets TB_L0_KILLED (1 if that kill happened) and
 # TB_L0_KILL_MS (the delay drawn).
+# tb_l0_dump: what L0's monitor says about L1, twice 2 s apart (registers
+# that stay put: a stuck L1; RFLAGS 0x202 with HLT=1: idle, waiting for an
+# interrupt, whose LAPIC timer state follows). For a silent L1 before it is
+# killed; tests/testbed/README.md has how to read it.
+tb_l0_dump() {
+	local i c
+	for i in 1 2; do
+		echo "=== testbed: L0 monitor, sample $i: info registers -a ==="
+		python3 "$TB_DIR/l0-monitor.py" "info registers -a" 2>&1
+		for c in 0 1; do
+			echo "=== testbed: L0 monitor, sample $i: info lapic $c ==="
+			python3 "$TB_DIR/l0-monitor.py" "info lapic $c" 2>&1
+		done
+		[ "$i" = 2 ] || sleep 2
+	done
+}
+
 tb_boot_l0() {
 	local initrd=$1 log=$2 bound=$3 extra_args=${4:-} extra_append=${5:-}
 	local kill_after=${6:-} delay_ms=${7:-0} rc=0 pid end
@@ -213,7 +230,18 @@ tb_boot_l0() {
 	TB_L0_KILLED=0 TB_L0_KILL_MS=
 	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
 	if [ -z "$kill_after" ]; then
+		# Just before the bound kills it: what L1's CPUs are doing.
+		(
+			sleep "$((bound > 20 ? bound - 10 : bound))"
+			tb_l0_dump >"$log.l0"
+		) </dev/null >/dev/null 2>&1 {lockfd}>&- &
+		local dumper=$!
 		timeout --kill-after=10 "$bound" "${cmd[@]}" </dev/null >"$log" 2>&1 || rc=$?
+		kill "$dumper" 2>/dev/null || true
+		wait "$dumper" 2>/dev/null || true
+		# After QEMU has gone: its own writes cannot overwrite it.
+		[ ! -s "$log.l0" ] || cat "$log.l0" >>"$log"
+		rm -f "$log.l0"
 	else
 		# Not under timeout(1): $! must be QEMU itself, for SIGKILL. The
 		# lock stays with this shell alone.
