@@ -1,14 +1,13 @@
 /* PCI: bus 0 with a host bridge at 00:00.0, type-1 configuration access
  * through ports 0xcf8/0xcfc, 64-bit memory BARs placed in the 32-bit MMIO
- * window and I/O BARs in the I/O window, capability lists, INTx through the IOAPIC (MSI-X:
- * pci_msix.h).
+ * window and I/O BARs in the I/O window, capability lists, INTx through
+ * the IOAPIC (MSI-X: pci_msix.h).
  *
  * A device embeds a struct pci_device, fills its header, BARs and
  * capabilities with the pci_device_* calls, then pci_bus_add_device() gives
  * it a slot, an INTx line and BAR addresses. Its BARs appear in the trap
- * table only while the guest has their decoding on (COMMAND bit 1, or bit
- * 0 for I/O BARs) and
- * move when the guest reprograms them.
+ * table only while the guest has their decoding on (COMMAND bit 1; bit 0
+ * for I/O BARs) and move when the guest reprograms them.
  *
  * Threads: configuration space is serialized by one lock per bus (vCPU
  * threads). BAR handlers run concurrently on any vCPU. pci_intx_set() may be

@@ -72,15 +72,20 @@ static void vp_bar_handler(void *opaque, struct bus_access *acc)
 	vp_bar_access(opaque, acc->offset, acc->data, acc->len, acc->is_write);
 }
 
-/* The port notify BAR: a write at queue q's port kicks q. */
+/* One access to the port notify BAR: a write at queue q's port kicks q;
+ * reads are 0. */
+static void vp_pio_access(struct virtio_pci *vp, uint64_t off, uint8_t *data, uint32_t len,
+			  bool is_write)
+{
+	if (!is_write)
+		memset(data, 0, len);
+	else if (off % VP_PIO_MULT == 0)
+		vp_notify_write(vp, off / VP_PIO_MULT);
+}
+
 static void vp_pio_handler(void *opaque, struct bus_access *acc)
 {
-	if (!acc->is_write) {
-		memset(acc->data, 0, acc->len);
-		return;
-	}
-	if (acc->offset % VP_PIO_MULT == 0)
-		vp_notify_write(opaque, acc->offset / VP_PIO_MULT);
+	vp_pio_access(opaque, acc->offset, acc->data, acc->len, acc->is_write);
 }
 
 static const char *vp_notify_name(uint64_t q)
@@ -125,9 +130,12 @@ static void vp_bar_map(struct pci_device *dev, unsigned int bar, uint64_t addr, 
 	struct virtio_pci *vp = vp_of(dev);
 	if ((bar != VP_BAR && bar != VP_PIO_BAR) || !vp->use_ioeventfd)
 		return;
-	unsigned int k = bar == VP_PIO_BAR ? VP_KICK_PIO : VP_KICK_MMIO;
-	enum bus_space sp = k == VP_KICK_PIO ? BUS_PIO : BUS_MMIO;
-	uint32_t len = k == VP_KICK_PIO ? 2 : 0;
+	bool pio = bar == VP_PIO_BAR;
+	unsigned int k = pio ? VP_KICK_PIO : VP_KICK_MMIO;
+	enum bus_space sp = pio ? BUS_PIO : BUS_MMIO;
+	uint32_t len = pio ? 2 : 0;
+	uint64_t base = pio ? addr : addr + VP_NOTIFY_OFF;
+	uint64_t stride = pio ? VP_PIO_MULT : VP_NOTIFY_MULT;
 	void *host;
 	const struct pci_host_ops *ops = pci_bus_host(dev->bus, &host);
 	for (unsigned int i = 0; i < vp->vdev->num_queues; i++) {
@@ -138,9 +146,7 @@ static void vp_bar_map(struct pci_device *dev, unsigned int bar, uint64_t addr, 
 			q->kick[k].assigned = false;
 			continue;
 		}
-		q->kick[k].addr = k == VP_KICK_PIO
-				      ? addr + (uint64_t)i * VP_PIO_MULT
-				      : addr + VP_NOTIFY_OFF + (uint64_t)i * VP_NOTIFY_MULT;
+		q->kick[k].addr = base + i * stride;
 		int r = ops->ioeventfd(host, q->kick_fd, sp, q->kick[k].addr, len, true);
 		q->kick[k].assigned = r == 0;
 		if (r < 0 && !vp->ioeventfd_logged++)
@@ -149,30 +155,24 @@ static void vp_bar_map(struct pci_device *dev, unsigned int bar, uint64_t addr, 
 	}
 }
 
+typedef void vp_access_fn(struct virtio_pci *vp, uint64_t off, uint8_t *data, uint32_t len,
+			  bool is_write);
+
 /* The PCI-config-access window (virtio 1.2 §4.1.4.9): BAR, offset and
- * length as the driver left them, if they make a valid access. */
-static bool vp_cfg_window(struct virtio_pci *vp, uint32_t *off, uint32_t *len)
+ * length as the driver left them, if they make a valid access; returns
+ * the BAR's access function, or NULL. */
+static vp_access_fn *vp_cfg_window(struct virtio_pci *vp, uint32_t *off, uint32_t *len)
 {
 	const uint8_t *cap = &vp->pci.cfg[vp->pci_cfg_cap];
 	memcpy(off, cap + VP_CAP_OFFSET, 4);
 	memcpy(len, cap + VP_CAP_LENGTH, 4);
-	uint32_t size = cap[VP_CAP_BAR] == VP_BAR	? VP_BAR_SIZE
-			: cap[VP_CAP_BAR] == VP_PIO_BAR ? VP_PIO_BAR_SIZE
-							: 0;
-	return (*len == 1 || *len == 2 || *len == 4) && *off % *len == 0 && *off < size;
-}
-
-/* One access through the window, to the BAR it names. */
-static void vp_cfg_window_access(struct virtio_pci *vp, uint32_t off, uint8_t *buf, uint32_t len,
-				 bool is_write)
-{
-	if (vp->pci.cfg[vp->pci_cfg_cap + VP_CAP_BAR] == VP_BAR) {
-		vp_bar_access(vp, off, buf, len, is_write);
-		return;
-	}
-	struct bus_access acc = {
-	    .offset = off, .data = buf, .len = len, .is_write = is_write, .vcpu = -1};
-	vp_pio_handler(vp, &acc);
+	if ((*len != 1 && *len != 2 && *len != 4) || *off % *len)
+		return NULL;
+	if (cap[VP_CAP_BAR] == VP_BAR && *off < VP_BAR_SIZE)
+		return vp_bar_access;
+	if (cap[VP_CAP_BAR] == VP_PIO_BAR && *off < VP_PIO_BAR_SIZE)
+		return vp_pio_access;
+	return NULL;
 }
 
 static bool hits_cfg_data(struct virtio_pci *vp, uint32_t off, uint32_t len)
@@ -185,10 +185,11 @@ static void vp_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uin
 {
 	struct virtio_pci *vp = vp_of(dev);
 	uint32_t boff, blen, d = (uint32_t)vp->pci_cfg_cap + VP_CAP_PCI_CFG_DATA;
-	if (!hits_cfg_data(vp, off, len) || !vp_cfg_window(vp, &boff, &blen))
+	vp_access_fn *access;
+	if (!hits_cfg_data(vp, off, len) || !(access = vp_cfg_window(vp, &boff, &blen)))
 		return;
 	uint8_t buf[4] = {0};
-	vp_cfg_window_access(vp, boff, buf, blen, false);
+	access(vp, boff, buf, blen, false);
 	memcpy(&dev->cfg[d], buf, sizeof(buf));
 	for (uint32_t i = 0; i < len; i++)
 		if (off + i >= d && off + i < d + 4)
@@ -199,11 +200,12 @@ static void vp_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len)
 {
 	struct virtio_pci *vp = vp_of(dev);
 	uint32_t boff, blen;
-	if (!hits_cfg_data(vp, off, len) || !vp_cfg_window(vp, &boff, &blen))
+	vp_access_fn *access;
+	if (!hits_cfg_data(vp, off, len) || !(access = vp_cfg_window(vp, &boff, &blen)))
 		return;
 	uint8_t buf[4];
 	memcpy(buf, &dev->cfg[vp->pci_cfg_cap + VP_CAP_PCI_CFG_DATA], sizeof(buf));
-	vp_cfg_window_access(vp, boff, buf, blen, true);
+	access(vp, boff, buf, blen, true);
 }
 
 static void vp_free(struct virtio_pci *vp)
