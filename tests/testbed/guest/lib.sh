@@ -103,17 +103,17 @@ vmm_boot_l2() {
 # shows where (a vCPU halted in kvm_vcpu_block while the I/O thread sleeps
 # in ep_poll and the tap's queue drops: a lost wake-up; a vCPU spinning:
 # the guest). Informational: it never fails a scenario.
-L2_WATCH_S=90
+L2_WATCH_S=90 L2_WATCH_POLL_S=5
 l2_watch() {
 	lw_size=-1 lw_quiet=0
 	while kill -0 "$1" 2>/dev/null; do
-		sleep 5
+		sleep "$L2_WATCH_POLL_S"
 		lw_s=$(wc -c </tmp/l2.log 2>/dev/null || echo 0)
 		if [ "$lw_s" != "$lw_size" ]; then
 			lw_size=$lw_s lw_quiet=0
 			continue
 		fi
-		lw_quiet=$((lw_quiet + 5))
+		lw_quiet=$((lw_quiet + L2_WATCH_POLL_S))
 		[ $((lw_quiet % L2_WATCH_S)) = 0 ] && l2_watch_dump "$1" "$lw_quiet"
 	done
 }

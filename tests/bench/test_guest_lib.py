@@ -1,0 +1,52 @@
+"""The testbed's guest library (tests/testbed/guest/lib.sh) as L1 runs it,
+in busybox sh on the host: vmm_boot_l2's watcher, which reports a VMM
+whose guest has gone silent, with a stand-in VMM (sh printing lines)."""
+
+import os
+import shutil
+import subprocess
+import unittest
+
+import benchpath
+
+GUEST_LIB = os.path.join(benchpath.REPO, "tests", "testbed", "guest",
+                         "lib.sh")
+BUSYBOX = shutil.which("busybox")
+
+
+def boot(vmm, watch_s):
+    """vmm_boot_l2 of `sh -c VMM` with the watcher's period at watch_s
+    and its look every second: (everything printed, the saved console,
+    the exit status)."""
+    script = (f". {GUEST_LIB}\nL2_WATCH_S={watch_s} L2_WATCH_POLL_S=1\n"
+              f"vmm_boot_l2 sh -c '{vmm}'\necho \"rc=$VMM_RC\"\n")
+    res = subprocess.run([BUSYBOX, "sh", "-c", script], capture_output=True,
+                         text=True, timeout=60)
+    with open("/tmp/l2.log") as f:
+        console = f.read()
+    return res.stdout + res.stderr, console, res.returncode
+
+
+@unittest.skipUnless(BUSYBOX, "busybox not installed")
+class WatcherTest(unittest.TestCase):
+    def test_silence_is_reported(self):
+        out, console, rc = boot("echo up; sleep 4; echo down", 2)
+        self.assertEqual(rc, 0)
+        self.assertIn("rc=0", out)
+        self.assertIn("l2-watch: L2 silent for 2 s", out)
+        # Each thread of the VMM (sh, or the sleep it became), with its
+        # state and wait channel.
+        self.assertRegex(out, r"l2-watch: task \d+ \((sh|sleep)\) S .*wchan=")
+        # The console the scenario reads has only the guest's lines.
+        self.assertEqual(console, "up\ndown\n")
+
+    def test_a_talking_guest_is_not_reported(self):
+        out, console, rc = boot(
+            "for i in 1 2 3 4 5; do echo $i; sleep 1; done", 3)
+        self.assertEqual(rc, 0)
+        self.assertNotIn("l2-watch", out)
+        self.assertEqual(console.split(), ["1", "2", "3", "4", "5"])
+
+
+if __name__ == "__main__":
+    unittest.main()
