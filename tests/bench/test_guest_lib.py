@@ -5,6 +5,7 @@ whose guest has gone silent, with a stand-in VMM (sh printing lines)."""
 import os
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 import benchpath
@@ -14,14 +15,17 @@ GUEST_LIB = os.path.join(benchpath.REPO, "tests", "testbed", "guest",
 BUSYBOX = shutil.which("busybox")
 
 
-def boot(vmm, watch_s):
+def boot(vmm, watch_s, path=None):
     """vmm_boot_l2 of `sh -c VMM` with the watcher's period at watch_s
-    and its look every second: (everything printed, the saved console,
-    the exit status)."""
+    and its look every second, PATH led by path: (everything printed, the
+    saved console, the exit status)."""
     script = (f". {GUEST_LIB}\nL2_WATCH_S={watch_s} L2_WATCH_POLL_S=1\n"
               f"vmm_boot_l2 sh -c '{vmm}'\necho \"rc=$VMM_RC\"\n")
+    env = dict(os.environ)
+    if path:
+        env["PATH"] = path + os.pathsep + env["PATH"]
     res = subprocess.run([BUSYBOX, "sh", "-c", script], capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=60, env=env)
     with open("/tmp/l2.log") as f:
         console = f.read()
     return res.stdout + res.stderr, console, res.returncode
@@ -38,6 +42,19 @@ class WatcherTest(unittest.TestCase):
         # state and wait channel.
         self.assertRegex(out, r"l2-watch: task \d+ \((sh|sleep)\) S .*wchan=")
         # The console the scenario reads has only the guest's lines.
+        self.assertEqual(console, "up\ndown\n")
+
+    def test_busybox_timeout(self):
+        # L1's timeout is busybox's: it execs the VMM in its own process
+        # and watches from a child, so the VMM is the process, not a child.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "timeout"), "w") as f:
+                f.write(f"#!/bin/sh\nexec {BUSYBOX} timeout \"$@\"\n")
+            os.chmod(os.path.join(d, "timeout"), 0o755)
+            out, console, rc = boot("echo up; sleep 4; echo down", 2, d)
+        self.assertEqual(rc, 0)
+        self.assertRegex(out, r"l2-watch: L2 silent for 2 s; VMM pid \d+ ")
+        self.assertRegex(out, r"l2-watch: task \d+ \((sh|sleep)\) S .*wchan=")
         self.assertEqual(console, "up\ndown\n")
 
     def test_a_talking_guest_is_not_reported(self):

@@ -232,7 +232,9 @@ tb_boot_l0() {
 	if [ -z "$kill_after" ]; then
 		# Just before the bound kills it: what L1's CPUs are doing.
 		(
-			sleep "$((bound > 20 ? bound - 10 : bound))"
+			# ~20 s for the two samples (each monitor call waits 2 s
+			# for the end of its answer).
+			sleep "$((bound > 80 ? bound - 40 : bound / 2))"
 			tb_l0_dump >"$log.l0"
 		) </dev/null >/dev/null 2>&1 {lockfd}>&- &
 		local dumper=$!

@@ -170,5 +170,11 @@ echo "FAIL $NAME: $why (${secs}s)"
 echo "--- last 40 lines of ${LOG#"$TB_ROOT"/} ---"
 # Without L0's harmless warnings about CPU features TCG lacks.
 grep -v "TCG doesn't support requested feature" <<<"$clean" | tail -n 40
+# What the stall recorders saw (guest/lib.sh's watcher, tb_l0_dump), which
+# the tail may have cut: the VMM's threads, then each L1 CPU's RIP, flags
+# and halt state and its LAPIC timer and pending interrupts.
+rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L0|RIP=|^(Timer|LVTT|ISR|IRR)' <<<"$clean" |
+	head -n 80)
+[ -z "$rec" ] || printf -- '--- stall recorders ---\n%s\n' "$rec"
 echo "---"
 exit 1

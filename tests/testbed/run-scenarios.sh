@@ -33,7 +33,9 @@ for n in "${names[@]}"; do
 	rc=0
 	"$TB_DIR/run-one.sh" "$n" || rc=$?
 	if [ "$rc" -ne 0 ]; then
-		tb_say "$n failed once; running it once more"
+		# The retry writes the log again: keep the failure's.
+		cp "$TB_CACHE/logs/$n.log" "$TB_CACHE/logs/$n.failed.log" 2>/dev/null || true
+		tb_say "$n failed once (its log kept as ${TB_CACHE#"$TB_ROOT"/}/logs/$n.failed.log); running it once more"
 		retried="$retried $n"
 		rc=0
 		"$TB_DIR/run-one.sh" "$n" || rc=$?

@@ -119,8 +119,13 @@ l2_watch() {
 }
 
 l2_watch_dump() {
-	vpid=$(cat "/proc/$1/task/$1/children" 2>/dev/null || pgrep -P "$1")
-	vpid=${vpid%% *}
+	# busybox's timeout execs the VMM in its own process (PID $1) and
+	# watches from a child; GNU timeout runs the VMM as its child.
+	vpid=$1
+	if [ "$(cat "/proc/$1/comm" 2>/dev/null)" = timeout ]; then
+		vpid=$(cat "/proc/$1/task/$1/children" 2>/dev/null || pgrep -P "$1")
+		vpid=${vpid%% *}
+	fi
 	echo "l2-watch: L2 silent for $2 s; VMM pid ${vpid:-?} ($(cat /proc/loadavg))"
 	[ -n "$vpid" ] || return 0
 	for t in /proc/"$vpid"/task/*; do
