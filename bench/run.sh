@@ -473,10 +473,11 @@ run_round() {
 	wait $! || frc=$?
 	if [ "$frc" = 3 ]; then
 		stalled=(--stalled)
-		tb_l0_dump >"$log.l0"
+		# Not "$log.l0": tb_boot_l0's own dump, before its bound.
+		tb_l0_dump >"$log.stall"
 		stop_l0
-		cat "$log.l0" >>"$log"
-		rm -f "$log.l0"
+		cat "$log.stall" >>"$log"
+		rm -f "$log.stall"
 	fi
 	[ -z "$L0_PID" ] || wait "$L0_PID" || rc=$?
 	L0_PID=
