@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/counter.h"
+#include "core/must_check.h"
 
 /* BUS_MMIO_BATCHED is not a table: it dispatches like BUS_MMIO and tells
  * the accounting hook that the write reached us through KVM's coalesced
@@ -59,7 +60,7 @@ void bus_init(struct bus *bus);
 void bus_destroy(struct bus *bus);
 /* Adds a region; -EEXIST if it overlaps another, -EINVAL if len is 0 or
  * base + len overflows, -ENOMEM. */
-int bus_register(struct bus *bus, enum bus_space sp, const struct bus_region *r);
+MUST_CHECK int bus_register(struct bus *bus, enum bus_space sp, const struct bus_region *r);
 /* Removes the region starting at `base` owned by `opaque`; -ENOENT if none. */
 int bus_unregister(struct bus *bus, enum bus_space sp, uint64_t base, void *opaque);
 /* Runs the handler owning addr. Unclaimed accesses are counted and ignored:

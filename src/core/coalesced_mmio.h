@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/must_check.h"
 
 struct vm;
 struct kvm_coalesced_mmio_ring;
@@ -45,7 +46,7 @@ void cmmio_destroy(struct cmmio *c);
 
 /* Registers / removes a zone [addr, addr + len) of MMIO space. Returns 0,
  * or -errno (-ENOTSUP without the capability). */
-int cmmio_zone_add(struct vm *vm, uint64_t addr, uint32_t len);
+MUST_CHECK int cmmio_zone_add(struct vm *vm, uint64_t addr, uint32_t len);
 int cmmio_zone_del(struct vm *vm, uint64_t addr, uint32_t len);
 
 /* Replays every batched write through vm's trap table (accounted as

@@ -13,6 +13,7 @@
 #include "core/coalesced_mmio.h"
 #include "core/guest_mem.h"
 #include "core/vcpu_gate.h"
+#include "core/must_check.h"
 
 #define VM_MAX_CPUS    64
 #define VM_MAX_GSI     1024
@@ -70,7 +71,7 @@ int vm_clock_set(struct vm *vm, uint64_t ns);
 int vm_irq_line(struct vm *vm, uint32_t gsi, int level);
 
 /* Allocates a GSI routed to an MSI message; returns the GSI or -errno. */
-int vm_msi_route_add(struct vm *vm, uint64_t addr, uint32_t data);
+MUST_CHECK int vm_msi_route_add(struct vm *vm, uint64_t addr, uint32_t data);
 /* Re-points an existing MSI GSI (guest reprogrammed the vector). */
 int vm_msi_route_update(struct vm *vm, uint32_t gsi, uint64_t addr, uint32_t data);
 /* Injects an MSI directly (no routing entry needed). */
@@ -82,7 +83,7 @@ int vm_irqfd(struct vm *vm, int efd, uint32_t gsi, bool assign);
 int vm_irqfd_resample(struct vm *vm, int efd, int resample_efd, uint32_t gsi, bool assign);
 /* Maps host memory (e.g. a device BAR) at gpa in a free memory slot;
  * returns the slot or -errno. vm_memslot_del removes it. */
-int vm_memslot_add(struct vm *vm, uint64_t gpa, uint64_t size, void *host);
+MUST_CHECK int vm_memslot_add(struct vm *vm, uint64_t gpa, uint64_t size, void *host);
 int vm_memslot_del(struct vm *vm, int slot);
 /* Binds an eventfd to a guest write of `len` bytes at `addr` (KVM_IOEVENTFD);
  * len 0 matches any length (MMIO only). */

@@ -119,8 +119,11 @@ void virtio_net_vhost_stop(struct virtio_net *n)
 		struct virtio_net_pair *p = &n->pairs[i];
 		if (!p->vhost_running)
 			continue;
-		iothread_add_fd(n->io, p->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
-				virtio_net_tap_event, p);
+		int r = iothread_add_fd(n->io, p->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
+					virtio_net_tap_event, p);
+		if (r < 0)
+			fprintf(stderr, "skiff: %s: pair %u: tap unwatched, no receive: %s\n",
+				n->name, i, strerror(-r));
 		p->vhost_running = false;
 	}
 	n->vhost_running = false;

@@ -12,6 +12,7 @@
 
 #include "core/counter.h"
 #include "iothread/poll_policy.h"
+#include "core/must_check.h"
 
 typedef void (*iothread_fd_fn)(void *opaque, uint32_t events);
 struct iothread_handler;
@@ -61,10 +62,11 @@ int iothread_init(struct iothread *io, const char *name);
 /* Calls fn(opaque, events) on the I/O thread when fd is ready (EPOLLIN
  * etc.). Safe while the thread runs. Adding an (fd, fn, opaque) again
  * after iothread_del_fd reuses its handler: del/add cycles do not grow. */
-int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn fn, void *opaque);
+MUST_CHECK int iothread_add_fd(struct iothread *io, int fd, uint32_t events, iothread_fd_fn fn,
+			       void *opaque);
 int iothread_del_fd(struct iothread *io, int fd);
 /* Registers a poller (before iothread_start); -ENOSPC if full. */
-int iothread_add_poller(struct iothread *io, struct iothread_poller *p);
+MUST_CHECK int iothread_add_poller(struct iothread *io, struct iothread_poller *p);
 /* Called on the I/O thread for every kick of p's queue (its ioeventfd
  * fired): may start polling, which suppresses further kicks. */
 void iothread_poller_kick(struct iothread *io, struct iothread_poller *p);

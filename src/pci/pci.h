@@ -25,6 +25,7 @@
 
 #include "core/bus.h"
 #include "x86/layout.h"
+#include "core/must_check.h"
 
 struct vm;
 struct pci_bus;
@@ -166,27 +167,28 @@ void pci_device_set_subsystem(struct pci_device *dev, uint16_t vendor, uint16_t 
  * (bar even, size a power of 2 >= PCI_BAR_MIN_SIZE). r gives the trap
  * handler, reg_name, opaque and name; base and len are filled in on map.
  * Returns 0 or -1. */
-int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
-		       const struct bus_region *r);
+MUST_CHECK int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
+				  const struct bus_region *r);
 /* Any BAR kind: flags PCI_BAR_IO (an I/O BAR, size >= PCI_IO_BAR_MIN,
  * placed in the I/O window, decoded with COMMAND.IO), or memory with
  * PCI_BAR_MEM_TYPE_64 (uses slot bar + 1 too) and PCI_BAR_MEM_PREFETCH.
  * A memory BAR may be backed by KVM memory slots rather than the trap:
  * the device adds them in its bar_map hook; the trap region still takes
  * whatever the slots leave uncovered. Returns 0 or -1. */
-int pci_device_add_bar_flags(struct pci_device *dev, unsigned int bar, uint64_t size,
-			     uint32_t flags, const struct bus_region *r);
+MUST_CHECK int pci_device_add_bar_flags(struct pci_device *dev, unsigned int bar, uint64_t size,
+					uint32_t flags, const struct bus_region *r);
 /* Appends a capability (cap[0] = ID; cap[1], the next pointer, is filled
  * in) and returns its config offset, or -1 if config space is full. All
  * bytes start read-only; see pci_device_set_wmask. */
-int pci_device_add_cap(struct pci_device *dev, const void *cap, uint8_t len);
+MUST_CHECK int pci_device_add_cap(struct pci_device *dev, const void *cap, uint8_t len);
 /* Makes the bits in `mask` of config bytes [off, off + len) writable. */
 void pci_device_set_wmask(struct pci_device *dev, uint32_t off, const void *mask, uint32_t len);
 
 /* Puts dev in the first free slot: INTA wired (pin 1, line = GSI), BARs
  * placed in the MMIO window. Returns 0, or -1 with a one-line reason
  * ("no free PCI slot (max 31 devices)"). */
-int pci_bus_add_device(struct pci_bus *bus, struct pci_device *dev, char *err, size_t errlen);
+MUST_CHECK int pci_bus_add_device(struct pci_bus *bus, struct pci_device *dev, char *err,
+				  size_t errlen);
 
 /* Raises or lowers the device's INTA. Shared lines are counted: a line
  * stays up while any device on it asserts. INTX_DISABLE masks it. */

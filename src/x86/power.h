@@ -6,8 +6,10 @@
 #ifndef SKIFF_POWER_H
 #define SKIFF_POWER_H
 
+#include "core/must_check.h"
+
 struct vm;
 
-int power_register(struct vm *vm);
+MUST_CHECK int power_register(struct vm *vm);
 
 #endif
