@@ -102,6 +102,9 @@ kvmtool-2cpu     kvmtool cpus=2
 # each coalesce mode against QEMU's. Thresholds scaled for
 # the testbed as skiff-poll's are; the names give the testbed's poll-idle.
 # qemu-vhost-rtc-pvh is QEMU's vhost on the machine qemu-rtc-pvh boots.
+# skiff-vhost-busy and qemu-vhost-busy have vhost-net busy-poll 50 µs
+# (VHOST_SET_VRING_BUSYLOOP_TIMEOUT; QEMU's tap poll-us): vhost tuned
+# for latency as each one's users would.
 BENCH_EXTRA_CONFIGS="$BENCH_WL4_CONFIGS
 qemu-pc          qemu vhost=off machine=pc
 skiff-idle-250us skiff --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=250
@@ -119,6 +122,8 @@ skiff-coal       skiff coal=500/32/500/32
 skiff-coal-tx    skiff coal=0/0/1000/64
 skiff-poll-coal-tx skiff coal=0/0/1000/64 --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
 qemu-vhost-rtc-pvh qemu vhost=on machine=microvm,pcie=on,rtc=on kernel=pvh
+skiff-vhost-busy skiff --net tap=tap0,vhost=on,vhost-busyloop=50
+qemu-vhost-busy  qemu vhost=on machine=microvm,pcie=on,rtc=on kernel=pvh poll-us=50
 "
 # PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
 # under skiff driving it through VFIO, BARs mapped or every access trapped.
