@@ -29,6 +29,9 @@ SCENARIO=bench-round
 SCENARIO_FILE=$(tb_scenario_file "$SCENARIO")
 ROUNDS=$BENCH/skiffbench/rounds.py
 export PYTHONDONTWRITEBYTECODE=1
+# No NMI for an L1 that L0 left halted (tb_l0_watch): the run in flight
+# would count with the stall in it; the stall watchdog redoes it instead.
+export TB_L1_KICK=0
 
 usage() {
 	sed -n '/^#   bench/,/^#   *\[--list/p' "${BASH_SOURCE[0]}" | sed 's/^# //'

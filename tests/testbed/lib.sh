@@ -209,6 +209,39 @@ tb_l0_dump() {
 	done
 }
 
+# tb_l0_watch LOG BOUND: beside a running L0, output to LOG.l0 (which
+# tb_boot_l0 appends to LOG once L0 has exited). Whenever L1's console
+# (LOG) has been silent for TB_L1_SILENT_S (120) s, it dumps L1's CPUs. If
+# a CPU is halted over a deliverable interrupt in both samples
+# (l1-stuck.py), L0's TCG lost its wake-up, and an NMI to every L1 CPU
+# through the monitor is what wakes it: sent, and said, at most 3 times
+# per boot (TB_L1_KICK=0: never; the bench, whose runs a stall spoils,
+# has its own watchdog). 40 s before the bound, the last dump.
+tb_l0_watch() {
+	local log=$1 bound=$2 t0=$SECONDS quiet=$SECONDS size last=-1 kicks=0 dump stuck
+	local silent=${TB_L1_SILENT_S:-120} final=$((bound > 80 ? bound - 40 : bound / 2))
+	while [ $((SECONDS - t0)) -lt "$final" ]; do
+		sleep 5
+		size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+		if [ "$size" != "$last" ]; then
+			last=$size quiet=$SECONDS
+			continue
+		fi
+		[ $((SECONDS - quiet)) -ge "$silent" ] || continue
+		quiet=$SECONDS
+		dump=$(tb_l0_dump)
+		printf '%s\n' "=== testbed: L1 silent for $silent s, at $((SECONDS - t0)) s ===" "$dump"
+		if [ "${TB_L1_KICK:-1}" = 0 ] || [ "$kicks" -ge 3 ]; then
+			continue
+		fi
+		stuck=$(python3 "$TB_DIR/l1-stuck.py" <<<"$dump") || continue
+		kicks=$((kicks + 1))
+		echo "testbed: L1 kicked: ${stuck//$'\n'/; }; NMI sent at $((SECONDS - t0)) s"
+		python3 "$TB_DIR/l0-monitor.py" nmi >/dev/null 2>&1
+	done >>"$log.l0"
+	tb_l0_dump >>"$log.l0"
+}
+
 tb_boot_l0() {
 	local initrd=$1 log=$2 bound=$3 extra_args=${4:-} extra_append=${5:-}
 	local kill_after=${6:-} delay_ms=${7:-0} rc=0 pid end
@@ -230,13 +263,10 @@ tb_boot_l0() {
 	TB_L0_KILLED=0 TB_L0_KILL_MS=
 	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
 	if [ -z "$kill_after" ]; then
-		# Just before the bound kills it: what L1's CPUs are doing.
-		(
-			# ~20 s for the two samples (each monitor call waits 2 s
-			# for the end of its answer).
-			sleep "$((bound > 80 ? bound - 40 : bound / 2))"
-			tb_l0_dump >"$log.l0"
-		) </dev/null >/dev/null 2>&1 {lockfd}>&- &
+		# A silent L1's CPUs, an NMI if L0 left one stuck, and just
+		# before the bound kills it what they are doing.
+		rm -f "$log.l0"
+		tb_l0_watch "$log" "$bound" </dev/null >/dev/null 2>&1 {lockfd}>&- &
 		local dumper=$!
 		timeout --kill-after=10 "$bound" "${cmd[@]}" </dev/null >"$log" 2>&1 || rc=$?
 		kill "$dumper" 2>/dev/null || true

@@ -161,8 +161,11 @@ if [ -z "$why" ]; then
 	done <<<"$S_EXPECT"
 fi
 
+# L0's lost wake-ups that tb_l0_watch undid: said even when it passed.
+kicks=$(grep -E '^testbed: L1 kicked' <<<"$clean" || true)
 if [ -z "$why" ]; then
 	echo "PASS $NAME (${secs}s)"
+	[ -z "$kicks" ] || while IFS= read -r k; do echo "  $k"; done <<<"$kicks"
 	sed 's/^/  /' "$METRICS"
 	exit 0
 fi
@@ -173,7 +176,7 @@ grep -v "TCG doesn't support requested feature" <<<"$clean" | tail -n 40
 # What the stall recorders saw (guest/lib.sh's watcher, tb_l0_dump), which
 # the tail may have cut: the VMM's threads, then each L1 CPU's RIP, flags
 # and halt state and its LAPIC timer and pending interrupts.
-rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L0|RIP=|^(Timer|LVTT|ISR|IRR)' <<<"$clean" |
+rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L[01]|^testbed: L1 kicked|RIP=|^(Timer|LVTT|ISR|IRR)' <<<"$clean" |
 	head -n 80)
 [ -z "$rec" ] || printf -- '--- stall recorders ---\n%s\n' "$rec"
 echo "---"
