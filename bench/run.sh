@@ -29,9 +29,9 @@ SCENARIO=bench-round
 SCENARIO_FILE=$(tb_scenario_file "$SCENARIO")
 ROUNDS=$BENCH/skiffbench/rounds.py
 export PYTHONDONTWRITEBYTECODE=1
-# No NMI for an L1 that L0 left halted (tb_l0_watch): the run in flight
-# would count with the stall in it; the stall watchdog redoes it instead.
-export TB_L1_KICK=0
+# tb_l0_watch only says when L0 left an L1 CPU halted: the stall watchdog
+# stops the round and redoes its runs.
+export TB_L1_STOP=0
 
 usage() {
 	sed -n '/^#   bench/,/^#   *\[--list/p' "${BASH_SOURCE[0]}" | sed 's/^# //'

@@ -213,12 +213,13 @@ tb_l0_dump() {
 # tb_boot_l0 appends to LOG once L0 has exited). Whenever L1's console
 # (LOG) has been silent for TB_L1_SILENT_S (120) s, it dumps L1's CPUs. If
 # a CPU is halted over a deliverable interrupt in both samples
-# (l1-stuck.py), L0's TCG lost its wake-up, and an NMI to every L1 CPU
-# through the monitor is what wakes it: sent, and said, at most 3 times
-# per boot (TB_L1_KICK=0: never; the bench, whose runs a stall spoils,
-# has its own watchdog). 40 s before the bound, the last dump.
+# (l1-stuck.py), L0's TCG has lost its wake-up for good (neither later
+# interrupts nor an NMI wake it: tests/testbed/README.md), so it says so
+# and ends L0 through its monitor rather than wait for the bound; with
+# TB_L1_STOP=0 (the bench, whose stall watchdog redoes the round) it only
+# says so. 40 s before the bound, the last dump.
 tb_l0_watch() {
-	local log=$1 bound=$2 t0=$SECONDS quiet=$SECONDS size last=-1 kicks=0 dump stuck
+	local log=$1 bound=$2 t0=$SECONDS quiet=$SECONDS size last=-1 dump stuck
 	local silent=${TB_L1_SILENT_S:-120} final=$((bound > 80 ? bound - 40 : bound / 2))
 	while [ $((SECONDS - t0)) -lt "$final" ]; do
 		sleep 5
@@ -231,13 +232,12 @@ tb_l0_watch() {
 		quiet=$SECONDS
 		dump=$(tb_l0_dump)
 		printf '%s\n' "=== testbed: L1 silent for $silent s, at $((SECONDS - t0)) s ===" "$dump"
-		if [ "${TB_L1_KICK:-1}" = 0 ] || [ "$kicks" -ge 3 ]; then
-			continue
-		fi
 		stuck=$(python3 "$TB_DIR/l1-stuck.py" <<<"$dump") || continue
-		kicks=$((kicks + 1))
-		echo "testbed: L1 kicked: ${stuck//$'\n'/; }; NMI sent at $((SECONDS - t0)) s"
-		python3 "$TB_DIR/l0-monitor.py" nmi >/dev/null 2>&1
+		echo "testbed: L1 stuck: ${stuck//$'\n'/; } (L0 lost the wake-up), at $((SECONDS - t0)) s"
+		if [ "${TB_L1_STOP:-1}" != 0 ]; then
+			python3 "$TB_DIR/l0-monitor.py" quit >/dev/null 2>&1
+			return
+		fi
 	done >>"$log.l0"
 	tb_l0_dump >>"$log.l0"
 }

@@ -38,12 +38,14 @@ fi
 # L0 run that exited RC failed, or nothing. A FAIL line always fails it;
 # NEED_PASS=1 also wants the PASS line (a phase ended by a kill has none).
 judge() {
-	local text=$1 rc=$2 need_pass=$3 failline why=""
+	local text=$1 rc=$2 need_pass=$3 failline why="" stuck
 	if failline=$(grep -m1 'SKIFF-RESULT: FAIL' <<<"$text"); then
 		why=${failline#*SKIFF-RESULT: FAIL }
 		why=${why#"$NAME "}
 	elif [ "$need_pass" = 1 ] && ! grep -qF "SKIFF-RESULT: PASS $NAME" <<<"$text"; then
-		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		if stuck=$(grep -m1 '^testbed: L1 stuck' <<<"$text"); then
+			why="${stuck#testbed: }; L0 stopped early"
+		elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			why="no result within ${S_TIMEOUT}s (killed)"
 		elif ! grep -q 'SKIFF-L1: ready' <<<"$text"; then
 			why="L1 never became ready (qemu exit $rc)"
@@ -161,11 +163,8 @@ if [ -z "$why" ]; then
 	done <<<"$S_EXPECT"
 fi
 
-# L0's lost wake-ups that tb_l0_watch undid: said even when it passed.
-kicks=$(grep -E '^testbed: L1 kicked' <<<"$clean" || true)
 if [ -z "$why" ]; then
 	echo "PASS $NAME (${secs}s)"
-	[ -z "$kicks" ] || while IFS= read -r k; do echo "  $k"; done <<<"$kicks"
 	sed 's/^/  /' "$METRICS"
 	exit 0
 fi
@@ -176,7 +175,7 @@ grep -v "TCG doesn't support requested feature" <<<"$clean" | tail -n 40
 # What the stall recorders saw (guest/lib.sh's watcher, tb_l0_dump), which
 # the tail may have cut: the VMM's threads, then each L1 CPU's RIP, flags
 # and halt state and its LAPIC timer and pending interrupts.
-rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L[01]|^testbed: L1 kicked|RIP=|^(Timer|LVTT|ISR|IRR)' <<<"$clean" |
+rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L[01]|^testbed: L1 stuck|RIP=|^(Timer|LVTT|ISR|IRR)' <<<"$clean" |
 	head -n 80)
 [ -z "$rec" ] || printf -- '--- stall recorders ---\n%s\n' "$rec"
 echo "---"

@@ -157,6 +157,21 @@ skiff_boot_l2() {
 # l2_saw LINE: whether L2's console (of the last vmm_boot_l2) had LINE.
 l2_saw() { grep -qxF "$1" /tmp/l2.log 2>/dev/null; }
 
+# l2_ping_phase L1_IP L2_IP COUNT (in L2): eth0 up at L2_IP/24, three
+# pings to warm the path, then "SKIFF-L2-MARK phase=rr" (for L1's counters
+# to start) and COUNT pings 10 ms apart, summed up as "SKIFF-L2-MARK rr:"
+# lines. Returns 1 if eth0 did not come up.
+l2_ping_phase() {
+	ip addr add "$2/24" dev eth0 && ip link set eth0 up || {
+		echo "SKIFF-L2-MARK eth0 failed"
+		return 1
+	}
+	ping -c 3 -i 0.2 -W 5 "$1" >/dev/null 2>&1
+	echo "SKIFF-L2-MARK phase=rr"
+	sleep 0.5
+	ping -q -c "$3" -i 0.01 "$1" | tail -n 2 | sed 's/^/SKIFF-L2-MARK rr: /'
+}
+
 # expect_usage_error DESC WHAT SKIFF-ARGS...: one bad-input case. Appends
 # DESC to BAD unless skiff exits 2 with exactly one stderr line matching the
 # extended regex WHAT (case-insensitive): the line must be about what the

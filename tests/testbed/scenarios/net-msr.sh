@@ -49,11 +49,7 @@ l1() {
 }
 
 l2() {
-	ip addr add "$NM_L2/24" dev eth0 && ip link set eth0 up || { echo "SKIFF-L2-MARK eth0 failed"; return; }
-	ping -c 3 -i 0.2 -W 5 "$NM_L1" >/dev/null 2>&1
-	echo "SKIFF-L2-MARK phase=rr"
-	sleep 0.5
-	ping -q -c 200 -i 0.01 "$NM_L1" | tail -n 2 | sed 's/^/SKIFF-L2-MARK rr: /'
+	l2_ping_phase "$NM_L1" "$NM_L2" 200 || return
 	echo "SKIFF-L2-MARK phase=end"
 	sleep 1
 }

@@ -82,11 +82,7 @@ l1() {
 }
 
 l2() {
-	ip addr add "$NT_L2/24" dev eth0 && ip link set eth0 up || { echo "SKIFF-L2-MARK eth0 failed"; return; }
-	ping -c 3 -i 0.2 -W 5 "$NT_L1" >/dev/null 2>&1
-	echo "SKIFF-L2-MARK phase=rr"
-	sleep 0.5
-	ping -q -c 400 -i 0.01 "$NT_L1" | tail -n 2 | sed 's/^/SKIFF-L2-MARK rr: /'
+	l2_ping_phase "$NT_L1" "$NT_L2" 400 || return
 	echo "SKIFF-L2-MARK phase=down"
 	sleep 0.5
 	iperf3 -c "$NT_L1" -R -t 3 -J >/tmp/down.json 2>&1
