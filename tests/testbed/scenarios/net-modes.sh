@@ -45,9 +45,11 @@ nm_mode() { # NAME SKIFF-ARGS...
 	irqs=$(($(nm_count "$f" "virtio-net0 q0 interrupts") + $(nm_count "$f" "virtio-net0 q1 interrupts")))
 	work=$(nm_count "$f" "virtio-net0 q1 poll iterations with work")
 	cont=$(nm_count "$f" "virtio-net0 q1 poll stops contended")
+	starts=$(nm_count "$f" "virtio-net0 q1 poll starts")
+	stops=$(($(nm_count "$f" "virtio-net0 q1 poll stops idle") + $(nm_count "$f" "virtio-net0 q1 poll stops cap") + cont))
 	eval "NM_${name}_kpm=$(((kicks + traps) * 100 / mb))" # notifications per MB, x100
-	eval "NM_${name}_kicks=$kicks NM_${name}_traps=$traps NM_${name}_ptraps=$ptraps NM_${name}_irqs=$irqs NM_${name}_work=$work NM_${name}_cont=$cont"
-	echo "mode $name: ${mbps} Mbit/s, ${mb} MB, ioeventfd kicks $kicks, trapped notifies $traps, skiff irqs $irqs, poll work $work, poll stops contended $cont"
+	eval "NM_${name}_kicks=$kicks NM_${name}_traps=$traps NM_${name}_ptraps=$ptraps NM_${name}_irqs=$irqs NM_${name}_work=$work NM_${name}_cont=$cont NM_${name}_starts=$starts NM_${name}_stops=$stops"
+	echo "mode $name: ${mbps} Mbit/s, ${mb} MB, ioeventfd kicks $kicks, trapped notifies $traps, skiff irqs $irqs, poll starts $starts, work $work, stops $stops (contended $cont)"
 	metric "nm_${name}_up_mbps" "$mbps"
 	metric "nm_${name}_notifies_per_mb" "$(((kicks + traps) / mb))"
 }
@@ -72,20 +74,19 @@ l1() {
 	[ "$NM_trap_ptraps" = "$NM_trap_traps" ] ||
 		{ fail "trap mode: $((NM_trap_traps - NM_trap_ptraps)) of $NM_trap_traps notifies not by port"; return; }
 	[ "$NM_ioeventfd_kicks" -gt 0 ] && [ "$NM_ioeventfd_traps" = 0 ] || { fail "ioeventfd mode: kicks still trapped"; return; }
-	# polling: fewer notifications per MB than plain ioeventfd; always
-	# polling by a large factor. (How much adaptive saves depends on the
-	# kick timing, which emulation makes jittery: only the order is checked.)
-	# Adaptive polling stops, by design, when it finds itself sharing a CPU
-	# with the vCPU (the host is busy): then kicks are back on and the
-	# order is not judged, only that it polled (a retry in CI came from a
-	# loaded machine).
-	[ "$NM_adaptive_work" -gt 0 ] || { fail "adaptive polling never polled"; return; }
-	if [ "$NM_adaptive_cont" -gt 0 ]; then
-		echo "net-modes: adaptive polling stopped $NM_adaptive_cont times for contention: kicks per MB not compared"
-	else
-		[ "$NM_adaptive_kpm" -lt "$NM_ioeventfd_kpm" ] ||
-			{ fail "adaptive polling did not cut kicks per MB"; return; }
-	fi
+	# Adaptive polling starts when kicks come fast, polls with kicks off,
+	# and stops again (idle, its cap, or sharing a CPU with the vCPU),
+	# turning kicks back on. Its kicks per MB are not compared with plain
+	# ioeventfd's: with event-idx those vary tenfold between runs of the
+	# same build (73, then 725 kicks in a clean clone of 0bf0864 and its
+	# retry), so an order between the two would judge timing, not
+	# behaviour. Always polling never stops, and keeps kicks off by a
+	# large factor.
+	[ "$NM_adaptive_starts" -gt 0 ] && [ "$NM_adaptive_work" -gt 0 ] || { fail "adaptive polling never polled"; return; }
+	[ "$NM_adaptive_stops" -gt 0 ] || { fail "adaptive polling never stopped"; return; }
+	[ "$NM_adaptive_cont" = 0 ] ||
+		echo "net-modes: adaptive polling stopped $NM_adaptive_cont times for contention"
+	[ "$NM_always_stops" = 0 ] || { fail "always polling stopped $NM_always_stops times"; return; }
 	[ "$NM_always_work" -gt 0 ] && [ $((NM_always_kpm * 2)) -lt "$NM_ioeventfd_kpm" ] || { fail "always polling did not cut kicks"; return; }
 	# vhost: no kicks or interrupts pass through skiff
 	# (a kick or two before DRIVER_OK hands the queue over is not data path)
