@@ -263,8 +263,8 @@ tb_boot_l0() {
 	TB_L0_KILLED=0 TB_L0_KILL_MS=
 	# stdin </dev/null: no terminal to put in raw mode, no input to L1.
 	if [ -z "$kill_after" ]; then
-		# A silent L1's CPUs, an NMI if L0 left one stuck, and just
-		# before the bound kills it what they are doing.
+		# A silent L1's CPUs (L0 ended at once if it left one stuck), and
+		# just before the bound kills it what they are doing.
 		rm -f "$log.l0"
 		tb_l0_watch "$log" "$bound" </dev/null >/dev/null 2>&1 {lockfd}>&- &
 		local dumper=$!
