@@ -76,36 +76,10 @@ void vfio_msix_free(struct vfio_pci *v)
 static void vector_update(struct vfio_pci *v, unsigned int i)
 {
 	struct vfio_msix *mx = &v->msix;
-	struct vfio_vec *vec = &mx->vec[i];
-	void *host;
-	const struct pci_host_ops *h = pci_bus_host(v->pci.bus, &host);
 	bool deliverable = mx->vfio_on && mx->enabled && !mx->maskall &&
 			   !(mx->table[i][3] & PCI_MSIX_ENTRY_CTRL_MASKBIT);
-	uint64_t addr = mx->table[i][0] | (uint64_t)mx->table[i][1] << 32;
-	uint32_t data = mx->table[i][2];
-	if (deliverable && vec->gsi < 0) {
-		int gsi = h->msi_route_add(host, addr, data);
-		if (gsi < 0) {
-			vfio_log(v, "adding an MSI-X route", gsi);
-			return;
-		}
-		vec->gsi = gsi;
-		vec->addr = addr;
-		vec->data = data;
-	} else if (deliverable && (vec->addr != addr || vec->data != data)) {
-		int r = h->msi_route_update(host, (uint32_t)vec->gsi, addr, data);
-		if (r < 0)
-			vfio_log(v, "updating an MSI-X route", r);
-		vec->addr = addr;
-		vec->data = data;
-	}
-	if (deliverable != vec->bound) {
-		int r = h->irqfd(host, vec->efd, (uint32_t)vec->gsi, deliverable);
-		if (r < 0)
-			vfio_log(v, "MSI-X irqfd", r);
-		else
-			vec->bound = deliverable;
-	}
+	vfio_vec_sync(v, &mx->vec[i], deliverable,
+		      mx->table[i][0] | (uint64_t)mx->table[i][1] << 32, mx->table[i][2]);
 }
 
 /* VFIO's side: all vectors on, or all off. irq_lock held. */

@@ -28,7 +28,7 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 	v->h = h;
 	v->ctx = *ctx;
 	v->mmap = mmap;
-	v->msi.efd = v->intx.trigger = v->intx.unmask = -1;
+	v->msi.vec.efd = v->intx.trigger = v->intx.unmask = -1;
 	snprintf(v->name, sizeof(v->name), "vfio %s", name);
 	pthread_mutex_init(&v->irq_lock, NULL);
 	if (vfio_irq_init(v, err, errlen) < 0 || vfio_cfg_build(v, err, errlen) < 0) {
@@ -111,7 +111,7 @@ void vfio_pci_destroy(struct vfio_pci *v)
 	vfio_pci_stop(v);
 	vfio_bars_free(v);
 	vfio_msix_free(v);
-	int fds[] = {v->msi.efd, v->intx.trigger, v->intx.unmask};
+	int fds[] = {v->msi.vec.efd, v->intx.trigger, v->intx.unmask};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

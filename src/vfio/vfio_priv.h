@@ -37,19 +37,23 @@ struct vfio_bar {
 	unsigned int nr_maps;
 };
 
+/* One MSI or MSI-X vector: the eventfd VFIO signals, bound by an irqfd
+ * to a route while the guest lets it deliver. */
+struct vfio_vec {
+	int efd;
+	int gsi; /* -1 until the vector first becomes deliverable */
+	bool bound;
+	uint64_t addr; /* what the route says */
+	uint32_t data;
+};
+
 struct vfio_msix {
 	unsigned int cap; /* offset in our config space, 0 if none */
 	unsigned int nr;
 	unsigned int table_bar, pba_bar;
 	uint64_t table_off, pba_off;
 	uint32_t (*table)[4]; /* nr entries: addr lo, addr hi, data, control */
-	struct vfio_vec {
-		int efd;
-		int gsi; /* -1 until the vector first becomes deliverable */
-		bool bound;
-		uint64_t addr; /* what the route says */
-		uint32_t data;
-	} * vec;
+	struct vfio_vec *vec;
 	int32_t *fds; /* the nr eventfds, for VFIO_DEVICE_SET_IRQS */
 	bool enabled, maskall, vfio_on;
 };
@@ -57,10 +61,8 @@ struct vfio_msix {
 struct vfio_msi {
 	unsigned int cap; /* offset in our config space, 0 if none */
 	bool is64;
-	int efd, gsi;
-	bool bound, vfio_on;
-	uint64_t addr;
-	uint32_t data;
+	struct vfio_vec vec;
+	bool vfio_on;
 };
 
 struct vfio_intx {
@@ -112,6 +114,10 @@ void vfio_msi_ctrl_write(struct vfio_pci *v);
 void vfio_msi_off(struct vfio_pci *v);
 int vfio_intx_on(struct vfio_pci *v);
 void vfio_intx_off(struct vfio_pci *v);
+/* Brings a vector's route and irqfd in line with the guest's message and
+ * whether it may deliver; irq_lock held. */
+void vfio_vec_sync(struct vfio_pci *v, struct vfio_vec *vec, bool deliverable, uint64_t addr,
+		   uint32_t data);
 /* Logs a failure (capped per device). */
 void vfio_log(struct vfio_pci *v, const char *what, int err);
 

@@ -646,6 +646,28 @@ static void test_intx_and_msi(void **state)
 	assert_int_equal(f->dev.resets, 2);
 }
 
+/* Issue 32.2: a driver reload sets MSI up again (disable, a new address
+ * and data, enable): the route carries the new message, not the old. */
+static void test_msi_resetup(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	uint32_t msi = cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0);
+	cfg_wr(b, 1, msi + 4, 4, 0xfee01000);
+	cfg_wr(b, 1, msi + 12, 2, 0x4051);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.routes[0].data, 0x4051);
+	cfg_wr(b, 1, msi + 2, 2, 0);
+	cfg_wr(b, 1, msi + 4, 4, 0xfee02000);
+	cfg_wr(b, 1, msi + 12, 2, 0x4062);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.nr_routes, 1);
+	assert_int_equal(f->host.routes[0].addr, 0xfee02000);
+	assert_int_equal(f->host.routes[0].data, 0x4062);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -682,6 +704,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mmap_off, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_no_intx_and_huge_bar, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_resetup, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
