@@ -136,8 +136,7 @@ int vfio_cfg_build(struct vfio_pci *v, char *err, size_t errlen)
 	return vfio_bars_init(v, dc, err, errlen);
 }
 
-/* The guest's command bits, onto the device's own register. */
-static void command_forward(struct vfio_pci *v)
+void vfio_cmd_forward(struct vfio_pci *v)
 {
 	uint8_t cur[2];
 	if (v->ops->pread(v->h, cur, 2, v->cfg_offset + PCI_COMMAND) != 2) {
@@ -146,6 +145,8 @@ static void command_forward(struct vfio_pci *v)
 	}
 	uint16_t want =
 	    (get16(cur) & ~VFIO_CMD_PASS) | (get16(&v->pci.cfg[PCI_COMMAND]) & VFIO_CMD_PASS);
+	if (want == get16(cur))
+		return;
 	uint8_t out[2] = {(uint8_t)want, (uint8_t)(want >> 8)};
 	if (v->ops->pwrite(v->h, out, 2, v->cfg_offset + PCI_COMMAND) != 2)
 		vfio_log(v, "writing the command register", -1);
@@ -155,7 +156,7 @@ void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len)
 {
 	struct vfio_pci *v = (struct vfio_pci *)dev;
 	if (overlaps(off, len, PCI_COMMAND, 2))
-		command_forward(v);
+		vfio_cmd_forward(v);
 	if (v->msi.cap && overlaps(off, len, v->msi.cap, v->msi.is64 ? 14 : 10))
 		vfio_msi_ctrl_write(v);
 	if (v->msix.cap && overlaps(off, len, v->msix.cap + 2, 2))

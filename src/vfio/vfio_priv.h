@@ -92,6 +92,8 @@ struct vfio_pci {
 /* vfio_cfg.c: the virtual config space from the device's. */
 int vfio_cfg_build(struct vfio_pci *v, char *err, size_t errlen);
 void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len);
+/* The guest's command bits onto the device's own register (if changed). */
+void vfio_cmd_forward(struct vfio_pci *v);
 
 /* vfio_bar.c: BAR regions, their traps and memory slots. */
 int vfio_bars_init(struct vfio_pci *v, const uint8_t *devcfg, char *err, size_t errlen);

@@ -217,11 +217,14 @@ struct fx {
 	struct fake_vfio dev;
 	struct fake_slot slots[16];
 	struct vfio_pci *v;
+	uint16_t cmd_at_add; /* the device's command register at the last slot add */
+	int fail_del;	     /* the next slot deletes that fail with -EIO */
 };
 
 static int slot_add(void *h, uint64_t gpa, uint64_t size, void *hva)
 {
 	struct fx *f = h;
+	memcpy(&f->cmd_at_add, f->dev.cfg + PCI_COMMAND, 2);
 	for (int i = 0; i < 16; i++) {
 		if (!f->slots[i].used) {
 			f->slots[i] = (struct fake_slot){gpa, size, hva, true};
@@ -235,6 +238,10 @@ static int slot_del(void *h, int slot)
 {
 	struct fx *f = h;
 	assert_true(slot >= 2 && slot < 18 && f->slots[slot - 2].used);
+	if (f->fail_del > 0) {
+		f->fail_del--;
+		return -EIO;
+	}
 	f->slots[slot - 2].used = false;
 	return 0;
 }
@@ -668,6 +675,42 @@ static void test_msi_resetup(void **state)
 	assert_int_equal(f->host.irqfd_gsi[0], 24);
 }
 
+/* Issue 32.2: the command write reaches the device before the BAR's
+ * memory slots appear (QEMU's order): the device decodes by the time the
+ * guest can touch the mapping. */
+static void test_cmd_before_slots(void **state)
+{
+	struct fx *f = *state;
+	fx_add(f, true);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_int_equal(nr_slots(f), 4);
+	assert_true(f->cmd_at_add & PCI_COMMAND_MEMORY);
+}
+
+/* Issue 32.2: a slot delete that fails is not forgotten: the slot stays
+ * where it was (no second one at the new address, the trap serves that),
+ * and the next move deletes it. */
+static void test_slot_del_fails(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
+	f->fail_del = 2; /* the unmap and the retry before the new map */
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xd0000000);
+	assert_non_null(slot_at(f, b0));
+	assert_null(slot_at(f, 0xd0000000));
+	assert_int_equal(nr_slots(f), 4);
+	/* The trap serves the new address meanwhile. */
+	put32(f->dev.bar[0] + 0x40, 0xabcd);
+	assert_int_equal(mmio_rd(b, 0xd0000040, 4), 0xabcd);
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xd0100000);
+	assert_null(slot_at(f, b0));
+	assert_non_null(slot_at(f, 0xd0100000));
+	assert_int_equal(nr_slots(f), 4);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -705,6 +748,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_no_intx_and_huge_bar, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msi_resetup, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
