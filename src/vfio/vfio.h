@@ -4,10 +4,11 @@
  * What the guest sees: the device's IDs, class and header; its BARs with
  * their own kinds and sizes but at addresses skiff chose (the guest may move
  * them); the expansion ROM hidden; the MSI, MSI-X and PCI Express
- * capabilities (the rest hidden); INTA. BAR contents are the device's own:
- * with mmap on, the mmappable parts of each BAR are KVM memory slots over
- * the VFIO region's mapping, and only the MSI-X table and PBA pages trap;
- * with mmap off, every access traps and goes through pread/pwrite.
+ * capabilities (the rest hidden) at the device's offsets, and the device's
+ * own config registers outside any capability (passed through); INTA. BAR contents are the device's
+ * own: with mmap on, the mmappable parts of each BAR are KVM memory slots over the VFIO region's
+ * mapping, and only the MSI-X table and PBA pages trap; with mmap off, every access traps and goes
+ * through pread/pwrite.
  *
  * Interrupts never pass through skiff's threads: MSI and MSI-X vectors are
  * eventfds that VFIO signals and KVM injects (irqfds on MSI routes); INTx

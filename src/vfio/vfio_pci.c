@@ -10,7 +10,7 @@
 #include "vfio/vfio_sys.h"
 
 static const struct pci_device_ops vfio_pci_ops = {
-    .cfg_write = vfio_cfg_write, .bar_map = vfio_bar_map,
+    .cfg_read = vfio_cfg_read, .cfg_write = vfio_cfg_write, .bar_map = vfio_bar_map,
     /* No release: the device manager destroys the device after the bus. */
 };
 

@@ -78,6 +78,9 @@ struct vfio_pci {
 	struct vfio_ctx ctx;
 	bool mmap, started;
 	uint64_t cfg_offset; /* config region in the device fd */
+	/* Config bytes that are the device's own registers (past the header,
+	 * in no capability): reads and writes pass through. */
+	bool pass[PCI_CFG_SIZE];
 	struct vfio_bar bars[PCI_NUM_BARS];
 	/* MSI, MSI-X and INTx state: config writes (bus lock) and MSI-X
 	 * table writes (any vCPU) both change it. */
@@ -92,6 +95,7 @@ struct vfio_pci {
 /* vfio_cfg.c: the virtual config space from the device's. */
 int vfio_cfg_build(struct vfio_pci *v, char *err, size_t errlen);
 void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len);
+void vfio_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len);
 /* The guest's command bits onto the device's own register (if changed). */
 void vfio_cmd_forward(struct vfio_pci *v);
 

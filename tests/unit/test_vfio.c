@@ -155,8 +155,9 @@ static void put32(uint8_t *p, uint32_t v)
 /* Like QEMU's e1000e: BAR0 128 KiB and BAR1 128 KiB 32-bit memory, BAR2
  * 32 bytes of I/O, BAR3 16 KiB 64-bit prefetchable (slots 3-4) holding the
  * MSI-X table (5 vectors, offset 0) and PBA (0x2000). Capabilities: PM at
- * 0x40, MSI (64-bit, maskable) at 0x50, PCIe at 0x60, MSI-X at 0xa0,
- * vendor at 0xc0. INTA, ROM present. */
+ * 0x40, MSI (64-bit, maskable: 24 bytes) at 0x50, PCIe at 0x70, MSI-X at
+ * 0xb0, vendor (6 bytes) at 0xc8; the device's own registers in between
+ * and from 0xd0. INTA, ROM present. */
 static void fv_init(struct fake_vfio *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -178,16 +179,16 @@ static void fv_init(struct fake_vfio *f)
 	c[PCI_CAPABILITY_LIST] = 0x40;
 	c[PCI_INTERRUPT_PIN] = 1;
 	c[0x40] = PCI_CAP_ID_PM, c[0x41] = 0x50;
-	c[0x50] = PCI_CAP_ID_MSI, c[0x51] = 0x60;
+	c[0x50] = PCI_CAP_ID_MSI, c[0x51] = 0x70;
 	put16(c + 0x52, 0x0180 | 0x6); /* 64-bit, per-vector mask, 8 vectors */
-	c[0x60] = PCI_CAP_ID_EXP, c[0x61] = 0xa0;
-	put16(c + 0x62, 0x0002);
-	put32(c + 0x64, 0x00008cc0); /* device capabilities */
-	c[0xa0] = PCI_CAP_ID_MSIX, c[0xa1] = 0xc0;
-	put16(c + 0xa2, 4); /* 5 vectors */
-	put32(c + 0xa4, 0x0000 | 3);
-	put32(c + 0xa8, 0x2000 | 3);
-	c[0xc0] = PCI_CAP_ID_VNDR, c[0xc1] = 0;
+	c[0x70] = PCI_CAP_ID_EXP, c[0x71] = 0xb0;
+	put16(c + 0x72, 0x0002);
+	put32(c + 0x74, 0x00008cc0); /* device capabilities */
+	c[0xb0] = PCI_CAP_ID_MSIX, c[0xb1] = 0xc8;
+	put16(c + 0xb2, 4); /* 5 vectors */
+	put32(c + 0xb4, 0x0000 | 3);
+	put32(c + 0xb8, 0x2000 | 3);
+	c[0xc8] = PCI_CAP_ID_VNDR, c[0xc9] = 0, c[0xca] = 6;
 	uint32_t rf = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
 	f->regions[0] =
 	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
@@ -369,12 +370,14 @@ static void test_read_only_bits(void **state)
 	uint8_t before[256];
 	for (uint32_t i = 0; i < 256; i += 4)
 		put32(before + i, cfg_rd(b, 1, i, 4));
-	/* Everything but command, cache line, BARs, interrupt line and the
-	 * MSI (at 0x40) / MSI-X (at 0x8c, after the PCIe capability)
-	 * registers: written with ones, nothing changes. */
+	/* Everything but command, cache line, BARs, interrupt line, the MSI
+	 * (at 0x50) / MSI-X (at 0xb0) registers and the device's own
+	 * registers (0x48, 0x68, 0xac, 0xbc-0xc7, 0xce on: test_cfg_pass):
+	 * written with ones, nothing changes. */
 	for (uint32_t i = 0; i < 256; i += 4) {
 		if (i == PCI_COMMAND || i == 0x0c || (i >= PCI_BAR0 && i < PCI_BAR0 + 24) ||
-		    i == PCI_INTERRUPT_LINE || (i >= 0x40 && i < 0x50) || i == 0x8c)
+		    i == PCI_INTERRUPT_LINE || (i >= 0x48 && i < 0x60) || (i >= 0x68 && i < 0x70) ||
+		    i == 0xac || i == 0xb0 || (i >= 0xbc && i < 0xc8) || i >= 0xcc)
 			continue;
 		cfg_wr(b, 1, i, 4, 0xffffffff);
 		assert_int_equal(cfg_rd(b, 1, i, 4), before[i] | before[i + 1] << 8 |
@@ -509,8 +512,8 @@ static void test_msix_shared_page(void **state)
 	f->dev.regions[3].size = 0;
 	put32(f->dev.cfg + PCI_BAR0 + 12, 0);
 	f->dev.regions[0].size = 0x1000;
-	put32(f->dev.cfg + 0xa4, 0x800 | 0);
-	put32(f->dev.cfg + 0xa8, 0xc00 | 0);
+	put32(f->dev.cfg + 0xb4, 0x800 | 0);
+	put32(f->dev.cfg + 0xb8, 0xc00 | 0);
 	fx_add(f, true);
 	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
 	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
@@ -711,6 +714,47 @@ static void test_slot_del_fails(void **state)
 	assert_int_equal(nr_slots(f), 4);
 }
 
+/* Issue 32.2: config bytes past the header that belong to no capability
+ * are the device's own registers and pass through both ways, as QEMU does;
+ * hidden capabilities (PM at 0x40, the vendor one at 0xc8) stay hidden;
+ * kept capabilities keep the device's offsets. */
+static void test_cfg_pass(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	put32(f->dev.cfg + 0x48, 0x11223344);
+	put32(f->dev.cfg + 0x44, 0x55667788); /* inside the hidden PM capability */
+	put32(f->dev.cfg + 0xe0, 0xcafef00d);
+	fx_add(f, true);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0), 0x50);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_EXP, 0), 0x70);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_MSIX, 0), 0xb0);
+	assert_int_equal(cfg_rd(b, 1, 0x48, 4), 0x11223344);
+	assert_int_equal(cfg_rd(b, 1, 0xe0, 4), 0xcafef00d);
+	assert_int_equal(cfg_rd(b, 1, 0xe1, 2), 0xfef0);
+	put32(f->dev.cfg + 0xe0, 0x12345678); /* the device changed it */
+	assert_int_equal(cfg_rd(b, 1, 0xe0, 4), 0x12345678);
+	cfg_wr(b, 1, 0xf0, 4, 0xa5a5a5a5);
+	uint32_t got;
+	memcpy(&got, f->dev.cfg + 0xf0, 4);
+	assert_int_equal(got, 0xa5a5a5a5);
+	cfg_wr(b, 1, 0x6a, 2, 0xbeef);
+	assert_int_equal(f->dev.cfg[0x6a], 0xef);
+	assert_int_equal(f->dev.cfg[0x6b], 0xbe);
+	/* Hidden: reads 0, writes never reach the device. */
+	assert_int_equal(cfg_rd(b, 1, 0x44, 4), 0);
+	cfg_wr(b, 1, 0x44, 4, 0);
+	memcpy(&got, f->dev.cfg + 0x44, 4);
+	assert_int_equal(got, 0x55667788);
+	assert_int_equal(cfg_rd(b, 1, 0xc8, 4), 0);
+	/* A dword half capability, half the device's: each from its own. */
+	put32(f->dev.cfg + 0xcc, 0x99aabbcc);
+	assert_int_equal(cfg_rd(b, 1, 0xcc, 4), 0x99aa0000);
+	cfg_wr(b, 1, 0xcc, 4, 0x01020304);
+	memcpy(&got, f->dev.cfg + 0xcc, 4);
+	assert_int_equal(got, 0x0102bbcc);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -750,6 +794,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_msi_resetup, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_cfg_pass, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
