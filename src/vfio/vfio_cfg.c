@@ -16,10 +16,14 @@
 
 /* Command bits passed to the device: I/O and memory decoding, bus
  * mastering (DMA), parity and SERR reporting, INTx disable. */
-#define VFIO_CMD_PASS 0x0547
-#define CAP_WALK_MAX  48   /* 256 bytes hold at most 48 capabilities */
-#define PCIE_CAP_LEN  0x3c /* version 2; version 1 ends at 0x24 */
-#define PCIE_CAP_V1   0x24
+#define VFIO_CMD_PASS	0x0547
+#define CAP_WALK_MAX	48   /* 256 bytes hold at most 48 capabilities */
+#define PCIE_CAP_LEN	0x3c /* version 2; version 1 ends at 0x24 */
+#define PCIE_CAP_V1	0x24
+#define PCIE_DEVCAP	0x04
+#define PCIE_DEVCAP_FLR 0x10000000u
+#define PCIE_DEVCTL	0x08
+#define PCIE_DEVCTL_FLR 0x8000u
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -94,10 +98,20 @@ static int cap_msix(struct vfio_pci *v, unsigned int at, const uint8_t *dc, char
 	return vfio_msix_init(v, dc, err, errlen);
 }
 
-/* Read-only: link and device facts for the driver. */
+/* Read-only (link and device facts for the driver) but for DevCtl's
+ * Initiate FLR when the device can: the guest's function reset reaches
+ * VFIO as one (vfio_flr). */
 static int cap_exp(struct vfio_pci *v, unsigned int at, const uint8_t *dc)
 {
-	return cap_put(v, at, dc, (dc[2] & 0xf) >= 2 ? PCIE_CAP_LEN : PCIE_CAP_V1) < 0 ? -1 : 0;
+	int off = cap_put(v, at, dc, (dc[2] & 0xf) >= 2 ? PCIE_CAP_LEN : PCIE_CAP_V1);
+	if (off < 0)
+		return -1;
+	v->exp_cap = (unsigned int)off;
+	if (get32(dc + PCIE_DEVCAP) & PCIE_DEVCAP_FLR) {
+		static const uint8_t m_flr[2] = {0, PCIE_DEVCTL_FLR >> 8};
+		pci_device_set_wmask(&v->pci, (uint32_t)off + PCIE_DEVCTL, m_flr, 2);
+	}
+	return 0;
 }
 
 /* A capability's length in the device's config space: fixed by its ID,
@@ -259,11 +273,23 @@ static uint32_t pass_run(const struct vfio_pci *v, uint32_t *at, uint32_t end)
 	return n;
 }
 
+/* STATUS.INTERRUPT is the device's: its INTx goes through KVM's irqfd and
+ * VFIO, never through skiff's line state. */
+static void status_intx(struct vfio_pci *v, uint8_t *st)
+{
+	uint8_t d;
+	if (v->ops->pread(v->h, &d, 1, v->cfg_offset + PCI_STATUS) != 1)
+		return;
+	*st = (uint8_t)((*st & ~PCI_STATUS_INTERRUPT) | (d & PCI_STATUS_INTERRUPT));
+}
+
 void vfio_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len)
 {
 	struct vfio_pci *v = (struct vfio_pci *)dev;
 	if (off >= PCI_CFG_SIZE || len > PCI_CFG_SIZE - off)
 		return;
+	if (overlaps(off, len, PCI_STATUS, 1))
+		status_intx(v, &data[PCI_STATUS - off]);
 	uint32_t at = off, n;
 	while ((n = pass_run(v, &at, off + len)) > 0) {
 		uint8_t *p = data + (at - off);
@@ -284,6 +310,11 @@ void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len)
 		vfio_msi_ctrl_write(v);
 	if (v->msix.cap && overlaps(off, len, v->msix.cap + 2, 2))
 		vfio_msix_ctrl_write(v);
+	if (v->exp_cap && overlaps(off, len, v->exp_cap + PCIE_DEVCTL, 2) &&
+	    (get16(&v->pci.cfg[v->exp_cap + PCIE_DEVCTL]) & PCIE_DEVCTL_FLR)) {
+		v->pci.cfg[v->exp_cap + PCIE_DEVCTL + 1] &= (uint8_t) ~(PCIE_DEVCTL_FLR >> 8);
+		vfio_flr(v);
+	}
 	/* The device's own registers: what the guest wrote (the write mask
 	 * lets all of it into the image) goes on to the device. */
 	uint32_t at = off, n;

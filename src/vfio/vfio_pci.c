@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pci/pci_msix.h"
 #include "vfio/vfio_priv.h"
 #include "vfio/vfio_sys.h"
 
@@ -86,6 +87,30 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* What a function level reset does to the function, as the guest sees
+ * it: decoding and interrupts off, MSI-X vectors masked; then the device's
+ * own reset through VFIO, and INTx connected again (the guest's driver
+ * restores the rest, as Linux's pcie_flr callers do). Bus lock held. */
+void vfio_flr(struct vfio_pci *v)
+{
+	static const uint8_t zero[2];
+	pci_cfg_write(&v->pci, PCI_COMMAND, zero, 2);
+	if (v->msi.cap)
+		pci_cfg_write(&v->pci, v->msi.cap + 2, zero, 2);
+	if (v->msix.cap)
+		pci_cfg_write(&v->pci, v->msix.cap + 2, zero, 2);
+	pthread_mutex_lock(&v->irq_lock);
+	for (unsigned int i = 0; i < v->msix.nr; i++)
+		v->msix.table[i][3] = PCI_MSIX_ENTRY_CTRL_MASKBIT;
+	vfio_intx_off(v);
+	int r = v->ops->reset(v->h);
+	if (r < 0)
+		vfio_log(v, "the guest's function reset", r);
+	if (v->started)
+		vfio_intx_on(v);
+	pthread_mutex_unlock(&v->irq_lock);
 }
 
 void vfio_pci_stop(struct vfio_pci *v)

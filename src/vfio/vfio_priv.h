@@ -81,6 +81,7 @@ struct vfio_pci {
 	/* Config bytes that are the device's own registers (past the header,
 	 * in no capability): reads and writes pass through. */
 	bool pass[PCI_CFG_SIZE];
+	unsigned int exp_cap; /* the PCIe capability's offset, 0 if none */
 	struct vfio_bar bars[PCI_NUM_BARS];
 	/* MSI, MSI-X and INTx state: config writes (bus lock) and MSI-X
 	 * table writes (any vCPU) both change it. */
@@ -98,6 +99,9 @@ void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len);
 void vfio_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len);
 /* The guest's command bits onto the device's own register (if changed). */
 void vfio_cmd_forward(struct vfio_pci *v);
+
+/* vfio_pci.c: the guest's function level reset, as a VFIO reset. */
+void vfio_flr(struct vfio_pci *v);
 
 /* vfio_bar.c: BAR regions, their traps and memory slots. */
 int vfio_bars_init(struct vfio_pci *v, const uint8_t *devcfg, char *err, size_t errlen);

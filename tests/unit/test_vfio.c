@@ -183,7 +183,7 @@ static void fv_init(struct fake_vfio *f)
 	put16(c + 0x52, 0x0180 | 0x6); /* 64-bit, per-vector mask, 8 vectors */
 	c[0x70] = PCI_CAP_ID_EXP, c[0x71] = 0xb0;
 	put16(c + 0x72, 0x0002);
-	put32(c + 0x74, 0x00008cc0); /* device capabilities */
+	put32(c + 0x74, 0x10008cc0); /* device capabilities: FLR */
 	c[0xb0] = PCI_CAP_ID_MSIX, c[0xb1] = 0xc8;
 	put16(c + 0xb2, 4); /* 5 vectors */
 	put32(c + 0xb4, 0x0000 | 3);
@@ -426,7 +426,7 @@ static void test_capabilities(void **state)
 	/* MSI: one vector, no per-vector masking, still 64-bit. */
 	assert_int_equal(cfg_rd(b, 1, offs[0] + 2, 2), 0x0080);
 	/* PCIe: the device's registers, read-only. */
-	assert_int_equal(cfg_rd(b, 1, offs[1] + 4, 4), 0x00008cc0);
+	assert_int_equal(cfg_rd(b, 1, offs[1] + 4, 4), 0x10008cc0);
 	cfg_wr(b, 1, offs[1] + 8, 2, 0xffff);
 	assert_int_equal(cfg_rd(b, 1, offs[1] + 8, 2), 0);
 	/* MSI-X: table size and the table/PBA BIR and offsets as the
@@ -755,6 +755,58 @@ static void test_cfg_pass(void **state)
 	assert_int_equal(got, 0x0102bbcc);
 }
 
+/* Issue 32.2: the guest's FLR (DevCtl.BCR_FLR) reaches VFIO as a reset,
+ * with the function's state as an FLR leaves it (decoding and MSI off,
+ * INTx connected again); the bit reads back 0. */
+static void test_flr(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	uint32_t msi = cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0);
+	uint32_t exp = cfg_find_cap(b, 1, PCI_CAP_ID_EXP, 0);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	cfg_wr(b, 1, msi + 4, 4, 0xfee01000);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.resample_trigger, -1);
+	assert_int_equal(f->dev.resets, 1);
+	cfg_wr(b, 1, exp + 8, 2, 0x8000);
+	assert_int_equal(f->dev.resets, 2);
+	assert_int_equal(cfg_rd(b, 1, exp + 8, 2), 0);
+	assert_int_equal(cfg_rd(b, 1, PCI_COMMAND, 2), 0);
+	assert_int_equal(cfg_rd(b, 1, msi + 2, 2) & 1, 0);
+	assert_int_equal(nr_slots(f), 0);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	assert_int_not_equal(f->host.resample_trigger, -1);
+	/* A device without FLR: the bit stays read-only, no reset. */
+	struct fake_vfio *d = &f->dev;
+	vfio_pci_stop(f->v);
+	pci_bus_destroy(f->pci);
+	vfio_pci_destroy(f->v);
+	fv_init(d);
+	put32(d->cfg + 0x74, 0x00008cc0);
+	f->pci = pci_bus_create_with(b, &fake_host_ops, &f->host);
+	fx_add(f, true);
+	cfg_wr(b, 1, exp + 8, 2, 0x8000);
+	assert_int_equal(d->resets, 1);
+}
+
+/* Issue 32.2: STATUS.INTERRUPT is the device's INTx state (its line goes
+ * through VFIO and KVM, never skiff's). */
+static void test_status_intx(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT, 0);
+	f->dev.cfg[PCI_STATUS] |= PCI_STATUS_INTERRUPT;
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2), PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT);
+	assert_int_equal(cfg_rd(b, 1, PCI_COMMAND, 4) >> 16,
+			 PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT);
+	f->dev.cfg[PCI_STATUS] &= (uint8_t)~PCI_STATUS_INTERRUPT;
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2), PCI_STATUS_CAP_LIST);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -795,6 +847,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cfg_pass, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_flr, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_status_intx, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
