@@ -72,10 +72,11 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
 			"skiff: warning: VFIO offers no reset for %s: it may still hold its last "
 			"user's state\n",
 			v->name);
-	else if (r < 0) {
-		snprintf(err, errlen, "%s: reset failed: %s", v->name, strerror(-r));
-		return -1;
-	}
+	else if (r < 0) /* the same risk; QEMU warns too */
+		fprintf(stderr,
+			"skiff: warning: %s: reset failed (%s): it may still hold its last "
+			"user's state\n",
+			v->name, strerror(-r));
 	if (!v->intx.present)
 		v->pci.cfg[PCI_INTERRUPT_PIN] = 0;
 	pthread_mutex_lock(&v->irq_lock);
