@@ -42,7 +42,15 @@ struct vfio_ctx {
 	 * -errno. */
 	int (*memslot_add)(void *host, uint64_t gpa, uint64_t size, void *hva);
 	int (*memslot_del)(void *host, int slot);
+	/* Tells KVM about the device's IOMMU group (KVM's VFIO device: it
+	 * then knows of assigned devices, for posted interrupts and
+	 * non-coherent DMA); 0 or -errno. NULL: nobody to tell (tests). */
+	int (*kvm_vfio_add)(void *host, int group_fd);
 };
+
+/* KVM's VFIO device on vm_fd (created in *kvm_dev if that is -1, for the
+ * VM's life) with group_fd added. 0 or -errno. */
+int vfio_kvm_group_add(int vm_fd, int *kvm_dev, int group_fd);
 
 /* Opens the device at addr ("DDDD:BB:DD.F" or "BB:DD.F"), maps guest RAM
  * for its DMA and builds its PCI function. Returns 0, or -1 with a one-line

@@ -36,6 +36,13 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 		vfio_pci_destroy(v);
 		return -1;
 	}
+	int r = ctx->kvm_vfio_add ? ctx->kvm_vfio_add(ctx->host, ops->group_fd(h)) : 0;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: KVM's VFIO device refused its group: %s", v->name,
+			 strerror(-r));
+		vfio_pci_destroy(v);
+		return -1;
+	}
 	v->pci.ops = &vfio_pci_ops;
 	*out = v;
 	return 0;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kvm.h>
 #include <linux/vfio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/guest_mem.h"
+#include "vfio/vfio.h"
 
 /* Where devices and VFIO nodes are; tests point them elsewhere. */
 static const char *sysfs_pci = "/sys/bus/pci/devices/";
@@ -262,6 +264,26 @@ static void sys_close(void *h)
 	free(s);
 }
 
+static int sys_group_fd(void *h)
+{
+	return ((struct vfio_sys *)h)->group;
+}
+
+int vfio_kvm_group_add(int vm_fd, int *kvm_dev, int group_fd)
+{
+	if (*kvm_dev < 0) {
+		struct kvm_create_device cd = {.type = KVM_DEV_TYPE_VFIO};
+		if (ioctl(vm_fd, KVM_CREATE_DEVICE, &cd) < 0)
+			return -errno;
+		*kvm_dev = (int)cd.fd;
+	}
+	int32_t fd = group_fd;
+	struct kvm_device_attr a = {.group = KVM_DEV_VFIO_GROUP,
+				    .attr = KVM_DEV_VFIO_GROUP_ADD,
+				    .addr = (uint64_t)(uintptr_t)&fd};
+	return ioctl(*kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0 ? -errno : 0;
+}
+
 static const struct vfio_dev_ops sys_ops = {
     .region_info = sys_region_info,
     .irq_count = sys_irq_count,
@@ -271,6 +293,7 @@ static const struct vfio_dev_ops sys_ops = {
     .pwrite = sys_pwrite,
     .mmap = sys_mmap,
     .munmap = sys_munmap,
+    .group_fd = sys_group_fd,
     .close = sys_close,
 };
 

@@ -128,6 +128,12 @@ static void fv_munmap(void *h, void *p, uint64_t len)
 	((struct fake_vfio *)h)->unmaps++;
 }
 
+static int fv_group_fd(void *h)
+{
+	(void)h;
+	return 77;
+}
+
 static void fv_close(void *h)
 {
 	((struct fake_vfio *)h)->closed++;
@@ -142,6 +148,7 @@ static const struct vfio_dev_ops fv_ops = {
     .pwrite = fv_pwrite,
     .mmap = fv_mmap,
     .munmap = fv_munmap,
+    .group_fd = fv_group_fd,
     .close = fv_close,
 };
 
@@ -223,7 +230,16 @@ struct fx {
 	struct vfio_pci *v;
 	uint16_t cmd_at_add; /* the device's command register at the last slot add */
 	int fail_del;	     /* the next slot deletes that fail with -EIO */
+	int kvm_group;	     /* the group KVM's VFIO device was told of, or -1 */
+	int kvm_ret;	     /* what telling it answers */
 };
+
+static int kvm_vfio_add(void *h, int group_fd)
+{
+	struct fx *f = h;
+	f->kvm_group = group_fd;
+	return f->kvm_ret;
+}
 
 static int slot_add(void *h, uint64_t gpa, uint64_t size, void *hva)
 {
@@ -273,6 +289,7 @@ static int fx_setup(void **state)
 	bus_init(&f->trap);
 	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
 	f->host.resample_efd = f->host.resample_trigger = -1;
+	f->kvm_group = -1;
 	fv_init(&f->dev);
 	*state = f;
 	return 0;
@@ -299,8 +316,11 @@ static int fx_teardown(void **state)
  * starts it. */
 static void fx_add(struct fx *f, bool mmap)
 {
-	struct vfio_ctx ctx = {
-	    .mem = NULL, .host = f, .memslot_add = slot_add, .memslot_del = slot_del};
+	struct vfio_ctx ctx = {.mem = NULL,
+			       .host = f,
+			       .memslot_add = slot_add,
+			       .memslot_del = slot_del,
+			       .kvm_vfio_add = kvm_vfio_add};
 	char err[200] = "";
 	int r = vfio_pci_create_with(&fv_ops, &f->dev, "0000:00:04.0", mmap, &ctx, &f->v, err,
 				     sizeof(err));
@@ -855,6 +875,30 @@ static void test_status_intx(void **state)
 	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2), PCI_STATUS_CAP_LIST);
 }
 
+/* Issue 32.2: KVM's VFIO device is told of the device's group, so KVM
+ * knows of the assigned device; if it refuses, the device is refused. */
+static void test_kvm_vfio(void **state)
+{
+	struct fx *f = *state;
+	fx_add(f, true);
+	assert_int_equal(f->kvm_group, 77);
+
+	struct fake_vfio other;
+	fv_init(&other);
+	f->kvm_ret = -ENODEV;
+	struct vfio_ctx ctx = {.host = f,
+			       .memslot_add = slot_add,
+			       .memslot_del = slot_del,
+			       .kvm_vfio_add = kvm_vfio_add};
+	struct vfio_pci *v = NULL;
+	char err[200] = "";
+	assert_int_equal(
+	    vfio_pci_create_with(&fv_ops, &other, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "KVM's VFIO device refused its group"));
+	assert_int_equal(other.closed, 1);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -898,6 +942,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_flr, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_status_intx, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_driver_variant),
+	    cmocka_unit_test_setup_teardown(test_kvm_vfio, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
