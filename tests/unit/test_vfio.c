@@ -899,6 +899,32 @@ static void test_kvm_vfio(void **state)
 	assert_int_equal(other.closed, 1);
 }
 
+/* Issue 32.2: MSI-X with 2048 vectors (the most the capability can say):
+ * all of them to VFIO, the last one routed like the first. */
+static void test_msix_2048(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	f->dev.regions[3].size = 0x10000;
+	put32(f->dev.cfg + 0xb8, 0x8000 | 3);
+	put16(f->dev.cfg + 0xb2, 2047);
+	f->dev.irqs[VFIO_PCI_MSIX_IRQ_INDEX] = 2048;
+	fx_add(f, false);
+	uint32_t mx = cfg_find_cap(b, 1, PCI_CAP_ID_MSIX, 0);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	cfg_wr(b, 1, mx + 2, 2, PCI_MSIX_FLAGS_ENABLE);
+	struct fv_call *c = &f->dev.calls[f->dev.nr_calls - 1];
+	assert_int_equal(c->index, VFIO_PCI_MSIX_IRQ_INDEX);
+	assert_int_equal(c->count, 2048);
+	uint64_t e = cfg_bar64(b, 1, 3) + 2047 * 16;
+	mmio_wr(b, e, 4, 0xfee00000);
+	mmio_wr(b, e + 8, 4, 0x4077);
+	mmio_wr(b, e + 12, 4, 0);
+	assert_int_equal(f->host.nr_routes, 1);
+	assert_int_equal(f->host.routes[0].data, 0x4077);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -943,6 +969,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_status_intx, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_driver_variant),
 	    cmocka_unit_test_setup_teardown(test_kvm_vfio, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msix_2048, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
