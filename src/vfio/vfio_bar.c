@@ -106,6 +106,16 @@ static void slots_cut(struct vfio_bar *b, uint8_t *map, uint64_t lo, uint64_t hi
 	slot_add(b, map, lo, at, hi);
 }
 
+/* Whether [lo, hi) overlaps an area already mapped: sparse areas that
+ * overlap would give KVM overlapping slots. */
+static bool area_mapped(const struct vfio_bar *b, uint64_t lo, uint64_t hi)
+{
+	for (unsigned int m = 0; m < b->nr_maps; m++)
+		if (lo < b->maps[m].off + b->maps[m].len && b->maps[m].off < hi)
+			return true;
+	return false;
+}
+
 /* mmaps the region's mappable areas (whole pages only) and cuts slots. */
 static void bar_mmap(struct vfio_bar *b, const struct vfio_region *r)
 {
@@ -116,7 +126,7 @@ static void bar_mmap(struct vfio_bar *b, const struct vfio_region *r)
 		uint64_t len = r->nr_areas ? r->areas[i].size : r->size;
 		uint64_t lo = (off + VFIO_PAGE - 1) & ~(VFIO_PAGE - 1);
 		uint64_t hi = (off + len) & ~(VFIO_PAGE - 1);
-		if (off > r->size || len > r->size - off || lo >= hi)
+		if (off > r->size || len > r->size - off || lo >= hi || area_mapped(b, lo, hi))
 			continue;
 		void *p = v->ops->mmap(v->h, r->offset + lo, hi - lo);
 		if (!p) {
@@ -124,6 +134,7 @@ static void bar_mmap(struct vfio_bar *b, const struct vfio_region *r)
 			continue;
 		}
 		b->maps[b->nr_maps].p = p;
+		b->maps[b->nr_maps].off = lo;
 		b->maps[b->nr_maps++].len = hi - lo;
 		slots_cut(b, p, lo, hi);
 	}

@@ -169,7 +169,10 @@ static int cap_keep(struct vfio_pci *v, unsigned int off, const uint8_t *dc, cha
 	const uint8_t *c = dc + off;
 	if (c[0] == PCI_CAP_ID_MSIX && !v->msix.cap)
 		return cap_msix(v, off, c, err, errlen);
-	if (c[0] == PCI_CAP_ID_MSI && !v->msi.cap)
+	/* MSI only if VFIO offers it: a capability the host cannot enable
+	 * would fail every guest attempt. */
+	if (c[0] == PCI_CAP_ID_MSI && !v->msi.cap &&
+	    v->ops->irq_count(v->h, VFIO_PCI_MSI_IRQ_INDEX) > 0)
 		return cap_msi(v, off, c);
 	if (c[0] == PCI_CAP_ID_EXP)
 		return cap_exp(v, off, c);

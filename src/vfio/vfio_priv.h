@@ -32,8 +32,8 @@ struct vfio_bar {
 	unsigned int nr_slots;
 	struct {
 		void *p;
-		uint64_t len;
-	} maps[VFIO_MAX_AREAS]; /* the mmaps to undo */
+		uint64_t off, len; /* of the BAR */
+	} maps[VFIO_MAX_AREAS];	   /* the mmaps to undo */
 	unsigned int nr_maps;
 };
 

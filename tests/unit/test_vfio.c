@@ -925,6 +925,40 @@ static void test_msix_2048(void **state)
 	assert_int_equal(f->host.irqfd_gsi[0], 24);
 }
 
+/* Found by fuzz_vfio: an MSI capability VFIO offers no MSI interrupt for
+ * is hidden (every enable would fail), not shown. */
+static void test_msi_without_vfio_msi(void **state)
+{
+	struct fx *f = *state;
+	f->dev.irqs[VFIO_PCI_MSI_IRQ_INDEX] = 0;
+	fx_add(f, true);
+	assert_int_equal(cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSI, 0), 0);
+	assert_int_equal(cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0), 0xb0);
+}
+
+/* Found by fuzz_vfio: sparse areas that overlap are mapped once, so KVM
+ * never gets overlapping slots. */
+static void test_sparse_overlap(void **state)
+{
+	struct fx *f = *state;
+	struct vfio_region *r = &f->dev.regions[0];
+	r->nr_areas = 2;
+	r->areas[0].offset = 0x1000;
+	r->areas[0].size = 0x4000;
+	r->areas[1].offset = 0x3000;
+	r->areas[1].size = 0x4000;
+	fx_add(f, true);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b0 = cfg_rd(&f->trap, 1, PCI_BAR0, 4);
+	assert_non_null(slot_at(f, b0 + 0x1000));
+	assert_null(slot_at(f, b0 + 0x3000));
+	for (int i = 0; i < 16; i++)
+		for (int j = 0; j < 16; j++)
+			if (i != j && f->slots[i].used && f->slots[j].used)
+				assert_true(f->slots[i].gpa + f->slots[i].size <= f->slots[j].gpa ||
+					    f->slots[j].gpa + f->slots[j].size <= f->slots[i].gpa);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -970,6 +1004,8 @@ int main(void)
 	    cmocka_unit_test(test_driver_variant),
 	    cmocka_unit_test_setup_teardown(test_kvm_vfio, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msix_2048, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_without_vfio_msi, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sparse_overlap, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
