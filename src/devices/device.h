@@ -39,6 +39,8 @@ struct dev_host {
 	int (*mmio_batch_del)(void *opaque, uint64_t addr, uint32_t len);
 	/* Replays every batched write now (they reach the trap table). */
 	void (*mmio_batch_flush)(void *opaque);
+	/* Adds a VFIO group to KVM's VFIO device: 0 or -errno. */
+	int (*kvm_vfio_add)(void *opaque, int group_fd);
 };
 
 struct dev_ctx {

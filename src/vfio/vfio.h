@@ -4,10 +4,11 @@
  * What the guest sees: the device's IDs, class and header; its BARs with
  * their own kinds and sizes but at addresses skiff chose (the guest may move
  * them); the expansion ROM hidden; the MSI, MSI-X and PCI Express
- * capabilities (the rest hidden); INTA. BAR contents are the device's own:
- * with mmap on, the mmappable parts of each BAR are KVM memory slots over
- * the VFIO region's mapping, and only the MSI-X table and PBA pages trap;
- * with mmap off, every access traps and goes through pread/pwrite.
+ * capabilities (the rest hidden) at the device's offsets, and the device's
+ * own config registers outside any capability (passed through); INTA. BAR contents are the device's
+ * own: with mmap on, the mmappable parts of each BAR are KVM memory slots over the VFIO region's
+ * mapping, and only the MSI-X table and PBA pages trap; with mmap off, every access traps and goes
+ * through pread/pwrite.
  *
  * Interrupts never pass through skiff's threads: MSI and MSI-X vectors are
  * eventfds that VFIO signals and KVM injects (irqfds on MSI routes); INTx
@@ -41,7 +42,15 @@ struct vfio_ctx {
 	 * -errno. */
 	int (*memslot_add)(void *host, uint64_t gpa, uint64_t size, void *hva);
 	int (*memslot_del)(void *host, int slot);
+	/* Tells KVM about the device's IOMMU group (KVM's VFIO device: it
+	 * then knows of assigned devices, for posted interrupts and
+	 * non-coherent DMA); 0 or -errno. NULL: nobody to tell (tests). */
+	int (*kvm_vfio_add)(void *host, int group_fd);
 };
+
+/* KVM's VFIO device on vm_fd (created in *kvm_dev if that is -1, for the
+ * VM's life) with group_fd added. 0 or -errno. */
+int vfio_kvm_group_add(int vm_fd, int *kvm_dev, int group_fd);
 
 /* Opens the device at addr ("DDDD:BB:DD.F" or "BB:DD.F"), maps guest RAM
  * for its DMA and builds its PCI function. Returns 0, or -1 with a one-line

@@ -106,6 +106,16 @@ static void slots_cut(struct vfio_bar *b, uint8_t *map, uint64_t lo, uint64_t hi
 	slot_add(b, map, lo, at, hi);
 }
 
+/* Whether [lo, hi) overlaps an area already mapped: sparse areas that
+ * overlap would give KVM overlapping slots. */
+static bool area_mapped(const struct vfio_bar *b, uint64_t lo, uint64_t hi)
+{
+	for (unsigned int m = 0; m < b->nr_maps; m++)
+		if (lo < b->maps[m].off + b->maps[m].len && b->maps[m].off < hi)
+			return true;
+	return false;
+}
+
 /* mmaps the region's mappable areas (whole pages only) and cuts slots. */
 static void bar_mmap(struct vfio_bar *b, const struct vfio_region *r)
 {
@@ -116,7 +126,7 @@ static void bar_mmap(struct vfio_bar *b, const struct vfio_region *r)
 		uint64_t len = r->nr_areas ? r->areas[i].size : r->size;
 		uint64_t lo = (off + VFIO_PAGE - 1) & ~(VFIO_PAGE - 1);
 		uint64_t hi = (off + len) & ~(VFIO_PAGE - 1);
-		if (off > r->size || len > r->size - off || lo >= hi)
+		if (off > r->size || len > r->size - off || lo >= hi || area_mapped(b, lo, hi))
 			continue;
 		void *p = v->ops->mmap(v->h, r->offset + lo, hi - lo);
 		if (!p) {
@@ -124,6 +134,7 @@ static void bar_mmap(struct vfio_bar *b, const struct vfio_region *r)
 			continue;
 		}
 		b->maps[b->nr_maps].p = p;
+		b->maps[b->nr_maps].off = lo;
 		b->maps[b->nr_maps++].len = hi - lo;
 		slots_cut(b, p, lo, hi);
 	}
@@ -177,11 +188,33 @@ int vfio_bars_init(struct vfio_pci *v, const uint8_t *devcfg, char *err, size_t 
 	return 0;
 }
 
+/* Removes s's memory slot; on failure it stays recorded (retried at the
+ * next unmap and at free), so it is never forgotten while KVM still maps
+ * the BAR through it. 0 or -errno. */
+static int slot_del(struct vfio_pci *v, struct vfio_slot *s)
+{
+	if (s->slot < 0)
+		return 0;
+	int r = v->ctx.memslot_del(v->ctx.host, s->slot);
+	if (r < 0) {
+		fprintf(stderr, "skiff: %s: removing a BAR memory slot failed: %s\n", v->name,
+			strerror(-r));
+		return r;
+	}
+	s->slot = -1;
+	return 0;
+}
+
 void vfio_bars_free(struct vfio_pci *v)
 {
 	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
 		struct vfio_bar *b = &v->bars[i];
-		for (unsigned int m = 0; m < b->nr_maps; m++)
+		bool held = false;
+		for (unsigned int s = 0; s < b->nr_slots; s++)
+			held |= slot_del(v, &b->slots[s]) < 0;
+		/* A slot KVM still has must keep its memory: unmapped, the
+		 * address range could be reused under the guest's feet. */
+		for (unsigned int m = 0; m < b->nr_maps && !held; m++)
 			v->ops->munmap(v->h, b->maps[m].p, b->maps[m].len);
 		b->nr_maps = 0;
 		b->nr_slots = 0;
@@ -192,16 +225,20 @@ void vfio_bar_map(struct pci_device *dev, unsigned int bar, uint64_t addr, bool 
 {
 	struct vfio_pci *v = (struct vfio_pci *)dev;
 	struct vfio_bar *b = &v->bars[bar];
+	/* QEMU's order: the device decodes before guest accesses can reach
+	 * it through the slots (a BAR mapping of a device with decoding
+	 * off faults in the host). */
+	if (mapped && b->nr_slots)
+		vfio_cmd_forward(v);
 	for (unsigned int i = 0; i < b->nr_slots; i++) {
 		struct vfio_slot *s = &b->slots[i];
-		if (mapped) {
-			s->slot = v->ctx.memslot_add(v->ctx.host, addr + s->off, s->len, s->host);
-			/* On failure the trap still serves those pages. */
-			if (s->slot < 0)
-				vfio_log(v, "adding a BAR memory slot", s->slot);
-		} else if (s->slot >= 0) {
-			v->ctx.memslot_del(v->ctx.host, s->slot);
-			s->slot = -1;
-		}
+		/* A slot whose delete failed still maps the old address:
+		 * retried here; while it lives, the trap serves the new one. */
+		if (slot_del(v, s) < 0 || !mapped)
+			continue;
+		s->slot = v->ctx.memslot_add(v->ctx.host, addr + s->off, s->len, s->host);
+		/* On failure the trap still serves those pages. */
+		if (s->slot < 0)
+			vfio_log(v, "adding a BAR memory slot", s->slot);
 	}
 }

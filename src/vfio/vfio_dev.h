@@ -38,6 +38,8 @@ struct vfio_dev_ops {
 	/* NULL on failure. */
 	void *(*mmap)(void *h, uint64_t off, uint64_t len);
 	void (*munmap)(void *h, void *p, uint64_t len);
+	/* The IOMMU group's fd (for KVM's VFIO device). */
+	int (*group_fd)(void *h);
 	/* Closes the device (and its group and container). */
 	void (*close)(void *h);
 };

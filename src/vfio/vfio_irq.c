@@ -30,11 +30,11 @@ void vfio_log(struct vfio_pci *v, const char *what, int err)
 
 int vfio_irq_init(struct vfio_pci *v, char *err, size_t errlen)
 {
-	v->msi.gsi = -1;
-	v->msi.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	v->msi.vec.gsi = -1;
+	v->msi.vec.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v->intx.trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v->intx.unmask = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (v->msi.efd < 0 || v->intx.trigger < 0 || v->intx.unmask < 0) {
+	if (v->msi.vec.efd < 0 || v->intx.trigger < 0 || v->intx.unmask < 0) {
 		snprintf(err, errlen, "%s: cannot make eventfds", v->name);
 		return -1;
 	}
@@ -48,32 +48,35 @@ static uint32_t cfg32(const struct vfio_pci *v, unsigned int off)
 	return x;
 }
 
-/* The route and irqfd follow the guest's registers; irq_lock held. */
-static void msi_bind(struct vfio_pci *v, bool on, uint64_t addr, uint32_t data)
+void vfio_vec_sync(struct vfio_pci *v, struct vfio_vec *vec, bool deliverable, uint64_t addr,
+		   uint32_t data)
 {
-	struct vfio_msi *m = &v->msi;
 	void *host;
 	const struct pci_host_ops *h = pci_bus_host(v->pci.bus, &host);
-	if (on && m->gsi < 0) {
+	if (deliverable && vec->gsi < 0) {
 		int gsi = h->msi_route_add(host, addr, data);
 		if (gsi < 0) {
-			vfio_log(v, "adding the MSI route", gsi);
+			vfio_log(v, "adding an MSI route", gsi);
 			return;
 		}
-		m->gsi = gsi;
-	} else if (on && (m->addr != addr || m->data != data)) {
-		int r = h->msi_route_update(host, (uint32_t)m->gsi, addr, data);
-		if (r < 0)
-			vfio_log(v, "updating the MSI route", r);
+		vec->gsi = gsi;
+		vec->addr = addr;
+		vec->data = data;
+	} else if (deliverable && (vec->addr != addr || vec->data != data)) {
+		int r = h->msi_route_update(host, (uint32_t)vec->gsi, addr, data);
+		if (r < 0) {
+			vfio_log(v, "updating an MSI route", r);
+			return;
+		}
+		vec->addr = addr;
+		vec->data = data;
 	}
-	m->addr = addr;
-	m->data = data;
-	if (on != m->bound) {
-		int r = h->irqfd(host, m->efd, (uint32_t)m->gsi, on);
+	if (deliverable != vec->bound) {
+		int r = h->irqfd(host, vec->efd, (uint32_t)vec->gsi, deliverable);
 		if (r < 0)
 			vfio_log(v, "MSI irqfd", r);
 		else
-			m->bound = on;
+			vec->bound = deliverable;
 	}
 }
 
@@ -87,7 +90,7 @@ static void msi_vfio(struct vfio_pci *v, bool on)
 		vfio_intx_off(v);
 		r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
 				     VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
-				     &m->efd);
+				     &m->vec.efd);
 	} else {
 		r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
 				     VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
@@ -110,7 +113,7 @@ void vfio_msi_ctrl_write(struct vfio_pci *v)
 	pthread_mutex_lock(&v->irq_lock);
 	if (v->started) {
 		msi_vfio(v, on);
-		msi_bind(v, on && m->vfio_on, addr, data);
+		vfio_vec_sync(v, &m->vec, on && m->vfio_on, addr, data);
 		if (!on)
 			vfio_intx_on(v);
 	}
@@ -121,7 +124,7 @@ void vfio_msi_off(struct vfio_pci *v)
 {
 	if (!v->msi.cap)
 		return;
-	msi_bind(v, false, v->msi.addr, v->msi.data);
+	vfio_vec_sync(v, &v->msi.vec, false, 0, 0);
 	msi_vfio(v, false);
 }
 

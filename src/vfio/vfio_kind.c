@@ -34,7 +34,7 @@ static const struct opt vfio_opts[] = {
      .flags = OPT_POSITIONAL | OPT_REQUIRED,
      .parse = vfio_spec_addr,
      .metavar = "ADDR",
-     .help = "host PCI address (DDDD:BB:DD.F), bound to vfio-pci"},
+     .help = "host PCI address (DDDD:BB:DD.F), bound to vfio-pci or a variant"},
     {.name = "mmap",
      .type = OPT_ONOFF,
      .off = offsetof(struct vfio_spec, mmap),
@@ -83,7 +83,8 @@ int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *
 	struct vfio_ctx vc = {.mem = ctx->gm,
 			      .host = ctx->host->opaque,
 			      .memslot_add = ctx->host->memslot_add,
-			      .memslot_del = ctx->host->memslot_del};
+			      .memslot_del = ctx->host->memslot_del,
+			      .kvm_vfio_add = ctx->host->kvm_vfio_add};
 	struct vfio_pci *v;
 	if (vfio_pci_create(s->addr, s->mmap, &vc, &v, err, errlen) < 0)
 		return -1;

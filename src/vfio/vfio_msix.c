@@ -7,21 +7,39 @@
  * Masking stays virtual: a vector that is not deliverable (MSI-X off,
  * function mask, or its mask bit) has no irqfd, so its signals wait in the
  * eventfd; KVM injects them when the irqfd is assigned again on unmask. */
+#include <errno.h>
 #include <linux/vfio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "pci/pci_msix.h"
 #include "vfio/vfio_priv.h"
 
-#define VFIO_MSIX_NR_MAX 512 /* eventfds made up front, before the sandbox */
-
 static uint32_t cap32(const uint8_t *p)
 {
 	return (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+/* Eventfds are made up front, before the sandbox: one per vector, up to
+ * 2048. Room for them under the open-files limit, raised toward the hard
+ * limit when the soft one is short (best effort: eventfd() says the
+ * rest). */
+static void nofile_room(unsigned int need)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return;
+	rlim_t want = rl.rlim_cur + need;
+	if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+		want = rl.rlim_max;
+	if (want > rl.rlim_cur) {
+		rl.rlim_cur = want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 int vfio_msix_init(struct vfio_pci *v, const uint8_t *devcap, char *err, size_t errlen)
@@ -33,8 +51,7 @@ int vfio_msix_init(struct vfio_pci *v, const uint8_t *devcap, char *err, size_t 
 	mx->table_off = t & ~7u;
 	mx->pba_bar = p & 7;
 	mx->pba_off = p & ~7u;
-	if (mx->nr > VFIO_MSIX_NR_MAX ||
-	    v->ops->irq_count(v->h, VFIO_PCI_MSIX_IRQ_INDEX) < mx->nr) {
+	if (mx->nr > VFIO_MSIX_MAX || v->ops->irq_count(v->h, VFIO_PCI_MSIX_IRQ_INDEX) < mx->nr) {
 		snprintf(err, errlen, "%s: MSI-X with %u vectors is not supported", v->name,
 			 mx->nr);
 		return -1;
@@ -46,12 +63,16 @@ int vfio_msix_init(struct vfio_pci *v, const uint8_t *devcap, char *err, size_t 
 		snprintf(err, errlen, "%s: out of memory", v->name);
 		return -1;
 	}
+	nofile_room(mx->nr);
 	for (unsigned int i = 0; i < mx->nr; i++) {
 		mx->table[i][3] = PCI_MSIX_ENTRY_CTRL_MASKBIT;
 		mx->vec[i].gsi = -1;
 		mx->vec[i].efd = mx->fds[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (mx->vec[i].efd < 0) {
-			snprintf(err, errlen, "%s: cannot make MSI-X eventfds", v->name);
+			snprintf(err, errlen,
+				 "%s: cannot make %u MSI-X eventfds: %s (raise the open-files "
+				 "limit)",
+				 v->name, mx->nr, strerror(errno));
 			return -1;
 		}
 	}
@@ -76,36 +97,10 @@ void vfio_msix_free(struct vfio_pci *v)
 static void vector_update(struct vfio_pci *v, unsigned int i)
 {
 	struct vfio_msix *mx = &v->msix;
-	struct vfio_vec *vec = &mx->vec[i];
-	void *host;
-	const struct pci_host_ops *h = pci_bus_host(v->pci.bus, &host);
 	bool deliverable = mx->vfio_on && mx->enabled && !mx->maskall &&
 			   !(mx->table[i][3] & PCI_MSIX_ENTRY_CTRL_MASKBIT);
-	uint64_t addr = mx->table[i][0] | (uint64_t)mx->table[i][1] << 32;
-	uint32_t data = mx->table[i][2];
-	if (deliverable && vec->gsi < 0) {
-		int gsi = h->msi_route_add(host, addr, data);
-		if (gsi < 0) {
-			vfio_log(v, "adding an MSI-X route", gsi);
-			return;
-		}
-		vec->gsi = gsi;
-		vec->addr = addr;
-		vec->data = data;
-	} else if (deliverable && (vec->addr != addr || vec->data != data)) {
-		int r = h->msi_route_update(host, (uint32_t)vec->gsi, addr, data);
-		if (r < 0)
-			vfio_log(v, "updating an MSI-X route", r);
-		vec->addr = addr;
-		vec->data = data;
-	}
-	if (deliverable != vec->bound) {
-		int r = h->irqfd(host, vec->efd, (uint32_t)vec->gsi, deliverable);
-		if (r < 0)
-			vfio_log(v, "MSI-X irqfd", r);
-		else
-			vec->bound = deliverable;
-	}
+	vfio_vec_sync(v, &mx->vec[i], deliverable,
+		      mx->table[i][0] | (uint64_t)mx->table[i][1] << 32, mx->table[i][2]);
 }
 
 /* VFIO's side: all vectors on, or all off. irq_lock held. */

@@ -6,11 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pci/pci_msix.h"
 #include "vfio/vfio_priv.h"
 #include "vfio/vfio_sys.h"
 
 static const struct pci_device_ops vfio_pci_ops = {
-    .cfg_write = vfio_cfg_write, .bar_map = vfio_bar_map,
+    .cfg_read = vfio_cfg_read, .cfg_write = vfio_cfg_write, .bar_map = vfio_bar_map,
     /* No release: the device manager destroys the device after the bus. */
 };
 
@@ -28,10 +29,17 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 	v->h = h;
 	v->ctx = *ctx;
 	v->mmap = mmap;
-	v->msi.efd = v->intx.trigger = v->intx.unmask = -1;
+	v->msi.vec.efd = v->intx.trigger = v->intx.unmask = -1;
 	snprintf(v->name, sizeof(v->name), "vfio %s", name);
 	pthread_mutex_init(&v->irq_lock, NULL);
 	if (vfio_irq_init(v, err, errlen) < 0 || vfio_cfg_build(v, err, errlen) < 0) {
+		vfio_pci_destroy(v);
+		return -1;
+	}
+	int r = ctx->kvm_vfio_add ? ctx->kvm_vfio_add(ctx->host, ops->group_fd(h)) : 0;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: KVM's VFIO device refused its group: %s", v->name,
+			 strerror(-r));
 		vfio_pci_destroy(v);
 		return -1;
 	}
@@ -71,10 +79,11 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
 			"skiff: warning: VFIO offers no reset for %s: it may still hold its last "
 			"user's state\n",
 			v->name);
-	else if (r < 0) {
-		snprintf(err, errlen, "%s: reset failed: %s", v->name, strerror(-r));
-		return -1;
-	}
+	else if (r < 0) /* the same risk; QEMU warns too */
+		fprintf(stderr,
+			"skiff: warning: %s: reset failed (%s): it may still hold its last "
+			"user's state\n",
+			v->name, strerror(-r));
 	if (!v->intx.present)
 		v->pci.cfg[PCI_INTERRUPT_PIN] = 0;
 	pthread_mutex_lock(&v->irq_lock);
@@ -86,6 +95,30 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* What a function level reset does to the function, as the guest sees
+ * it: decoding and interrupts off, MSI-X vectors masked; then the device's
+ * own reset through VFIO, and INTx connected again (the guest's driver
+ * restores the rest, as Linux's pcie_flr callers do). Bus lock held. */
+void vfio_flr(struct vfio_pci *v)
+{
+	static const uint8_t zero[2];
+	pci_cfg_write(&v->pci, PCI_COMMAND, zero, 2);
+	if (v->msi.cap)
+		pci_cfg_write(&v->pci, v->msi.cap + 2, zero, 2);
+	if (v->msix.cap)
+		pci_cfg_write(&v->pci, v->msix.cap + 2, zero, 2);
+	pthread_mutex_lock(&v->irq_lock);
+	for (unsigned int i = 0; i < v->msix.nr; i++)
+		v->msix.table[i][3] = PCI_MSIX_ENTRY_CTRL_MASKBIT;
+	vfio_intx_off(v);
+	int r = v->ops->reset(v->h);
+	if (r < 0)
+		vfio_log(v, "the guest's function reset", r);
+	if (v->started)
+		vfio_intx_on(v);
+	pthread_mutex_unlock(&v->irq_lock);
 }
 
 void vfio_pci_stop(struct vfio_pci *v)
@@ -111,7 +144,7 @@ void vfio_pci_destroy(struct vfio_pci *v)
 	vfio_pci_stop(v);
 	vfio_bars_free(v);
 	vfio_msix_free(v);
-	int fds[] = {v->msi.efd, v->intx.trigger, v->intx.unmask};
+	int fds[] = {v->msi.vec.efd, v->intx.trigger, v->intx.unmask};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -32,9 +32,19 @@ struct vfio_bar {
 	unsigned int nr_slots;
 	struct {
 		void *p;
-		uint64_t len;
-	} maps[VFIO_MAX_AREAS]; /* the mmaps to undo */
+		uint64_t off, len; /* of the BAR */
+	} maps[VFIO_MAX_AREAS];	   /* the mmaps to undo */
 	unsigned int nr_maps;
+};
+
+/* One MSI or MSI-X vector: the eventfd VFIO signals, bound by an irqfd
+ * to a route while the guest lets it deliver. */
+struct vfio_vec {
+	int efd;
+	int gsi; /* -1 until the vector first becomes deliverable */
+	bool bound;
+	uint64_t addr; /* what the route says */
+	uint32_t data;
 };
 
 struct vfio_msix {
@@ -43,13 +53,7 @@ struct vfio_msix {
 	unsigned int table_bar, pba_bar;
 	uint64_t table_off, pba_off;
 	uint32_t (*table)[4]; /* nr entries: addr lo, addr hi, data, control */
-	struct vfio_vec {
-		int efd;
-		int gsi; /* -1 until the vector first becomes deliverable */
-		bool bound;
-		uint64_t addr; /* what the route says */
-		uint32_t data;
-	} * vec;
+	struct vfio_vec *vec;
 	int32_t *fds; /* the nr eventfds, for VFIO_DEVICE_SET_IRQS */
 	bool enabled, maskall, vfio_on;
 };
@@ -57,10 +61,8 @@ struct vfio_msix {
 struct vfio_msi {
 	unsigned int cap; /* offset in our config space, 0 if none */
 	bool is64;
-	int efd, gsi;
-	bool bound, vfio_on;
-	uint64_t addr;
-	uint32_t data;
+	struct vfio_vec vec;
+	bool vfio_on;
 };
 
 struct vfio_intx {
@@ -76,6 +78,10 @@ struct vfio_pci {
 	struct vfio_ctx ctx;
 	bool mmap, started;
 	uint64_t cfg_offset; /* config region in the device fd */
+	/* Config bytes that are the device's own registers (past the header,
+	 * in no capability): reads and writes pass through. */
+	bool pass[PCI_CFG_SIZE];
+	unsigned int exp_cap; /* the PCIe capability's offset, 0 if none */
 	struct vfio_bar bars[PCI_NUM_BARS];
 	/* MSI, MSI-X and INTx state: config writes (bus lock) and MSI-X
 	 * table writes (any vCPU) both change it. */
@@ -90,6 +96,12 @@ struct vfio_pci {
 /* vfio_cfg.c: the virtual config space from the device's. */
 int vfio_cfg_build(struct vfio_pci *v, char *err, size_t errlen);
 void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len);
+void vfio_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len);
+/* The guest's command bits onto the device's own register (if changed). */
+void vfio_cmd_forward(struct vfio_pci *v);
+
+/* vfio_pci.c: the guest's function level reset, as a VFIO reset. */
+void vfio_flr(struct vfio_pci *v);
 
 /* vfio_bar.c: BAR regions, their traps and memory slots. */
 int vfio_bars_init(struct vfio_pci *v, const uint8_t *devcfg, char *err, size_t errlen);
@@ -112,6 +124,10 @@ void vfio_msi_ctrl_write(struct vfio_pci *v);
 void vfio_msi_off(struct vfio_pci *v);
 int vfio_intx_on(struct vfio_pci *v);
 void vfio_intx_off(struct vfio_pci *v);
+/* Brings a vector's route and irqfd in line with the guest's message and
+ * whether it may deliver; irq_lock held. */
+void vfio_vec_sync(struct vfio_pci *v, struct vfio_vec *vec, bool deliverable, uint64_t addr,
+		   uint32_t data);
 /* Logs a failure (capped per device). */
 void vfio_log(struct vfio_pci *v, const char *what, int err);
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kvm.h>
 #include <linux/vfio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,17 @@
 #include <unistd.h>
 
 #include "core/guest_mem.h"
+#include "vfio/vfio.h"
 
-#define SYSFS_PCI "/sys/bus/pci/devices/"
+/* Where devices and VFIO nodes are; tests point them elsewhere. */
+static const char *sysfs_pci = "/sys/bus/pci/devices/";
+static const char *dev_vfio = "/dev/vfio/";
+
+void vfio_sys_set_roots(const char *sysfs, const char *dev)
+{
+	sysfs_pci = sysfs;
+	dev_vfio = dev;
+}
 
 struct vfio_sys {
 	int container, group, device;
@@ -47,11 +57,11 @@ int vfio_addr_parse(const char *addr, char canon[16])
 	return 0;
 }
 
-/* The last path component of the symlink at SYSFS_PCI canon/name. */
+/* The last path component of the symlink at sysfs_pci canon/name. */
 static int link_base(const char *canon, const char *name, char *out, size_t len)
 {
-	char path[128], target[PATH_MAX];
-	snprintf(path, sizeof(path), SYSFS_PCI "%s/%s", canon, name);
+	char path[PATH_MAX], target[PATH_MAX];
+	snprintf(path, sizeof(path), "%s%s/%s", sysfs_pci, canon, name);
 	ssize_t n = readlink(path, target, sizeof(target) - 1);
 	if (n < 0)
 		return -1;
@@ -64,15 +74,19 @@ static int link_base(const char *canon, const char *name, char *out, size_t len)
 	return 0;
 }
 
-static int sys_check(const char *addr, char canon[16], int *group, char *err, size_t errlen)
+/* Any driver built on vfio-pci-core (vfio-pci or a variant such as
+ * mlx5_vfio_pci) registers the device's IOMMU group with VFIO: its group
+ * node is what says the driver is a VFIO one, not the driver's name. */
+static int sys_check(const char *addr, char canon[16], int *group, char drv[64], char *err,
+		     size_t errlen)
 {
-	char path[128], buf[64];
+	char path[PATH_MAX], buf[64];
 	struct stat st;
 	if (vfio_addr_parse(addr, canon) < 0) {
 		snprintf(err, errlen, "malformed PCI address '%s': use DDDD:BB:DD.F", addr);
 		return -1;
 	}
-	snprintf(path, sizeof(path), SYSFS_PCI "%s", canon);
+	snprintf(path, sizeof(path), "%s%s", sysfs_pci, canon);
 	if (stat(path, &st) < 0) {
 		snprintf(err, errlen, "no PCI device %s on this host", canon);
 		return -1;
@@ -84,16 +98,20 @@ static int sys_check(const char *addr, char canon[16], int *group, char *err, si
 		return -1;
 	}
 	*group = atoi(buf);
-	if (link_base(canon, "driver", buf, sizeof(buf)) < 0) {
+	if (link_base(canon, "driver", drv, 64) < 0) {
 		snprintf(err, errlen, "%s is not bound to vfio-pci (no driver)", canon);
 		return -1;
 	}
-	if (strcmp(buf, "vfio-pci")) {
-		snprintf(err, errlen, "%s is bound to %s, not vfio-pci", canon, buf);
+	snprintf(path, sizeof(path), "%svfio", dev_vfio);
+	if (access(path, F_OK) < 0) {
+		snprintf(err, errlen, "no %s: the vfio module is not loaded", path);
 		return -1;
 	}
-	if (access("/dev/vfio/vfio", F_OK) < 0) {
-		snprintf(err, errlen, "no /dev/vfio/vfio: the vfio module is not loaded");
+	snprintf(path, sizeof(path), "%s%d", dev_vfio, *group);
+	if (access(path, F_OK) < 0) {
+		snprintf(err, errlen,
+			 "%s is bound to %s, not a VFIO driver (no %s): bind it to vfio-pci", canon,
+			 drv, path);
 		return -1;
 	}
 	return 0;
@@ -101,9 +119,9 @@ static int sys_check(const char *addr, char canon[16], int *group, char *err, si
 
 int vfio_sys_check(const char *addr, char *err, size_t errlen)
 {
-	char canon[16];
+	char canon[16], drv[64];
 	int group;
-	return sys_check(addr, canon, &group, err, errlen);
+	return sys_check(addr, canon, &group, drv, err, errlen);
 }
 
 static int sys_region_caps(struct vfio_region_info *ri, struct vfio_region *out)
@@ -246,6 +264,26 @@ static void sys_close(void *h)
 	free(s);
 }
 
+static int sys_group_fd(void *h)
+{
+	return ((struct vfio_sys *)h)->group;
+}
+
+int vfio_kvm_group_add(int vm_fd, int *kvm_dev, int group_fd)
+{
+	if (*kvm_dev < 0) {
+		struct kvm_create_device cd = {.type = KVM_DEV_TYPE_VFIO};
+		if (ioctl(vm_fd, KVM_CREATE_DEVICE, &cd) < 0)
+			return -errno;
+		*kvm_dev = (int)cd.fd;
+	}
+	int32_t fd = group_fd;
+	struct kvm_device_attr a = {.group = KVM_DEV_VFIO_GROUP,
+				    .attr = KVM_DEV_VFIO_GROUP_ADD,
+				    .addr = (uint64_t)(uintptr_t)&fd};
+	return ioctl(*kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0 ? -errno : 0;
+}
+
 static const struct vfio_dev_ops sys_ops = {
     .region_info = sys_region_info,
     .irq_count = sys_irq_count,
@@ -255,6 +293,7 @@ static const struct vfio_dev_ops sys_ops = {
     .pwrite = sys_pwrite,
     .mmap = sys_mmap,
     .munmap = sys_munmap,
+    .group_fd = sys_group_fd,
     .close = sys_close,
 };
 
@@ -273,10 +312,11 @@ static int dma_map(int container, uint64_t iova, void *host, uint64_t size)
 /* Container and group, type1 IOMMU set. */
 static int sys_container(struct vfio_sys *s, int group, char *err, size_t errlen)
 {
-	char path[64];
-	s->container = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%svfio", dev_vfio);
+	s->container = open(path, O_RDWR | O_CLOEXEC);
 	if (s->container < 0) {
-		snprintf(err, errlen, "cannot open /dev/vfio/vfio: %s", strerror(errno));
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (ioctl(s->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
@@ -284,7 +324,7 @@ static int sys_container(struct vfio_sys *s, int group, char *err, size_t errlen
 		snprintf(err, errlen, "no VFIO type1 IOMMU: load vfio_iommu_type1");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/dev/vfio/%d", group);
+	snprintf(path, sizeof(path), "%s%d", dev_vfio, group);
 	s->group = open(path, O_RDWR | O_CLOEXEC);
 	if (s->group < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path,
@@ -333,7 +373,8 @@ int vfio_sys_open(const char *addr, const struct guest_mem *mem, const struct vf
 		  void **h, char canon[16], char *err, size_t errlen)
 {
 	int group;
-	if (sys_check(addr, canon, &group, err, errlen) < 0)
+	char drv[64];
+	if (sys_check(addr, canon, &group, drv, err, errlen) < 0)
 		return -1;
 	struct vfio_sys *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -345,7 +386,7 @@ int vfio_sys_open(const char *addr, const struct guest_mem *mem, const struct vf
 		goto fail;
 	s->device = ioctl(s->group, VFIO_GROUP_GET_DEVICE_FD, canon);
 	if (s->device < 0) {
-		snprintf(err, errlen, "%s: %s", canon,
+		snprintf(err, errlen, "%s (driver %s): %s", canon, drv,
 			 errno == EBUSY ? "device already in use" : strerror(errno));
 		goto fail;
 	}

@@ -16,6 +16,10 @@ int vfio_addr_parse(const char *addr, char canon[16]);
  * IOMMU group, its driver and /dev/vfio/vfio. 0, or -1 with a reason. */
 int vfio_sys_check(const char *addr, char *err, size_t errlen);
 
+/* Tests: sysfs's PCI device directory and /dev/vfio/, each ending in
+ * '/'. */
+void vfio_sys_set_roots(const char *sysfs, const char *dev);
+
 /* Opens the device and maps mem for its DMA. 0, or -1 with a reason. */
 int vfio_sys_open(const char *addr, const struct guest_mem *mem, const struct vfio_dev_ops **ops,
 		  void **h, char canon[16], char *err, size_t errlen);

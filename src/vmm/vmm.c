@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "core/sandbox.h"
 #include "core/vcpu.h"
 #include "pci/pci.h"
+#include "vfio/vfio.h"
 #include "vmm/platform.h"
 
 #define EXIT_USAGE   2
@@ -56,6 +58,12 @@ static void host_batch_flush(void *vm)
 	cmmio_flush(vm);
 }
 
+static int host_kvm_vfio_add(void *vm, int group_fd)
+{
+	struct vmm *v = (struct vmm *)((char *)vm - offsetof(struct vmm, vm));
+	return vfio_kvm_group_add(v->vm.vm_fd, &v->kvm_vfio, group_fd);
+}
+
 static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, size_t errlen)
 {
 	v->host = (struct dev_host){.opaque = &v->vm,
@@ -63,7 +71,8 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 				    .memslot_del = host_memslot_del,
 				    .mmio_batch_add = host_batch_add,
 				    .mmio_batch_del = host_batch_del,
-				    .mmio_batch_flush = host_batch_flush};
+				    .mmio_batch_flush = host_batch_flush,
+				    .kvm_vfio_add = host_kvm_vfio_add};
 	v->dm = (struct devmgr){.pci = v->pci,
 				.host = &v->host,
 				.gm = &v->vm.mem,
@@ -82,6 +91,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 {
 	struct boot_image img;
 	memset(v, 0, sizeof(*v));
+	v->kvm_vfio = -1;
 	pthread_mutex_init(&v->ctl_lock, NULL);
 	v->start_ns = start_ns;
 	*status = EXIT_USAGE;
@@ -228,6 +238,8 @@ void vmm_destroy(struct vmm *v)
 		iothread_destroy(&v->io[i]);
 	for (int i = 0; i < v->vm.nr_cpus; i++)
 		vcpu_destroy(v->vm.vcpus[i]);
+	if (v->kvm_vfio >= 0)
+		close(v->kvm_vfio);
 	if (v->vm_created)
 		vm_destroy(&v->vm);
 	pthread_mutex_destroy(&v->ctl_lock);

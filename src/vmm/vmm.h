@@ -71,6 +71,7 @@ struct vmm {
 	pthread_mutex_t ctl_lock;
 	bool paused;
 	uint64_t paused_clock; /* kvmclock at the pause */
+	int kvm_vfio;	       /* KVM's VFIO device, -1 until passthrough */
 };
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:

@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fake_pci_host.h"
 #include "pci/pci.h"
 #include "pci/pci_msix.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_dev.h"
+#include "vfio/vfio_sys.h"
 #include "x86/layout.h"
 
 #define FV_BAR_BYTES 0x20000
@@ -125,6 +128,12 @@ static void fv_munmap(void *h, void *p, uint64_t len)
 	((struct fake_vfio *)h)->unmaps++;
 }
 
+static int fv_group_fd(void *h)
+{
+	(void)h;
+	return 77;
+}
+
 static void fv_close(void *h)
 {
 	((struct fake_vfio *)h)->closed++;
@@ -139,6 +148,7 @@ static const struct vfio_dev_ops fv_ops = {
     .pwrite = fv_pwrite,
     .mmap = fv_mmap,
     .munmap = fv_munmap,
+    .group_fd = fv_group_fd,
     .close = fv_close,
 };
 
@@ -155,8 +165,9 @@ static void put32(uint8_t *p, uint32_t v)
 /* Like QEMU's e1000e: BAR0 128 KiB and BAR1 128 KiB 32-bit memory, BAR2
  * 32 bytes of I/O, BAR3 16 KiB 64-bit prefetchable (slots 3-4) holding the
  * MSI-X table (5 vectors, offset 0) and PBA (0x2000). Capabilities: PM at
- * 0x40, MSI (64-bit, maskable) at 0x50, PCIe at 0x60, MSI-X at 0xa0,
- * vendor at 0xc0. INTA, ROM present. */
+ * 0x40, MSI (64-bit, maskable: 24 bytes) at 0x50, PCIe at 0x70, MSI-X at
+ * 0xb0, vendor (6 bytes) at 0xc8; the device's own registers in between
+ * and from 0xd0. INTA, ROM present. */
 static void fv_init(struct fake_vfio *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -178,16 +189,16 @@ static void fv_init(struct fake_vfio *f)
 	c[PCI_CAPABILITY_LIST] = 0x40;
 	c[PCI_INTERRUPT_PIN] = 1;
 	c[0x40] = PCI_CAP_ID_PM, c[0x41] = 0x50;
-	c[0x50] = PCI_CAP_ID_MSI, c[0x51] = 0x60;
+	c[0x50] = PCI_CAP_ID_MSI, c[0x51] = 0x70;
 	put16(c + 0x52, 0x0180 | 0x6); /* 64-bit, per-vector mask, 8 vectors */
-	c[0x60] = PCI_CAP_ID_EXP, c[0x61] = 0xa0;
-	put16(c + 0x62, 0x0002);
-	put32(c + 0x64, 0x00008cc0); /* device capabilities */
-	c[0xa0] = PCI_CAP_ID_MSIX, c[0xa1] = 0xc0;
-	put16(c + 0xa2, 4); /* 5 vectors */
-	put32(c + 0xa4, 0x0000 | 3);
-	put32(c + 0xa8, 0x2000 | 3);
-	c[0xc0] = PCI_CAP_ID_VNDR, c[0xc1] = 0;
+	c[0x70] = PCI_CAP_ID_EXP, c[0x71] = 0xb0;
+	put16(c + 0x72, 0x0002);
+	put32(c + 0x74, 0x10008cc0); /* device capabilities: FLR */
+	c[0xb0] = PCI_CAP_ID_MSIX, c[0xb1] = 0xc8;
+	put16(c + 0xb2, 4); /* 5 vectors */
+	put32(c + 0xb4, 0x0000 | 3);
+	put32(c + 0xb8, 0x2000 | 3);
+	c[0xc8] = PCI_CAP_ID_VNDR, c[0xc9] = 0, c[0xca] = 6;
 	uint32_t rf = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
 	f->regions[0] =
 	    (struct vfio_region){.flags = rf | VFIO_REGION_INFO_FLAG_MMAP, .size = 0x20000};
@@ -217,11 +228,23 @@ struct fx {
 	struct fake_vfio dev;
 	struct fake_slot slots[16];
 	struct vfio_pci *v;
+	uint16_t cmd_at_add; /* the device's command register at the last slot add */
+	int fail_del;	     /* the next slot deletes that fail with -EIO */
+	int kvm_group;	     /* the group KVM's VFIO device was told of, or -1 */
+	int kvm_ret;	     /* what telling it answers */
 };
+
+static int kvm_vfio_add(void *h, int group_fd)
+{
+	struct fx *f = h;
+	f->kvm_group = group_fd;
+	return f->kvm_ret;
+}
 
 static int slot_add(void *h, uint64_t gpa, uint64_t size, void *hva)
 {
 	struct fx *f = h;
+	memcpy(&f->cmd_at_add, f->dev.cfg + PCI_COMMAND, 2);
 	for (int i = 0; i < 16; i++) {
 		if (!f->slots[i].used) {
 			f->slots[i] = (struct fake_slot){gpa, size, hva, true};
@@ -235,6 +258,10 @@ static int slot_del(void *h, int slot)
 {
 	struct fx *f = h;
 	assert_true(slot >= 2 && slot < 18 && f->slots[slot - 2].used);
+	if (f->fail_del > 0) {
+		f->fail_del--;
+		return -EIO;
+	}
 	f->slots[slot - 2].used = false;
 	return 0;
 }
@@ -262,6 +289,7 @@ static int fx_setup(void **state)
 	bus_init(&f->trap);
 	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
 	f->host.resample_efd = f->host.resample_trigger = -1;
+	f->kvm_group = -1;
 	fv_init(&f->dev);
 	*state = f;
 	return 0;
@@ -288,8 +316,11 @@ static int fx_teardown(void **state)
  * starts it. */
 static void fx_add(struct fx *f, bool mmap)
 {
-	struct vfio_ctx ctx = {
-	    .mem = NULL, .host = f, .memslot_add = slot_add, .memslot_del = slot_del};
+	struct vfio_ctx ctx = {.mem = NULL,
+			       .host = f,
+			       .memslot_add = slot_add,
+			       .memslot_del = slot_del,
+			       .kvm_vfio_add = kvm_vfio_add};
 	char err[200] = "";
 	int r = vfio_pci_create_with(&fv_ops, &f->dev, "0000:00:04.0", mmap, &ctx, &f->v, err,
 				     sizeof(err));
@@ -299,8 +330,8 @@ static void fx_add(struct fx *f, bool mmap)
 	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), 0);
 }
 
-/* A device VFIO cannot reset is used (with a warning), as QEMU does; a
- * reset that fails is an error. */
+/* A device VFIO cannot reset is used (with a warning), as QEMU does; so
+ * is one whose reset fails (issue 32.2: a warning, as in QEMU). */
 static void test_reset_missing_or_failing(void **state)
 {
 	struct fx *f = *state;
@@ -310,8 +341,53 @@ static void test_reset_missing_or_failing(void **state)
 	vfio_pci_stop(f->v);
 	f->dev.reset_ret = -EIO;
 	char err[200] = "";
-	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "reset failed"));
+	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), 0);
+	assert_int_equal(f->dev.resets, 3);
+	assert_int_not_equal(f->host.resample_trigger, -1); /* INTx connected */
+}
+
+/* Issue 32.2: any driver built on vfio-pci-core is accepted (its group
+ * node exists); a device on another driver is refused, naming it. Over a
+ * made-up sysfs and /dev/vfio. */
+static void test_driver_variant(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/skiff-vfio-XXXXXX", p[256], sys[128], dev[128];
+	assert_non_null(mkdtemp(root));
+	snprintf(sys, sizeof(sys), "%s/sys/", root);
+	snprintf(dev, sizeof(dev), "%s/dev/", root);
+	assert_int_equal(mkdir(sys, 0700), 0);
+	assert_int_equal(mkdir(dev, 0700), 0);
+	snprintf(p, sizeof(p), "%s0000:03:00.1", sys);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s0000:03:00.1/iommu_group", sys);
+	assert_int_equal(symlink("../../../kernel/iommu_groups/17", p), 0);
+	snprintf(p, sizeof(p), "%s0000:03:00.1/driver", sys);
+	assert_int_equal(symlink("../../../bus/pci/drivers/mlx5_vfio_pci", p), 0);
+	char vfio[160], grp[160];
+	snprintf(vfio, sizeof(vfio), "%svfio", dev);
+	snprintf(grp, sizeof(grp), "%s17", dev);
+	fclose(fopen(vfio, "w"));
+	fclose(fopen(grp, "w"));
+	vfio_sys_set_roots(sys, dev);
+	char err[300] = "";
+	int r = vfio_sys_check("03:00.1", err, sizeof(err));
+	if (r < 0)
+		fail_msg("%s", err);
+	/* The same device on a driver that is not VFIO's: no group node. */
+	unlink(grp);
+	assert_int_equal(vfio_sys_check("03:00.1", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "bound to mlx5_vfio_pci, not a VFIO driver"));
+	vfio_sys_set_roots("/sys/bus/pci/devices/", "/dev/vfio/");
+	unlink(vfio);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s0000:03:00.1/iommu_group", sys);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s0000:03:00.1", sys);
+	rmdir(p);
+	rmdir(sys);
+	rmdir(dev);
+	rmdir(root);
 }
 
 static void test_header_and_bars(void **state)
@@ -362,12 +438,14 @@ static void test_read_only_bits(void **state)
 	uint8_t before[256];
 	for (uint32_t i = 0; i < 256; i += 4)
 		put32(before + i, cfg_rd(b, 1, i, 4));
-	/* Everything but command, cache line, BARs, interrupt line and the
-	 * MSI (at 0x40) / MSI-X (at 0x8c, after the PCIe capability)
-	 * registers: written with ones, nothing changes. */
+	/* Everything but command, cache line, BARs, interrupt line, the MSI
+	 * (at 0x50) / MSI-X (at 0xb0) registers and the device's own
+	 * registers (0x48, 0x68, 0xac, 0xbc-0xc7, 0xce on: test_cfg_pass):
+	 * written with ones, nothing changes. */
 	for (uint32_t i = 0; i < 256; i += 4) {
 		if (i == PCI_COMMAND || i == 0x0c || (i >= PCI_BAR0 && i < PCI_BAR0 + 24) ||
-		    i == PCI_INTERRUPT_LINE || (i >= 0x40 && i < 0x50) || i == 0x8c)
+		    i == PCI_INTERRUPT_LINE || (i >= 0x48 && i < 0x60) || (i >= 0x68 && i < 0x70) ||
+		    i == 0xac || i == 0xb0 || (i >= 0xbc && i < 0xc8) || i >= 0xcc)
 			continue;
 		cfg_wr(b, 1, i, 4, 0xffffffff);
 		assert_int_equal(cfg_rd(b, 1, i, 4), before[i] | before[i + 1] << 8 |
@@ -416,7 +494,7 @@ static void test_capabilities(void **state)
 	/* MSI: one vector, no per-vector masking, still 64-bit. */
 	assert_int_equal(cfg_rd(b, 1, offs[0] + 2, 2), 0x0080);
 	/* PCIe: the device's registers, read-only. */
-	assert_int_equal(cfg_rd(b, 1, offs[1] + 4, 4), 0x00008cc0);
+	assert_int_equal(cfg_rd(b, 1, offs[1] + 4, 4), 0x10008cc0);
 	cfg_wr(b, 1, offs[1] + 8, 2, 0xffff);
 	assert_int_equal(cfg_rd(b, 1, offs[1] + 8, 2), 0);
 	/* MSI-X: table size and the table/PBA BIR and offsets as the
@@ -502,8 +580,8 @@ static void test_msix_shared_page(void **state)
 	f->dev.regions[3].size = 0;
 	put32(f->dev.cfg + PCI_BAR0 + 12, 0);
 	f->dev.regions[0].size = 0x1000;
-	put32(f->dev.cfg + 0xa4, 0x800 | 0);
-	put32(f->dev.cfg + 0xa8, 0xc00 | 0);
+	put32(f->dev.cfg + 0xb4, 0x800 | 0);
+	put32(f->dev.cfg + 0xb8, 0xc00 | 0);
 	fx_add(f, true);
 	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
 	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
@@ -646,6 +724,241 @@ static void test_intx_and_msi(void **state)
 	assert_int_equal(f->dev.resets, 2);
 }
 
+/* Issue 32.2: a driver reload sets MSI up again (disable, a new address
+ * and data, enable): the route carries the new message, not the old. */
+static void test_msi_resetup(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	uint32_t msi = cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0);
+	cfg_wr(b, 1, msi + 4, 4, 0xfee01000);
+	cfg_wr(b, 1, msi + 12, 2, 0x4051);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.routes[0].data, 0x4051);
+	cfg_wr(b, 1, msi + 2, 2, 0);
+	cfg_wr(b, 1, msi + 4, 4, 0xfee02000);
+	cfg_wr(b, 1, msi + 12, 2, 0x4062);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.nr_routes, 1);
+	assert_int_equal(f->host.routes[0].addr, 0xfee02000);
+	assert_int_equal(f->host.routes[0].data, 0x4062);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+}
+
+/* Issue 32.2: the command write reaches the device before the BAR's
+ * memory slots appear (QEMU's order): the device decodes by the time the
+ * guest can touch the mapping. */
+static void test_cmd_before_slots(void **state)
+{
+	struct fx *f = *state;
+	fx_add(f, true);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_int_equal(nr_slots(f), 4);
+	assert_true(f->cmd_at_add & PCI_COMMAND_MEMORY);
+}
+
+/* Issue 32.2: a slot delete that fails is not forgotten: the slot stays
+ * where it was (no second one at the new address, the trap serves that),
+ * and the next move deletes it. */
+static void test_slot_del_fails(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b0 = cfg_rd(b, 1, PCI_BAR0, 4);
+	f->fail_del = 2; /* the unmap and the retry before the new map */
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xd0000000);
+	assert_non_null(slot_at(f, b0));
+	assert_null(slot_at(f, 0xd0000000));
+	assert_int_equal(nr_slots(f), 4);
+	/* The trap serves the new address meanwhile. */
+	put32(f->dev.bar[0] + 0x40, 0xabcd);
+	assert_int_equal(mmio_rd(b, 0xd0000040, 4), 0xabcd);
+	cfg_wr(b, 1, PCI_BAR0, 4, 0xd0100000);
+	assert_null(slot_at(f, b0));
+	assert_non_null(slot_at(f, 0xd0100000));
+	assert_int_equal(nr_slots(f), 4);
+}
+
+/* Issue 32.2: config bytes past the header that belong to no capability
+ * are the device's own registers and pass through both ways, as QEMU does;
+ * hidden capabilities (PM at 0x40, the vendor one at 0xc8) stay hidden;
+ * kept capabilities keep the device's offsets. */
+static void test_cfg_pass(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	put32(f->dev.cfg + 0x48, 0x11223344);
+	put32(f->dev.cfg + 0x44, 0x55667788); /* inside the hidden PM capability */
+	put32(f->dev.cfg + 0xe0, 0xcafef00d);
+	fx_add(f, true);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0), 0x50);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_EXP, 0), 0x70);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_MSIX, 0), 0xb0);
+	assert_int_equal(cfg_rd(b, 1, 0x48, 4), 0x11223344);
+	assert_int_equal(cfg_rd(b, 1, 0xe0, 4), 0xcafef00d);
+	assert_int_equal(cfg_rd(b, 1, 0xe1, 2), 0xfef0);
+	put32(f->dev.cfg + 0xe0, 0x12345678); /* the device changed it */
+	assert_int_equal(cfg_rd(b, 1, 0xe0, 4), 0x12345678);
+	cfg_wr(b, 1, 0xf0, 4, 0xa5a5a5a5);
+	uint32_t got;
+	memcpy(&got, f->dev.cfg + 0xf0, 4);
+	assert_int_equal(got, 0xa5a5a5a5);
+	cfg_wr(b, 1, 0x6a, 2, 0xbeef);
+	assert_int_equal(f->dev.cfg[0x6a], 0xef);
+	assert_int_equal(f->dev.cfg[0x6b], 0xbe);
+	/* Hidden: reads 0, writes never reach the device. */
+	assert_int_equal(cfg_rd(b, 1, 0x44, 4), 0);
+	cfg_wr(b, 1, 0x44, 4, 0);
+	memcpy(&got, f->dev.cfg + 0x44, 4);
+	assert_int_equal(got, 0x55667788);
+	assert_int_equal(cfg_rd(b, 1, 0xc8, 4), 0);
+	/* A dword half capability, half the device's: each from its own. */
+	put32(f->dev.cfg + 0xcc, 0x99aabbcc);
+	assert_int_equal(cfg_rd(b, 1, 0xcc, 4), 0x99aa0000);
+	cfg_wr(b, 1, 0xcc, 4, 0x01020304);
+	memcpy(&got, f->dev.cfg + 0xcc, 4);
+	assert_int_equal(got, 0x0102bbcc);
+}
+
+/* Issue 32.2: the guest's FLR (DevCtl.BCR_FLR) reaches VFIO as a reset,
+ * with the function's state as an FLR leaves it (decoding and MSI off,
+ * INTx connected again); the bit reads back 0. */
+static void test_flr(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	uint32_t msi = cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0);
+	uint32_t exp = cfg_find_cap(b, 1, PCI_CAP_ID_EXP, 0);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	cfg_wr(b, 1, msi + 4, 4, 0xfee01000);
+	cfg_wr(b, 1, msi + 2, 2, 1);
+	assert_int_equal(f->host.resample_trigger, -1);
+	assert_int_equal(f->dev.resets, 1);
+	cfg_wr(b, 1, exp + 8, 2, 0x8000);
+	assert_int_equal(f->dev.resets, 2);
+	assert_int_equal(cfg_rd(b, 1, exp + 8, 2), 0);
+	assert_int_equal(cfg_rd(b, 1, PCI_COMMAND, 2), 0);
+	assert_int_equal(cfg_rd(b, 1, msi + 2, 2) & 1, 0);
+	assert_int_equal(nr_slots(f), 0);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	assert_int_not_equal(f->host.resample_trigger, -1);
+	/* A device without FLR: the bit stays read-only, no reset. */
+	struct fake_vfio *d = &f->dev;
+	vfio_pci_stop(f->v);
+	pci_bus_destroy(f->pci);
+	vfio_pci_destroy(f->v);
+	fv_init(d);
+	put32(d->cfg + 0x74, 0x00008cc0);
+	f->pci = pci_bus_create_with(b, &fake_host_ops, &f->host);
+	fx_add(f, true);
+	cfg_wr(b, 1, exp + 8, 2, 0x8000);
+	assert_int_equal(d->resets, 1);
+}
+
+/* Issue 32.2: STATUS.INTERRUPT is the device's INTx state (its line goes
+ * through VFIO and KVM, never skiff's). */
+static void test_status_intx(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	fx_add(f, true);
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT, 0);
+	f->dev.cfg[PCI_STATUS] |= PCI_STATUS_INTERRUPT;
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2), PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT);
+	assert_int_equal(cfg_rd(b, 1, PCI_COMMAND, 4) >> 16,
+			 PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT);
+	f->dev.cfg[PCI_STATUS] &= (uint8_t)~PCI_STATUS_INTERRUPT;
+	assert_int_equal(cfg_rd(b, 1, PCI_STATUS, 2), PCI_STATUS_CAP_LIST);
+}
+
+/* Issue 32.2: KVM's VFIO device is told of the device's group, so KVM
+ * knows of the assigned device; if it refuses, the device is refused. */
+static void test_kvm_vfio(void **state)
+{
+	struct fx *f = *state;
+	fx_add(f, true);
+	assert_int_equal(f->kvm_group, 77);
+
+	struct fake_vfio other;
+	fv_init(&other);
+	f->kvm_ret = -ENODEV;
+	struct vfio_ctx ctx = {.host = f,
+			       .memslot_add = slot_add,
+			       .memslot_del = slot_del,
+			       .kvm_vfio_add = kvm_vfio_add};
+	struct vfio_pci *v = NULL;
+	char err[200] = "";
+	assert_int_equal(
+	    vfio_pci_create_with(&fv_ops, &other, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "KVM's VFIO device refused its group"));
+	assert_int_equal(other.closed, 1);
+}
+
+/* Issue 32.2: MSI-X with 2048 vectors (the most the capability can say):
+ * all of them to VFIO, the last one routed like the first. */
+static void test_msix_2048(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	f->dev.regions[3].size = 0x10000;
+	put32(f->dev.cfg + 0xb8, 0x8000 | 3);
+	put16(f->dev.cfg + 0xb2, 2047);
+	f->dev.irqs[VFIO_PCI_MSIX_IRQ_INDEX] = 2048;
+	fx_add(f, false);
+	uint32_t mx = cfg_find_cap(b, 1, PCI_CAP_ID_MSIX, 0);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	cfg_wr(b, 1, mx + 2, 2, PCI_MSIX_FLAGS_ENABLE);
+	struct fv_call *c = &f->dev.calls[f->dev.nr_calls - 1];
+	assert_int_equal(c->index, VFIO_PCI_MSIX_IRQ_INDEX);
+	assert_int_equal(c->count, 2048);
+	uint64_t e = cfg_bar64(b, 1, 3) + 2047 * 16;
+	mmio_wr(b, e, 4, 0xfee00000);
+	mmio_wr(b, e + 8, 4, 0x4077);
+	mmio_wr(b, e + 12, 4, 0);
+	assert_int_equal(f->host.nr_routes, 1);
+	assert_int_equal(f->host.routes[0].data, 0x4077);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+}
+
+/* Found by fuzz_vfio: an MSI capability VFIO offers no MSI interrupt for
+ * is hidden (every enable would fail), not shown. */
+static void test_msi_without_vfio_msi(void **state)
+{
+	struct fx *f = *state;
+	f->dev.irqs[VFIO_PCI_MSI_IRQ_INDEX] = 0;
+	fx_add(f, true);
+	assert_int_equal(cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSI, 0), 0);
+	assert_int_equal(cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0), 0xb0);
+}
+
+/* Found by fuzz_vfio: sparse areas that overlap are mapped once, so KVM
+ * never gets overlapping slots. */
+static void test_sparse_overlap(void **state)
+{
+	struct fx *f = *state;
+	struct vfio_region *r = &f->dev.regions[0];
+	r->nr_areas = 2;
+	r->areas[0].offset = 0x1000;
+	r->areas[0].size = 0x4000;
+	r->areas[1].offset = 0x3000;
+	r->areas[1].size = 0x4000;
+	fx_add(f, true);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	uint64_t b0 = cfg_rd(&f->trap, 1, PCI_BAR0, 4);
+	assert_non_null(slot_at(f, b0 + 0x1000));
+	assert_null(slot_at(f, b0 + 0x3000));
+	for (int i = 0; i < 16; i++)
+		for (int j = 0; j < 16; j++)
+			if (i != j && f->slots[i].used && f->slots[j].used)
+				assert_true(f->slots[i].gpa + f->slots[i].size <= f->slots[j].gpa ||
+					    f->slots[j].gpa + f->slots[j].size <= f->slots[i].gpa);
+}
+
 /* A device without INTx shows no pin; a BAR larger than the window is
  * refused with a reason. */
 static void test_no_intx_and_huge_bar(void **state)
@@ -682,6 +995,17 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mmap_off, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_no_intx_and_huge_bar, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_resetup, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_cfg_pass, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_flr, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_status_intx, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_driver_variant),
+	    cmocka_unit_test_setup_teardown(test_kvm_vfio, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msix_2048, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_without_vfio_msi, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sparse_overlap, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
