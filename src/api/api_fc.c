@@ -86,6 +86,18 @@ static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *
 	api_reply_none(rep);
 }
 
+/* PUT /entropy: the VM's one virtio-rng; a second PUT replaces it. */
+static void put_entropy(struct api_fc *f, const struct fc_entropy *e, struct api_reply *rep)
+{
+	char why[400], spec[FC_RL_SPEC_MAX];
+	fc_entropy_spec(e, spec, sizeof(spec));
+	if (devmgr_check("rng", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "Error creating the entropy device: %s", why);
+	f->cfg.entropy = *e;
+	f->cfg.has_entropy = true;
+	api_reply_none(rep);
+}
+
 static void machine(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
 	char why[400];
@@ -152,7 +164,8 @@ static void action(struct api_fc *f, const struct fc_action *a, struct api_reply
 static bool pre_boot_only(enum api_op op)
 {
 	return op == OP_BOOT || op == OP_DRIVE_PUT || op == OP_NET_PUT || op == OP_MACHINE_PUT ||
-	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT;
+	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT ||
+	       op == OP_ENTROPY_PUT;
 }
 
 /* PATCH /drives path_on_host: the disk's new image (Firecracker opens it
@@ -287,6 +300,8 @@ void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
 		if (!rep->body)
 			api_reply_fault(rep, 500, "out of memory");
 		return;
+	case OP_ENTROPY_PUT:
+		return put_entropy(f, &r->u.entropy, rep);
 	case OP_VFIO_PUT:
 		if (fc_vmcfg_put_vfio(&f->cfg, &r->u.vfio, why, sizeof(why)) < 0)
 			return api_reply_fault(rep, 400, "%s", why);

@@ -36,6 +36,7 @@ struct api_fc {
 	char cmdline[FC_ARGS_MAX + 256];
 	char disk_spec[FC_MAX_DRIVES][FC_DISK_SPEC_MAX];
 	char net_spec[FC_MAX_NETS][FC_NET_SPEC_MAX];
+	char rng_spec[FC_RL_SPEC_MAX];
 	/* drives[i] is the disk_index[i]-th --disk (the root one first). */
 	unsigned int disk_index[FC_MAX_DRIVES];
 };
@@ -52,6 +53,7 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
  * for devmgr_check at PUT time and vmm_build at InstanceStart. */
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
 void fc_net_spec(const struct fc_net *n, char *out, size_t len);
+void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len);
 /* Opens the metrics file or FIFO / the log; 0 or -1 with err. */
 int api_fc_metrics_open(struct api_fc *f, const struct fc_metrics *m, char *err, size_t errlen);
 int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, size_t errlen);

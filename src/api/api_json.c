@@ -68,7 +68,9 @@ static int field_index(const struct api_object *obj, const char *key)
 
 static void unknown_field(const struct api_object *obj, const char *key, char *err, size_t errlen)
 {
-	size_t n = (size_t)snprintf(err, errlen, "unknown field `%s`, expected one of ", key);
+	/* serde's words: "expected `a`" for one field, "one of `a`, `b`" else. */
+	size_t n = (size_t)snprintf(err, errlen, "unknown field `%s`, expected %s", key,
+				    obj->n == 1 ? "" : "one of ");
 	for (size_t i = 0; i < obj->n && n < errlen; i++)
 		n += (size_t)snprintf(err + n, errlen - n, "%s`%s`", i ? ", " : "",
 				      obj->fields[i].name);

@@ -92,6 +92,18 @@ static const struct fc_field net_fields[] = {
     {"tx_rate_limiter_throttled", {"tx rate limiter throttled"}},
 };
 
+/* The VM's one virtio-rng (Firecracker's entropy has no per-device
+ * groups). An event fails on a refused chain or an empty host source. */
+static const struct fc_field entropy_fields[] = {
+    {"activate_fails", {NULL}},
+    {"entropy_bytes", {"bytes"}},
+    {"entropy_event_count", {"requests"}},
+    {"entropy_event_fails", {"bad requests", "host rng fails"}},
+    {"entropy_rate_limiter_throttled", {"rate limiter throttled"}},
+    {"host_rng_fails", {"host rng fails"}},
+    {"rate_limiter_event_count", {"rate limiter events"}},
+};
+
 #define FC_FIELDS_MAX 16
 
 static const struct {
@@ -101,6 +113,8 @@ static const struct {
 } fc_groups[] = {
     [FC_METRICS_BLOCK] = {"block", block_fields, sizeof(block_fields) / sizeof(block_fields[0])},
     [FC_METRICS_NET] = {"net", net_fields, sizeof(net_fields) / sizeof(net_fields[0])},
+    [FC_METRICS_ENTROPY] = {"entropy", entropy_fields,
+			    sizeof(entropy_fields) / sizeof(entropy_fields[0])},
 };
 
 static uint64_t dev_field(const struct flat *f, const char *dev, const struct fc_field *field)
@@ -198,6 +212,8 @@ out:
 /* The API's id of the index-th --disk / --net, if the API configured it. */
 static const char *dev_id(const struct api_fc *f, enum fc_metrics_group g, unsigned int index)
 {
+	if (g == FC_METRICS_ENTROPY)
+		return NULL;
 	if (g == FC_METRICS_NET)
 		return (int)index < f->cfg.nr_nets ? f->cfg.nets[index].iface_id : NULL;
 	for (int i = 0; i < f->cfg.nr_drives; i++)
@@ -209,9 +225,10 @@ static const char *dev_id(const struct api_fc *f, enum fc_metrics_group g, unsig
 unsigned int api_fc_metrics_devs(const struct api_fc *f, struct fc_metrics_dev *devs,
 				 unsigned int max)
 {
-	static const char *const option[] = {[FC_METRICS_BLOCK] = "disk", [FC_METRICS_NET] = "net"};
+	static const char *const option[] = {
+	    [FC_METRICS_BLOCK] = "disk", [FC_METRICS_NET] = "net", [FC_METRICS_ENTROPY] = "rng"};
 	unsigned int n = 0;
-	for (unsigned int g = 0; f->state != FC_NOT_STARTED && g < 2; g++) {
+	for (unsigned int g = 0; f->state != FC_NOT_STARTED && g < FC_METRICS_NR; g++) {
 		const char *name;
 		for (unsigned int i = 0;
 		     n < max && (name = vmm_dev_name(f->vmm, option[g], i)) != NULL; i++)

@@ -1,6 +1,6 @@
 /* The metrics line (PUT /metrics, FlushMetrics, the end of the run):
  * Firecracker's groups and field names ("block", "block_<drive_id>",
- * "net", "net_<iface_id>", "vcpu") where skiff has the numbers, beside
+ * "net", "net_<iface_id>", "entropy", "vcpu") where skiff has the numbers, beside
  * all of skiff's own under "skiff". Built from the flat statistics text
  * (exit_stats_flat), so it shows what GET /stats shows. Counters are
  * cumulative: Firecracker resets most of its per flush, skiff does not. */
@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-enum fc_metrics_group { FC_METRICS_BLOCK, FC_METRICS_NET };
+enum fc_metrics_group { FC_METRICS_BLOCK, FC_METRICS_NET, FC_METRICS_ENTROPY, FC_METRICS_NR };
 
 /* A device behind a group: its counters' owner ("virtio-blk0"), and the
  * API's id for it (drive_id, iface_id), or NULL: then it counts in the

@@ -121,6 +121,9 @@ OBJECT(fc_action_obj, struct fc_action, "ActionBody", action_f);
 static const struct api_field vm_state_f[] = {STR(struct fc_vm_state, state, AF_REQUIRED)};
 OBJECT(fc_vm_state_obj, struct fc_vm_state, "Vm", vm_state_f);
 
+static const struct api_field entropy_f[] = {RL(struct fc_entropy, rate_limiter)};
+OBJECT(fc_entropy_obj, struct fc_entropy, "EntropyDeviceConfig", entropy_f);
+
 static const struct api_field vfio_f[] = {
     STR(struct fc_vfio, vfio_id, AF_REQUIRED),
     STR(struct fc_vfio, skiff_options, AF_REQUIRED),

@@ -84,6 +84,12 @@ struct fc_vm_state {
 	uint32_t seen;
 };
 
+/* EntropyDeviceConfig: PUT /entropy, the one virtio-rng. */
+struct fc_entropy {
+	struct fc_rate_limiter rate_limiter;
+	uint32_t seen;
+};
+
 struct fc_vfio {
 	char vfio_id[FC_ID_MAX], skiff_options[FC_SKIFF_MAX]; /* "ADDR[,mmap=off]" */
 	uint32_t seen;
@@ -91,7 +97,7 @@ struct fc_vfio {
 
 /* Everything configured: what GET /vm/config shows and InstanceStart boots. */
 struct fc_vmcfg {
-	bool has_boot, has_logger, has_metrics;
+	bool has_boot, has_logger, has_metrics, has_entropy;
 	struct fc_boot boot;
 	struct fc_drive drives[FC_MAX_DRIVES];
 	int nr_drives;
@@ -102,11 +108,12 @@ struct fc_vmcfg {
 	struct fc_machine machine;
 	struct fc_logger logger;
 	struct fc_metrics metrics;
+	struct fc_entropy entropy;
 };
 
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
-    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj;
+    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_entropy_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);

@@ -26,6 +26,7 @@ enum api_op {
 	OP_VM_CONFIG,
 	OP_STATS,
 	OP_VFIO_PUT,
+	OP_ENTROPY_PUT,
 };
 
 struct api_req {
@@ -41,6 +42,7 @@ struct api_req {
 		struct fc_metrics metrics;
 		struct fc_logger logger;
 		struct fc_vfio vfio;
+		struct fc_entropy entropy;
 	} u;
 };
 

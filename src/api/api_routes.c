@@ -34,6 +34,7 @@ static const struct route routes[] = {
     {API_GET, "/vm/config", OP_VM_CONFIG, NULL, NULL},
     {API_GET, "/stats", OP_STATS, NULL, NULL},
     {API_PUT, "/skiff/vfio/", OP_VFIO_PUT, &fc_vfio_obj, "vfio_id"},
+    {API_PUT, "/entropy", OP_ENTROPY_PUT, &fc_entropy_obj, NULL},
 };
 
 void api_reply_fault(struct api_reply *rep, int status, const char *fmt, ...)

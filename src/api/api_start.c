@@ -76,6 +76,14 @@ void fc_net_spec(const struct fc_net *n, char *out, size_t len)
 		 n->guest_mac, rx, tx, n->skiff_options[0] ? "," : "", n->skiff_options);
 }
 
+/* --rng's keys: the limiter's bw= and ops= (without the leading comma). */
+void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len)
+{
+	char rl[FC_RL_SPEC_MAX];
+	fc_rate_limiter_spec(&e->rate_limiter, "", rl, sizeof(rl));
+	snprintf(out, len, "%s", rl[0] == ',' ? rl + 1 : rl);
+}
+
 static void add_dev(struct vmm_config *c, const char *option, const char *spec)
 {
 	if (c->nr_devs < VMM_MAX_DEVICES)
@@ -110,6 +118,10 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 	}
 	for (int i = 0; i < f->cfg.nr_vfio; i++)
 		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options);
+	if (f->cfg.has_entropy) {
+		fc_entropy_spec(&f->cfg.entropy, f->rng_spec, sizeof(f->rng_spec));
+		add_dev(c, "rng", f->rng_spec);
+	}
 }
 
 int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, size_t errlen)

@@ -92,6 +92,8 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 		json_object_object_add(o, "logger", api_json_from(&fc_logger_obj, &c->logger));
 	if (c->has_metrics)
 		json_object_object_add(o, "metrics", api_json_from(&fc_metrics_obj, &c->metrics));
+	if (c->has_entropy)
+		json_object_object_add(o, "entropy", api_json_from(&fc_entropy_obj, &c->entropy));
 	if (c->nr_vfio) {
 		struct json_object *v = json_object_new_array();
 		for (int i = 0; v && i < c->nr_vfio; i++)
@@ -178,6 +180,9 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		} else if (!strcmp(key, "metrics")) {
 			r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, sizeof(why));
 			c->has_metrics = true;
+		} else if (!strcmp(key, "entropy")) {
+			r = api_json_fill(&fc_entropy_obj, v, &c->entropy, why, sizeof(why));
+			c->has_entropy = true;
 		} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
 			   !strcmp(key, "skiff-vfio")) {
 			r = file_array(c, key, v, why, sizeof(why));
@@ -185,7 +190,7 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 			snprintf(why, sizeof(why),
 				 "unknown field `%s`, expected one of `boot-source`, `drives`, "
 				 "`network-interfaces`, `machine-config`, `logger`, `metrics`, "
-				 "`skiff-vfio`",
+				 "`entropy`, `skiff-vfio`",
 				 key);
 			r = -1;
 		}

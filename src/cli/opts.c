@@ -131,7 +131,7 @@ static const struct opt_table *run_table(void)
 				continue;
 			rows[t.n++] = (struct opt){.name = dm_kinds[k].option,
 						   .type = OPT_CUSTOM,
-						   .flags = OPT_REPEAT,
+						   .flags = OPT_REPEAT | dm_kinds[k].cli_flags,
 						   .parse = run_opt_device,
 						   .metavar = dm_kinds[k].metavar,
 						   .help = dm_kinds[k].help};

@@ -180,6 +180,9 @@ int opt_parse_argv(const struct opt_table *t, int argc, char **argv, void *targe
 		if (o->type == OPT_FLAG && eq) {
 			snprintf(err, errlen, "option '--%s' takes no value", o->name);
 			return -1;
+		} else if (o->type != OPT_FLAG && !eq && (o->flags & OPT_OPTVAL) &&
+			   (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))) {
+			val = ""; /* "--rng" alone: a value never starts with "--" */
 		} else if (o->type != OPT_FLAG) {
 			if (!eq && i + 1 >= argc) {
 				snprintf(err, errlen, "option '%s' needs a value", a);

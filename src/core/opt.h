@@ -26,10 +26,11 @@ enum opt_type {
 	OPT_CUSTOM, /* parse() does it */
 };
 
-#define OPT_ONCE       1u /* given twice is an error ("mac= given twice") */
-#define OPT_REQUIRED   2u /* missing is an error (hint is the message) */
-#define OPT_POSITIONAL 4u /* spec only: the first item, before any key */
-#define OPT_REPEAT     8u /* command line only: each use calls parse() */
+#define OPT_ONCE       1u  /* given twice is an error ("mac= given twice") */
+#define OPT_REQUIRED   2u  /* missing is an error (hint is the message) */
+#define OPT_POSITIONAL 4u  /* spec only: the first item, before any key */
+#define OPT_REPEAT     8u  /* command line only: each use calls parse() */
+#define OPT_OPTVAL     16u /* command line only: "--name" alone means value "" */
 
 struct opt {
 	const char *name;

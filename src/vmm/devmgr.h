@@ -30,6 +30,7 @@ struct dm_kind {
 	const char *model;  /* model=NAME that selects it, or NULL */
 	const char *prefix; /* device names: prefix + index */
 	const char *metavar, *help;
+	unsigned int cli_flags;	      /* OPT_OPTVAL: --OPTION alone is an empty spec */
 	const struct opt_table *spec; /* its key=value options */
 	size_t spec_size;
 	void (*spec_init)(void *spec); /* defaults */

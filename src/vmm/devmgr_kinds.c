@@ -7,6 +7,7 @@
 #include "devices/virtio_blk_spec.h"
 #include "devices/virtio_net.h"
 #include "devices/virtio_net_spec.h"
+#include "devices/virtio_rng.h"
 #include "vfio/vfio_kind.h"
 #include "vmm/devmgr.h"
 
@@ -54,5 +55,15 @@ const struct dm_kind dm_kinds[] = {
      .check = vfio_spec_check,
      .transport = DM_PCI,
      .create = vfio_new_device},
+    {.option = "rng",
+     .prefix = "virtio-rng",
+     .metavar = "[bw=SIZE:MS[:BURST]][,ops=...]",
+     .help = "virtio-rng entropy from the host's getrandom (Firecracker's /entropy)",
+     .cli_flags = OPT_OPTVAL,
+     .spec = &rng_spec_table,
+     .spec_size = sizeof(struct rng_spec),
+     .spec_init = rng_spec_init,
+     .transport = DM_VIRTIO_PCI,
+     .create = virtio_rng_new_device},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

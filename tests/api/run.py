@@ -182,6 +182,17 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     expect(api, "PUT", "/network-interfaces/eth1", {"iface_id": "eth1", "host_dev_name": "tap1",
                                                     "guest_mac": "06:00:ac:10:00:02"},
            400, "The MAC address is already in use")
+    # The entropy device: Firecracker's body, the rate limiter optional; a
+    # second PUT replaces the first. (After the start it is refused: the
+    # unit test test_api's test_entropy, since no VM starts here.)
+    expect(api, "PUT", "/entropy", {}, 204)
+    rng_limiter = {"bandwidth": {"size": 1000, "one_time_burst": 0, "refill_time": 100}}
+    expect(api, "PUT", "/entropy", {"rate_limiter": rng_limiter}, 204)
+    expect(api, "PUT", "/entropy", {"rate_limiter": rng_limiter, "frob": 1}, 400,
+           "unknown field `frob`, expected `rate_limiter`", valid=False)
+    expect(api, "PUT", "/entropy", {"rate_limiter": {"bandwidth": {"size": 1}}}, 400,
+           "missing field `refill_time`", valid=False)
+    expect(api, "GET", "/entropy", None, 400, "Invalid request method and/or path", valid=False)
     expect(api, "PUT", "/machine-config", {"vcpu_count": 2, "mem_size_mib": 256}, 204)
     # The description requires both fields even in a PATCH; Firecracker's
     # server (and skiff) take any subset.
@@ -201,6 +212,8 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
           == {"ops": {"size": 10, "refill_time": 1}}
           and "rx_rate_limiter" not in cfg["network-interfaces"][0],
           "GET /vm/config shows the rate limiters and io_engine as given")
+    check(cfg and cfg.get("entropy") == {"rate_limiter": rng_limiter},
+          "GET /vm/config shows the entropy device as the last PUT gave it")
     stats = expect(api, "GET", "/stats", None, 200)
     check(isinstance(stats, str) and stats.startswith("wall_s\t"), "GET /stats: name<TAB>value lines")
 
@@ -356,8 +369,9 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     # Before a start there are no devices, but the aggregates are there.
     check(len(m) == 1 and m[0].get("block", {}).get("read_bytes") == 0
           and m[0].get("net", {}).get("tx_bytes_count") == 0
-          and m[0].get("vcpu", {}).get("exit_mmio_write") == 0 and "skiff" in m[0],
-          "the metrics line has Firecracker's block, net and vcpu groups")
+          and m[0].get("vcpu", {}).get("exit_mmio_write") == 0 and "skiff" in m[0]
+          and m[0].get("entropy", {}).get("entropy_bytes") == 0,
+          "the metrics line has Firecracker's block, net, entropy and vcpu groups")
 
     api.conn.close()
     # Clients that connect and say nothing fill every slot: a new client

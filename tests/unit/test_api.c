@@ -250,6 +250,75 @@ static void test_refused_after_start(void **state)
 	api_fc_fini(&f);
 }
 
+/* PUT /entropy: Firecracker's body, shown by GET /vm/config, turned into
+ * --rng's keys, refused after the start; the config file's "entropy". */
+static void test_entropy(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct api_req req;
+	static struct vmm v;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	char spec[FC_RL_SPEC_MAX], err[400];
+	api_fc_init(&f, &v, &base);
+	assert_int_equal(route("PUT", "/entropy", "{\"rate\":1}", &req, &rep), 1);
+	expect_fault(&rep, 400,
+		     "An error occurred when deserializing the json body of a request: unknown "
+		     "field `rate`, expected `rate_limiter`.");
+	assert_int_equal(route("PUT", "/entropy", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Empty PUT request.");
+	assert_int_equal(route("GET", "/entropy", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Invalid request method and/or path: GET /entropy.");
+	assert_int_equal(route("PUT", "/vm/config", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Invalid request method and/or path");
+	assert_int_equal(route("GET", "/vm/config", "", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_null(strstr(rep.body, "entropy")); /* none configured: none shown */
+	free(rep.body);
+	assert_int_equal(route("PUT", "/entropy", "{}", &req, &rep), 0);
+	assert_int_equal(req.op, OP_ENTROPY_PUT);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	assert_true(f.cfg.has_entropy);
+	fc_entropy_spec(&f.cfg.entropy, spec, sizeof(spec));
+	assert_string_equal(spec, "");
+	assert_int_equal(route("PUT", "/entropy",
+			       "{\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
+			       "\"one_time_burst\":0,\"refill_time\":100}}}",
+			       &req, &rep),
+			 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	fc_entropy_spec(&f.cfg.entropy, spec, sizeof(spec));
+	assert_string_equal(spec, "bw=1000:100:0");
+	assert_int_equal(devmgr_check("rng", spec, true, err, sizeof(err)), 0);
+	assert_int_equal(route("GET", "/vm/config", "", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 200);
+	if (!strstr(rep.body, "\"entropy\":{\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
+			      "\"one_time_burst\":0,\"refill_time\":100}}}"))
+		fail_msg("GET /vm/config: %s", rep.body);
+	free(rep.body);
+	f.state = FC_RUNNING;
+	assert_int_equal(route("PUT", "/entropy", "{}", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	expect_fault(&rep, 400,
+		     "The requested operation is not supported after starting the microVM.");
+	api_fc_fini(&f);
+
+	static struct fc_vmcfg c;
+	const char *file = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"entropy\":"
+			   "{\"rate_limiter\":{\"ops\":{\"size\":5,\"refill_time\":100}}}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err)), 0);
+	assert_true(c.has_entropy);
+	fc_entropy_spec(&c.entropy, spec, sizeof(spec));
+	assert_string_equal(spec, "ops=5:100:0");
+	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"entropy\":{\"x\":1}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);
+	assert_string_equal(err, "entropy: unknown field `x`, expected `rate_limiter`");
+}
+
 struct caller {
 	struct api_ctl *ctl;
 	struct api_req req;
@@ -412,7 +481,7 @@ int main(void)
 	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_routes),
 	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
 	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
-	    cmocka_unit_test(test_log_one_line),
+	    cmocka_unit_test(test_log_one_line),	cmocka_unit_test(test_entropy),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

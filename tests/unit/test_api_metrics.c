@@ -125,7 +125,32 @@ static void test_groups(void **state)
 				 (long long)field(o, want[i].grp, want[i].name),
 				 (long long)want[i].want);
 	assert_false(json_object_object_get_ex(o, "block_", NULL));
-	assert_int_equal(json_object_object_length(o), 8); /* ts, skiff, 2+1 block, 2+1 net, vcpu */
+	/* ts, skiff, 2+1 block, 2+1 net, entropy, vcpu */
+	assert_int_equal(json_object_object_length(o), 9);
+	json_object_put(o);
+}
+
+/* The VM's virtio-rng under Firecracker's "entropy" (no per-device
+ * groups): a refused chain and an empty host source both fail an event. */
+static void test_entropy_group(void **state)
+{
+	(void)state;
+	static const char rng[] = "counter virtio-rng0 requests\t7\n"
+				  "counter virtio-rng0 bytes\t448\n"
+				  "counter virtio-rng0 bad requests\t2\n"
+				  "counter virtio-rng0 host rng fails\t1\n"
+				  "counter virtio-rng0 rate limiter throttled\t3\n"
+				  "counter virtio-rng0 rate limiter events\t4\n";
+	const struct fc_metrics_dev devs[] = {{FC_METRICS_ENTROPY, "virtio-rng0", NULL}};
+	struct json_object *o = fc_metrics_object(rng, devs, 1);
+	assert_non_null(o);
+	assert_int_equal(field(o, "entropy", "entropy_event_count"), 7);
+	assert_int_equal(field(o, "entropy", "entropy_bytes"), 448);
+	assert_int_equal(field(o, "entropy", "entropy_event_fails"), 3);
+	assert_int_equal(field(o, "entropy", "host_rng_fails"), 1);
+	assert_int_equal(field(o, "entropy", "entropy_rate_limiter_throttled"), 3);
+	assert_int_equal(field(o, "entropy", "rate_limiter_event_count"), 4);
+	assert_int_equal(field(o, "entropy", "activate_fails"), 0);
 	json_object_put(o);
 }
 
@@ -235,6 +260,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_groups),
 	    cmocka_unit_test(test_flush_line),
+	    cmocka_unit_test(test_entropy_group),
 	};
 	return cmocka_run_group_tests_name("api_metrics", tests, NULL, NULL);
 }

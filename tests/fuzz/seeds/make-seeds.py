@@ -158,3 +158,23 @@ write('e1000', 'tx-tso-v6-refused', bytes([0, 0x01]) + e_ring(3, 1, 0x0000) + e_
       e_tdt(1) + E_DRAIN + b'\x4b' + u16(0) + v6_tso + e_tdt(1) + E_DRAIN)
 write('e1000', 'eeprom-phy', bytes([0, 0x01]) + e_eeprom_read(0x3f) + e_wr('EERD', 0x0101) +
       e_rd('EERD') + e_wr('MDIC', 0x08220000) + e_wr('MDIC', 0x24208000) + e_rd('ICR'))
+
+# ---- virtio_rng: no mutations, features (0 = all), queue size 256,
+# DRIVER_OK; ops are op % 8 (fuzz_virtio_rng.c): 0x05 a driver op (0x03: a
+# chain), 0x01 a kick, after which each host-source call takes a byte (% 4:
+# 0 EINTR, 1 EAGAIN, 2 short, 3 full). The last byte odd: the rate-limited
+# device.
+rng_pre = bytes([0x00, 0x00, 0x08, 0x00])
+def rng_req(segs, start, indirect=False):
+    return bytes([0x05]) + chain(segs, start, indirect)
+rng_w = seg(0x01, 0x1000, 64)
+write('virtio_rng', 'fill', rng_pre + rng_req([rng_w], 0) + b'\x01\x03' + b'\0')
+write('virtio_rng', 'readable', rng_pre + rng_req([seg(0x00, 0x1000, 16), rng_w], 0) +
+      b'\x01' + rng_req([rng_w], 2) + b'\x01\x03' + b'\0')
+write('virtio_rng', 'huge-split', rng_pre + rng_req([seg(0x03, 0x1000, 0x100000)], 0) +
+      rng_req([seg(0x01, 0x2000, 200), seg(0x01, 0x3000, 1)], 1, True) +
+      b'\x01\x03\x03' + b'\0')
+write('virtio_rng', 'eintr-short-eagain', rng_pre + rng_req([seg(0x03, 0x1000, 300)], 0) +
+      b'\x01\x00\x06\x03' + rng_req([rng_w], 1) + b'\x01\x01' + b'\0')
+write('virtio_rng', 'limited', rng_pre + b''.join(rng_req([rng_w], i) for i in range(8)) +
+      b'\x01' + b'\x03' * 8 + b'\x03\x00' + rng_req([rng_w], 0) + b'\x01\x03' + b'\x01')
