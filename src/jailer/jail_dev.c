@@ -25,9 +25,10 @@ static const struct jail_dev {
 /* "vfio/N": an IOMMU group, whose major the host chose: no default. */
 static bool is_vfio_group(const char *name)
 {
-	const char *g = name + 5;
-	size_t n = strlen(g);
-	return !strncmp(name, "vfio/", 5) && n >= 1 && n <= 6 && strspn(g, "0123456789") == n;
+	if (strncmp(name, "vfio/", 5))
+		return false;
+	size_t n = strlen(name + 5);
+	return n >= 1 && n <= 6 && strspn(name + 5, "0123456789") == n;
 }
 
 static const struct jail_dev *dev_find(const char *name)
