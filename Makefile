@@ -13,7 +13,7 @@ TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 .SECONDARY:
 .PHONY: all deps run test unit unit-asan testbed soak bench dma-fenced format format-check lint check-layers clean \
 	fuzz fuzz-ci fuzz-build fuzz-bins
-all: $(BUILD)/skiff
+all: $(BUILD)/skiff $(BUILD)/skiff-jailer $(BUILD)/skiff-static
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -25,6 +25,15 @@ $(BUILD)/libskiff.a: $(OBJS)
 
 $(BUILD)/skiff: $(BUILD)/src/main.o $(BUILD)/libskiff.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# The jailer (src/jailer/, SECURITY.md) links nothing else of skiff; the
+# static skiff is the one it can exec: a jail holds no libraries.
+JAILER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/jailer/*.c))
+$(BUILD)/skiff-jailer: $(JAILER_OBJS)
+	$(CC) $(CFLAGS_ALL) -o $@ $^
+
+$(BUILD)/skiff-static: $(BUILD)/src/main.o $(BUILD)/libskiff.a
+	$(CC) $(CFLAGS_ALL) -static -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a
 	@mkdir -p $(dir $@)

@@ -21,6 +21,7 @@ declare -A allowed=(
 	[vmm]="core x86 iothread pci virtio net devices vfio stats vmm"
 	[api]="core stats vmm api"
 	[cli]="core x86 iothread pci virtio net devices vfio stats vmm api cli"
+	[jailer]="jailer"
 	[.]="cli core"
 )
 

@@ -68,7 +68,11 @@ int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t e
 
 	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (vm->kvm_fd < 0) {
-		snprintf(err, errlen, "cannot open /dev/kvm: %s", strerror(errno));
+		snprintf(err, errlen, "cannot open /dev/kvm: %s%s", strerror(errno),
+			 errno == EACCES
+			     ? " (read and write access to /dev/kvm: the kvm group, or a "
+			       "node of this user's, as skiff-jailer makes)"
+			     : "");
 		return -1;
 	}
 	int api = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);

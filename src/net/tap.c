@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +35,23 @@ static int tap_sysfs_read(const char *name, const char *attr, long *out)
 
 /* The interface must exist and be a tap (tun_flags exists only for tun/tap
  * devices). Gives its ifindex, to check after TUNSETIFF that we attached to
- * it and did not create a new one (it could be deleted in between). */
+ * it and did not create a new one (it could be deleted in between). In a
+ * jail there is no /sys: the flags are then unknown (-1), and TUNSETIFF
+ * itself refuses a tun or a queue-mode mismatch. */
 static int tap_check_exists(const char *name, long *ifindex, long *flags, char *err, size_t errlen)
 {
-	if (tap_sysfs_read(name, "ifindex", ifindex) < 0) {
+	*ifindex = (long)if_nametoindex(name);
+	if (*ifindex == 0) {
 		snprintf(err, errlen,
 			 "no network interface '%s' (create it first: ip tuntap add %s mode tap)",
 			 name, name);
 		return -1;
 	}
 	if (tap_sysfs_read(name, "tun_flags", flags) < 0) {
+		if (access("/sys/class/net", F_OK) < 0) {
+			*flags = -1;
+			return 0;
+		}
 		snprintf(err, errlen, "interface '%s' is not a tap device", name);
 		return -1;
 	}
@@ -54,22 +62,44 @@ static int tap_check_exists(const char *name, long *ifindex, long *flags, char *
 	return 0;
 }
 
-static int tap_attach(int fd, const char *name, long flags, char *err, size_t errlen)
+static int tap_attach_as(int fd, const char *name, long mq)
 {
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	/* A multi-queue tap only accepts multi-queue attaches (of one queue
-	 * each: tap_open_queues attaches one fd per queue). */
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (flags & IFF_MULTI_QUEUE);
-	if (ioctl(fd, TUNSETIFF, &ifr) == 0)
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | mq;
+	return ioctl(fd, TUNSETIFF, &ifr);
+}
+
+/* A multi-queue tap only accepts multi-queue attaches (of one queue each:
+ * tap_open_queues attaches one fd per queue). FLAGS unknown (-1, no /sys):
+ * the other queue mode is tried when the kernel refuses the first, and
+ * FLAGS becomes what worked. */
+static int tap_attach(int fd, const char *name, long *flags, bool want_mq, char *err, size_t errlen)
+{
+	if (*flags >= 0 && tap_attach_as(fd, name, *flags & IFF_MULTI_QUEUE) == 0)
 		return 0;
+	if (*flags < 0) {
+		long mq = want_mq ? IFF_MULTI_QUEUE : 0;
+		int r = tap_attach_as(fd, name, mq);
+		if (r < 0 && errno == EINVAL) {
+			mq ^= IFF_MULTI_QUEUE;
+			r = tap_attach_as(fd, name, mq);
+		}
+		if (r == 0) {
+			*flags = IFF_TAP | mq;
+			return 0;
+		}
+	}
 	switch (errno) {
 	case EBUSY:
 		snprintf(err, errlen, "tap '%s' is in use by another process or device", name);
 		break;
 	case EPERM:
-		snprintf(err, errlen, "not permitted to attach to tap '%s' (owner/group)", name);
+		snprintf(err, errlen,
+			 "TUNSETIFF on tap '%s': %s (a tap owned by this user, made with "
+			 "`ip tuntap add %s mode tap user %u`, or CAP_NET_ADMIN)",
+			 name, strerror(errno), name, (unsigned int)geteuid());
 		break;
 	default:
 		snprintf(err, errlen, "cannot attach to tap '%s': %s", name, strerror(errno));
@@ -79,18 +109,19 @@ static int tap_attach(int fd, const char *name, long flags, char *err, size_t er
 
 /* One more queue (fd) of a tap that exists: attached, the header size
  * set, no offloads. Returns the fd, or -1 with a reason in err. */
-static int tap_open_one(const char *name, long ifindex, long flags, char *err, size_t errlen)
+static int tap_open_one(const char *name, long ifindex, long *flags, bool want_mq, char *err,
+			size_t errlen)
 {
-	long after;
 	int hdr_len = TAP_VNET_HDR_LEN;
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open /dev/net/tun: %s", strerror(errno));
+		snprintf(err, errlen, "cannot open /dev/net/tun: %s%s", strerror(errno),
+			 errno == EACCES ? " (read and write access to /dev/net/tun)" : "");
 		return -1;
 	}
-	if (tap_attach(fd, name, flags, err, errlen) < 0)
+	if (tap_attach(fd, name, flags, want_mq, err, errlen) < 0)
 		goto fail;
-	if (tap_sysfs_read(name, "ifindex", &after) < 0 || after != ifindex) {
+	if ((long)if_nametoindex(name) != ifindex) {
 		snprintf(err, errlen, "tap '%s' disappeared while attaching", name);
 		goto fail;
 	}
@@ -128,15 +159,19 @@ int tap_open_queues(struct tap *t, unsigned int n, const char *name, char *err, 
 	}
 	if (tap_check_exists(name, &ifindex, &flags, err, errlen) < 0)
 		return -1;
-	if (n > 1 && !(flags & IFF_MULTI_QUEUE)) {
-		snprintf(err, errlen,
-			 "tap '%s' was created without multi_queue: queues=%u needs one (ip tuntap "
-			 "add %s mode tap multi_queue), or give queues=1",
-			 name, n, name);
-		return -1;
-	}
 	for (unsigned int i = 0; i < n; i++) {
-		t[i].fd = tap_open_one(name, ifindex, flags, err, errlen);
+		t[i].fd = -1;
+		if (n == 1 || flags < 0 || (flags & IFF_MULTI_QUEUE))
+			t[i].fd = tap_open_one(name, ifindex, &flags, n > 1, err, errlen);
+		/* Unknown flags (no /sys) are known after the first attach. */
+		if (n > 1 && flags >= 0 && !(flags & IFF_MULTI_QUEUE)) {
+			tap_close(&t[i]);
+			snprintf(
+			    err, errlen,
+			    "tap '%s' was created without multi_queue: queues=%u needs one (ip "
+			    "tuntap add %s mode tap multi_queue), or give queues=1",
+			    name, n, name);
+		}
 		if (t[i].fd < 0) {
 			while (i--)
 				tap_close(&t[i]);

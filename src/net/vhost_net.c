@@ -14,8 +14,9 @@ int vhost_net_open(struct vhost_net *vn, char *err, size_t errlen)
 	memset(vn, 0, sizeof(*vn));
 	vn->fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
 	if (vn->fd < 0) {
-		snprintf(err, errlen, "cannot open /dev/vhost-net: %s (load the vhost_net module)",
-			 strerror(errno));
+		snprintf(err, errlen, "cannot open /dev/vhost-net: %s (%s)", strerror(errno),
+			 errno == EACCES ? "read and write access to /dev/vhost-net"
+					 : "load the vhost_net module");
 		return -1;
 	}
 	if (ioctl(vn->fd, VHOST_SET_OWNER, NULL) < 0 ||

@@ -316,7 +316,8 @@ static int sys_container(struct vfio_sys *s, int group, char *err, size_t errlen
 	snprintf(path, sizeof(path), "%svfio", dev_vfio);
 	s->container = open(path, O_RDWR | O_CLOEXEC);
 	if (s->container < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot open %s: %s%s", path, strerror(errno),
+			 errno == EACCES ? " (read and write access to it)" : "");
 		return -1;
 	}
 	if (ioctl(s->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
@@ -327,8 +328,10 @@ static int sys_container(struct vfio_sys *s, int group, char *err, size_t errlen
 	snprintf(path, sizeof(path), "%s%d", dev_vfio, group);
 	s->group = open(path, O_RDWR | O_CLOEXEC);
 	if (s->group < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path,
-			 errno == EBUSY ? "IOMMU group already in use" : strerror(errno));
+		snprintf(err, errlen, "cannot open %s: %s%s", path,
+			 errno == EBUSY ? "IOMMU group already in use" : strerror(errno),
+			 errno == EACCES ? " (the group's node must be this user's: chown it)"
+					 : "");
 		return -1;
 	}
 	struct vfio_group_status gs = {.argsz = sizeof(gs)};
@@ -363,7 +366,10 @@ static int sys_dma(struct vfio_sys *s, const struct guest_mem *mem, char *err, s
 			    mem->size - mem->low_size);
 	if (r < 0) {
 		snprintf(err, errlen, "VFIO_IOMMU_MAP_DMA of guest RAM: %s%s", strerror(-r),
-			 r == -ENOMEM ? " (locked-memory limit?)" : "");
+			 r == -ENOMEM
+			     ? " (guest RAM is pinned: raise RLIMIT_MEMLOCK (ulimit -l) to "
+			       "the guest's size, or CAP_IPC_LOCK)"
+			     : "");
 		return -1;
 	}
 	return 0;

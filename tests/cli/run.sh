@@ -115,6 +115,71 @@ if [ -n "$KERNEL" ]; then
 else
 	echo "note: no cached kernel (.cache/kernel); kernel-based checks skipped"
 fi
+# skiff-jailer (issue 36): bad arguments are one line, exit 2, and leave
+# nothing in the chroot base; as root, a static busybox runs jailed as the
+# uid, in its chroot with only its device nodes, and the jail is not reused.
+JAILER=${JAILER:-build/skiff-jailer}
+BB=$(command -v busybox || true)
+if [ -x "$JAILER" ]; then
+	J=$T/jails
+	mkdir -p "$J"
+	jl() { "$JAILER" --chroot-base-dir "$J" "$@"; }
+	expect 2 "missing --uid" -- jl --id vm1 --exec-file /bin/true --gid 1000
+	expect 2 "invalid --id" -- jl --id ../vm1 --exec-file /bin/true --uid 1000 --gid 1000
+	expect 2 "invalid --exec-file" -- jl --id vm1 --exec-file true --uid 1000 --gid 1000
+	expect 2 "invalid --uid '0'" -- jl --id vm1 --exec-file /bin/true --uid 0 --gid 1000
+	expect 2 "invalid --cgroup" -- jl --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --cgroup ../../cgroup.procs=1
+	expect 2 "invalid --resource-limit" -- jl --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --resource-limit cpu=1
+	expect 2 "invalid --chroot-base-dir" -- "$JAILER" --chroot-base-dir rel --id vm1 --exec-file /bin/true --uid 1000 --gid 1000
+	expect 2 "cannot open --exec-file" -- jl --id vm1 --exec-file "$T/missing" --uid 1000 --gid 1000
+	expect 2 "dynamically linked" -- jl --id vm1 --exec-file "$(pwd)/build/skiff" --uid 1000 --gid 1000
+	expect 2 "cannot open --netns" -- jl --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/nons"
+	if [ -z "$(ls -A "$J")" ]; then
+		pass=$((pass + 1))
+		echo "ok   skiff-jailer: bad arguments left nothing in the chroot base"
+	else
+		fail=$((fail + 1))
+		echo "FAIL skiff-jailer: bad arguments left $(ls -A "$J")"
+	fi
+	if [ "$(id -u)" = 0 ] && [ -n "$BB" ] && file -L "$BB" 2>/dev/null | grep -q static; then
+		cp "$BB" "$T/busybox"
+		# A host file the jail must not reach.
+		echo secret >"$T/host-only"
+		"$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" \
+			-- sh -c "/busybox id -u; /busybox id -g; /busybox id -G; pwd; \
+				/busybox ls /dev /dev/net | /busybox tr '\n' ' '; echo; \
+				/busybox cat '$T/host-only' 2>&1 || echo no-host-path; echo > /made && echo wrote" \
+			>"$T/jail.out" 2>"$T/jail.err"
+		rc=$?
+		want="1000
+1000
+1000
+/
+/dev: kvm net  /dev/net: tun 
+cat: can't open '$T/host-only': No such file or directory
+no-host-path
+wrote"
+		if [ "$rc" = 0 ] && [ "$(cat "$T/jail.out")" = "$want" ] && [ -e "$J/busybox/vm1/root/made" ]; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: busybox ran as 1000:1000, no groups, in its chroot"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: status $rc, output:"
+			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
+		fi
+		expect 2 "jail .*/busybox/vm1 exists" -- "$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" -- true
+		# Nothing of the jail's mounts is left in the host's namespace.
+		if grep -q "$J" /proc/self/mountinfo; then
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: a jail mount is left in the host's namespace"
+		else
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: no mount left in the host's namespace"
+		fi
+	else
+		echo "note: not root or no static busybox: the jailed run is skipped"
+	fi
+fi
 # The README's synopsis is the one `skiff run --help` prints (both come
 # from the option tables).
 "$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"

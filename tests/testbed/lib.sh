@@ -313,6 +313,11 @@ tb_boot_l0() {
 tb_stage_skiff() {
 	[ -x "$TB_SKIFF" ] || return 1
 	tb_copy_bin "$1" "$TB_SKIFF" /usr/bin/skiff
+	# The jailer and the static skiff it execs (scenario jail), when built.
+	local f
+	for f in skiff-jailer skiff-static; do
+		[ ! -x "$(dirname "$TB_SKIFF")/$f" ] || cp "$(dirname "$TB_SKIFF")/$f" "$1/usr/bin/$f"
+	done
 }
 
 # tb_concat_initrd OUT BASE [OVERLAY_DIR]: BASE followed by OVERLAY_DIR

@@ -1,0 +1,36 @@
+/* The jailer's last steps, in this order: namespaces and pivot_root into
+ * the jail, resource limits, privileges dropped, inherited fds closed,
+ * exec. Each returns 0, or -1 with one line in err. */
+#ifndef SKIFF_JAIL_EXEC_H
+#define SKIFF_JAIL_EXEC_H
+
+#include <stddef.h>
+
+#include "jailer/jail_args.h"
+
+/* setrlimit of each --resource-limit (soft and hard: the jailed process
+ * cannot raise it again). */
+int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen);
+
+/* Joins the network namespace NETNS_FD (when >= 0), unshares the mount
+ * namespace (host mounts no longer propagate, none of ours leaks out) and
+ * makes ROOT_PATH the root: bind-mounted on itself, pivot_root, the old
+ * root detached. */
+int jail_enter(int netns_fd, const char *root_path, char *err, size_t errlen);
+
+/* No supplementary groups, GID and UID (real, effective, saved), so no
+ * capabilities left; no_new_privs. */
+int jail_drop(const struct jail_args *a, char *err, size_t errlen);
+
+/* Closes every fd above 2. */
+void jail_close_fds(void);
+
+/* Execs /<exec name> with the arguments after "--" and only the
+ * environment's SKIFF_* variables. Returns only on failure. */
+void jail_exec(const struct jail_args *a, char *err, size_t errlen);
+
+/* The exec file must be a static ELF executable: the jail holds no
+ * libraries and no interpreter. 0, or -1 with a reason. */
+int jail_exec_file_check(int fd, const char *path, char *err, size_t errlen);
+
+#endif
