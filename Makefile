@@ -37,7 +37,10 @@ $(BUILD)/skiff-static: $(BUILD)/src/main.o $(BUILD)/libskiff.a
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(TEST_LDFLAGS) -lcmocka $(LDLIBS_ALL)
+
+# test_blk_flush looks at what the disk submits to io_uring.
+$(BUILD)/tests/test_blk_flush: TEST_LDFLAGS = -Wl,--wrap=io_uring_submit
 
 deps:
 	@tests/install-deps.sh

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Install what skiff needs to build and test, and fetch the guest kernel.
+# Install what skiff needs to build and test, and fetch the guest kernel:
+# everything .ci/run uses (format-check, lint, make test and its parts),
+# clang for the fuzz targets only on their first use (--fuzz).
 #
 # Idempotent: installs only missing Debian packages (running `apt-get update`
 # at most once, and only when something is missing), and downloads + extracts
@@ -29,7 +31,11 @@ PACKAGES=(build-essential pkg-config libcmocka-dev libseccomp-dev liblzma-dev li
 	e2fsprogs # mke2fs and /etc/mke2fs.conf for the disk scenario's guest
 	fio       # the bench's blk-* workloads: packed with its libraries for L2
 	ethtool   # L2's ethtool -C: virtio-net notification coalescing (scenario, bench)
-	shellcheck # make lint
+	shellcheck   # make lint
+	clang-format # make format-check (.ci/run's first step)
+	git          # make lint lists the scripts with git ls-files
+	util-linux   # flock (one L0 at a time), setpriv (tests/cli)
+	coreutils    # timeout: every test runner's bound (tests/timeout.sh)
 )
 if [ "$FUZZ" -eq 1 ]; then
 	# libclang-rt-dev: libFuzzer and the ASan/UBSan runtimes for clang.

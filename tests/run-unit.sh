@@ -1,10 +1,16 @@
 #!/bin/bash
 # Runs the cmocka unit-test binaries given as arguments and prints one
 # closing line with the totals. Exit status: non-zero if any test failed.
+# Each binary runs under a bound (SKIFF_UNIT_TIMEOUT_S, default 300 s: the
+# slowest, under ASan, takes well under a minute): a hang fails as
+# "test_X: timed out after N s".
 set -uo pipefail
+# shellcheck source=tests/timeout.sh
+. "$(dirname "$0")/timeout.sh"
+secs=${SKIFF_UNIT_TIMEOUT_S:-300}
 passed=0 failed=0 status=0
 for t in "$@"; do
-	out=$("$t" 2>&1)
+	out=$(bounded "${t##*/}" "$secs" "$t" 2>&1)
 	rc=$?
 	echo "$out"
 	# A binary may run several groups: each prints its own totals.

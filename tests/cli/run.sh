@@ -1,9 +1,15 @@
 #!/bin/bash
 # Host-side command-line tests: bad input must give exactly one line on
 # stderr and exit status 2, before any guest runs (so these need no usable
-# KVM). Prints "cli: N passed, N failed".
+# KVM). Prints "cli: N passed, N failed". Every command runs under a bound
+# (SKIFF_CLI_TIMEOUT_S, default 30 s; each takes well under a second): a
+# hang fails as "FAIL CMD: timed out after N s". tests/cli/runners.sh,
+# run last, checks that the runners' bounds work.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=tests/timeout.sh
+. tests/timeout.sh
+CLI_SECS=${SKIFF_CLI_TIMEOUT_S:-30}
 SKIFF=${SKIFF:-build/skiff}
 KERNEL=$(find .cache/kernel/boot -name "vmlinuz-*" 2>/dev/null | sort | head -n1)
 T=$(mktemp -d)
@@ -15,10 +21,13 @@ pass=0 fail=0
 expect() {
 	local want=$1 pat=$2
 	shift 3
-	"$@" >"$T/out" 2>"$T/err" </dev/null
+	bounded "$1" "$CLI_SECS" "$@" >"$T/out" 2>"$T/err" </dev/null
 	local rc=$? lines
 	lines=$(wc -l <"$T/err")
-	if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$T/err"; then
+	if [ "$rc" -eq 124 ]; then
+		fail=$((fail + 1))
+		echo "FAIL $(cut -c1-100 <<<"$*"): timed out after $CLI_SECS s"
+	elif [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$T/err"; then
 		pass=$((pass + 1))
 		echo "ok   $(cut -c1-100 <<<"$*") -> $rc: $(cut -c1-100 "$T/err")"
 	else
@@ -182,7 +191,7 @@ wrote"
 fi
 # The README's synopsis is the one `skiff run --help` prints (both come
 # from the option tables).
-"$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
+bounded "$SKIFF" "$CLI_SECS" "$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
 sed -n '/^skiff run \[/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
 if [ -s "$T/synopsis" ] && diff -u "$T/readme" "$T/synopsis" >"$T/diff"; then
 	pass=$((pass + 1))
@@ -191,6 +200,17 @@ else
 	fail=$((fail + 1))
 	echo "FAIL README synopsis differs from skiff run --help:"
 	sed 's/^/     /' "$T/diff"
+fi
+# The runners' own bounds (not from inside the runner test's own run).
+if [ "${SKIFF_CLI_NESTED:-0}" != 1 ]; then
+	if out=$(tests/cli/runners.sh 2>&1); then
+		pass=$((pass + 1))
+		echo "ok   the runners' bounds: $out"
+	else
+		fail=$((fail + 1))
+		echo "FAIL the runners' bounds:"
+		printf '     %s\n' "${out//$'\n'/$'\n'     }"
+	fi
 fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -81,22 +81,54 @@ vfio_bad_input() {
 	[ -z "$BAD" ]
 }
 
-l1() {
+# vfio_setup: L1's side (sets addr, the e1000e, and nic, L1's virtio-net
+# at VFIO_L1). VFIO_WHY says why not. Shared with vfio-quick.
+vfio_setup() {
 	echo Y >/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts ||
-		{ fail "cannot allow unsafe interrupts"; return; }
-	addr=$(pci_find 0x8086 0x10d3) || { fail "no e1000e in L1"; return; }
-	nic=$(pci_netif virtio_net) || { fail "no virtio-net NIC in L1"; return; }
+		{ VFIO_WHY="cannot allow unsafe interrupts"; return 1; }
+	addr=$(pci_find 0x8086 0x10d3) || { VFIO_WHY="no e1000e in L1"; return 1; }
+	nic=$(pci_netif virtio_net) || { VFIO_WHY="no virtio-net NIC in L1"; return 1; }
 	if ! { ip addr add "$VFIO_L1/24" dev "$nic" && ip link set "$nic" up; }; then
-		fail "L1's NIC setup failed"
-		return
+		VFIO_WHY="L1's NIC setup failed"
+		return 1
 	fi
-	vfio_bad_input "$addr" || { fail "bad input:$BAD"; return; }
-	echo bus >"/sys/bus/pci/devices/$addr/reset_method" ||
-		{ fail "cannot select the bus reset for $addr"; return; }
-	pci_bind "$addr" vfio-pci || { fail "cannot bind $addr to vfio-pci"; return; }
-	group=$(readlink "/sys/bus/pci/devices/$addr/iommu_group")
+}
+
+# vfio_take ADDR: ADDR bound to vfio-pci with the bus reset selected;
+# sets group.
+vfio_take() {
+	echo bus >"/sys/bus/pci/devices/$1/reset_method" ||
+		{ VFIO_WHY="cannot select the bus reset for $1"; return 1; }
+	pci_bind "$1" vfio-pci || { VFIO_WHY="cannot bind $1 to vfio-pci"; return 1; }
+	group=$(readlink "/sys/bus/pci/devices/$1/iommu_group")
 	group=${group##*/}
-	echo "vfio: $addr in IOMMU group $group: $(ls /dev/vfio)"
+	echo "vfio: $1 in IOMMU group $group: $(ls /dev/vfio)"
+}
+
+# vfio_give_back ADDR: ADDR bound to e1000e again, and L1 pings its other
+# NIC through it from a namespace (sets eth).
+vfio_give_back() {
+	pci_bind "$1" e1000e || { VFIO_WHY="cannot bind $1 back to e1000e"; return 1; }
+	sleep 1
+	eth=$(pci_netif e1000e) || { VFIO_WHY="e1000e has no interface after rebinding"; return 1; }
+	if ! { ip netns add side && ip link set "$eth" netns side &&
+		ip netns exec side ip addr add "$VFIO_L2/24" dev "$eth" &&
+		ip netns exec side ip link set "$eth" up; }; then
+		VFIO_WHY="netns setup failed"
+		return 1
+	fi
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		ip netns exec side ping -c 1 -W 2 "$VFIO_L1" >/dev/null 2>&1 && return 0
+	done
+	VFIO_WHY="the e1000e does not work in L1 after skiff"
+	return 1
+}
+
+l1() {
+	VFIO_WHY=""
+	vfio_setup || { fail "$VFIO_WHY"; return; }
+	vfio_bad_input "$addr" || { fail "bad input:$BAD"; return; }
+	vfio_take "$addr" || { fail "$VFIO_WHY"; return; }
 	# The group held open elsewhere: skiff must say so, not hang.
 	BAD=""
 	exec 3<>"/dev/vfio/$group"
@@ -107,26 +139,12 @@ l1() {
 	iperf3 -s >/tmp/iperf3-server.log 2>&1 &
 	iperf_pid=$!
 	L2_MEM=512M
-	VFIO_WHY=""
 	vfio_boot msix "$addr" &&
 		vfio_boot trap "$addr,mmap=off" &&
 		vfio_boot intx "$addr" pci=nomsi
 	kill "$iperf_pid" 2>/dev/null
 	[ -z "$VFIO_WHY" ] || { fail "$VFIO_WHY"; return; }
-	pci_bind "$addr" e1000e || { fail "cannot bind $addr back to e1000e"; return; }
-	sleep 1
-	eth=$(pci_netif e1000e) || { fail "e1000e has no interface after rebinding"; return; }
-	if ! { ip netns add side && ip link set "$eth" netns side &&
-		ip netns exec side ip addr add "$VFIO_L2/24" dev "$eth" &&
-		ip netns exec side ip link set "$eth" up; }; then
-		fail "netns setup failed"
-		return
-	fi
-	ok=0
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		ip netns exec side ping -c 1 -W 2 "$VFIO_L1" >/dev/null 2>&1 && { ok=1; break; }
-	done
-	[ "$ok" = 1 ] || { fail "the e1000e does not work in L1 after skiff"; return; }
+	vfio_give_back "$addr" || { fail "$VFIO_WHY"; return; }
 	vfio_native
 	pass
 }
