@@ -89,28 +89,53 @@ static bool tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off
 	return true;
 }
 
+/* Whether the TSO context describes this packet as the host's GSO will
+ * read it; NULL if so, else why not. The host kernel trusts csum_start and
+ * csum_offset of a GSO frame (CVE-2024-43897), so the rule is virtio-net's
+ * tx_hdr_ok: the checksum field must be the TCP header's (tucso - tucss is
+ * 16; UDP's would be 6, but the 82540 segments TCP only), and the TCP
+ * header must follow the IP header (tucss = ipcss + its length: IHL for
+ * IPv4, the fixed 40 bytes for IPv6, whose extension headers an 82540
+ * driver never sends with TSO). MSS: NET_GSO_MIN_MSS at least. */
+static const char *tx_tso_check(const struct e1000 *d)
+{
+	const struct e1000_tx_ctx *c = &d->txc;
+	const uint8_t *b = d->tx_buf;
+	size_t len = d->tx_len;
+	bool v4 = c->tucmd & (E1000_TXD_CMD_IP >> 24);
+	if (!(c->tucmd & (E1000_TXD_CMD_TCP >> 24)))
+		return "TSO of a protocol other than TCP";
+	if (c->mss < NET_GSO_MIN_MSS)
+		return "TSO segment size below the floor";
+	if ((size_t)c->tucss + 20 > c->hdr_len || c->hdr_len > len)
+		return "TSO header length does not fit the packet";
+	if (c->tucso != c->tucss + VIRTIO_NET_TCP_CSUM_OFF)
+		return "TSO checksum offset is not TCP's checksum field";
+	size_t iphl = v4 ? (size_t)(b[c->ipcss] & 0xf) * 4 : 40;
+	if (c->ipcss + 20 > c->tucss || (v4 && iphl < 20) || c->tucss != c->ipcss + iphl)
+		return "TSO checksum start is not after the IP header";
+	if (len - c->ipcss > 0xffff)
+		return "TSO packet longer than the IP length field says";
+	return NULL;
+}
+
 /* TSO: the driver zeroed the IP length and seeded the TCP checksum with a
  * pseudo header without length, as the 82540 wants; the host's GSO wants
- * the length in both. Returns false if the context cannot describe this
- * packet (then it is dropped). */
-static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
+ * the length in both. Returns why the context cannot describe this packet
+ * (then it is dropped), or NULL. */
+static const char *tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 {
 	const struct e1000_tx_ctx *c = &d->txc;
 	uint8_t *b = d->tx_buf;
 	size_t len = d->tx_len;
 	bool v4 = c->tucmd & (E1000_TXD_CMD_IP >> 24);
-	size_t ip_min = v4 ? 20 : 40;
-	if (!c->mss || c->hdr_len > len || c->hdr_len < c->tucss + 20 ||
-	    c->tucss < c->ipcss + ip_min || c->tucso < c->tucss || /* csum_offset wraps */
-	    (size_t)c->tucso + 2 > c->hdr_len || !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)) ||
-	    len - c->ipcss > 0xffff)
-		return false; /* the IP length field could not say it */
+	const char *why = tx_tso_check(d);
+	if (why)
+		return why;
 	if (v4) {
+		uint32_t ihl = (uint32_t)(c->tucss - c->ipcss);
 		e1000_be16_put(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));
 		e1000_be16_put(b + c->ipcss + 10, 0);
-		uint32_t ihl = (uint32_t)(b[c->ipcss] & 0xf) * 4;
-		if (ihl < 20 || c->ipcss + ihl > c->tucss)
-			return false;
 		e1000_be16_put(b + c->ipcss + 10,
 			       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + c->ipcss, ihl)));
 	} else {
@@ -124,8 +149,8 @@ static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 	h->hdr_len = c->hdr_len;
 	h->gso_size = c->mss;
 	h->csum_start = c->tucss;
-	h->csum_offset = (uint16_t)(c->tucso - c->tucss);
-	return true;
+	h->csum_offset = VIRTIO_NET_TCP_CSUM_OFF;
+	return NULL;
 }
 
 /* The packet is complete (EOP): offloads, then the tap. */
@@ -141,8 +166,8 @@ static void tx_send(struct e1000 *d)
 		ok = false;
 		why = "shorter than an Ethernet header";
 	} else if (d->tx_tse) {
-		ok = tx_tso_prepare(d, &h);
-		why = "TSO context does not fit the packet";
+		why = tx_tso_prepare(d, &h);
+		ok = !why;
 	} else {
 		if (d->tx_ixsm) {
 			size_t end = c->ipcse ? (size_t)c->ipcse + 1 : d->tx_len;

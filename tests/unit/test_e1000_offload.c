@@ -1,0 +1,105 @@
+/* Unit tests for the e1000's transmit offloads and VLAN tags (issue 32,
+ * src/devices/e1000_tx.c, e1000_rx.c): TSO contexts the host's GSO would
+ * misread are dropped and counted, the legacy descriptor's checksum
+ * insertion follows the 8254x manual, and 802.1Q tags are inserted (TX)
+ * and stripped (RX) when CTRL.VME says so. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "e1000_fx.h"
+
+#define TSO_CMD (E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP | E1000_TXD_CMD_TSE)
+
+/* ipcss ipcso ipcse, tucss tucso tucse: IPv4 at 14, TCP at 34 */
+static const uint8_t tcp_ctx[8] = {14, 24, 33, 0, 34, 50, 0, 0};
+
+/* One TSO packet through context `c` with MSS `mss`, its IPv4 header
+ * `ihl` dwords long: whether it reached the tap (and its header in *h). */
+static bool tso_send_ihl(struct fx *f, const uint8_t c[8], unsigned int ihl, uint16_t mss,
+			 struct virtio_net_hdr *h)
+{
+	static uint8_t buf[E1000_TX_MAX + HDR];
+	tx_setup(f);
+	size_t len = tcp_frame(f, BUF, 4000);
+	((uint8_t *)fake_mem_at(&f->fm, BUF))[14] =
+	    (uint8_t)(0x40 | ihl); /* options: payload bytes */
+	txd_ctx(f, 0, c, 4000, TSO_CMD, (uint8_t)(c[4] + 20), mss);
+	txd_data(f, 1, BUF, (uint32_t)len, E1000_TXD_CMD_TSE | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+		 E1000_TXD_POPTS_TXSM, 0);
+	tx_go(f, 2);
+	assert_int_equal(desc(f, TX_RING, 1)[12], E1000_TXD_STAT_DD); /* completed anyway */
+	ssize_t n = wire_recv(f, buf, sizeof(buf));
+	if (n < 0)
+		return false;
+	assert_int_equal(n, HDR + (ssize_t)len);
+	memcpy(h, buf, sizeof(*h));
+	return true;
+}
+
+static bool tso_send(struct fx *f, const uint8_t c[8], uint16_t mss, struct virtio_net_hdr *h)
+{
+	return tso_send_ihl(f, c, 5, mss, h);
+}
+
+/* The checksum field must be TCP's (tucso = tucss + 16): anything else
+ * would have the host write a checksum into the middle of a header or the
+ * payload of every segment (CVE-2024-43897 class). */
+static void test_tso_csum_offset_not_tcp_dropped(void **state)
+{
+	struct fx *f = *state;
+	struct virtio_net_hdr h;
+	static const uint8_t udp_off[8] = {14, 24, 33, 0, 34, 40, 0, 0}; /* +6: UDP's */
+	static const uint8_t past[8] = {14, 24, 33, 0, 34, 52, 0, 0};	 /* +18 */
+	assert_false(tso_send(f, udp_off, 1448, &h));
+	assert_false(tso_send(f, past, 1448, &h));
+	assert_int_equal(f->d->stats.tx_dropped, 2);
+	assert_int_equal(f->d->stats.tx_tso, 0);
+	assert_true(tso_send(f, tcp_ctx, 1448, &h));
+	assert_int_equal(h.csum_start, 34);
+	assert_int_equal(h.csum_offset, 16);
+	assert_int_equal(f->d->stats.tx_tso, 1);
+}
+
+/* tucss must be where the IP header ends (ipcss + IHL): a TCP "header"
+ * inside the IP options, or past a gap, is refused. */
+static void test_tso_csum_start_not_after_ip_header_dropped(void **state)
+{
+	struct fx *f = *state;
+	struct virtio_net_hdr h;
+	static const uint8_t at38[8] = {14, 24, 33, 0, 38, 54, 0, 0};
+	assert_false(tso_send_ihl(f, at38, 5, 1448, &h));    /* 4 bytes after the header */
+	assert_false(tso_send_ihl(f, tcp_ctx, 6, 1448, &h)); /* inside the options */
+	assert_int_equal(f->d->stats.tx_dropped, 2);
+	assert_true(tso_send_ihl(f, at38, 6, 1448, &h)); /* right after them */
+	assert_int_equal(h.csum_start, 38);
+	assert_int_equal(f->d->stats.tx_tso, 1);
+}
+
+/* An MSS under NET_GSO_MIN_MSS would turn one 64 KiB descriptor into tens
+ * of thousands of host segments: dropped and counted; the floor passes. */
+static void test_tso_mss_floor(void **state)
+{
+	struct fx *f = *state;
+	struct virtio_net_hdr h;
+	assert_false(tso_send(f, tcp_ctx, 1, &h));
+	assert_false(tso_send(f, tcp_ctx, NET_GSO_MIN_MSS - 1, &h));
+	assert_int_equal(f->d->stats.tx_dropped, 2);
+	assert_true(tso_send(f, tcp_ctx, NET_GSO_MIN_MSS, &h));
+	assert_int_equal(h.gso_size, NET_GSO_MIN_MSS);
+	assert_int_equal(f->d->stats.tx_tso, 1);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_tso_csum_offset_not_tcp_dropped),
+	    T(test_tso_csum_start_not_after_ip_header_dropped),
+	    T(test_tso_mss_floor),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
