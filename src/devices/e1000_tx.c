@@ -77,16 +77,39 @@ static void tx_drop(struct e1000 *d, enum e1000_log kind, const char *why)
 	e1000_log_once(d, kind, "transmit packet dropped: %s", why);
 }
 
-/* Checksum of [start, end) stored at off, complemented (IXSM, IC). */
-static bool tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off)
+/* The checksum of [start, end) stored at off, complemented (IXSM, IC, and
+ * TXSM with TUCSE). As the 8254x manual has it (and QEMU's putsum), the
+ * field's own contents count: software leaves a seed there (0, or the
+ * pseudo header's sum). An end past the packet is the packet's end; a field
+ * past the end, or a start at or past it: no insertion, and the packet
+ * goes as it is (the manual's rule, not a drop). */
+static void tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off)
 {
-	if (end > d->tx_len || start >= end || off + 2 > d->tx_len)
-		return false;
+	if (end > d->tx_len)
+		end = d->tx_len;
+	if (start >= end || off + 2 > end)
+		return;
 	uint8_t *b = d->tx_buf;
-	e1000_be16_put(b + off, 0);
 	e1000_be16_put(b + off,
 		       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + start, end - start)));
-	return true;
+}
+
+/* TXSM: the TCP/UDP checksum. To the packet's end (TUCSE 0, all Linux
+ * asks), the host completes it from the tap header; a TUCSE that ends it
+ * earlier is done here, since the host's checksum always runs to the end.
+ * Offsets outside the packet: no insertion. */
+static void tx_txsm(struct e1000 *d, struct virtio_net_hdr *h)
+{
+	const struct e1000_tx_ctx *c = &d->txc;
+	if (c->tucse && (size_t)c->tucse + 1 < d->tx_len) {
+		tx_insert_csum(d, c->tucss, (size_t)c->tucse + 1, c->tucso);
+		return;
+	}
+	if (c->tucso < c->tucss || (size_t)c->tucso + 2 > d->tx_len)
+		return; /* csum_offset would wrap, or the field is not in it */
+	h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	h->csum_start = c->tucss;
+	h->csum_offset = (uint16_t)(c->tucso - c->tucss);
 }
 
 /* Whether the TSO context describes this packet as the host's GSO will
@@ -159,32 +182,22 @@ static void tx_send(struct e1000 *d)
 	struct virtio_net_hdr h;
 	memset(&h, 0, sizeof(h));
 	const struct e1000_tx_ctx *c = &d->txc;
-	bool ok = true;
-	const char *why = "bad offload context";
+	const char *why = NULL;
 
 	if (d->tx_len < 14) {
-		ok = false;
 		why = "shorter than an Ethernet header";
 	} else if (d->tx_tse) {
 		why = tx_tso_prepare(d, &h);
-		ok = !why;
 	} else {
-		if (d->tx_ixsm) {
-			size_t end = c->ipcse ? (size_t)c->ipcse + 1 : d->tx_len;
-			ok = tx_insert_csum(d, c->ipcss, end, c->ipcso);
-		}
-		if (ok && d->tx_txsm) {
-			/* Partial checksum: the host completes it (tucse 0: to
-			 * the end, which is all Linux asks for). */
-			ok = c->tucso >= c->tucss && (size_t)c->tucso + 2 <= d->tx_len;
-			h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-			h.csum_start = c->tucss;
-			h.csum_offset = (uint16_t)(c->tucso - c->tucss);
-		}
-		if (ok && d->tx_legacy_ic)
-			ok = tx_insert_csum(d, d->tx_css, d->tx_len, d->tx_cso);
+		if (d->tx_ixsm)
+			tx_insert_csum(d, c->ipcss, c->ipcse ? (size_t)c->ipcse + 1 : d->tx_len,
+				       c->ipcso);
+		if (d->tx_txsm)
+			tx_txsm(d, &h);
+		if (d->tx_legacy_ic)
+			tx_insert_csum(d, d->tx_css, d->tx_len, d->tx_cso);
 	}
-	if (!ok) {
+	if (why) {
 		tx_drop(d, d->tx_tse ? E1000_LOG_TX_TSO : E1000_LOG_TX_DESC, why);
 		return;
 	}

@@ -92,6 +92,105 @@ static void test_tso_mss_floor(void **state)
 	assert_int_equal(f->d->stats.tx_tso, 1);
 }
 
+/* The one's complement sum, two bytes at a time: the definition. */
+static uint16_t naive_csum(const uint8_t *p, size_t len)
+{
+	uint32_t s = 0;
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Legacy IC: the checksum runs over the seed software left in the field
+ * (8254x manual; QEMU's putsum keeps it), not over a zeroed field. */
+static void test_legacy_ic_keeps_seed(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[512];
+	tx_setup(f);
+	size_t len = tcp_frame(f, BUF, 100);
+	uint8_t *p = fake_mem_at(&f->fm, BUF);
+	p[50] = 0x12; /* the seed at CSO 50 (TCP's checksum field) */
+	p[51] = 0x34;
+	uint8_t want[512];
+	memcpy(want, p, len);
+	uint16_t sum = naive_csum(want + 34, len - 34); /* with the seed */
+	txd_legacy(f, 0, BUF, (uint16_t)len,
+		   E1000_TXD_CMD_EOP | E1000_TXD_CMD_IC | E1000_TXD_CMD_RS, 50, 34, 0);
+	tx_go(f, 1);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)len);
+	assert_int_equal(be16(buf + HDR + 50), sum);
+	assert_int_equal(f->d->stats.tx_packets, 1);
+}
+
+/* A checksum offset past the packet skips the insertion (the manual,
+ * QEMU): the packet goes unchanged, not dropped. IC and IXSM both. */
+static void test_csum_offset_out_of_range_skips(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[512];
+	static const uint8_t ixsm_past[8] = {14, 200, 33, 0, 34, 50, 0, 0};
+	tx_setup(f);
+	size_t len = tcp_frame(f, BUF, 100);
+	const uint8_t *p = fake_mem_at(&f->fm, BUF);
+	txd_legacy(f, 0, BUF, (uint16_t)len,
+		   E1000_TXD_CMD_EOP | E1000_TXD_CMD_IC | E1000_TXD_CMD_RS, 200, 34, 0);
+	txd_ctx(f, 1, ixsm_past, 0, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP, 0, 0);
+	txd_data(f, 2, BUF, (uint32_t)len, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+		 E1000_TXD_POPTS_IXSM, 0);
+	tx_go(f, 3);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)len);
+		assert_memory_equal(buf + HDR, p, len);
+	}
+	assert_int_equal(f->d->stats.tx_dropped, 0);
+	assert_int_equal(f->d->stats.tx_packets, 2);
+}
+
+/* TXSM with a TUCSE before the end: the checksum covers [TUCSS, TUCSE]
+ * only, so it is done here (the host's partial checksum would run to the
+ * end); TUCSE 0 still goes to the host. */
+static void test_txsm_honours_tucse(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[512];
+	struct virtio_net_hdr h;
+	static const uint8_t short_ctx[8] = {14, 24, 33, 0, 34, 50, 63, 0}; /* to byte 63 */
+	tx_setup(f);
+	size_t len = tcp_frame(f, BUF, 100);
+	uint8_t *p = fake_mem_at(&f->fm, BUF);
+	p[50] = 0xab; /* the pseudo header's sum, as a driver seeds it */
+	p[51] = 0xcd;
+	uint16_t sum = naive_csum(p + 34, 63 + 1 - 34);
+	txd_ctx(f, 0, short_ctx, 0, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP, 0, 0);
+	txd_data(f, 1, BUF, (uint32_t)len, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+		 E1000_TXD_POPTS_TXSM, 0);
+	tx_go(f, 2);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)len);
+	memcpy(&h, buf, sizeof(h));
+	assert_int_equal(h.flags, 0);
+	assert_int_equal(be16(buf + HDR + 50), sum);
+	/* TUCSE 0: to the end, by the host */
+	txd_ctx(f, 2, tcp_ctx, 0, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP, 0, 0);
+	txd_data(f, 3, BUF, (uint32_t)len, E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+		 E1000_TXD_POPTS_TXSM, 0);
+	tx_go(f, 4);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)len);
+	memcpy(&h, buf, sizeof(h));
+	assert_int_equal(h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	assert_int_equal(h.csum_start, 34);
+	assert_int_equal(h.csum_offset, 16);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -100,6 +199,9 @@ int main(void)
 	    T(test_tso_csum_offset_not_tcp_dropped),
 	    T(test_tso_csum_start_not_after_ip_header_dropped),
 	    T(test_tso_mss_floor),
+	    T(test_legacy_ic_keeps_seed),
+	    T(test_csum_offset_out_of_range_skips),
+	    T(test_txsm_honours_tucse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
