@@ -101,6 +101,7 @@ static void e1000_regs_reset(struct e1000 *d)
 	d->regs[E1000_PBA / 4] = 0x00100030; /* 48 KiB RX, 16 KiB TX */
 	d->regs[E1000_LEDCTL / 4] = 0x07068302;
 	d->regs[E1000_TIPG / 4] = 0x0060200a;
+	d->regs[E1000_VET / 4] = E1000_VLAN_TPID;
 	/* The MAC from the EEPROM in receive address 0, valid. */
 	d->regs[E1000_RA / 4] = (uint32_t)d->ctx.mac[0] | (uint32_t)d->ctx.mac[1] << 8 |
 				(uint32_t)d->ctx.mac[2] << 16 | (uint32_t)d->ctx.mac[3] << 24;

@@ -176,8 +176,30 @@ static const char *tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 	return NULL;
 }
 
-/* The packet is complete (EOP): offloads, then the tap. */
-static void tx_send(struct e1000 *d)
+/* VLAN insertion (CTRL.VME and the EOP descriptor's VLE, which Linux's
+ * e1000 sets with its default VLAN offload): the 802.1Q tag, TPID from
+ * VET and TCI from the descriptor's special field, goes after the MAC
+ * addresses, on the way to the tap. Offloads were computed on the
+ * untagged packet, as the 82540 inserts the tag last: the tap header's
+ * offsets move with the bytes. Returns how many iovecs make the packet. */
+static int tx_vlan_iov(struct e1000 *d, struct virtio_net_hdr *h, uint8_t tag[E1000_VLAN_LEN],
+		       uint16_t tci, struct iovec iov[4])
+{
+	e1000_be16_put(tag, (uint16_t)e1000_reg(d, E1000_VET));
+	e1000_be16_put(tag + 2, tci);
+	iov[1] = (struct iovec){d->tx_buf, 12};
+	iov[2] = (struct iovec){tag, E1000_VLAN_LEN};
+	iov[3] = (struct iovec){d->tx_buf + 12, d->tx_len - 12};
+	if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+		h->csum_start = (uint16_t)(h->csum_start + E1000_VLAN_LEN);
+	if (h->gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		h->hdr_len = (uint16_t)(h->hdr_len + E1000_VLAN_LEN);
+	return 4;
+}
+
+/* The packet is complete (EOP): offloads, then the tap; `vlan`: insert
+ * the tag `tci`. */
+static void tx_send(struct e1000 *d, bool vlan, uint16_t tci)
 {
 	struct virtio_net_hdr h;
 	memset(&h, 0, sizeof(h));
@@ -201,25 +223,28 @@ static void tx_send(struct e1000 *d)
 		tx_drop(d, d->tx_tse ? E1000_LOG_TX_TSO : E1000_LOG_TX_DESC, why);
 		return;
 	}
-	struct iovec iov[2] = {{&h, sizeof(h)}, {d->tx_buf, d->tx_len}};
-	ssize_t n = writev(d->ctx.tap.fd, iov, 2);
+	uint8_t tag[E1000_VLAN_LEN];
+	struct iovec iov[4] = {{&h, sizeof(h)}, {d->tx_buf, d->tx_len}};
+	int niov = vlan ? tx_vlan_iov(d, &h, tag, tci, iov) : 2;
+	size_t len = d->tx_len + (vlan ? E1000_VLAN_LEN : 0);
+	ssize_t n = writev(d->ctx.tap.fd, iov, niov);
 	if (n < 0) {
 		/* A full tap drops, like a wire; anything else (too long for
 		 * the tap, a GSO packet it refuses) is logged once. */
 		counter_add(&d->stats.tx_errors, 1);
 		if (errno != EAGAIN)
 			e1000_log_once(d, E1000_LOG_TX_TAP, "tap refused a %zu-byte packet: %s",
-				       d->tx_len, strerror(errno));
+				       len, strerror(errno));
 		return;
 	}
 	counter_add(&d->stats.tx_packets, 1);
-	counter_add(&d->stats.tx_bytes, d->tx_len);
+	counter_add(&d->stats.tx_bytes, len);
 	if (d->tx_tse)
 		counter_add(&d->stats.tx_tso, 1);
 	e1000_stat_add(d, E1000_TPT, 1);
 	e1000_stat_add(d, E1000_GPTC, 1);
-	e1000_stat_add64(d, E1000_GOTCL, d->tx_len);
-	e1000_stat_add64(d, E1000_TOTL, d->tx_len);
+	e1000_stat_add64(d, E1000_GOTCL, len);
+	e1000_stat_add64(d, E1000_TOTL, len);
 	if (d->tx_buf[0] & 1)
 		e1000_stat_add(
 		    d, !memcmp(d->tx_buf, "\xff\xff\xff\xff\xff\xff", 6) ? E1000_BPTC : E1000_MPTC,
@@ -308,7 +333,11 @@ static uint32_t tx_desc(struct e1000 *d, const uint8_t *desc)
 		if (d->tx_bad)
 			tx_drop(d, E1000_LOG_TX_OVERSIZE, "malformed descriptors");
 		else
-			tx_send(d);
+			tx_send(
+			    d,
+			    (lower & E1000_TXD_CMD_VLE) &&
+				(e1000_reg(d, E1000_CTRL) & E1000_CTRL_VME),
+			    (uint16_t)(desc[E1000_TXD_SPECIAL] | desc[E1000_TXD_SPECIAL + 1] << 8));
 		d->tx_len = 0;
 		d->tx_first_seen = d->tx_bad = false;
 	}

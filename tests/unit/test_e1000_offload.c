@@ -191,6 +191,83 @@ static void test_txsm_honours_tucse(void **state)
 	assert_int_equal(h.csum_offset, 16);
 }
 
+static void vme_on(struct fx *f)
+{
+	wr(f, E1000_CTRL, rd(f, E1000_CTRL) | E1000_CTRL_VME);
+}
+
+/* CTRL.VME and a descriptor's VLE: the 802.1Q tag (TPID from VET, TCI
+ * from the descriptor's special field) goes after the MAC addresses, and
+ * the tap header's offsets move with it; without VME, VLE is ignored. */
+static void test_vlan_tx_insert(void **state)
+{
+	struct fx *f = *state;
+	static uint8_t buf[E1000_TX_MAX + HDR];
+	struct virtio_net_hdr h;
+	tx_setup(f);
+	size_t len = tcp_frame(f, BUF, 100);
+	const uint8_t *p = fake_mem_at(&f->fm, BUF);
+	uint32_t cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS | E1000_TXD_CMD_VLE;
+	txd_legacy(f, 0, BUF, (uint16_t)len, cmd, 0, 0, 0x2005);
+	tx_go(f, 1); /* VME clear: untagged */
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)len);
+	assert_memory_equal(buf + HDR, p, len);
+	vme_on(f);
+	assert_int_equal(rd(f, E1000_VET), 0x8100);
+	txd_legacy(f, 1, BUF, (uint16_t)len, cmd, 0, 0, 0x2005);
+	tx_go(f, 2);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)len + 4);
+	assert_memory_equal(buf + HDR, p, 12);
+	assert_memory_equal(buf + HDR + 12, "\x81\x00\x20\x05", 4);
+	assert_memory_equal(buf + HDR + 16, p + 12, len - 12);
+	/* TSO and checksum offload: the host finds TCP 4 bytes further on */
+	size_t big = tcp_frame(f, BUF, 4000);
+	txd_ctx(f, 2, tcp_ctx, 4000, TSO_CMD, 54, 1448);
+	txd_data(f, 3, BUF, (uint32_t)big,
+		 E1000_TXD_CMD_TSE | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS | E1000_TXD_CMD_VLE,
+		 E1000_TXD_POPTS_TXSM, 0x0064);
+	tx_go(f, 4);
+	assert_int_equal(wire_recv(f, buf, sizeof(buf)), HDR + (ssize_t)big + 4);
+	memcpy(&h, buf, sizeof(h));
+	assert_int_equal(h.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	assert_int_equal(h.csum_start, 38);
+	assert_int_equal(h.csum_offset, 16);
+	assert_int_equal(h.hdr_len, 58);
+	assert_memory_equal(buf + HDR + 12, "\x81\x00\x00\x64\x08\x00\x45", 7);
+}
+
+/* RX with CTRL.VME: a tagged frame reaches the guest without its tag,
+ * the TCI in the descriptor's special field and status VP; without VME it
+ * stays as it came. */
+static void test_vlan_rx_strip(void **state)
+{
+	struct fx *f = *state;
+	uint8_t fr[100];
+	memcpy(fr, MAC, 6);
+	memcpy(fr + 6, PEER, 6);
+	memcpy(fr + 12, "\x81\x00\x20\x64\x08\x00", 6);
+	for (size_t i = 18; i < sizeof(fr); i++)
+		fr[i] = (uint8_t)i;
+	rx_setup(f, NDESC - 1, E1000_RCTL_EN | E1000_RCTL_SECRC);
+	wire_send(f, fr, sizeof(fr));
+	e1000_rx_run(f->d);
+	const uint8_t *d0 = desc(f, RX_RING, 0);
+	assert_int_equal(d0[8] | d0[9] << 8, sizeof(fr));
+	assert_int_equal(d0[12] & E1000_RXD_STAT_VP, 0);
+	assert_memory_equal(fake_mem_at(&f->fm, RX_BUF), fr, sizeof(fr));
+	vme_on(f);
+	wire_send(f, fr, sizeof(fr));
+	e1000_rx_run(f->d);
+	const uint8_t *d1 = desc(f, RX_RING, 1);
+	const uint8_t *got = fake_mem_at(&f->fm, RX_BUF + 0x1000);
+	assert_int_equal(d1[8] | d1[9] << 8, sizeof(fr) - 4);
+	assert_true(d1[12] & E1000_RXD_STAT_VP);
+	assert_int_equal(d1[14] | d1[15] << 8, 0x2064);
+	assert_memory_equal(got, fr, 12);
+	assert_memory_equal(got + 12, fr + 16, sizeof(fr) - 16);
+	assert_int_equal(f->d->stats.rx_packets, 2);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -202,6 +279,8 @@ int main(void)
 	    T(test_legacy_ic_keeps_seed),
 	    T(test_csum_offset_out_of_range_skips),
 	    T(test_txsm_honours_tucse),
+	    T(test_vlan_tx_insert),
+	    T(test_vlan_rx_strip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
