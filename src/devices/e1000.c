@@ -125,7 +125,7 @@ static uint32_t e1000_status(const struct e1000 *d)
 	return E1000_STATUS_FD | E1000_STATUS_LU | E1000_STATUS_SPEED_1000 | E1000_STATUS_ASDV_1000;
 }
 
-static uint32_t e1000_reg_read(struct e1000 *d, uint32_t off)
+uint32_t e1000_reg_read(struct e1000 *d, uint32_t off)
 {
 	if (off >= E1000_STATS && off < E1000_STATS_END) {
 		uint32_t v = d->stat[(off - E1000_STATS) / 4];
@@ -163,7 +163,7 @@ static void e1000_tx_kick(struct e1000 *d)
 	e1000_wake(d);
 }
 
-static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
+void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 {
 	if (off >= E1000_REG_END || (off >= E1000_STATS && off < E1000_STATS_END))
 		return;
@@ -205,6 +205,8 @@ static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 	case E1000_RDT:
 	case E1000_TDH:
 	case E1000_TDT:
+		if (off == E1000_TDH)
+			e1000_tx_abort(d); /* the driver (re)starts its ring */
 		d->regs[off / 4] = v & 0xffff;
 		if (off == E1000_TDT)
 			e1000_tx_kick(d);
@@ -228,6 +230,8 @@ static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 		e1000_rx_kick(d); /* enabling RX may let a waiting frame in */
 		return;
 	case E1000_TCTL:
+		if (!(v & E1000_TCTL_EN))
+			e1000_tx_abort(d); /* the driver going down */
 		d->regs[off / 4] = v;
 		e1000_tx_kick(d);
 		return;
@@ -392,8 +396,11 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	p->ops = &e1000_pci_ops;
 	struct bus_region r = {
 	    .handler = e1000_mmio, .reg_name = e1000_reg_name, .opaque = d, .name = d->name};
-	if (pci_device_add_bar(p, 0, E1000_BAR_SIZE, &r) < 0) {
-		snprintf(err, errlen, "cannot declare the register BAR");
+	struct bus_region rp = {
+	    .handler = e1000_pio, .reg_name = e1000_pio_name, .opaque = d, .name = d->name};
+	if (pci_device_add_bar(p, 0, E1000_BAR_SIZE, &r) < 0 ||
+	    pci_device_add_bar_flags(p, E1000_IO_BAR, E1000_IO_SIZE, PCI_BAR_IO, &rp) < 0) {
+		snprintf(err, errlen, "cannot declare the register BARs");
 		e1000_destroy(d);
 		return NULL;
 	}

@@ -52,6 +52,8 @@
 
 #define E1000_REG_END  0x6000 /* registers kept; the rest of the BAR reads 0 */
 #define E1000_BAR_SIZE 0x20000
+#define E1000_IO_BAR   2 /* after the 64-bit memory BAR 0-1 (Linux takes the first) */
+#define E1000_IO_SIZE  8 /* IOADDR, IODATA */
 
 /* Statistics (offsets from E1000_STATS) */
 #define E1000_MPC   0x010

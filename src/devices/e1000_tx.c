@@ -64,11 +64,19 @@ uint16_t e1000_csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
+void e1000_tx_abort(struct e1000 *d)
+{
+	if (d->tx_first_seen)
+		counter_add(&d->stats.tx_dropped, 1);
+	d->tx_len = 0;
+	d->tx_first_seen = d->tx_bad = false;
+}
+
 void e1000_tx_reset(struct e1000 *d)
 {
 	memset(&d->txc, 0, sizeof(d->txc));
-	d->tx_len = 0;
-	d->tx_first_seen = d->tx_bad = d->tx_pending = false;
+	e1000_tx_abort(d);
+	d->tx_pending = false;
 }
 
 static void tx_drop(struct e1000 *d, enum e1000_log kind, const char *why)
