@@ -370,6 +370,7 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	/* Without a timer, ITR is not honoured (interrupts are never lost). */
 	d->itr_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->delay_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->rdt_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->sched_fd < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
@@ -410,6 +411,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 			e = iothread_add_fd(ctx->io, d->itr_fd, EPOLLIN, e1000_itr_event, d);
 		if (e == 0 && d->delay_fd >= 0)
 			e = iothread_add_fd(ctx->io, d->delay_fd, EPOLLIN, e1000_delay_event, d);
+		if (e == 0 && d->rdt_fd >= 0)
+			e = iothread_add_fd(ctx->io, d->rdt_fd, EPOLLIN, e1000_rdt_event, d);
 		if (e == 0)
 			e = iothread_add_fd(ctx->io, d->ctx.tap.fd, EPOLLIN | EPOLLET,
 					    e1000_tap_event, d);
@@ -421,6 +424,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 				iothread_del_fd(ctx->io, d->itr_fd);
 			if (d->delay_fd >= 0)
 				iothread_del_fd(ctx->io, d->delay_fd);
+			if (d->rdt_fd >= 0)
+				iothread_del_fd(ctx->io, d->rdt_fd);
 			e1000_destroy(d);
 			return NULL;
 		}
@@ -442,6 +447,8 @@ void e1000_stop(struct e1000 *d)
 			iothread_del_fd(d->ctx.io, d->itr_fd);
 		if (d->delay_fd >= 0)
 			iothread_del_fd(d->ctx.io, d->delay_fd);
+		if (d->rdt_fd >= 0)
+			iothread_del_fd(d->ctx.io, d->rdt_fd);
 	}
 	/* Every DMA happens under the lock after checking `stopped`. */
 	pthread_mutex_lock(&d->lock);
@@ -460,6 +467,8 @@ void e1000_destroy(struct e1000 *d)
 		close(d->itr_fd);
 	if (d->delay_fd >= 0)
 		close(d->delay_fd);
+	if (d->rdt_fd >= 0)
+		close(d->rdt_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -130,7 +130,12 @@ struct e1000 {
 	struct e1000_rx_gso rx_gso;
 	bool rx_parked; /* waiting for RDT to move */
 	bool rx_wake;	/* RX asked the I/O thread back through sched_fd */
-	int sched_fd;	/* eventfd: the I/O thread transmits, resumes RX */
+	/* While parked with RDT batched, rdt_fd (a timerfd on the I/O
+	 * thread) drains the coalesced ring every rdt_poll_ns (e1000_rdt.c). */
+	int rdt_fd;
+	bool rdt_armed;
+	uint64_t rdt_poll_ns;
+	int sched_fd; /* eventfd: the I/O thread transmits, resumes RX */
 
 	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
 	 * by itr_fd (a timerfd on the I/O thread). */
@@ -225,6 +230,11 @@ bool e1000_rx_accept(const struct e1000 *d, const uint8_t *frame, size_t len);
 void e1000_rx_reset(struct e1000 *d);
 /* RDT moved (caller holds lock): resumes a parked RX. */
 void e1000_rx_kick(struct e1000 *d);
+/* e1000_rdt.c: RX waits for RDT to move (caller holds lock); with RDT
+ * batched, the timer looks in the coalesced ring for it. */
+void e1000_rx_park(struct e1000 *d);
+/* The timer fired (I/O thread; tests call it directly). */
+void e1000_rdt_event(void *opaque, uint32_t events);
 
 struct virtio_net_hdr;
 /* e1000_rx_gso.c. Whether the GSO frame just read into rx_buf (len

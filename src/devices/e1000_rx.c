@@ -38,6 +38,7 @@ void e1000_rx_kick(struct e1000 *d)
 	if (!d->rx_parked)
 		return;
 	d->rx_parked = false;
+	d->rdt_poll_ns = 0; /* the next park's timer starts short again */
 	d->rx_wake = true;
 	e1000_wake(d);
 }
@@ -336,7 +337,7 @@ void e1000_rx_run(struct e1000 *d)
 				goto flush;
 			}
 			if (!room && (rctl & E1000_RCTL_EN)) {
-				d->rx_parked = true;
+				e1000_rx_park(d);
 				counter_add(&d->stats.rx_starved, 1);
 				e1000_stat_add(d, E1000_RNBC, 1);
 				break;
@@ -363,7 +364,7 @@ void e1000_rx_run(struct e1000 *d)
 		if (p == 0) {
 			if (!flushed && d->ctx.flush)
 				goto flush;
-			d->rx_parked = true;
+			e1000_rx_park(d);
 			counter_add(&d->stats.rx_starved, 1);
 			break;
 		}
