@@ -32,7 +32,9 @@ static void rdt_arm(struct e1000 *d)
 void e1000_rx_park(struct e1000 *d)
 {
 	d->rx_parked = true;
-	if (!d->zones_on || !d->ctx.flush || d->rdt_fd < 0)
+	/* ctx.coalesce, not zones_on (the BAR's hook writes that under the
+	 * bus's lock, not ours): a drain with no zones is an empty peek. */
+	if (d->ctx.coalesce == E1000_COALESCE_OFF || !d->ctx.flush || d->rdt_fd < 0)
 		return; /* RDT is never batched: its write kicks RX itself */
 	if (!d->rdt_poll_ns)
 		d->rdt_poll_ns = E1000_RDT_POLL_MIN_NS;
