@@ -101,6 +101,7 @@ static void e1000_regs_reset(struct e1000 *d)
 	d->regs[E1000_PBA / 4] = 0x00100030; /* 48 KiB RX, 16 KiB TX */
 	d->regs[E1000_LEDCTL / 4] = 0x07068302;
 	d->regs[E1000_TIPG / 4] = 0x0060200a;
+	d->regs[E1000_VET / 4] = E1000_VLAN_TPID;
 	/* The MAC from the EEPROM in receive address 0, valid. */
 	d->regs[E1000_RA / 4] = (uint32_t)d->ctx.mac[0] | (uint32_t)d->ctx.mac[1] << 8 |
 				(uint32_t)d->ctx.mac[2] << 16 | (uint32_t)d->ctx.mac[3] << 24;
@@ -124,7 +125,7 @@ static uint32_t e1000_status(const struct e1000 *d)
 	return E1000_STATUS_FD | E1000_STATUS_LU | E1000_STATUS_SPEED_1000 | E1000_STATUS_ASDV_1000;
 }
 
-static uint32_t e1000_reg_read(struct e1000 *d, uint32_t off)
+uint32_t e1000_reg_read(struct e1000 *d, uint32_t off)
 {
 	if (off >= E1000_STATS && off < E1000_STATS_END) {
 		uint32_t v = d->stat[(off - E1000_STATS) / 4];
@@ -162,7 +163,7 @@ static void e1000_tx_kick(struct e1000 *d)
 	e1000_wake(d);
 }
 
-static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
+void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 {
 	if (off >= E1000_REG_END || (off >= E1000_STATS && off < E1000_STATS_END))
 		return;
@@ -204,6 +205,8 @@ static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 	case E1000_RDT:
 	case E1000_TDH:
 	case E1000_TDT:
+		if (off == E1000_TDH)
+			e1000_tx_abort(d); /* the driver (re)starts its ring */
 		d->regs[off / 4] = v & 0xffff;
 		if (off == E1000_TDT)
 			e1000_tx_kick(d);
@@ -227,6 +230,8 @@ static void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v)
 		e1000_rx_kick(d); /* enabling RX may let a waiting frame in */
 		return;
 	case E1000_TCTL:
+		if (!(v & E1000_TCTL_EN))
+			e1000_tx_abort(d); /* the driver going down */
 		d->regs[off / 4] = v;
 		e1000_tx_kick(d);
 		return;
@@ -365,6 +370,7 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	/* Without a timer, ITR is not honoured (interrupts are never lost). */
 	d->itr_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->delay_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->rdt_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->sched_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->sched_fd < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
@@ -391,8 +397,11 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	p->ops = &e1000_pci_ops;
 	struct bus_region r = {
 	    .handler = e1000_mmio, .reg_name = e1000_reg_name, .opaque = d, .name = d->name};
-	if (pci_device_add_bar(p, 0, E1000_BAR_SIZE, &r) < 0) {
-		snprintf(err, errlen, "cannot declare the register BAR");
+	struct bus_region rp = {
+	    .handler = e1000_pio, .reg_name = e1000_pio_name, .opaque = d, .name = d->name};
+	if (pci_device_add_bar(p, 0, E1000_BAR_SIZE, &r) < 0 ||
+	    pci_device_add_bar_flags(p, E1000_IO_BAR, E1000_IO_SIZE, PCI_BAR_IO, &rp) < 0) {
+		snprintf(err, errlen, "cannot declare the register BARs");
 		e1000_destroy(d);
 		return NULL;
 	}
@@ -402,6 +411,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 			e = iothread_add_fd(ctx->io, d->itr_fd, EPOLLIN, e1000_itr_event, d);
 		if (e == 0 && d->delay_fd >= 0)
 			e = iothread_add_fd(ctx->io, d->delay_fd, EPOLLIN, e1000_delay_event, d);
+		if (e == 0 && d->rdt_fd >= 0)
+			e = iothread_add_fd(ctx->io, d->rdt_fd, EPOLLIN, e1000_rdt_event, d);
 		if (e == 0)
 			e = iothread_add_fd(ctx->io, d->ctx.tap.fd, EPOLLIN | EPOLLET,
 					    e1000_tap_event, d);
@@ -413,6 +424,8 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 				iothread_del_fd(ctx->io, d->itr_fd);
 			if (d->delay_fd >= 0)
 				iothread_del_fd(ctx->io, d->delay_fd);
+			if (d->rdt_fd >= 0)
+				iothread_del_fd(ctx->io, d->rdt_fd);
 			e1000_destroy(d);
 			return NULL;
 		}
@@ -434,6 +447,8 @@ void e1000_stop(struct e1000 *d)
 			iothread_del_fd(d->ctx.io, d->itr_fd);
 		if (d->delay_fd >= 0)
 			iothread_del_fd(d->ctx.io, d->delay_fd);
+		if (d->rdt_fd >= 0)
+			iothread_del_fd(d->ctx.io, d->rdt_fd);
 	}
 	/* Every DMA happens under the lock after checking `stopped`. */
 	pthread_mutex_lock(&d->lock);
@@ -452,6 +467,8 @@ void e1000_destroy(struct e1000 *d)
 		close(d->itr_fd);
 	if (d->delay_fd >= 0)
 		close(d->delay_fd);
+	if (d->rdt_fd >= 0)
+		close(d->rdt_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

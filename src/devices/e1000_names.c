@@ -32,15 +32,16 @@ static const struct {
 	const char *name;
 } reg_names[] = {
     {E1000_CTRL, "CTRL"},   {E1000_STATUS, "STATUS"},	  {E1000_EECD, "EECD"},
-    {E1000_EERD, "EERD"},   {E1000_CTRL_EXT, "CTRL_EXT"}, {E1000_MDIC, "MDIC"},
-    {E1000_ICR, "ICR"},	    {E1000_ITR, "ITR"},		  {E1000_ICS, "ICS"},
-    {E1000_IMS, "IMS"},	    {E1000_IMC, "IMC"},		  {E1000_RCTL, "RCTL"},
-    {E1000_TCTL, "TCTL"},   {E1000_TIPG, "TIPG"},	  {E1000_RDBAL, "RDBAL"},
-    {E1000_RDBAH, "RDBAH"}, {E1000_RDLEN, "RDLEN"},	  {E1000_RDH, "RDH"},
-    {E1000_RDT, "RDT"},	    {E1000_RDTR, "RDTR"},	  {E1000_RADV, "RADV"},
-    {E1000_TDBAL, "TDBAL"}, {E1000_TDBAH, "TDBAH"},	  {E1000_TDLEN, "TDLEN"},
-    {E1000_TDH, "TDH"},	    {E1000_TDT, "TDT"},		  {E1000_TIDV, "TIDV"},
-    {E1000_TADV, "TADV"},   {E1000_RXCSUM, "RXCSUM"},	  {E1000_MANC, "MANC"},
+    {E1000_EERD, "EERD"},   {E1000_CTRL_EXT, "CTRL_EXT"}, {E1000_VET, "VET"},
+    {E1000_MDIC, "MDIC"},   {E1000_ICR, "ICR"},		  {E1000_ITR, "ITR"},
+    {E1000_ICS, "ICS"},	    {E1000_IMS, "IMS"},		  {E1000_IMC, "IMC"},
+    {E1000_RCTL, "RCTL"},   {E1000_TCTL, "TCTL"},	  {E1000_TIPG, "TIPG"},
+    {E1000_RDBAL, "RDBAL"}, {E1000_RDBAH, "RDBAH"},	  {E1000_RDLEN, "RDLEN"},
+    {E1000_RDH, "RDH"},	    {E1000_RDT, "RDT"},		  {E1000_RDTR, "RDTR"},
+    {E1000_RADV, "RADV"},   {E1000_TDBAL, "TDBAL"},	  {E1000_TDBAH, "TDBAH"},
+    {E1000_TDLEN, "TDLEN"}, {E1000_TDH, "TDH"},		  {E1000_TDT, "TDT"},
+    {E1000_TIDV, "TIDV"},   {E1000_TADV, "TADV"},	  {E1000_RXCSUM, "RXCSUM"},
+    {E1000_MANC, "MANC"},
 };
 
 /* "TDT write", "ICR read": the accounting adds the device name. */

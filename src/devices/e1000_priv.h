@@ -130,7 +130,12 @@ struct e1000 {
 	struct e1000_rx_gso rx_gso;
 	bool rx_parked; /* waiting for RDT to move */
 	bool rx_wake;	/* RX asked the I/O thread back through sched_fd */
-	int sched_fd;	/* eventfd: the I/O thread transmits, resumes RX */
+	/* While parked with RDT batched, rdt_fd (a timerfd on the I/O
+	 * thread) drains the coalesced ring every rdt_poll_ns (e1000_rdt.c). */
+	int rdt_fd;
+	bool rdt_armed;
+	uint64_t rdt_poll_ns;
+	int sched_fd; /* eventfd: the I/O thread transmits, resumes RX */
 
 	/* ITR: no interrupt sooner than itr_next_ns; a deferred one is raised
 	 * by itr_fd (a timerfd on the I/O thread). */
@@ -147,6 +152,7 @@ struct e1000 {
 
 	bool zones_on;
 	uint64_t bar_addr;
+	uint32_t ioaddr; /* the register IODATA reaches (e1000_io.c) */
 	bool logged[E1000_LOG_NR];
 	struct e1000_stats stats;
 };
@@ -189,6 +195,16 @@ void e1000_delay_reset(struct e1000 *d);
 /* The timer fired (I/O thread; tests call it directly). */
 void e1000_delay_event(void *opaque, uint32_t events);
 
+/* e1000.c: a register of the memory BAR, with its side effects. Caller
+ * holds lock. */
+uint32_t e1000_reg_read(struct e1000 *d, uint32_t off);
+void e1000_reg_write(struct e1000 *d, uint32_t off, uint32_t v);
+
+/* e1000_io.c: the I/O BAR's handler and its bus_reg_name_fn */
+struct bus_access;
+void e1000_pio(void *opaque, struct bus_access *acc);
+const char *e1000_pio_name(void *opaque, uint64_t off, bool is_write);
+
 /* e1000_names.c: bus_reg_name_fn of the register BAR */
 const char *e1000_reg_name(void *opaque, uint64_t off, bool is_write);
 
@@ -205,12 +221,20 @@ void e1000_mdic_write(struct e1000 *d, uint32_t v);
  * do. Caller holds lock. */
 bool e1000_tx_run(struct e1000 *d, unsigned int budget);
 void e1000_tx_reset(struct e1000 *d);
+/* Drops a packet half gathered (no EOP yet), counted: the ring it came
+ * from was reset or TX turned off. */
+void e1000_tx_abort(struct e1000 *d);
 
 /* e1000_rx.c */
 bool e1000_rx_accept(const struct e1000 *d, const uint8_t *frame, size_t len);
 void e1000_rx_reset(struct e1000 *d);
 /* RDT moved (caller holds lock): resumes a parked RX. */
 void e1000_rx_kick(struct e1000 *d);
+/* e1000_rdt.c: RX waits for RDT to move (caller holds lock); with RDT
+ * batched, the timer looks in the coalesced ring for it. */
+void e1000_rx_park(struct e1000 *d);
+/* The timer fired (I/O thread; tests call it directly). */
+void e1000_rdt_event(void *opaque, uint32_t events);
 
 struct virtio_net_hdr;
 /* e1000_rx_gso.c. Whether the GSO frame just read into rx_buf (len

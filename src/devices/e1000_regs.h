@@ -9,6 +9,7 @@
 #define E1000_EECD	0x0010
 #define E1000_EERD	0x0014
 #define E1000_CTRL_EXT	0x0018
+#define E1000_VET	0x0038 /* VLAN Ethertype: the TPID tags carry */
 #define E1000_MDIC	0x0020
 #define E1000_ICR	0x00c0
 #define E1000_ITR	0x00c4
@@ -46,8 +47,13 @@
 #define E1000_WUC	0x5800
 #define E1000_MANC	0x5820
 
+#define E1000_VLAN_TPID 0x8100 /* VET's reset value */
+#define E1000_VLAN_LEN	4
+
 #define E1000_REG_END  0x6000 /* registers kept; the rest of the BAR reads 0 */
 #define E1000_BAR_SIZE 0x20000
+#define E1000_IO_BAR   2 /* after the 64-bit memory BAR 0-1 (Linux takes the first) */
+#define E1000_IO_SIZE  8 /* IOADDR, IODATA */
 
 /* Statistics (offsets from E1000_STATS) */
 #define E1000_MPC   0x010
@@ -71,6 +77,7 @@
 #define E1000_CTRL_SLU	    0x00000040
 #define E1000_CTRL_SPD_1000 0x00000200
 #define E1000_CTRL_RST	    0x04000000
+#define E1000_CTRL_VME	    0x40000000 /* VLAN mode: tag TX (VLE), strip RX */
 #define E1000_CTRL_PHY_RST  0x80000000
 
 #define E1000_STATUS_FD		0x00000001
@@ -137,17 +144,20 @@
 #define E1000_TXD_CMD_TSE    0x04000000 /* data/context: TCP segmentation */
 #define E1000_TXD_CMD_RS     0x08000000
 #define E1000_TXD_CMD_DEXT   0x20000000
+#define E1000_TXD_CMD_VLE    0x40000000 /* insert the descriptor's special as a tag */
 #define E1000_TXD_CMD_IDE    0x80000000 /* interrupt delay (TIDV/TADV) */
 #define E1000_TXD_CMD_TCP    0x01000000 /* context TUCMD */
 #define E1000_TXD_CMD_IP     0x02000000 /* context TUCMD: IPv4 */
 #define E1000_TXD_STAT_DD    0x01	/* byte 12 */
 #define E1000_TXD_POPTS_IXSM 0x01	/* byte 13 of a data descriptor */
 #define E1000_TXD_POPTS_TXSM 0x02
+#define E1000_TXD_SPECIAL    14 /* bytes 14-15: the VLAN tag's TCI (VLE) */
 
 /* RX legacy descriptor: addr(8) length(2) csum(2) status(1) errors(1) special(2) */
 #define E1000_RXD_STAT_DD    0x01
 #define E1000_RXD_STAT_EOP   0x02
 #define E1000_RXD_STAT_IXSM  0x04
+#define E1000_RXD_STAT_VP    0x08  /* a tag was stripped: its TCI in special */
 #define E1000_RXD_STAT_TCPCS 0x20  /* TCP/UDP checksum checked */
 #define E1000_RXD_STAT_IPCS  0x40  /* IPv4 header checksum checked */
 #define E1000_RXCSUM_IPOFL   0x100 /* RXCSUM: IPv4 header checksum offload */

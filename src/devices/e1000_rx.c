@@ -38,6 +38,7 @@ void e1000_rx_kick(struct e1000 *d)
 	if (!d->rx_parked)
 		return;
 	d->rx_parked = false;
+	d->rdt_poll_ns = 0; /* the next park's timer starts short again */
 	d->rx_wake = true;
 	e1000_wake(d);
 }
@@ -157,9 +158,22 @@ static bool rx_complete_csum(uint8_t *f, size_t len, const struct virtio_net_hdr
 	return true;
 }
 
-/* Places frame f (plus the CRC the length must count) into descriptors.
- * Returns 1 when done, 0 if it must wait for buffers, -1 if dropped. */
-static int rx_place(struct e1000 *d, const uint8_t *f, size_t len)
+/* VLAN stripping (CTRL.VME, which Linux's e1000 sets with its default
+ * VLAN offload): a frame tagged with VET's TPID loses the tag; its TCI
+ * goes in the descriptors' special field, with status VP. Returns the
+ * status and special bits (the descriptor's upper dword), 0 untagged. */
+static uint32_t rx_vlan(const struct e1000 *d, const uint8_t *f, size_t len)
+{
+	if (!(e1000_reg(d, E1000_CTRL) & E1000_CTRL_VME) || len < 14 + E1000_VLAN_LEN ||
+	    e1000_be16_get(f + 12) != (uint16_t)e1000_reg(d, E1000_VET))
+		return 0;
+	return E1000_RXD_STAT_VP | (uint32_t)e1000_be16_get(f + 14) << 16;
+}
+
+/* Places frame f (plus the CRC the length must count) into descriptors,
+ * its VLAN tag stripped in place if VME says so. Returns 1 when done, 0
+ * if it must wait for buffers, -1 if dropped. */
+static int rx_place(struct e1000 *d, uint8_t *f, size_t len)
 {
 	struct rx_ring r;
 	uint32_t rctl = e1000_reg(d, E1000_RCTL);
@@ -171,6 +185,9 @@ static int rx_place(struct e1000 *d, const uint8_t *f, size_t len)
 	}
 	if (!rx_ring(d, &r))
 		return 0;
+	uint32_t vlan = rx_vlan(d, f, len);
+	if (vlan)
+		len -= E1000_VLAN_LEN;
 	uint32_t bsize = rx_buf_size(rctl);
 	size_t total = len + (rctl & E1000_RCTL_SECRC ? 0 : E1000_FCS_LEN);
 	size_t need = (total + bsize - 1) / bsize;
@@ -183,7 +200,9 @@ static int rx_place(struct e1000 *d, const uint8_t *f, size_t len)
 	if (rx_free(&r) < need)
 		return 0;
 	static const uint8_t fcs[E1000_FCS_LEN];
-	uint32_t csum = rx_csum_status(d, f, len);
+	if (vlan) /* the frame is placed now (or lost): the tag may go */
+		memmove(f + 12, f + 12 + E1000_VLAN_LEN, len - 12);
+	uint32_t csum = rx_csum_status(d, f, len) | vlan;
 	size_t off = 0;
 	for (size_t i = 0; i < need; i++) {
 		uint64_t a = r.base + (uint64_t)r.head * E1000_DESC_LEN;
@@ -318,7 +337,7 @@ void e1000_rx_run(struct e1000 *d)
 				goto flush;
 			}
 			if (!room && (rctl & E1000_RCTL_EN)) {
-				d->rx_parked = true;
+				e1000_rx_park(d);
 				counter_add(&d->stats.rx_starved, 1);
 				e1000_stat_add(d, E1000_RNBC, 1);
 				break;
@@ -329,7 +348,7 @@ void e1000_rx_run(struct e1000 *d)
 			if (r2 < 0)
 				continue;
 		}
-		const uint8_t *f = d->rx_buf;
+		uint8_t *f = d->rx_buf;
 		size_t len = d->rx_len;
 		if (d->rx_gso.on) {
 			if (d->rx_gso.hdr + d->rx_gso.mss > rx_max(e1000_reg(d, E1000_RCTL))) {
@@ -345,7 +364,7 @@ void e1000_rx_run(struct e1000 *d)
 		if (p == 0) {
 			if (!flushed && d->ctx.flush)
 				goto flush;
-			d->rx_parked = true;
+			e1000_rx_park(d);
 			counter_add(&d->stats.rx_starved, 1);
 			break;
 		}

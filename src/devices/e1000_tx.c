@@ -64,11 +64,19 @@ uint16_t e1000_csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
+void e1000_tx_abort(struct e1000 *d)
+{
+	if (d->tx_first_seen)
+		counter_add(&d->stats.tx_dropped, 1);
+	d->tx_len = 0;
+	d->tx_first_seen = d->tx_bad = false;
+}
+
 void e1000_tx_reset(struct e1000 *d)
 {
 	memset(&d->txc, 0, sizeof(d->txc));
-	d->tx_len = 0;
-	d->tx_first_seen = d->tx_bad = d->tx_pending = false;
+	e1000_tx_abort(d);
+	d->tx_pending = false;
 }
 
 static void tx_drop(struct e1000 *d, enum e1000_log kind, const char *why)
@@ -77,40 +85,88 @@ static void tx_drop(struct e1000 *d, enum e1000_log kind, const char *why)
 	e1000_log_once(d, kind, "transmit packet dropped: %s", why);
 }
 
-/* Checksum of [start, end) stored at off, complemented (IXSM, IC). */
-static bool tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off)
+/* The checksum of [start, end) stored at off, complemented (IXSM, IC, and
+ * TXSM with TUCSE). As the 8254x manual has it (and QEMU's putsum), the
+ * field's own contents count: software leaves a seed there (0, or the
+ * pseudo header's sum). An end past the packet is the packet's end; a field
+ * past the end, or a start at or past it: no insertion, and the packet
+ * goes as it is (the manual's rule, not a drop). */
+static void tx_insert_csum(struct e1000 *d, size_t start, size_t end, size_t off)
 {
-	if (end > d->tx_len || start >= end || off + 2 > d->tx_len)
-		return false;
+	if (end > d->tx_len)
+		end = d->tx_len;
+	if (start >= end || off + 2 > end)
+		return;
 	uint8_t *b = d->tx_buf;
-	e1000_be16_put(b + off, 0);
 	e1000_be16_put(b + off,
 		       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + start, end - start)));
-	return true;
+}
+
+/* TXSM: the TCP/UDP checksum. To the packet's end (TUCSE 0, all Linux
+ * asks), the host completes it from the tap header; a TUCSE that ends it
+ * earlier is done here, since the host's checksum always runs to the end.
+ * Offsets outside the packet: no insertion. */
+static void tx_txsm(struct e1000 *d, struct virtio_net_hdr *h)
+{
+	const struct e1000_tx_ctx *c = &d->txc;
+	if (c->tucse && (size_t)c->tucse + 1 < d->tx_len) {
+		tx_insert_csum(d, c->tucss, (size_t)c->tucse + 1, c->tucso);
+		return;
+	}
+	if (c->tucso < c->tucss || (size_t)c->tucso + 2 > d->tx_len)
+		return; /* csum_offset would wrap, or the field is not in it */
+	h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	h->csum_start = c->tucss;
+	h->csum_offset = (uint16_t)(c->tucso - c->tucss);
+}
+
+/* Whether the TSO context describes this packet as the host's GSO will
+ * read it; NULL if so, else why not. The host kernel trusts csum_start and
+ * csum_offset of a GSO frame (CVE-2024-43897), so the rule is virtio-net's
+ * tx_hdr_ok: the checksum field must be the TCP header's (tucso - tucss is
+ * 16; UDP's would be 6, but the 82540 segments TCP only), and the TCP
+ * header must follow the IP header (tucss = ipcss + its length: IHL for
+ * IPv4, the fixed 40 bytes for IPv6, whose extension headers an 82540
+ * driver never sends with TSO). MSS: NET_GSO_MIN_MSS at least. */
+static const char *tx_tso_check(const struct e1000 *d)
+{
+	const struct e1000_tx_ctx *c = &d->txc;
+	const uint8_t *b = d->tx_buf;
+	size_t len = d->tx_len;
+	bool v4 = c->tucmd & (E1000_TXD_CMD_IP >> 24);
+	if (!(c->tucmd & (E1000_TXD_CMD_TCP >> 24)))
+		return "TSO of a protocol other than TCP";
+	if (c->mss < NET_GSO_MIN_MSS)
+		return "TSO segment size below the floor";
+	if ((size_t)c->tucss + 20 > c->hdr_len || c->hdr_len > len)
+		return "TSO header length does not fit the packet";
+	if (c->tucso != c->tucss + VIRTIO_NET_TCP_CSUM_OFF)
+		return "TSO checksum offset is not TCP's checksum field";
+	size_t iphl = v4 ? (size_t)(b[c->ipcss] & 0xf) * 4 : 40;
+	if (c->ipcss + 20 > c->tucss || (v4 && iphl < 20) || c->tucss != c->ipcss + iphl)
+		return "TSO checksum start is not after the IP header";
+	if (len - c->ipcss > 0xffff)
+		return "TSO packet longer than the IP length field says";
+	return NULL;
 }
 
 /* TSO: the driver zeroed the IP length and seeded the TCP checksum with a
  * pseudo header without length, as the 82540 wants; the host's GSO wants
- * the length in both. Returns false if the context cannot describe this
- * packet (then it is dropped). */
-static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
+ * the length in both. Returns why the context cannot describe this packet
+ * (then it is dropped), or NULL. */
+static const char *tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 {
 	const struct e1000_tx_ctx *c = &d->txc;
 	uint8_t *b = d->tx_buf;
 	size_t len = d->tx_len;
 	bool v4 = c->tucmd & (E1000_TXD_CMD_IP >> 24);
-	size_t ip_min = v4 ? 20 : 40;
-	if (!c->mss || c->hdr_len > len || c->hdr_len < c->tucss + 20 ||
-	    c->tucss < c->ipcss + ip_min || c->tucso < c->tucss || /* csum_offset wraps */
-	    (size_t)c->tucso + 2 > c->hdr_len || !(c->tucmd & (E1000_TXD_CMD_TCP >> 24)) ||
-	    len - c->ipcss > 0xffff)
-		return false; /* the IP length field could not say it */
+	const char *why = tx_tso_check(d);
+	if (why)
+		return why;
 	if (v4) {
+		uint32_t ihl = (uint32_t)(c->tucss - c->ipcss);
 		e1000_be16_put(b + c->ipcss + 2, (uint16_t)(len - c->ipcss));
 		e1000_be16_put(b + c->ipcss + 10, 0);
-		uint32_t ihl = (uint32_t)(b[c->ipcss] & 0xf) * 4;
-		if (ihl < 20 || c->ipcss + ihl > c->tucss)
-			return false;
 		e1000_be16_put(b + c->ipcss + 10,
 			       (uint16_t)~e1000_csum_fold(e1000_csum_add(0, b + c->ipcss, ihl)));
 	} else {
@@ -124,64 +180,79 @@ static bool tx_tso_prepare(struct e1000 *d, struct virtio_net_hdr *h)
 	h->hdr_len = c->hdr_len;
 	h->gso_size = c->mss;
 	h->csum_start = c->tucss;
-	h->csum_offset = (uint16_t)(c->tucso - c->tucss);
-	return true;
+	h->csum_offset = VIRTIO_NET_TCP_CSUM_OFF;
+	return NULL;
 }
 
-/* The packet is complete (EOP): offloads, then the tap. */
-static void tx_send(struct e1000 *d)
+/* VLAN insertion (CTRL.VME and the EOP descriptor's VLE, which Linux's
+ * e1000 sets with its default VLAN offload): the 802.1Q tag, TPID from
+ * VET and TCI from the descriptor's special field, goes after the MAC
+ * addresses, on the way to the tap. Offloads were computed on the
+ * untagged packet, as the 82540 inserts the tag last: the tap header's
+ * offsets move with the bytes. Returns how many iovecs make the packet. */
+static int tx_vlan_iov(struct e1000 *d, struct virtio_net_hdr *h, uint8_t tag[E1000_VLAN_LEN],
+		       uint16_t tci, struct iovec iov[4])
+{
+	e1000_be16_put(tag, (uint16_t)e1000_reg(d, E1000_VET));
+	e1000_be16_put(tag + 2, tci);
+	iov[1] = (struct iovec){d->tx_buf, 12};
+	iov[2] = (struct iovec){tag, E1000_VLAN_LEN};
+	iov[3] = (struct iovec){d->tx_buf + 12, d->tx_len - 12};
+	if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+		h->csum_start = (uint16_t)(h->csum_start + E1000_VLAN_LEN);
+	if (h->gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		h->hdr_len = (uint16_t)(h->hdr_len + E1000_VLAN_LEN);
+	return 4;
+}
+
+/* The packet is complete (EOP): offloads, then the tap; `vlan`: insert
+ * the tag `tci`. */
+static void tx_send(struct e1000 *d, bool vlan, uint16_t tci)
 {
 	struct virtio_net_hdr h;
 	memset(&h, 0, sizeof(h));
 	const struct e1000_tx_ctx *c = &d->txc;
-	bool ok = true;
-	const char *why = "bad offload context";
+	const char *why = NULL;
 
 	if (d->tx_len < 14) {
-		ok = false;
 		why = "shorter than an Ethernet header";
 	} else if (d->tx_tse) {
-		ok = tx_tso_prepare(d, &h);
-		why = "TSO context does not fit the packet";
+		why = tx_tso_prepare(d, &h);
 	} else {
-		if (d->tx_ixsm) {
-			size_t end = c->ipcse ? (size_t)c->ipcse + 1 : d->tx_len;
-			ok = tx_insert_csum(d, c->ipcss, end, c->ipcso);
-		}
-		if (ok && d->tx_txsm) {
-			/* Partial checksum: the host completes it (tucse 0: to
-			 * the end, which is all Linux asks for). */
-			ok = c->tucso >= c->tucss && (size_t)c->tucso + 2 <= d->tx_len;
-			h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-			h.csum_start = c->tucss;
-			h.csum_offset = (uint16_t)(c->tucso - c->tucss);
-		}
-		if (ok && d->tx_legacy_ic)
-			ok = tx_insert_csum(d, d->tx_css, d->tx_len, d->tx_cso);
+		if (d->tx_ixsm)
+			tx_insert_csum(d, c->ipcss, c->ipcse ? (size_t)c->ipcse + 1 : d->tx_len,
+				       c->ipcso);
+		if (d->tx_txsm)
+			tx_txsm(d, &h);
+		if (d->tx_legacy_ic)
+			tx_insert_csum(d, d->tx_css, d->tx_len, d->tx_cso);
 	}
-	if (!ok) {
+	if (why) {
 		tx_drop(d, d->tx_tse ? E1000_LOG_TX_TSO : E1000_LOG_TX_DESC, why);
 		return;
 	}
-	struct iovec iov[2] = {{&h, sizeof(h)}, {d->tx_buf, d->tx_len}};
-	ssize_t n = writev(d->ctx.tap.fd, iov, 2);
+	uint8_t tag[E1000_VLAN_LEN];
+	struct iovec iov[4] = {{&h, sizeof(h)}, {d->tx_buf, d->tx_len}};
+	int niov = vlan ? tx_vlan_iov(d, &h, tag, tci, iov) : 2;
+	size_t len = d->tx_len + (vlan ? E1000_VLAN_LEN : 0);
+	ssize_t n = writev(d->ctx.tap.fd, iov, niov);
 	if (n < 0) {
 		/* A full tap drops, like a wire; anything else (too long for
 		 * the tap, a GSO packet it refuses) is logged once. */
 		counter_add(&d->stats.tx_errors, 1);
 		if (errno != EAGAIN)
 			e1000_log_once(d, E1000_LOG_TX_TAP, "tap refused a %zu-byte packet: %s",
-				       d->tx_len, strerror(errno));
+				       len, strerror(errno));
 		return;
 	}
 	counter_add(&d->stats.tx_packets, 1);
-	counter_add(&d->stats.tx_bytes, d->tx_len);
+	counter_add(&d->stats.tx_bytes, len);
 	if (d->tx_tse)
 		counter_add(&d->stats.tx_tso, 1);
 	e1000_stat_add(d, E1000_TPT, 1);
 	e1000_stat_add(d, E1000_GPTC, 1);
-	e1000_stat_add64(d, E1000_GOTCL, d->tx_len);
-	e1000_stat_add64(d, E1000_TOTL, d->tx_len);
+	e1000_stat_add64(d, E1000_GOTCL, len);
+	e1000_stat_add64(d, E1000_TOTL, len);
 	if (d->tx_buf[0] & 1)
 		e1000_stat_add(
 		    d, !memcmp(d->tx_buf, "\xff\xff\xff\xff\xff\xff", 6) ? E1000_BPTC : E1000_MPTC,
@@ -270,7 +341,11 @@ static uint32_t tx_desc(struct e1000 *d, const uint8_t *desc)
 		if (d->tx_bad)
 			tx_drop(d, E1000_LOG_TX_OVERSIZE, "malformed descriptors");
 		else
-			tx_send(d);
+			tx_send(
+			    d,
+			    (lower & E1000_TXD_CMD_VLE) &&
+				(e1000_reg(d, E1000_CTRL) & E1000_CTRL_VME),
+			    (uint16_t)(desc[E1000_TXD_SPECIAL] | desc[E1000_TXD_SPECIAL + 1] << 8));
 		d->tx_len = 0;
 		d->tx_first_seen = d->tx_bad = false;
 	}

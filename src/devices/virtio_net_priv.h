@@ -59,6 +59,13 @@
 #define VIRTIO_NET_HDR_GSO_TCPV6    4
 #define VIRTIO_NET_HDR_GSO_ECN	    0x80
 #define VIRTIO_NET_TCP_CSUM_OFF	    16 /* offsetof(struct tcphdr, check) */
+/* The smallest segment size a guest may ask the host to cut TCP into
+ * (virtio-net GSO, e1000 TSO): Linux's TCP_MIN_MSS (include/net/tcp.h,
+ * "(60+60+8) - (20+20)"), below which Linux's own TCP never sends. Without
+ * a floor a 64 KiB frame of MSS 1 becomes some 65,000 host segments, each
+ * an skb, for one descriptor of guest work; at 88 at most 745. A smaller
+ * MSS is dropped and counted. */
+#define NET_GSO_MIN_MSS 88
 
 struct virtio_net_hdr {
 	uint8_t flags;

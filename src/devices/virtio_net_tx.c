@@ -60,8 +60,10 @@ static bool tx_hdr_ok(const struct virtio_net *n, struct virtio_net_hdr *h, uint
 		return false;
 	if (h->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
 		/* TCP segmentation: a partial TCP checksum (the spec requires
-		 * NEEDS_CSUM with any GSO type), and a segment size. */
-		if (!csum || h->csum_offset != VIRTIO_NET_TCP_CSUM_OFF || h->gso_size == 0)
+		 * NEEDS_CSUM with any GSO type), and a segment size the host
+		 * can cut into a bounded number of segments. */
+		if (!csum || h->csum_offset != VIRTIO_NET_TCP_CSUM_OFF ||
+		    h->gso_size < NET_GSO_MIN_MSS)
 			return false;
 	}
 	h->num_buffers = 0;
