@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/console_filter.h"
 #include "iothread/iothread.h"
 
 static const char *const unpack_names[] = {"host", "guest", NULL};
@@ -74,6 +75,13 @@ static const struct opt run_opts_fixed[] = {
      .hint = "use host or guest",
      .metavar = "host|guest",
      .help = "decompress the kernel on the host, cached (default), or in the guest"},
+    {.name = "console-filter",
+     .type = OPT_ENUM,
+     .off = RUN_OFF(vm.console_filter),
+     .choices = console_filter_names,
+     .hint = "use safe, off or caret",
+     .metavar = "safe|off|caret",
+     .help = "guest output: safe keeps colours, drops OSC/DCS (default on a tty), off, caret"},
     {.name = "no-seccomp",
      .type = OPT_FLAG,
      .off = RUN_OFF(vm.no_seccomp),

@@ -38,6 +38,7 @@ expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 0
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 1000
 expect 2 "unknown option" -- "$SKIFF" run --kernel "$T/notkernel" --frobnicate
 expect 2 "invalid --unpack" -- "$SKIFF" run --kernel "$T/notkernel" --unpack sideways
+expect 2 "invalid --console-filter 'pretty': use safe, off or caret" -- "$SKIFF" run --kernel "$T/notkernel" --console-filter pretty
 expect 2 "invalid --iothreads '0': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 0
 expect 2 "invalid --iothreads '9': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 9
 expect 2 "invalid --iothreads 'abc': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads abc
