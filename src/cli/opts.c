@@ -120,7 +120,7 @@ static const struct opt run_opts_fixed[] = {
 
 /* The fixed rows, with the device options after --cpus: one row per
  * command-line option of the device kinds. */
-static const struct opt_table *run_table(void)
+const struct opt_table *run_opts_table(void)
 {
 	static struct opt rows[RUN_NR_FIXED + 16];
 	static struct opt_table t = {
@@ -155,7 +155,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	o->vm.mem = 256ULL << 20;
 	o->vm.cpus = 1;
 	o->vm.iothreads = 1;
-	int r = opt_parse_argv(run_table(), argc, argv, o, err, errlen);
+	int r = opt_parse_argv(run_opts_table(), argc, argv, o, err, errlen);
 	if (r)
 		return r;
 	/* What to boot: a kernel, a configuration file, or the API's word. */
@@ -177,7 +177,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 void run_opts_synopsis(FILE *out)
 {
 	fprintf(out, "skiff run ");
-	opt_print_synopsis(out, run_table(), false, 10, 10, 78);
+	opt_print_synopsis(out, run_opts_table(), false, 10, 10, 78);
 	fprintf(out, "\n");
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
 		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
@@ -193,7 +193,7 @@ void run_opts_usage(FILE *out)
 	fprintf(out, "usage:\n");
 	run_opts_synopsis(out);
 	fprintf(out, "Options:\n");
-	opt_print_help(out, run_table(), false);
+	opt_print_help(out, run_opts_table(), false);
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
 		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
 			continue;
