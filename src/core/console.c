@@ -135,11 +135,8 @@ static void *console_thread(void *arg)
 int console_start(struct vm *vm, enum console_filter_mode filter, console_receive_fn receive,
 		  void *opaque, pthread_t *thread)
 {
-	/* By default a file or pipe gets the guest's bytes; given, a mode
-	 * applies to any stdout. */
-	if (filter == CONSOLE_FILTER_AUTO)
-		filter = isatty(STDOUT_FILENO) == 1 ? CONSOLE_FILTER_SAFE : CONSOLE_FILTER_OFF;
-	console_filter_init(&out_filter, filter);
+	console_filter_init(&out_filter,
+			    console_filter_resolve(filter, isatty(STDOUT_FILENO) == 1));
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		struct termios raw = saved_tio;
 		cfmakeraw(&raw);

@@ -282,6 +282,13 @@ static enum step (*const handlers[])(struct console_filter *, struct sink *, uin
     [ST_CSI_DROP] = on_csi_drop, [ST_STRING] = on_string,     [ST_STR_ESC] = on_str_esc,
 };
 
+enum console_filter_mode console_filter_resolve(enum console_filter_mode mode, bool tty)
+{
+	if (mode != CONSOLE_FILTER_AUTO)
+		return mode;
+	return tty ? CONSOLE_FILTER_SAFE : CONSOLE_FILTER_OFF;
+}
+
 void console_filter_init(struct console_filter *f, enum console_filter_mode mode)
 {
 	memset(f, 0, sizeof(*f));

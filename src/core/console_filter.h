@@ -25,6 +25,7 @@
 #ifndef SKIFF_CONSOLE_FILTER_H
 #define SKIFF_CONSOLE_FILTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,7 +55,10 @@ struct console_filter {
 	uint8_t seq[CONSOLE_CSI_MAX];
 };
 
-/* AUTO is not a filter: the caller resolves it first. */
+/* The mode for stdout: a mode given stays; AUTO is safe on a terminal and
+ * off for a file or pipe (which get the guest's bytes, as before). */
+enum console_filter_mode console_filter_resolve(enum console_filter_mode mode, bool tty);
+/* AUTO is not a filter: resolve it first. */
 void console_filter_init(struct console_filter *f, enum console_filter_mode mode);
 /* Filters len bytes into out (room for CONSOLE_FILTER_OUT(len) bytes);
  * returns the bytes written. */
