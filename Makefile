@@ -1,9 +1,28 @@
-# skiff — see README.md. `make` builds, `make test` tests, `make run` boots.
+# skiff — see README.md and CONTRIBUTING.md. `make` builds, `make check`
+# tests (no root, QEMU or network), `make test` runs everything (CI: it
+# installs what is missing first), `make run` boots, `make install` installs.
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -MMD -MP $(OPT) $(EXTRA_CFLAGS)
-LDLIBS_ALL = -lpthread -llzma -luring -lxxhash -lhttp_parser -ljson-c $(shell pkg-config --libs libseccomp 2>/dev/null)
+PREFIX  ?= /usr/local
+# -Werror only when asked (.ci/run sets WERROR=1): a newer compiler's new
+# warning must not break a user's build.
+WERROR  ?= 0
+# Libraries through pkg-config, as NAME:DEBIAN-PACKAGE (the package names
+# the one-line hint libs-check prints). http-parser ships no .pc file on
+# Debian: it is linked by name and libs-check looks for its header.
+LIBS_PC   := liburing:liburing-dev libxxhash:libxxhash-dev json-c:libjson-c-dev \
+	liblzma:liblzma-dev libseccomp:libseccomp-dev
+PC_NAMES  := $(foreach l,$(LIBS_PC),$(firstword $(subst :, ,$(l))))
+PC_CFLAGS := $(shell pkg-config --cflags $(PC_NAMES) 2>/dev/null)
+PC_LIBS   := $(shell pkg-config --libs $(PC_NAMES) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Isrc \
+	$(PC_CFLAGS) -MMD -MP $(OPT) $(EXTRA_CFLAGS)
+LDLIBS_ALL = -lpthread $(PC_LIBS) -lhttp_parser
+# `skiff --version`: the build's commit; a tarball's VERSION file; unknown.
+VERSION_STR := $(shell [ -e .git ] && git describe --always --dirty 2>/dev/null || \
+	cat VERSION 2>/dev/null || echo unknown)
 
 SRCS      := $(shell find src -name '*.c' ! -name main.c | sort)
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
@@ -11,11 +30,12 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit unit-asan testbed soak bench dma-fenced format format-check lint check-layers clean \
-	fuzz fuzz-ci fuzz-build fuzz-bins
+.PHONY: all deps deps-fuzz run check test unit unit-asan testbed soak bench dma-fenced format \
+	format-check lint check-layers clean fuzz fuzz-ci fuzz-build fuzz-bins fuzz-tools install \
+	uninstall libs-check cmocka-check FORCE
 all: $(BUILD)/skiff $(BUILD)/skiff-jailer $(BUILD)/skiff-static
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | libs-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -35,15 +55,60 @@ $(BUILD)/skiff-jailer: $(JAILER_OBJS)
 $(BUILD)/skiff-static: $(BUILD)/src/main.o $(BUILD)/libskiff.a
 	$(CC) $(CFLAGS_ALL) -static -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a | cmocka-check
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(TEST_LDFLAGS) -lcmocka $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(TEST_LDFLAGS) $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
 # test_blk_flush looks at what the disk submits to io_uring.
 $(BUILD)/tests/test_blk_flush: TEST_LDFLAGS = -Wl,--wrap=io_uring_submit
 
+# The version header changes only when the version does (then help.o is
+# rebuilt, nothing else).
+$(BUILD)/gen/skiff_version.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define SKIFF_VERSION "$(VERSION_STR)"' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/src/cli/help.o: $(BUILD)/gen/skiff_version.h
+$(BUILD)/src/cli/help.o: CFLAGS_ALL += -I$(BUILD)/gen
+FORCE:
+
+# Building never installs anything: a missing library is one line naming
+# its package (`make deps` installs them all).
+libs-check:
+	@command -v pkg-config >/dev/null || \
+		{ echo "skiff: pkg-config not found: install pkg-config (or run 'make deps')" >&2; exit 1; }
+	@for l in $(LIBS_PC); do pkg-config --exists "$${l%%:*}" || { echo \
+		"skiff: library $${l%%:*} not found: install $${l#*:} (or run 'make deps')" >&2; exit 1; }; done
+	@echo '#include <http_parser.h>' | $(CC) -E -x c - >/dev/null 2>&1 || { echo \
+		"skiff: http_parser.h not found: install libhttp-parser-dev (or run 'make deps')" >&2; exit 1; }
+
+cmocka-check:
+	@pkg-config --exists cmocka || \
+		{ echo "skiff: library cmocka not found: install libcmocka-dev (or run 'make deps')" >&2; exit 1; }
+
+# The man page and bash completion, printed from the option tables.
+$(BUILD)/skiff.1: $(BUILD)/skiff
+	$< help --man >$@.tmp && mv -f $@.tmp $@
+
+$(BUILD)/skiff.bash: $(BUILD)/skiff
+	$< help --bash-completion >$@.tmp && mv -f $@.tmp $@
+
+install: $(BUILD)/skiff $(BUILD)/skiff.1 $(BUILD)/skiff.bash
+	install -D -m 0755 $(BUILD)/skiff $(DESTDIR)$(PREFIX)/bin/skiff
+	install -D -m 0644 $(BUILD)/skiff.1 $(DESTDIR)$(PREFIX)/share/man/man1/skiff.1
+	install -D -m 0644 $(BUILD)/skiff.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/skiff
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/skiff $(DESTDIR)$(PREFIX)/share/man/man1/skiff.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/skiff
+
+# What the build, `make run` and the testbed need; deps-fuzz adds clang
+# and its fuzzing runtime. Never a prerequisite of building or checking.
 deps:
 	@tests/install-deps.sh
+
+deps-fuzz:
+	@tests/install-deps.sh --fuzz
 
 unit: $(TESTS)
 	@tests/run-unit.sh $(TESTS)
@@ -77,8 +142,14 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fu
 
 fuzz-bins: $(FUZZ_BINS)
 
-fuzz-build:
-	@tests/install-deps.sh --fuzz
+# clang with libFuzzer, or one line naming what to install.
+fuzz-tools:
+	@echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' | \
+		clang -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1 || { echo \
+		"fuzz: clang with libFuzzer not found: install clang libclang-rt-dev (or run 'make deps-fuzz')" >&2; \
+		exit 1; }
+
+fuzz-build: fuzz-tools
 	@$(FUZZ_MAKE) fuzz-bins
 
 fuzz: fuzz-build
@@ -94,7 +165,15 @@ testbed: $(BUILD)/skiff
 soak: $(BUILD)/skiff
 	@tests/testbed/run-one.sh soak
 
+# Test tiers (CONTRIBUTING.md). check: unit (plain and ASan/UBSan), the
+# benchmark harness's tests, CLI, API and the fuzz corpora replayed; no
+# root, QEMU or network needed. testbed: the nested scenarios. test (CI):
+# installs what is missing, then both.
+check: all
+	@SKIFF_SKIP_TESTBED=1 tests/run-all.sh
+
 test: deps
+	@tests/install-deps.sh --fuzz
 	@$(MAKE) --no-print-directory all
 	@tests/run-all.sh
 

@@ -6,17 +6,6 @@
 #include "cli/opts.h"
 #include "core/vcpu.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: skiff COMMAND [options]\n"
-		"  run     boot a Linux guest (skiff run --help)\n"
-		"  probe   report what this host's KVM offers (exit 0: guest kernel code\n"
-		"          runs natively; 1: /dev/kvm works but emulates it; 2: no usable KVM)\n"
-		"  unpack  decompress a bzImage's kernel into the cache ahead of time\n"
-		"  stat    live exit accounting of a VM started with --api-sock PATH\n");
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t start_ns = monotonic_ns();
@@ -32,8 +21,12 @@ int main(int argc, char **argv)
 		return cmd_unpack(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stat"))
 		return cmd_stat(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+	if (!strcmp(argv[1], "help"))
+		return cmd_help(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cli_usage(stdout);
 		return 0;
 	}
 	fprintf(stderr, "skiff: unknown command '%s' (try 'skiff --help')\n", argv[1]);

@@ -1,9 +1,10 @@
 #!/bin/bash
-# `make test`: unit tests, the same under ASan+UBSan, the benchmark
-# harness's own tests, the CLI and API tests, the fuzz targets briefly on
-# their corpora (clang is installed on first use), then the testbed
-# scenarios. Each part prints its own
-# closing line; the last line sums them. Exit status non-zero if any failed.
+# `make check` and `make test`: unit tests, the same under ASan+UBSan, the
+# benchmark harness's own tests, the CLI and API tests, the fuzz targets
+# briefly on their corpora (clang needed: `make deps-fuzz`), then, unless
+# SKIFF_SKIP_TESTBED=1 (`make check`), the testbed scenarios. Installs
+# nothing. Each part prints its own closing line; the last line sums them.
+# Exit status non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 total_pass=0 total_fail=0 status=0

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/console_filter.h"
 #include "iothread/iothread.h"
 
 static const char *const unpack_names[] = {"host", "guest", NULL};
@@ -74,6 +75,13 @@ static const struct opt run_opts_fixed[] = {
      .hint = "use host or guest",
      .metavar = "host|guest",
      .help = "decompress the kernel on the host, cached (default), or in the guest"},
+    {.name = "console-filter",
+     .type = OPT_ENUM,
+     .off = RUN_OFF(vm.console_filter),
+     .choices = console_filter_names,
+     .hint = "use safe, off or caret",
+     .metavar = "safe|off|caret",
+     .help = "guest output: safe keeps colours, drops OSC/DCS (default on a tty), off, caret"},
     {.name = "no-seccomp",
      .type = OPT_FLAG,
      .off = RUN_OFF(vm.no_seccomp),
@@ -112,7 +120,7 @@ static const struct opt run_opts_fixed[] = {
 
 /* The fixed rows, with the device options after --cpus: one row per
  * command-line option of the device kinds. */
-static const struct opt_table *run_table(void)
+const struct opt_table *run_opts_table(void)
 {
 	static struct opt rows[RUN_NR_FIXED + 16];
 	static struct opt_table t = {
@@ -147,7 +155,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	o->vm.mem = 256ULL << 20;
 	o->vm.cpus = 1;
 	o->vm.iothreads = 1;
-	int r = opt_parse_argv(run_table(), argc, argv, o, err, errlen);
+	int r = opt_parse_argv(run_opts_table(), argc, argv, o, err, errlen);
 	if (r)
 		return r;
 	/* What to boot: a kernel, a configuration file, or the API's word. */
@@ -169,7 +177,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 void run_opts_synopsis(FILE *out)
 {
 	fprintf(out, "skiff run ");
-	opt_print_synopsis(out, run_table(), false, 10, 10, 78);
+	opt_print_synopsis(out, run_opts_table(), false, 10, 10, 78);
 	fprintf(out, "\n");
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
 		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
@@ -185,7 +193,7 @@ void run_opts_usage(FILE *out)
 	fprintf(out, "usage:\n");
 	run_opts_synopsis(out);
 	fprintf(out, "Options:\n");
-	opt_print_help(out, run_table(), false);
+	opt_print_help(out, run_opts_table(), false);
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
 		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
 			continue;

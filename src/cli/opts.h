@@ -35,6 +35,9 @@ struct run_opts {
 int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t errlen);
 
 void run_opts_usage(FILE *out);
+/* The table behind the parser and --help (device options included), for
+ * the man page and completion. */
+const struct opt_table *run_opts_table(void);
 /* The synopsis alone, as the README shows it. */
 void run_opts_synopsis(FILE *out);
 

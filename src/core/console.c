@@ -16,8 +16,9 @@
 
 static struct termios saved_tio;
 static atomic_int tio_saved;
-/* stdout is a terminal: guest output goes through console_sanitize. */
-static atomic_bool out_filtered;
+/* Guest output on its way to stdout. console_tx runs under the UART's
+ * lock, and console_start sets the mode before any vCPU runs. */
+static struct console_filter out_filter;
 
 enum console_action console_escape_feed(int *state, uint8_t c, uint8_t *out, size_t *out_len)
 {
@@ -49,29 +50,6 @@ void console_restore(void)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 }
 
-/* A guest must not drive the user's terminal: escape sequences can retitle
- * it, remap keys, or (on some terminals) answer back into its input. */
-static bool console_control_ok(uint8_t c)
-{
-	return c == '\n' || c == '\r' || c == '\t' || c == '\b';
-}
-
-size_t console_sanitize(const uint8_t *in, size_t len, uint8_t *out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = in[i];
-		if ((c >= 0x20 && c != 0x7f) || console_control_ok(c)) {
-			out[n++] = c;
-			continue;
-		}
-		/* Caret notation: ESC shows as "^[", DEL as "^?". */
-		out[n++] = '^';
-		out[n++] = c == 0x7f ? '?' : (uint8_t)(c + 0x40);
-	}
-	return n;
-}
-
 static void console_write(const uint8_t *buf, size_t len)
 {
 	while (len) {
@@ -88,14 +66,10 @@ static void console_write(const uint8_t *buf, size_t len)
 void console_tx(void *opaque, const uint8_t *buf, size_t len)
 {
 	(void)opaque;
-	if (!atomic_load(&out_filtered)) {
-		console_write(buf, len); /* a file or pipe gets the guest's bytes */
-		return;
-	}
-	uint8_t out[2 * 64];
+	uint8_t out[CONSOLE_FILTER_OUT(64)];
 	while (len) {
 		size_t chunk = len < 64 ? len : 64;
-		console_write(out, console_sanitize(buf, chunk, out));
+		console_write(out, console_filter_feed(&out_filter, buf, chunk, out));
 		buf += chunk;
 		len -= chunk;
 	}
@@ -158,9 +132,11 @@ static void *console_thread(void *arg)
 	return NULL;
 }
 
-int console_start(struct vm *vm, console_receive_fn receive, void *opaque, pthread_t *thread)
+int console_start(struct vm *vm, enum console_filter_mode filter, console_receive_fn receive,
+		  void *opaque, pthread_t *thread)
 {
-	atomic_store(&out_filtered, isatty(STDOUT_FILENO) == 1);
+	console_filter_init(&out_filter,
+			    console_filter_resolve(filter, isatty(STDOUT_FILENO) == 1));
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		struct termios raw = saved_tio;
 		cfmakeraw(&raw);

@@ -11,6 +11,8 @@
 
 #include <pthread.h>
 
+#include "core/console_filter.h"
+
 struct vm;
 
 #define CONSOLE_ESCAPE 0x01 /* Ctrl-A */
@@ -25,19 +27,17 @@ enum console_action console_escape_feed(int *state, uint8_t c, uint8_t *out, siz
 typedef size_t (*console_receive_fn)(void *opaque, const uint8_t *buf, size_t len);
 
 /* Starts forwarding stdin to receive() on a thread that ends once the VM
- * is asked to stop (join it then); puts a tty in raw mode. 0 or -errno. */
-int console_start(struct vm *vm, console_receive_fn receive, void *opaque, pthread_t *thread);
+ * is asked to stop (join it then); puts a tty in raw mode; sets the filter
+ * console_tx applies (AUTO: safe on a terminal, off otherwise). 0 or
+ * -errno. */
+int console_start(struct vm *vm, enum console_filter_mode filter, console_receive_fn receive,
+		  void *opaque, pthread_t *thread);
 /* Restores the terminal if it was changed; safe to call more than once
  * and from a signal handler. */
 void console_restore(void);
 
-/* Copies guest output to out (room for 2 * len bytes) with every control
- * byte except \n \r \t \b, and DEL, in caret notation (ESC -> "^[");
- * returns the bytes written. Pure, for testing. */
-size_t console_sanitize(const uint8_t *in, size_t len, uint8_t *out);
-
-/* uart_tx_fn writing guest output to stdout: sanitized when stdout is a
- * terminal (decided by console_start), byte for byte otherwise. */
+/* uart_tx_fn writing guest output to stdout through the filter
+ * console_start chose (core/console_filter.h). */
 void console_tx(void *opaque, const uint8_t *buf, size_t len);
 
 #endif

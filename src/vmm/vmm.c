@@ -112,6 +112,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	}
 	sandbox_enable(!c->no_seccomp);
 	v->disk_replace = c->disk_replace;
+	v->console_filter = c->console_filter;
 	exit_sites_init(&v->sites);
 	v->vm.bus.account = exit_sites_bus_account;
 	v->vm.bus.account_opaque = &v->sites;
@@ -163,7 +164,8 @@ int vmm_start(struct vmm *v, bool timing, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (console_start(&v->vm, vmm_console_receive, &v->uart, &console_thread) < 0) {
+	if (console_start(&v->vm, v->console_filter, vmm_console_receive, &v->uart,
+			  &console_thread) < 0) {
 		snprintf(err, errlen, "cannot start the console");
 		return -1;
 	}

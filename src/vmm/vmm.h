@@ -47,7 +47,8 @@ struct vmm_config {
 	/* An API may change disks' images while the guest runs: the main
 	 * thread's filter lets it open existing files (SANDBOX_CONTROLLER). */
 	bool disk_replace;
-	int unpack; /* 0 host, 1 guest */
+	int unpack;	    /* 0 host, 1 guest */
+	int console_filter; /* enum console_filter_mode; 0: by stdout */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];
 	int nr_devs;
 };
@@ -64,7 +65,8 @@ struct vmm {
 	struct exit_sites sites;
 	uint64_t start_ns;
 	bool vm_created, stopped, console_on, destroyed;
-	bool disk_replace; /* vmm_config's */
+	bool disk_replace;  /* vmm_config's */
+	int console_filter; /* vmm_config's */
 	unsigned int nr_io_started;
 	int nr_vcpus_started;
 	/* vmm_pause / vmm_resume, one controller at a time */

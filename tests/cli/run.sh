@@ -47,6 +47,7 @@ expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 0
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 1000
 expect 2 "unknown option" -- "$SKIFF" run --kernel "$T/notkernel" --frobnicate
 expect 2 "invalid --unpack" -- "$SKIFF" run --kernel "$T/notkernel" --unpack sideways
+expect 2 "invalid --console-filter 'pretty': use safe, off or caret" -- "$SKIFF" run --kernel "$T/notkernel" --console-filter pretty
 expect 2 "invalid --iothreads '0': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 0
 expect 2 "invalid --iothreads '9': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 9
 expect 2 "invalid --iothreads 'abc': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads abc
@@ -133,16 +134,16 @@ if [ -x "$JAILER" ]; then
 	J=$T/jails
 	mkdir -p "$J"
 	jl() { "$JAILER" --chroot-base-dir "$J" "$@"; }
-	expect 2 "missing --uid" -- jl --id vm1 --exec-file /bin/true --gid 1000
-	expect 2 "invalid --id" -- jl --id ../vm1 --exec-file /bin/true --uid 1000 --gid 1000
-	expect 2 "invalid --exec-file" -- jl --id vm1 --exec-file true --uid 1000 --gid 1000
-	expect 2 "invalid --uid '0'" -- jl --id vm1 --exec-file /bin/true --uid 0 --gid 1000
-	expect 2 "invalid --cgroup" -- jl --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --cgroup ../../cgroup.procs=1
-	expect 2 "invalid --resource-limit" -- jl --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --resource-limit cpu=1
+	expect 2 "missing --uid" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --gid 1000
+	expect 2 "invalid --id" -- "$JAILER" --chroot-base-dir "$J" --id ../vm1 --exec-file /bin/true --uid 1000 --gid 1000
+	expect 2 "invalid --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file true --uid 1000 --gid 1000
+	expect 2 "invalid --uid '0'" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 0 --gid 1000
+	expect 2 "invalid --cgroup" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --cgroup ../../cgroup.procs=1
+	expect 2 "invalid --resource-limit" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --resource-limit cpu=1
 	expect 2 "invalid --chroot-base-dir" -- "$JAILER" --chroot-base-dir rel --id vm1 --exec-file /bin/true --uid 1000 --gid 1000
-	expect 2 "cannot open --exec-file" -- jl --id vm1 --exec-file "$T/missing" --uid 1000 --gid 1000
-	expect 2 "dynamically linked" -- jl --id vm1 --exec-file "$(pwd)/build/skiff" --uid 1000 --gid 1000
-	expect 2 "cannot open --netns" -- jl --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/nons"
+	expect 2 "cannot open --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$T/missing" --uid 1000 --gid 1000
+	expect 2 "dynamically linked" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff" --uid 1000 --gid 1000
+	expect 2 "cannot open --netns" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/nons"
 	if [ -z "$(ls -A "$J")" ]; then
 		pass=$((pass + 1))
 		echo "ok   skiff-jailer: bad arguments left nothing in the chroot base"
@@ -212,5 +213,69 @@ if [ "${SKIFF_CLI_NESTED:-0}" != 1 ]; then
 		printf '     %s\n' "${out//$'\n'/$'\n'     }"
 	fi
 fi
+
+# ok_if DESC COMMAND...: passes when COMMAND succeeds; shows its output if
+# not.
+ok_if() {
+	local desc=$1
+	shift
+	if "$@" >"$T/chk" 2>&1; then
+		pass=$((pass + 1))
+		echo "ok   $desc"
+	else
+		fail=$((fail + 1))
+		echo "FAIL $desc:"
+		sed 's/^/     /' "$T/chk"
+	fi
+}
+
+# One line, "skiff VERSION", VERSION from the build's commit (the tree
+# may have changed since: the commit is the prefix checked).
+version_ok() {
+	local out
+	out=$("$SKIFF" --version) && [ "$out" = "$("$SKIFF" version)" ] || return 1
+	echo "$out"
+	[ "$(wc -l <<<"$out")" = 1 ] && [[ $out =~ ^skiff\ [^\ ]+$ ]] || return 1
+	[ ! -e .git ] || [[ $out == "skiff $(git describe --always)"* ]]
+}
+
+# make install honours DESTDIR and PREFIX: the binary, the man page and
+# the bash completion, and nothing is written outside DESTDIR.
+install_ok() {
+	local d=$T/inst
+	make --no-print-directory -s install DESTDIR="$d" PREFIX=/opt/sk || return 1
+	find "$d" -type f | sort
+	[ -x "$d/opt/sk/bin/skiff" ] && [ -s "$d/opt/sk/share/man/man1/skiff.1" ] &&
+		[ -s "$d/opt/sk/share/bash-completion/completions/skiff" ] &&
+		[ "$(find "$d" -type f | wc -l)" = 3 ]
+}
+
+# Every option and device key `skiff run --help` names is in the man page
+# (an entry of its own) and every option in the completion; groff, where
+# installed, reads the page without a warning.
+generated_ok() {
+	local n bad=0
+	"$SKIFF" help --man | sed -e 's/\\-/-/g' -e 's/\\f[BIR]//g' >"$T/man" || return 1
+	"$SKIFF" help --bash-completion >"$T/completion" && bash -n "$T/completion" || return 1
+	"$SKIFF" run --help | sed -n -e 's/^  \(--[a-z-]*\).*/\1/p' \
+		-e 's/^  \([a-z][a-z-]*\)\([= ].*\)\{0,1\}$/\1/p' | sort -u >"$T/names"
+	[ "$(wc -l <"$T/names")" -gt 20 ] || return 1
+	while read -r n; do
+		grep -qE -- "^$n( |=|\$)" "$T/man" || { echo "man page: no $n"; bad=1; }
+		[[ $n != --* ]] || grep -qE -- "[ \"]${n}[ \")]" "$T/completion" ||
+			{ echo "completion: no $n"; bad=1; }
+	done <"$T/names"
+	if command -v groff >/dev/null; then
+		"$SKIFF" help --man | groff -man -ww -z 2>&1 | tee "$T/groff"
+		[ ! -s "$T/groff" ] || bad=1
+	fi
+	return "$bad"
+}
+
+ok_if "skiff --version prints the build's commit" version_ok
+ok_if "make install DESTDIR=... PREFIX=... installs skiff, skiff.1, completion" install_ok
+ok_if "the man page and completion name every option --help names" generated_ok
+expect 2 "usage: skiff help" -- "$SKIFF" help --frob
+expect 2 "usage: skiff version" -- "$SKIFF" version extra
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
