@@ -17,6 +17,7 @@ import threading
 import time
 
 from validate import Spec, body_json
+import issue32
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC = os.path.join(HERE, "firecracker-v1.16.1.yaml")
@@ -132,6 +133,7 @@ def main():
     proc = subprocess.Popen([skiff, "run", "--api-sock", sock], stdout=subprocess.DEVNULL,
                             stderr=errlog)
     try:
+        issue32.run(skiff, check)
         return exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc)
     except Exception as e:  # a test that breaks is a failure, and skiff goes
         check(False, f"the tests stopped: {e!r}")

@@ -114,7 +114,7 @@ static void test_json_strict(void **state)
 			 -1);
 	assert_non_null(strstr(err, "invalid value: integer `256`"));
 	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1}", &m, err), -1);
-	assert_string_equal(err, "missing field `mem_size_mib`");
+	assert_string_equal(err, "missing field `mem_size_mib` at line 1 column 16");
 	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1,\"mem_size_mib\":1} x", &m, err),
 			 -1);
 	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1,", &m, err), -1);
@@ -126,6 +126,79 @@ static void test_json_strict(void **state)
 	char longpath[FC_PATH_MAX + 40];
 	snprintf(longpath, sizeof(longpath), "{\"kernel_image_path\":\"%0*d\"}", FC_PATH_MAX, 0);
 	assert_int_equal(fill(&fc_boot_obj, longpath, &b, err), -1);
+}
+
+/* Issue 32: what json-c lets through and serde refuses is refused, with
+ * the place; numbers are quoted as sent. */
+static void test_json_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *words;
+	} bad[] = {
+	    {"{\"vcpu_count\":1,\"mem_size_mib\":2,\"vcpu_count\":3}",
+	     "duplicate field `vcpu_count` at line 1 column 45"},
+	    {"{\"vcpu_count\":1,\"mem_size_mib\":2,\"vcpu\\u005fcount\":3}",
+	     "duplicate field `vcpu_count`"},
+	    {"{\"kernel_image_path\":\"/a\\u0000b\"}", "string contains NUL (\\u0000)"},
+	    {"{\"kernel_image_path\":\"/a\\ud800\"}", "lone leading surrogate"},
+	    {"{\"kernel_image_path\":\"/a\\ud800\\u0041\"}", "lone leading surrogate"},
+	    {"{\"kernel_image_path\":\"/a\\udc00\"}", "lone trailing surrogate"},
+	    {"{\"kernel_image_path\":\"/a\xff\"}",
+	     "invalid unicode code point at line 1 column 25"},
+	    {"{\"kernel_image_path\":\"/a\xc0\xaf\"}", "invalid unicode code point"},
+	    {"{\"kernel_image_path\":\"/a\xed\xa0\x80\"}", "invalid unicode code point"},
+	    {"{\"kernel_image_path\":\"/k\",\n \"boot_args\":\"\xf4\x90\x80\x80\"}",
+	     "invalid unicode code point at line 2 column 15"},
+	};
+	char err[300];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fc_boot b = {0};
+		struct fc_machine m;
+		fc_machine_defaults(&m);
+		bool boot = strstr(bad[i].text, "kernel_image_path") != NULL;
+		assert_int_equal(fill(boot ? &fc_boot_obj : &fc_machine_obj, bad[i].text,
+				      boot ? (void *)&b : (void *)&m, err),
+				 -1);
+		if (!strstr(err, bad[i].words))
+			fail_msg("%zu: '%s' lacks '%s'", i, err, bad[i].words);
+	}
+	/* The same keys in different objects, and valid escapes, are fine. */
+	struct fc_drive d = {0};
+	assert_int_equal(
+	    fill(&fc_drive_obj,
+		 "{\"drive_id\":\"x\",\"is_root_device\":false,\"path_on_host\":"
+		 "\"/\\u00e9\\ud83d\\ude00\xc3\xa9\",\"rate_limiter\":{\"bandwidth\":"
+		 "{\"size\":1,\"refill_time\":1},\"ops\":{\"size\":1,\"refill_time\":1}}}",
+		 &d, err),
+	    0);
+	assert_string_equal(d.path_on_host, "/\xc3\xa9\xf0\x9f\x98\x80\xc3\xa9");
+	/* A nested object's missing field: where that object ends. */
+	assert_int_equal(fill(&fc_drive_obj,
+			      "{\"drive_id\":\"x\",\"is_root_device\":false,\n\"rate_limiter\":"
+			      "{\"ops\":{\"size\":1}}}",
+			      &d, err),
+			 -1);
+	assert_string_equal(err, "missing field `refill_time` at line 2 column 32");
+	struct fc_machine m;
+	fc_machine_defaults(&m);
+	assert_int_equal(fill(&fc_machine_obj,
+			      "{\"vcpu_count\":1,\"mem_size_mib\":18446744073709551616}", &m, err),
+			 -1);
+	assert_string_equal(err,
+			    "invalid type: floating point `18446744073709551616`, expected usize");
+	assert_int_equal(fill(&fc_machine_obj,
+			      "{\"vcpu_count\":300000000000000000000,\"mem_size_mib\":1}", &m, err),
+			 -1);
+	assert_non_null(strstr(err, "floating point `300000000000000000000`"));
+	assert_int_equal(
+	    fill(&fc_machine_obj, "{\"vcpu_count\":2.5e0,\"mem_size_mib\":1}", &m, err), -1);
+	assert_string_equal(err, "invalid type: floating point `2.5e0`, expected u8");
+	assert_int_equal(
+	    fill(&fc_machine_obj, "{\"vcpu_count\":-0300,\"mem_size_mib\":1}", &m, err), -1);
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":-300,\"mem_size_mib\":1}", &m, err),
+			 -1);
+	assert_string_equal(err, "invalid value: integer `-300`, expected u8");
 }
 
 static int route(const char *m, const char *url, const char *body, struct api_req *req,
@@ -408,11 +481,11 @@ static void test_log_one_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_http_framing),	cmocka_unit_test(test_http_limits),
-	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_routes),
-	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
-	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
-	    cmocka_unit_test(test_log_one_line),
+	    cmocka_unit_test(test_http_framing), cmocka_unit_test(test_http_limits),
+	    cmocka_unit_test(test_json_strict),	 cmocka_unit_test(test_json_refused),
+	    cmocka_unit_test(test_routes),	 cmocka_unit_test(test_refused_after_start),
+	    cmocka_unit_test(test_ctl_close),	 cmocka_unit_test(test_config_file),
+	    cmocka_unit_test(test_server_stop),	 cmocka_unit_test(test_log_one_line),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -1,0 +1,120 @@
+"""Issue 32's API findings, each against a fresh `skiff run --api-sock`
+(no KVM needed, no guest booted): run(skiff, check) runs them all and
+reports each with check(ok, what)."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+
+class Skiff:
+    """A skiff waiting unconfigured on its API socket, in its own directory."""
+
+    def __init__(self, skiff, extra=()):
+        self.tmp = tempfile.mkdtemp(prefix="skiff-i32-")
+        self.sock = os.path.join(self.tmp, "api.sock")
+        self.errpath = os.path.join(self.tmp, "stderr")
+        self.err = open(self.errpath, "w+")
+        self.proc = subprocess.Popen([skiff, "run", "--api-sock", self.sock, *extra],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+        for _ in range(200):
+            if os.path.exists(self.sock) or self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+
+    def path(self, name, size=None):
+        p = os.path.join(self.tmp, name)
+        if size is not None:
+            with open(p, "wb") as f:
+                f.truncate(size)
+        return p
+
+    def request(self, method, path, body=None, raw=None, timeout=5.0):
+        """One request on a fresh connection: (status, headers, json or None)."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
+        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        if data or method in ("PUT", "PATCH"):
+            head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(self.sock)
+        s.sendall(head.encode() + b"\r\n" + data)
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+        s.close()
+        hdr, _, text = out.partition(b"\r\n\r\n")
+        lines = hdr.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {k.strip().lower(): v.strip()
+                   for k, _, v in (l.partition(":") for l in lines[1:])}
+        return status, headers, (json.loads(text) if text else None)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+
+def fault(resp):
+    return resp.get("fault_message", "") if isinstance(resp, dict) else ""
+
+
+def refused(sk, method, path, raw, words):
+    status, _, resp = sk.request(method, path, raw=raw)
+    return status == 400 and words in fault(resp), f"{status} {fault(resp)}"
+
+
+def test_json_strict(sk, check):
+    """Issue 32.3: duplicate keys, NUL, invalid UTF-8 and lone surrogates
+    are refused with 400 and a fault_message (serde refuses them)."""
+    k = sk.path("k", 4096)
+    cases = (
+        (b'{"vcpu_count": 1, "mem_size_mib": 128, "vcpu_count": 2}',
+         "/machine-config", "duplicate field `vcpu_count`"),
+        (b'{"kernel_image_path": "%s", "boot_args": "a", "boot_args": "b"}' % k.encode(),
+         "/boot-source", "duplicate field `boot_args`"),
+        (b'{"kernel_image_path": "%s\\u0000x"}' % k.encode(), "/boot-source",
+         "string contains NUL"),
+        (b'{"kernel_image_path": "%s", "boot_args": "\xff"}' % k.encode(), "/boot-source",
+         "invalid unicode code point"),
+        (b'{"kernel_image_path": "%s", "boot_args": "\\ud83d"}' % k.encode(), "/boot-source",
+         "lone leading surrogate"),
+        (b'{"kernel_image_path": "%s", "boot_args": "\\ude00"}' % k.encode(), "/boot-source",
+         "lone trailing surrogate"),
+    )
+    for raw, path, words in cases:
+        ok, got = refused(sk, "PUT", path, raw, words)
+        check(ok, f"issue 32 JSON: {raw[:60]!r} -> 400 {words!r} ({got})")
+    status, _, cfg = sk.request("GET", "/vm/config")
+    check(status == 200 and "boot-source" not in cfg, "issue 32 JSON: nothing refused was stored")
+
+
+TESTS = [test_json_strict]
+
+
+def run(skiff, check):
+    for t in TESTS:
+        with Skiff(skiff) as sk:
+            try:
+                t(sk, check)
+            except Exception as e:  # a test that breaks is a failure
+                check(False, f"{t.__name__} stopped: {e!r}")
