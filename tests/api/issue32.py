@@ -13,17 +13,21 @@ import time
 class Skiff:
     """A skiff waiting unconfigured on its API socket, in its own directory."""
 
-    def __init__(self, skiff, extra=()):
+    def __init__(self, skiff, extra=(), sock=None):
         self.tmp = tempfile.mkdtemp(prefix="skiff-i32-")
-        self.sock = os.path.join(self.tmp, "api.sock")
+        self.sock = sock or os.path.join(self.tmp, "api.sock")
         self.errpath = os.path.join(self.tmp, "stderr")
         self.err = open(self.errpath, "w+")
         self.proc = subprocess.Popen([skiff, "run", "--api-sock", self.sock, *extra],
                                      stdout=subprocess.DEVNULL, stderr=self.err)
         for _ in range(200):
-            if os.path.exists(self.sock) or self.proc.poll() is not None:
+            if self.proc.poll() is not None:
                 break
-            time.sleep(0.02)
+            try:
+                socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(self.sock)
+                break
+            except OSError:
+                time.sleep(0.02)
 
     def path(self, name, size=None):
         p = os.path.join(self.tmp, name)
@@ -108,13 +112,37 @@ def test_json_strict(sk, check):
     check(status == 200 and "boot-source" not in cfg, "issue 32 JSON: nothing refused was stored")
 
 
-TESTS = [test_json_strict]
+def test_second_skiff(sk, check, skiff):
+    """Issue 32.3: a second skiff given a live API socket refuses to start
+    (one line, exit 2) and leaves the first one's socket alone; a stale
+    socket file is replaced."""
+    r = subprocess.run([skiff, "run", "--api-sock", sk.sock], capture_output=True, text=True,
+                       timeout=20)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2 and len(lines) == 1 and "in use" in r.stderr,
+          f"issue 32 socket: a second skiff exits 2 with one line ({r.returncode}: {r.stderr!r})")
+    status, _, info = sk.request("GET", "/")
+    check(os.path.exists(sk.sock) and status == 200 and info.get("state") == "Not started",
+          "issue 32 socket: the first skiff still answers on its socket")
+    sk.proc.kill()  # dies without removing its socket file: stale
+    sk.proc.wait()
+    check(os.path.exists(sk.sock), "issue 32 socket: a killed skiff leaves a stale socket file")
+    with Skiff(skiff, sock=sk.sock) as third:
+        status, _, _ = third.request("GET", "/")
+        check(third.proc.poll() is None and status == 200,
+              "issue 32 socket: a stale socket file is replaced")
+
+
+TESTS = [test_json_strict, test_second_skiff]
 
 
 def run(skiff, check):
     for t in TESTS:
         with Skiff(skiff) as sk:
             try:
-                t(sk, check)
+                if "skiff" in t.__code__.co_varnames[:t.__code__.co_argcount]:
+                    t(sk, check, skiff)
+                else:
+                    t(sk, check)
             except Exception as e:  # a test that breaks is a failure
                 check(False, f"{t.__name__} stopped: {e!r}")
