@@ -133,7 +133,69 @@ def test_second_skiff(sk, check, skiff):
               "issue 32 socket: a stale socket file is replaced")
 
 
-TESTS = [test_json_strict, test_second_skiff]
+def test_slow_clients(sk, check):
+    """Issue 32.3: 16 clients that send a byte at a time cannot hold every
+    connection slot: a client that sends its request at once is still
+    answered, within a second; one that never reads its replies is let go
+    and does not hold the others up."""
+    import threading
+    stop = threading.Event()
+    req = b"PUT /machine-config HTTP/1.1\r\nContent-Length: 40\r\n\r\n" + b"x" * 40
+
+    def trickle():
+        c = None
+        for b in req:
+            if stop.is_set():
+                break
+            try:
+                if c is None:  # (again when evicted, as an attacker would)
+                    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    c.connect(sk.sock)
+                c.send(bytes([b]))
+            except OSError:
+                c.close()
+                c = None
+            stop.wait(0.05)
+        if c:
+            c.close()
+
+    threads = [threading.Thread(target=trickle) for _ in range(16)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)  # every slot is held mid-request now
+    answered = 0
+    for _ in range(5):
+        t0 = time.monotonic()
+        try:
+            status, _, _ = sk.request("GET", "/", timeout=3)
+        except (OSError, IndexError, ValueError):
+            status = None
+        answered += status == 200 and time.monotonic() - t0 < 1
+    # A client that pipelines requests and never reads what comes back.
+    deaf = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    deaf.connect(sk.sock)
+    deaf.setblocking(False)
+    try:
+        for _ in range(4000):
+            deaf.send(b"GET /vm/config HTTP/1.1\r\nHost: x\r\n\r\n")
+    except OSError:
+        pass
+    t0 = time.monotonic()
+    try:
+        status, _, _ = sk.request("GET", "/", timeout=3)
+    except (OSError, IndexError, ValueError):
+        status = None
+    check(status == 200 and time.monotonic() - t0 < 1,
+          "issue 32 slots: a client that never reads does not hold the API up")
+    deaf.close()
+    stop.set()
+    for t in threads:
+        t.join()
+    check(answered == 5, f"issue 32 slots: answered {answered}/5 times within a second while "
+          "16 clients send a byte at a time")
+
+
+TESTS = [test_json_strict, test_second_skiff, test_slow_clients]
 
 
 def run(skiff, check):
