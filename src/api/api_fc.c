@@ -98,6 +98,13 @@ static void machine(struct api_fc *f, const struct api_req *r, struct api_reply 
 		return api_reply_fault(rep, 400, "%s", why);
 	f->cfg.machine = m;
 	api_reply_none(rep);
+	/* seen bit 5: machine_f's cpu_template (api_model.c), deprecated in
+	 * Firecracker, which says so in a header and its log. */
+	if (r->u.machine.seen & (1u << 5)) {
+		rep->deprecated = true;
+		api_fc_log(f, "Warn", "%s /machine-config: cpu_template field is deprecated.",
+			   r->op == OP_MACHINE_PATCH ? "PATCH" : "PUT");
+	}
 }
 
 static void patch_vm(struct api_fc *f, const struct fc_vm_state *s, struct api_reply *rep)

@@ -100,8 +100,9 @@ static const struct api_field machine_f[] = {
     BOOL(struct fc_machine, smt, 0),
     BOOL(struct fc_machine, track_dirty_pages, 0),
     STR(struct fc_machine, huge_pages, 0),
-    STR(struct fc_machine, cpu_template, AF_HIDDEN),
-    INT(struct fc_machine, skiff_iothreads, 1, 8, 0, "an integer from 1 to 8"),
+    STR(struct fc_machine, cpu_template, AF_IF_SEEN),
+    /* skiff's own: shown only if given, so the object is Firecracker's. */
+    INT(struct fc_machine, skiff_iothreads, 1, 8, AF_IF_SEEN, "an integer from 1 to 8"),
 };
 OBJECT(fc_machine_obj, struct fc_machine, "MachineConfig", machine_f);
 
@@ -168,10 +169,42 @@ int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen)
 			 "multiple of the configured page size. (skiff: use 16 to 1048576)");
 		return -1;
 	}
-	if (strcmp(m->huge_pages, "None") || m->cpu_template[0] || m->track_dirty_pages) {
+	return fc_machine_check_features(m, err, errlen);
+}
+
+/* Firecracker's static templates: skiff has none of them but "None". */
+static const char *const cpu_templates[] = {"C3", "T2", "T2S", "T2CL", "T2A", "V1N1", "None"};
+
+/* What skiff does not do is refused, never stored and ignored: SMT (the
+ * guest sees one thread per core), huge pages, CPU templates. Dirty page
+ * tracking is taken: it only serves snapshots, which skiff has not. */
+int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen)
+{
+	size_t n = sizeof(cpu_templates) / sizeof(cpu_templates[0]), i = 0;
+	while (m->cpu_template[0] && i < n && strcmp(m->cpu_template, cpu_templates[i]))
+		i++;
+	if (i == n) {
 		snprintf(err, errlen,
-			 "The requested operation is not supported: skiff has no "
-			 "huge pages, CPU templates or dirty page tracking.");
+			 "An error occurred when deserializing the json body of a request: "
+			 "unknown variant `%s`, expected one of `C3`, `T2`, `T2S`, `T2CL`, `T2A`, "
+			 "`V1N1`, `None`",
+			 m->cpu_template);
+		return -1;
+	}
+	if (strcmp(m->huge_pages, "None") && strcmp(m->huge_pages, "2M")) {
+		snprintf(err, errlen,
+			 "An error occurred when deserializing the json body of a request: "
+			 "unknown variant `%s`, expected `None` or `2M`",
+			 m->huge_pages);
+		return -1;
+	}
+	const char *what = m->smt			     ? "simultaneous multithreading (smt)"
+			   : strcmp(m->huge_pages, "None")   ? "huge pages"
+			   : i < n - 1 && m->cpu_template[0] ? "CPU templates"
+							     : NULL;
+	if (what) {
+		snprintf(err, errlen, "The requested operation is not supported: skiff has no %s.",
+			 what);
 		return -1;
 	}
 	return 0;

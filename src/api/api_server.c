@@ -62,8 +62,9 @@ static int reply_send(int fd, struct api_reply *rep, bool keep_alive)
 	char *out = malloc(cap);
 	int r = -1;
 	if (out) {
-		size_t n = api_http_response(out, cap, rep->status, rep->ctype, rep->body, rep->len,
-					     keep_alive);
+		size_t n =
+		    api_http_response(out, cap, rep->status, rep->ctype, rep->body, rep->len,
+				      keep_alive, rep->deprecated ? "Deprecation: true\r\n" : "");
 		r = n ? send_all(fd, out, n) : -1;
 	}
 	free(out);

@@ -82,10 +82,10 @@ static void test_http_limits(void **state)
 	assert_int_equal(feed(&c, "\x16\x03\x01 hello\r\n\r\n"), API_FEED_BAD);
 	api_conn_free(&c);
 	char out[256];
-	size_t n = api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true);
+	size_t n = api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true, "");
 	assert_true(n > 0);
 	assert_memory_equal(out, "HTTP/1.1 204 No Content\r\n", 25);
-	assert_int_equal(api_http_response(out, 8, 200, "application/json", "{}", 2, true), 0);
+	assert_int_equal(api_http_response(out, 8, 200, "application/json", "{}", 2, true, ""), 0);
 }
 
 static int fill(const struct api_object *o, const char *text, void *target, char *err)
@@ -253,6 +253,63 @@ static void test_routes(void **state)
 	/* PATCH /machine-config takes any subset. */
 	assert_int_equal(route("PATCH", "/machine-config", "{\"smt\":true}", &req, &rep), 0);
 	assert_int_equal(req.u.machine.seen, 1u << 2);
+}
+
+/* Issue 32.3: smt either takes effect or is refused (skiff: refused),
+ * cpu_template "None" is taken with Firecracker's Deprecation header, and
+ * GET /machine-config shows Firecracker's fields only. */
+static void test_machine_features(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct api_req req;
+	static struct vmm v;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	api_fc_init(&f, &v, &base);
+	static const char *const cases[][2] = {
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"smt\":true}", "skiff has no simultaneous"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"cpu_template\":\"C3\"}", "CPU templates"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"cpu_template\":\"Fast\"}",
+	     "unknown variant `Fast`"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"huge_pages\":\"2M\"}", "huge pages"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"huge_pages\":\"1G\"}",
+	     "unknown variant `1G`"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(route("PUT", "/machine-config", cases[i][0], &req, &rep), 0);
+		api_fc_handle(&f, &req, &rep);
+		expect_fault(&rep, 400, cases[i][1]);
+	}
+	assert_false(f.cfg.machine.smt);
+	assert_int_equal(route("PUT", "/machine-config",
+			       "{\"vcpu_count\":2,\"mem_size_mib\":256,\"cpu_template\":\"None\","
+			       "\"track_dirty_pages\":true,\"smt\":false}",
+			       &req, &rep),
+			 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	assert_true(rep.deprecated);
+	assert_true(f.cfg.machine.track_dirty_pages);
+	assert_int_equal(route("PATCH", "/machine-config", "{\"vcpu_count\":4}", &req, &rep), 0);
+	rep.deprecated = false;
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	assert_false(rep.deprecated);
+	char out[256];
+	size_t n =
+	    api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true, "Deprecation: true\r\n");
+	const char *dep = "\r\nDeprecation: true\r\n\r\n";
+	assert_non_null(memmem(out, n, dep, strlen(dep)));
+	/* Firecracker's fields only, unless skiff's own were given. */
+	struct fc_machine m;
+	fc_machine_defaults(&m);
+	struct json_object *o = api_json_from(&fc_machine_obj, &m);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":false,"
+			    "\"track_dirty_pages\":false,\"huge_pages\":\"None\"}");
+	json_object_put(o);
+	api_fc_fini(&f);
 }
 
 /* After InstanceStart, Firecracker's refusals; the machine stays as it was. */
@@ -481,11 +538,12 @@ static void test_log_one_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_http_framing), cmocka_unit_test(test_http_limits),
-	    cmocka_unit_test(test_json_strict),	 cmocka_unit_test(test_json_refused),
-	    cmocka_unit_test(test_routes),	 cmocka_unit_test(test_refused_after_start),
-	    cmocka_unit_test(test_ctl_close),	 cmocka_unit_test(test_config_file),
-	    cmocka_unit_test(test_server_stop),	 cmocka_unit_test(test_log_one_line),
+	    cmocka_unit_test(test_http_framing),	cmocka_unit_test(test_http_limits),
+	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_json_refused),
+	    cmocka_unit_test(test_machine_features),	cmocka_unit_test(test_routes),
+	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
+	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
+	    cmocka_unit_test(test_log_one_line),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }
