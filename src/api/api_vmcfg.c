@@ -1,5 +1,6 @@
 /* The configuration as a whole: resources added by id, GET /vm/config,
  * and Firecracker's --config-file. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -142,6 +143,62 @@ static int file_array(struct fc_vmcfg *c, const char *key, struct json_object *a
 	return 0;
 }
 
+/* Firecracker's sections skiff has no device for: refused when given (a
+ * VM without the vsock it was promised is worse than no VM); null is as
+ * absent. */
+static const char *const fc_unsupported[] = {
+    "balloon", "vsock", "mmds-config", "entropy", "cpu-config", "memory-hotplug", "pmem"};
+
+static bool unsupported(const char *key)
+{
+	for (size_t i = 0; i < sizeof(fc_unsupported) / sizeof(fc_unsupported[0]); i++)
+		if (!strcmp(key, fc_unsupported[i]))
+			return true;
+	return false;
+}
+
+/* One top-level key of the file, as Firecracker's VmmConfig takes it. */
+static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, bool *drives,
+		    char *why, size_t len)
+{
+	bool null = json_object_get_type(v) == json_type_null;
+	int r = 0;
+	if (!strcmp(key, "boot-source") || !strcmp(key, "drives")) {
+		if (null) {
+			snprintf(why, len, "invalid type: null, expected %s",
+				 key[0] == 'd' ? "a sequence" : "struct BootSourceConfig");
+			return -1;
+		}
+	} else if (null) {
+		return 0; /* an optional section: null is absent */
+	}
+	if (!strcmp(key, "boot-source")) {
+		r = api_json_fill(&fc_boot_obj, v, &c->boot, why, len);
+		c->has_boot = true;
+	} else if (!strcmp(key, "machine-config")) {
+		r = api_json_fill(&fc_machine_obj, v, &c->machine, why, len);
+		if (!r)
+			r = fc_machine_check(&c->machine, why, len);
+	} else if (!strcmp(key, "logger")) {
+		r = api_json_fill(&fc_logger_obj, v, &c->logger, why, len);
+		if (!r)
+			r = fc_logger_check(&c->logger, why, len);
+		c->has_logger = true;
+	} else if (!strcmp(key, "metrics")) {
+		r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, len);
+		c->has_metrics = true;
+	} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
+		   !strcmp(key, "skiff-vfio")) {
+		*drives |= key[0] == 'd';
+		r = file_array(c, key, v, why, len);
+	} else if (unsupported(key)) {
+		snprintf(why, len, "The requested operation is not supported: skiff has no %s.",
+			 key);
+		r = -1;
+	} /* any other key: ignored, as Firecracker's VmmConfig does */
+	return r;
+}
+
 int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *err, size_t errlen)
 {
 	struct json_object *o;
@@ -159,41 +216,17 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		return -1;
 	}
 	int r = 0;
+	bool drives = false;
 	json_object_object_foreach(o, key, v)
 	{
 		if (r < 0)
 			break;
-		if (!strcmp(key, "boot-source")) {
-			r = api_json_fill(&fc_boot_obj, v, &c->boot, why, sizeof(why));
-			c->has_boot = true;
-		} else if (!strcmp(key, "machine-config")) {
-			r = api_json_fill(&fc_machine_obj, v, &c->machine, why, sizeof(why));
-			if (!r)
-				r = fc_machine_check(&c->machine, why, sizeof(why));
-		} else if (!strcmp(key, "logger")) {
-			r = api_json_fill(&fc_logger_obj, v, &c->logger, why, sizeof(why));
-			if (!r)
-				r = fc_logger_check(&c->logger, why, sizeof(why));
-			c->has_logger = true;
-		} else if (!strcmp(key, "metrics")) {
-			r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, sizeof(why));
-			c->has_metrics = true;
-		} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
-			   !strcmp(key, "skiff-vfio")) {
-			r = file_array(c, key, v, why, sizeof(why));
-		} else {
-			snprintf(why, sizeof(why),
-				 "unknown field `%s`, expected one of `boot-source`, `drives`, "
-				 "`network-interfaces`, `machine-config`, `logger`, `metrics`, "
-				 "`skiff-vfio`",
-				 key);
-			r = -1;
-		}
+		r = file_key(c, key, v, &drives, why, sizeof(why));
 		if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, why);
 	}
-	if (!r && !c->has_boot) {
-		snprintf(err, errlen, "missing field `boot-source`");
+	if (!r && (!c->has_boot || !drives)) {
+		snprintf(err, errlen, "missing field `%s`", c->has_boot ? "drives" : "boot-source");
 		r = -1;
 	}
 	json_object_put(o);

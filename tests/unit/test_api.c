@@ -499,9 +499,29 @@ static void test_config_file(void **state)
 	assert_int_equal(c.nr_drives, 1);
 	assert_int_equal(c.nr_nets, 1);
 	assert_int_equal(c.machine.skiff_iothreads, 2);
-	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"balloon\":{}}";
+	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],"
+			  "\"balloon\":{}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "unknown field `balloon`"));
+	assert_non_null(strstr(err, "balloon: The requested operation is not supported"));
+	/* Issue 32.3: Firecracker's VmmConfig: unknown keys ignored, null for
+	 * an optional section, drives required, duplicate keys refused. */
+	static const char *const files[][2] = {
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"frob\":{\"x\":1},"
+	     "\"logger\":null,\"metrics\":null,\"machine-config\":null,\"balloon\":null,"
+	     "\"network-interfaces\":null}",
+	     NULL},
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"}}", "missing field `drives`"},
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":null}",
+	     "drives: invalid type: null, expected a sequence"},
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"drives\":[]}",
+	     "duplicate field `drives`"},
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int r = fc_vmcfg_parse_file(&c, files[i][0], strlen(files[i][0]), err, sizeof(err));
+		if (r != (files[i][1] ? -1 : 0) || (files[i][1] && !strstr(err, files[i][1])))
+			fail_msg("file %zu: %d '%s'", i, r, r ? err : "");
+	}
+	assert_false(c.has_logger);
 	const char *two = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":["
 			  "{\"drive_id\":\"a\",\"path_on_host\":\"/a\",\"is_root_device\":true},"
 			  "{\"drive_id\":\"b\",\"path_on_host\":\"/b\",\"is_root_device\":true}]}";
