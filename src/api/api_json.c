@@ -220,19 +220,19 @@ struct json_object *api_json_from(const struct api_object *obj, const void *src)
 	for (size_t i = 0; o && i < obj->n; i++) {
 		const struct api_field *f = &obj->fields[i];
 		const char *p = (const char *)src + f->off;
+		bool seen = API_FIELD_SEEN(obj, src, i);
 		struct json_object *v = NULL;
-		if (f->flags & AF_HIDDEN || (f->flags & AF_IF_SEEN && !API_FIELD_SEEN(obj, src, i)))
+		if (f->flags & AF_HIDDEN || (f->flags & AF_IF_SEEN && !seen))
 			continue;
-		if (f->type == AF_STR && *p)
+		if (f->type == AF_STR && (*p || seen))
 			v = json_object_new_string(p);
 		else if (f->type == AF_BOOL)
 			v = json_object_new_boolean(*(const bool *)p);
-		else if (f->type == AF_INT)
+		else if (f->type == AF_INT && (seen || !(f->flags & AF_OPTIONAL)))
 			v = json_object_new_int64(*(const int64_t *)p);
 		else if (f->type == AF_OBJ && *(const uint32_t *)(p + f->sub->seen_off))
 			v = api_json_from(f->sub, p);
-		if (v)
-			json_object_object_add(o, f->name, v);
+		json_object_object_add(o, f->name, v); /* NULL: null */
 	}
 	return o;
 }

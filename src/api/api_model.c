@@ -36,7 +36,7 @@
 /* Firecracker's u64 fields, within what JSON integers carry here. */
 static const struct api_field bucket_f[] = {
     INT(struct fc_token_bucket, size, 0, INT64_MAX, AF_REQUIRED, "u64"),
-    INT(struct fc_token_bucket, one_time_burst, 0, INT64_MAX, AF_IF_SEEN, "u64"),
+    INT(struct fc_token_bucket, one_time_burst, 0, INT64_MAX, AF_OPTIONAL, "u64"),
     INT(struct fc_token_bucket, refill_time, 0, INT64_MAX, AF_REQUIRED, "u64"),
 };
 OBJECT(fc_token_bucket_obj, struct fc_token_bucket, "TokenBucketConfig", bucket_f);
@@ -65,7 +65,7 @@ static const struct api_field drive_f[] = {
     STR(struct fc_drive, io_engine, 0),
     RL(struct fc_drive, rate_limiter),
     STR(struct fc_drive, socket, 0),
-    STR(struct fc_drive, skiff_options, 0),
+    STR(struct fc_drive, skiff_options, AF_IF_SEEN),
 };
 OBJECT(fc_drive_obj, struct fc_drive, "BlockDeviceConfig", drive_f);
 
@@ -80,10 +80,10 @@ static const struct api_field net_f[] = {
     STR(struct fc_net, iface_id, AF_REQUIRED),
     STR(struct fc_net, host_dev_name, AF_REQUIRED),
     STR(struct fc_net, guest_mac, 0),
-    INT(struct fc_net, mtu, 68, 65535, AF_HIDDEN, "u16 from 68 to 65535"),
+    INT(struct fc_net, mtu, 68, 65535, AF_OPTIONAL, "u16 from 68 to 65535"),
     RL(struct fc_net, rx_rate_limiter),
     RL(struct fc_net, tx_rate_limiter),
-    STR(struct fc_net, skiff_options, 0),
+    STR(struct fc_net, skiff_options, AF_IF_SEEN),
 };
 OBJECT(fc_net_obj, struct fc_net, "NetworkInterfaceConfig", net_f);
 
@@ -124,7 +124,7 @@ OBJECT(fc_vm_state_obj, struct fc_vm_state, "Vm", vm_state_f);
 
 static const struct api_field vfio_f[] = {
     STR(struct fc_vfio, vfio_id, AF_REQUIRED),
-    STR(struct fc_vfio, skiff_options, AF_REQUIRED),
+    STR(struct fc_vfio, skiff_options, AF_REQUIRED | AF_IF_SEEN),
 };
 OBJECT(fc_vfio_obj, struct fc_vfio, "SkiffVfioConfig", vfio_f);
 

@@ -25,6 +25,10 @@ int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, 
 		return -1;
 	}
 	c->drives[i] = *d;
+	/* Firecracker's default, shown by GET /vm/config (skiff's page cache
+	 * use is the same either way: flushes reach the image). */
+	if (!d->cache_type[0])
+		snprintf(c->drives[i].cache_type, sizeof(c->drives[i].cache_type), "Unsafe");
 	if (i == c->nr_drives)
 		c->nr_drives++;
 	return 0;
@@ -80,6 +84,12 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 		json_object_put(nets);
 		return NULL;
 	}
+	/* Firecracker's sections skiff has no device for: null (or none). */
+	static const char *const none[] = {"balloon",	     "cpu-config",  "entropy",
+					   "memory-hotplug", "mmds-config", "vsock"};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		json_object_object_add(o, none[i], NULL);
+	json_object_object_add(o, "pmem", json_object_new_array());
 	if (c->has_boot)
 		json_object_object_add(o, "boot-source", api_json_from(&fc_boot_obj, &c->boot));
 	for (int i = 0; i < c->nr_drives; i++)
@@ -89,10 +99,10 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 	for (int i = 0; i < c->nr_nets; i++)
 		json_object_array_add(nets, api_json_from(&fc_net_obj, &c->nets[i]));
 	json_object_object_add(o, "network-interfaces", nets);
-	if (c->has_logger)
-		json_object_object_add(o, "logger", api_json_from(&fc_logger_obj, &c->logger));
-	if (c->has_metrics)
-		json_object_object_add(o, "metrics", api_json_from(&fc_metrics_obj, &c->metrics));
+	json_object_object_add(o, "logger",
+			       c->has_logger ? api_json_from(&fc_logger_obj, &c->logger) : NULL);
+	json_object_object_add(o, "metrics",
+			       c->has_metrics ? api_json_from(&fc_metrics_obj, &c->metrics) : NULL);
 	if (c->nr_vfio) {
 		struct json_object *v = json_object_new_array();
 		for (int i = 0; v && i < c->nr_vfio; i++)

@@ -312,6 +312,51 @@ static void test_machine_features(void **state)
 	api_fc_fini(&f);
 }
 
+/* Issue 32.3: GET /vm/config writes what was not given as Firecracker's
+ * serde does: null (or its default), every section present. */
+static void test_vmcfg_nulls(void **state)
+{
+	(void)state;
+	static struct fc_vmcfg c;
+	char err[300];
+	fc_vmcfg_init(&c);
+	struct fc_drive d = {0};
+	assert_int_equal(fill(&fc_drive_obj,
+			      "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
+			      "\"rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":2}}}",
+			      &d, err),
+			 0);
+	assert_int_equal(fc_vmcfg_put_drive(&c, &d, err, sizeof(err)), 0);
+	struct fc_net n = {0};
+	assert_int_equal(fill(&fc_net_obj, "{\"iface_id\":\"e\",\"host_dev_name\":\"t\"}", &n, err),
+			 0);
+	assert_int_equal(fc_vmcfg_put_net(&c, &n, err, sizeof(err)), 0);
+	struct json_object *o = fc_vmcfg_json(&c);
+	const char *j = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	static const char *const want[] = {
+	    "\"cpu-config\":null",
+	    "\"balloon\":null",
+	    "\"logger\":null",
+	    "\"metrics\":null",
+	    "\"pmem\":[]",
+	    "\"partuuid\":null",
+	    "\"cache_type\":\"Unsafe\"",
+	    "\"socket\":null",
+	    "\"rate_limiter\":{\"bandwidth\":null,\"ops\":{\"size\":1,\"one_time_burst\":null,"
+	    "\"refill_time\":2}}",
+	    "\"guest_mac\":null",
+	    "\"mtu\":null",
+	    "\"rx_rate_limiter\":null",
+	    "\"machine-config\":{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":false,"
+	    "\"track_dirty_pages\":false,\"huge_pages\":\"None\"}",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(j, want[i]))
+			fail_msg("%s lacks %s", j, want[i]);
+	assert_null(strstr(j, "skiff_options"));
+	json_object_put(o);
+}
+
 /* After InstanceStart, Firecracker's refusals; the machine stays as it was. */
 static void test_refused_after_start(void **state)
 {
@@ -558,12 +603,12 @@ static void test_log_one_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_http_framing),	cmocka_unit_test(test_http_limits),
-	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_json_refused),
-	    cmocka_unit_test(test_machine_features),	cmocka_unit_test(test_routes),
-	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
-	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
-	    cmocka_unit_test(test_log_one_line),
+	    cmocka_unit_test(test_http_framing),     cmocka_unit_test(test_http_limits),
+	    cmocka_unit_test(test_json_strict),	     cmocka_unit_test(test_json_refused),
+	    cmocka_unit_test(test_machine_features), cmocka_unit_test(test_vmcfg_nulls),
+	    cmocka_unit_test(test_routes),	     cmocka_unit_test(test_refused_after_start),
+	    cmocka_unit_test(test_ctl_close),	     cmocka_unit_test(test_config_file),
+	    cmocka_unit_test(test_server_stop),	     cmocka_unit_test(test_log_one_line),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -222,7 +222,7 @@ static void test_api_objects(void **state)
 	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	assert_non_null(strstr(js, "\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
 				   "\"one_time_burst\":10,\"refill_time\":100},\"ops\":{\"size\":0,"
-				   "\"refill_time\":1}}"));
+				   "\"one_time_burst\":null,\"refill_time\":1}}"));
 	json_object_put(o);
 	static const char *const bad[][2] = {
 	    {"{\"drive_id\":\"r\",\"is_root_device\":true,\"rate_limiter\":{\"bandwidth\":"
