@@ -195,7 +195,30 @@ def test_slow_clients(sk, check):
           "16 clients send a byte at a time")
 
 
-TESTS = [test_json_strict, test_second_skiff, test_slow_clients]
+def test_typed_values(sk, check):
+    """Issue 32.3: a path or tap name with a comma in it is taken
+    literally, never pasted into a key=value option string."""
+    disk = sk.path("disk,colour=blue,direct", 1 << 20)
+    status, _, resp = sk.request("PUT", "/drives/rootfs", {
+        "drive_id": "rootfs", "path_on_host": disk, "is_root_device": True,
+        "is_read_only": True})
+    check(status == 204, f"issue 32 typed: a path with commas is one path ({status} {fault(resp)})")
+    status, _, resp = sk.request("PUT", "/network-interfaces/eth0", {
+        "iface_id": "eth0", "host_dev_name": "t,vhost=on"})
+    check(status == 204, f"issue 32 typed: a tap name with a comma is one name "
+          f"({status} {fault(resp)})")
+    status, _, cfg = sk.request("GET", "/vm/config")
+    check(cfg["drives"][0]["path_on_host"] == disk
+          and cfg["network-interfaces"][0]["host_dev_name"] == "t,vhost=on",
+          "issue 32 typed: GET /vm/config shows them as given")
+    # skiff_options stay key=value: a path in them is still refused.
+    status, _, resp = sk.request("PUT", "/drives/data", {
+        "drive_id": "data", "path_on_host": disk, "is_root_device": False,
+        "is_read_only": True, "skiff_options": "path=/etc/passwd"})
+    check(status == 400, f"issue 32 typed: skiff_options cannot name the path ({fault(resp)})")
+
+
+TESTS = [test_json_strict, test_second_skiff, test_slow_clients, test_typed_values]
 
 
 def run(skiff, check):
