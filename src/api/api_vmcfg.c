@@ -47,6 +47,18 @@ int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size
 			return -1;
 		}
 	}
+	/* One tap, one interface: Firecracker's open of a tap another
+	 * interface holds fails (EBUSY), and the old configuration stays. */
+	for (int k = 0; k < c->nr_nets; k++) {
+		if (k != i && !strcmp(c->nets[k].host_dev_name, n->host_dev_name)) {
+			snprintf(err, errlen,
+				 "Network config error: Could not create the network device: Open "
+				 "tap device failed: Resource busy (os error 16). The tap %s is "
+				 "used by interface %s.",
+				 n->host_dev_name, c->nets[k].iface_id);
+			return -1;
+		}
+	}
 	if (i == FC_MAX_NETS) {
 		snprintf(err, errlen, "Network config error: skiff takes at most %d interfaces",
 			 FC_MAX_NETS);
