@@ -48,7 +48,9 @@ int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size
 		}
 	}
 	/* One tap, one interface: Firecracker's open of a tap another
-	 * interface holds fails (EBUSY), and the old configuration stays. */
+	 * interface holds fails (EBUSY). As in Firecracker (NetBuilder::build
+	 * drops the old device before it creates the new one), an update that
+	 * fails so leaves no interface of that id behind. */
 	for (int k = 0; k < c->nr_nets; k++) {
 		if (k != i && !strcmp(c->nets[k].host_dev_name, n->host_dev_name)) {
 			snprintf(err, errlen,
@@ -56,6 +58,11 @@ int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size
 				 "tap device failed: Resource busy (os error 16). The tap %s is "
 				 "used by interface %s.",
 				 n->host_dev_name, c->nets[k].iface_id);
+			if (i < c->nr_nets) {
+				memmove(&c->nets[i], &c->nets[i + 1],
+					(size_t)(c->nr_nets - i - 1) * sizeof(c->nets[0]));
+				c->nr_nets--;
+			}
 			return -1;
 		}
 	}
