@@ -76,7 +76,7 @@ void fc_net_spec(const struct fc_net *n, char *out, size_t len)
 	char rx[FC_RL_SPEC_MAX], tx[FC_RL_SPEC_MAX];
 	fc_rate_limiter_spec(&n->rx_rate_limiter, "rx-", rx, sizeof(rx));
 	fc_rate_limiter_spec(&n->tx_rate_limiter, "tx-", tx, sizeof(tx));
-	snprintf(out, len, "%s%s%s%s%s%s", n->guest_mac[0] ? ",mac=" : "", n->guest_mac, rx, tx,
+	snprintf(out, len, "%s%s%s%s%s%s", n->guest_mac[0] ? ",fc_mac=" : "", n->guest_mac, rx, tx,
 		 n->skiff_options[0] ? "," : "", n->skiff_options);
 	if (out[0] == ',')
 		memmove(out, out + 1, strlen(out));
