@@ -17,6 +17,7 @@ import threading
 import time
 
 from validate import Spec, body_json
+import fc_test_api
 import issue32
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -134,6 +135,7 @@ def main():
                             stderr=errlog)
     try:
         issue32.run(skiff, check)
+        fc_test_api.run(skiff, check)
         return exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc)
     except Exception as e:  # a test that breaks is a failure, and skiff goes
         check(False, f"the tests stopped: {e!r}")
