@@ -197,11 +197,10 @@ static int scan_string(struct jscan *s, bool key)
 	return 0;
 }
 
-static const char *key_arena; /* for key_cmp (qsort has no context) */
-
-static int key_cmp(const void *a, const void *b)
+static int key_cmp(const void *a, const void *b, void *arena)
 {
 	const struct jkey *x = a, *y = b;
+	const char *key_arena = arena;
 	size_t n = x->len < y->len ? x->len : y->len;
 	int r = memcmp(key_arena + x->off, key_arena + y->off, n);
 	if (r || x->len != y->len)
@@ -215,8 +214,7 @@ static int check_dups(struct jscan *s, size_t first)
 {
 	struct jkey *k = s->keys + first, *dup = NULL;
 	size_t n = s->nkeys - first;
-	key_arena = s->arena;
-	qsort(k, n, sizeof(*k), key_cmp);
+	qsort_r(k, n, sizeof(*k), key_cmp, s->arena);
 	for (size_t j = 1; j < n; j++)
 		if (k[j].len == k[j - 1].len &&
 		    !memcmp(s->arena + k[j].off, s->arena + k[j - 1].off, k[j].len) &&
