@@ -65,8 +65,9 @@ static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_rep
 				       why);
 	char spec[FC_DISK_SPEC_MAX];
 	fc_drive_spec(d, spec, sizeof(spec));
-	/* skiff_options through --disk's own table, and no ',' in the path. */
-	if (devmgr_check("disk", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+	/* skiff_options through --disk's own table; the path apart, whole. */
+	struct devmgr_arg a = {"disk", spec, "path", d->path_on_host};
+	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "Drive config error: %s", why);
 	if (fc_vmcfg_put_drive(&f->cfg, d, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
@@ -79,7 +80,8 @@ static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *
 	if (fc_net_check(n, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
 	fc_net_spec(n, spec, sizeof(spec));
-	if (devmgr_check("net", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+	struct devmgr_arg a = {"net", spec, "tap", n->host_dev_name};
+	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "Network config error: %s", why);
 	if (fc_vmcfg_put_net(&f->cfg, n, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
@@ -110,6 +112,13 @@ static void machine(struct api_fc *f, const struct api_req *r, struct api_reply 
 		return api_reply_fault(rep, 400, "%s", why);
 	f->cfg.machine = m;
 	api_reply_none(rep);
+	/* seen bit 5: machine_f's cpu_template (api_model.c), deprecated in
+	 * Firecracker, which says so in a header and its log. */
+	if (r->u.machine.seen & (1u << 5)) {
+		rep->deprecated = true;
+		api_fc_log(f, "Warn", "%s /machine-config: cpu_template field is deprecated.",
+			   r->op == OP_MACHINE_PATCH ? "PATCH" : "PUT");
+	}
 }
 
 static void patch_vm(struct api_fc *f, const struct fc_vm_state *s, struct api_reply *rep)

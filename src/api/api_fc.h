@@ -49,8 +49,9 @@ void api_fc_handle(void *opaque, const struct api_req *req, struct api_reply *re
  * line's) and starts it. 0, or -1 with one line in err and the exit status
  * in start_status (the VM is then gone again). */
 int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, size_t errlen);
-/* A drive or interface as a --disk / --net spec (skiff_options appended),
- * for devmgr_check at PUT time and vmm_build at InstanceStart. */
+/* A drive or interface as a --disk / --net spec (skiff_options appended)
+ * without its path or tap, which go apart as typed values (devmgr_arg),
+ * for devmgr_check_arg at PUT time and vmm_build at InstanceStart. */
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
 void fc_net_spec(const struct fc_net *n, char *out, size_t len);
 void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len);

@@ -164,14 +164,14 @@ const char *api_http_reason(int status)
 }
 
 size_t api_http_response(char *out, size_t cap, int status, const char *ctype, const char *body,
-			 size_t body_len, bool keep_alive)
+			 size_t body_len, bool keep_alive, const char *extra)
 {
 	int n = snprintf(out, cap,
 			 "HTTP/1.1 %d %s\r\nServer: skiff API\r\n%s%s%sContent-Length: %zu\r\n"
-			 "Connection: %s\r\n\r\n",
+			 "Connection: %s\r\n%s\r\n",
 			 status, api_http_reason(status), body_len ? "Content-Type: " : "",
 			 body_len ? ctype : "", body_len ? "\r\n" : "", body_len,
-			 keep_alive ? "keep-alive" : "close");
+			 keep_alive ? "keep-alive" : "close", extra);
 	if (n < 0 || (size_t)n >= cap || body_len > cap - (size_t)n)
 		return 0;
 	if (body_len)

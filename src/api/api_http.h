@@ -51,10 +51,11 @@ enum api_method api_conn_method(const struct api_conn *c);
 bool api_conn_keep_alive(const struct api_conn *c);
 
 /* The response head and body into out (at most cap bytes): status line,
- * Server, Content-Type (when there is a body), Content-Length, Connection.
- * Its length, or 0 if it did not fit. */
+ * Server, Content-Type (when there is a body), Content-Length, Connection,
+ * then extra (whole header lines, "" for none). Its length, or 0 if it did
+ * not fit. */
 size_t api_http_response(char *out, size_t cap, int status, const char *ctype, const char *body,
-			 size_t body_len, bool keep_alive);
+			 size_t body_len, bool keep_alive, const char *extra);
 const char *api_http_reason(int status);
 
 #endif

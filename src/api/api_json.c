@@ -1,7 +1,11 @@
 #include "api/api_json.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "api/api_jscan.h"
 
 /* Nesting deeper than Firecracker's objects go is refused. */
 #define API_JSON_DEPTH 8
@@ -54,6 +58,10 @@ int api_json_parse(const char *text, size_t len, struct json_object **out, char 
 			return -1;
 		}
 	}
+	if (api_json_scan(text, len, o, err, errlen) < 0) {
+		json_object_put(o);
+		return -1;
+	}
 	*out = o;
 	return 0;
 }
@@ -74,6 +82,17 @@ static void unknown_field(const struct api_object *obj, const char *key, char *e
 	for (size_t i = 0; i < obj->n && n < errlen; i++)
 		n += (size_t)snprintf(err + n, errlen - n, "%s`%s`", i ? ", " : "",
 				      obj->fields[i].name);
+}
+
+/* An integer beyond i64 (negative) or u64: serde takes it as a float. */
+static bool beyond_64(const char *raw)
+{
+	errno = 0;
+	if (*raw == '-')
+		(void)strtoll(raw, NULL, 10);
+	else
+		(void)strtoull(raw, NULL, 10);
+	return errno == ERANGE;
 }
 
 static int field_set(const struct api_field *f, struct json_object *v, void *target, char *err,
@@ -101,10 +120,22 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 	case AF_INT: {
 		if (t != json_type_int)
 			break;
+		/* The number as the client wrote it: json-c clamps what does not
+		 * fit 64 bits, which serde reads as a floating point. */
+		char sent[32];
+		const char *raw = api_json_raw(v);
+		snprintf(sent, sizeof(sent), "%.24s", raw ? raw : "");
+		if (!raw)
+			snprintf(sent, sizeof(sent), "%lld", (long long)json_object_get_int64(v));
+		if (raw && beyond_64(raw)) {
+			snprintf(err, errlen, "invalid type: floating point `%s`, expected %s",
+				 sent, f->expect);
+			return -1;
+		}
 		int64_t x = json_object_get_int64(v);
 		if (x < f->min || x > f->max) {
-			snprintf(err, errlen, "invalid value: integer `%lld`, expected %s",
-				 (long long)x, f->expect);
+			snprintf(err, errlen, "invalid value: integer `%s`, expected %s", sent,
+				 f->expect);
 			return -1;
 		}
 		*(int64_t *)dst = x;
@@ -115,7 +146,11 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 			break;
 		return api_json_fill(f->sub, v, dst, err, errlen);
 	}
-	snprintf(err, errlen, "invalid type: %s, expected %s", json_kind(v), f->expect);
+	if (t == json_type_double && api_json_raw(v))
+		snprintf(err, errlen, "invalid type: floating point `%.24s`, expected %s",
+			 api_json_raw(v), f->expect);
+	else
+		snprintf(err, errlen, "invalid type: %s, expected %s", json_kind(v), f->expect);
 	return -1;
 }
 
@@ -145,7 +180,11 @@ int api_json_fill(const struct api_object *obj, struct json_object *o, void *tar
 	*seen |= got;
 	for (size_t i = 0; i < obj->n; i++) {
 		if ((obj->fields[i].flags & AF_REQUIRED) && !(got & (1u << i))) {
-			snprintf(err, errlen, "missing field `%s`", obj->fields[i].name);
+			unsigned int line, col;
+			int n = snprintf(err, errlen, "missing field `%s`", obj->fields[i].name);
+			if (api_json_end(o, &line, &col) && n > 0 && (size_t)n < errlen)
+				snprintf(err + n, errlen - (size_t)n, " at line %u column %u", line,
+					 col);
 			return -1;
 		}
 	}
@@ -183,19 +222,19 @@ struct json_object *api_json_from(const struct api_object *obj, const void *src)
 	for (size_t i = 0; o && i < obj->n; i++) {
 		const struct api_field *f = &obj->fields[i];
 		const char *p = (const char *)src + f->off;
+		bool seen = API_FIELD_SEEN(obj, src, i);
 		struct json_object *v = NULL;
-		if (f->flags & AF_HIDDEN || (f->flags & AF_IF_SEEN && !API_FIELD_SEEN(obj, src, i)))
+		if (f->flags & AF_HIDDEN || (f->flags & AF_IF_SEEN && !seen))
 			continue;
-		if (f->type == AF_STR && *p)
+		if (f->type == AF_STR && (*p || seen))
 			v = json_object_new_string(p);
 		else if (f->type == AF_BOOL)
 			v = json_object_new_boolean(*(const bool *)p);
-		else if (f->type == AF_INT)
+		else if (f->type == AF_INT && (seen || !(f->flags & AF_OPTIONAL)))
 			v = json_object_new_int64(*(const int64_t *)p);
 		else if (f->type == AF_OBJ && *(const uint32_t *)(p + f->sub->seen_off))
 			v = api_json_from(f->sub, p);
-		if (v)
-			json_object_object_add(o, f->name, v);
+		json_object_object_add(o, f->name, v); /* NULL: null */
 	}
 	return o;
 }

@@ -19,7 +19,8 @@ enum api_ftype {
 
 #define AF_REQUIRED 1u
 #define AF_HIDDEN   2u /* never written back (GET) */
-#define AF_IF_SEEN  4u /* written back only if it was given */
+#define AF_IF_SEEN  4u /* written back only if it was given (skiff's own) */
+#define AF_OPTIONAL 8u /* an integer written back as null if not given */
 
 struct api_field {
 	const char *name;
@@ -54,9 +55,11 @@ int api_json_fill_text(const struct api_object *obj, const char *text, size_t le
 		       char *err, size_t errlen);
 /* Copies the fields src's mask marks into dst (a PATCH), and the mask. */
 void api_json_merge(const struct api_object *obj, void *dst, const void *src);
-/* The object as JSON: strings if not empty, booleans and integers always
- * (AF_IF_SEEN: if given), objects if any of their fields was given, hidden
- * fields never. A new json-c object. */
+/* The object as JSON, as Firecracker's serde writes its Options: strings
+ * if given or not empty (else null), booleans always, integers always (but
+ * AF_OPTIONAL ones null if not given), objects if any of their fields was
+ * given (else null); AF_IF_SEEN fields only if given, hidden ones never.
+ * A new json-c object. */
 struct json_object *api_json_from(const struct api_object *obj, const void *src);
 
 #endif

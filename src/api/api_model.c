@@ -36,7 +36,7 @@
 /* Firecracker's u64 fields, within what JSON integers carry here. */
 static const struct api_field bucket_f[] = {
     INT(struct fc_token_bucket, size, 0, INT64_MAX, AF_REQUIRED, "u64"),
-    INT(struct fc_token_bucket, one_time_burst, 0, INT64_MAX, AF_IF_SEEN, "u64"),
+    INT(struct fc_token_bucket, one_time_burst, 0, INT64_MAX, AF_OPTIONAL, "u64"),
     INT(struct fc_token_bucket, refill_time, 0, INT64_MAX, AF_REQUIRED, "u64"),
 };
 OBJECT(fc_token_bucket_obj, struct fc_token_bucket, "TokenBucketConfig", bucket_f);
@@ -65,7 +65,7 @@ static const struct api_field drive_f[] = {
     STR(struct fc_drive, io_engine, 0),
     RL(struct fc_drive, rate_limiter),
     STR(struct fc_drive, socket, 0),
-    STR(struct fc_drive, skiff_options, 0),
+    STR(struct fc_drive, skiff_options, AF_IF_SEEN),
 };
 OBJECT(fc_drive_obj, struct fc_drive, "BlockDeviceConfig", drive_f);
 
@@ -80,10 +80,10 @@ static const struct api_field net_f[] = {
     STR(struct fc_net, iface_id, AF_REQUIRED),
     STR(struct fc_net, host_dev_name, AF_REQUIRED),
     STR(struct fc_net, guest_mac, 0),
-    INT(struct fc_net, mtu, 68, 65535, AF_HIDDEN, "u16 from 68 to 65535"),
+    INT(struct fc_net, mtu, 68, 65535, AF_OPTIONAL, "u16 from 68 to 65535"),
     RL(struct fc_net, rx_rate_limiter),
     RL(struct fc_net, tx_rate_limiter),
-    STR(struct fc_net, skiff_options, 0),
+    STR(struct fc_net, skiff_options, AF_IF_SEEN),
 };
 OBJECT(fc_net_obj, struct fc_net, "NetworkInterfaceConfig", net_f);
 
@@ -100,8 +100,9 @@ static const struct api_field machine_f[] = {
     BOOL(struct fc_machine, smt, 0),
     BOOL(struct fc_machine, track_dirty_pages, 0),
     STR(struct fc_machine, huge_pages, 0),
-    STR(struct fc_machine, cpu_template, AF_HIDDEN),
-    INT(struct fc_machine, skiff_iothreads, 1, 8, 0, "an integer from 1 to 8"),
+    STR(struct fc_machine, cpu_template, AF_IF_SEEN),
+    /* skiff's own: shown only if given, so the object is Firecracker's. */
+    INT(struct fc_machine, skiff_iothreads, 1, 8, AF_IF_SEEN, "an integer from 1 to 8"),
 };
 OBJECT(fc_machine_obj, struct fc_machine, "MachineConfig", machine_f);
 
@@ -126,7 +127,7 @@ OBJECT(fc_entropy_obj, struct fc_entropy, "EntropyDeviceConfig", entropy_f);
 
 static const struct api_field vfio_f[] = {
     STR(struct fc_vfio, vfio_id, AF_REQUIRED),
-    STR(struct fc_vfio, skiff_options, AF_REQUIRED),
+    STR(struct fc_vfio, skiff_options, AF_REQUIRED | AF_IF_SEEN),
 };
 OBJECT(fc_vfio_obj, struct fc_vfio, "SkiffVfioConfig", vfio_f);
 
@@ -171,10 +172,42 @@ int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen)
 			 "multiple of the configured page size. (skiff: use 16 to 1048576)");
 		return -1;
 	}
-	if (strcmp(m->huge_pages, "None") || m->cpu_template[0] || m->track_dirty_pages) {
+	return fc_machine_check_features(m, err, errlen);
+}
+
+/* Firecracker's static templates: skiff has none of them but "None". */
+static const char *const cpu_templates[] = {"C3", "T2", "T2S", "T2CL", "T2A", "V1N1", "None"};
+
+/* What skiff does not do is refused, never stored and ignored: SMT (the
+ * guest sees one thread per core), huge pages, CPU templates. Dirty page
+ * tracking is taken: it only serves snapshots, which skiff has not. */
+int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen)
+{
+	size_t n = sizeof(cpu_templates) / sizeof(cpu_templates[0]), i = 0;
+	while (m->cpu_template[0] && i < n && strcmp(m->cpu_template, cpu_templates[i]))
+		i++;
+	if (i == n) {
 		snprintf(err, errlen,
-			 "The requested operation is not supported: skiff has no "
-			 "huge pages, CPU templates or dirty page tracking.");
+			 "An error occurred when deserializing the json body of a request: "
+			 "unknown variant `%s`, expected one of `C3`, `T2`, `T2S`, `T2CL`, `T2A`, "
+			 "`V1N1`, `None`",
+			 m->cpu_template);
+		return -1;
+	}
+	if (strcmp(m->huge_pages, "None") && strcmp(m->huge_pages, "2M")) {
+		snprintf(err, errlen,
+			 "An error occurred when deserializing the json body of a request: "
+			 "unknown variant `%s`, expected `None` or `2M`",
+			 m->huge_pages);
+		return -1;
+	}
+	const char *what = m->smt			     ? "simultaneous multithreading (smt)"
+			   : strcmp(m->huge_pages, "None")   ? "huge pages"
+			   : i < n - 1 && m->cpu_template[0] ? "CPU templates"
+							     : NULL;
+	if (what) {
+		snprintf(err, errlen, "The requested operation is not supported: skiff has no %s.",
+			 what);
 		return -1;
 	}
 	return 0;

@@ -121,6 +121,8 @@ void fc_vmcfg_init(struct fc_vmcfg *c);
 /* Checks a filled object beyond types (ids, enums, values skiff does not
  * support). 0, or -1 with Firecracker's message in err. */
 int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen);
+/* The part of fc_machine_check about smt, huge_pages and cpu_template. */
+int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen);
 int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen);
 int fc_net_check(const struct fc_net *n, char *err, size_t errlen);
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);

@@ -3,6 +3,7 @@
 #ifndef SKIFF_API_REQ_H
 #define SKIFF_API_REQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "api/api_http.h"
@@ -51,6 +52,7 @@ struct api_reply {
 	const char *ctype;
 	char *body; /* malloc'ed, or NULL */
 	size_t len;
+	bool deprecated; /* a deprecated field was used: "Deprecation: true" */
 };
 
 /* Routes a request: 0 with req filled for the controller, or 1 with the

@@ -32,16 +32,20 @@ int api_server_open(struct api_server *s, const char *path, struct api_ctl *ctl,
 }
 
 /* Writes all of buf or gives up: a client that does not read its reply
- * cannot hold the thread (the socket is non-blocking). */
+ * cannot hold the thread (the socket is non-blocking). The budget is for
+ * the whole reply, not for each wait: a client that reads a byte now and
+ * then would otherwise keep the thread here for as long as it liked. */
 static int send_all(int fd, const char *buf, size_t len)
 {
+	uint64_t end = monotonic_ns() + API_SEND_BUDGET_MS * 1000000ull;
 	for (size_t off = 0; off < len;) {
 		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
+			uint64_t now = monotonic_ns();
 			struct pollfd p = {.fd = fd, .events = POLLOUT};
-			if (poll(&p, 1, 100) <= 0)
+			if (now >= end || poll(&p, 1, (int)((end - now) / 1000000u) + 1) <= 0)
 				return -1;
 			continue;
 		}
@@ -58,8 +62,9 @@ static int reply_send(int fd, struct api_reply *rep, bool keep_alive)
 	char *out = malloc(cap);
 	int r = -1;
 	if (out) {
-		size_t n = api_http_response(out, cap, rep->status, rep->ctype, rep->body, rep->len,
-					     keep_alive);
+		size_t n =
+		    api_http_response(out, cap, rep->status, rep->ctype, rep->body, rep->len,
+				      keep_alive, rep->deprecated ? "Deprecation: true\r\n" : "");
 		r = n ? send_all(fd, out, n) : -1;
 	}
 	free(out);
@@ -112,6 +117,7 @@ int api_server_conn_step(struct api_server *s, int i)
 		bool keep = api_conn_keep_alive(c);
 		api_conn_next(c);
 		s->started_ns[i] = 0;
+		s->last_ns[i] = monotonic_ns();
 		if (reply_send(s->fds[i], &rep, keep) < 0)
 			return -1;
 	}
@@ -126,15 +132,22 @@ static void conn_close(struct api_server *s, int i)
 	s->conns[i] = NULL;
 }
 
-/* All slots taken: the connection idle the longest (no request under
- * way) makes room, so clients that connect and say nothing cannot lock
- * the others out. -1 if every one is mid-request (those time out). */
-static int conn_evict_idle(struct api_server *s)
+/* Since when a connection has held its slot without a whole request:
+ * its pending request's first byte, or its last answer (or accept). */
+static uint64_t conn_since(const struct api_server *s, int i)
+{
+	return s->started_ns[i] ? s->started_ns[i] : s->last_ns[i];
+}
+
+/* All slots taken: the connection that has gone longest without a whole
+ * request makes room, whether it says nothing or sends a byte at a time,
+ * so such clients cannot lock the others out; a client that sends its
+ * request at once is answered before it could be the oldest. */
+static int conn_evict_oldest(struct api_server *s)
 {
 	int best = -1;
 	for (int i = 0; i < API_CONNS_MAX; i++)
-		if (s->fds[i] >= 0 && !s->started_ns[i] &&
-		    (best < 0 || s->last_ns[i] < s->last_ns[best]))
+		if (s->fds[i] >= 0 && (best < 0 || conn_since(s, i) < conn_since(s, best)))
 			best = i;
 	if (best >= 0)
 		conn_close(s, best);
@@ -150,7 +163,7 @@ static void conn_accept(struct api_server *s)
 	for (int i = 0; i < API_CONNS_MAX && full; i++)
 		full = s->fds[i] >= 0;
 	if (full)
-		conn_evict_idle(s);
+		conn_evict_oldest(s);
 	for (int i = 0; i < API_CONNS_MAX; i++) {
 		if (s->fds[i] >= 0)
 			continue;

@@ -15,6 +15,8 @@
 #define API_CONNS_MAX 16
 /* A request must arrive whole this long after its first byte. */
 #define API_READ_TIMEOUT_MS 5000
+/* A reply must be taken by the client within this, all of it. */
+#define API_SEND_BUDGET_MS 20
 
 struct api_server {
 	struct api_sock sock;
@@ -25,7 +27,7 @@ struct api_server {
 	struct api_conn *conns[API_CONNS_MAX];
 	int fds[API_CONNS_MAX];
 	uint64_t started_ns[API_CONNS_MAX]; /* first byte of the pending request, 0: none */
-	uint64_t last_ns[API_CONNS_MAX];    /* last byte read (or accepted) */
+	uint64_t last_ns[API_CONNS_MAX];    /* last byte read, answer (or accept) */
 	struct api_req req;		    /* the one in flight */
 };
 

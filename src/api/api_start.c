@@ -55,7 +55,8 @@ static void fc_cmdline(struct api_fc *f, const struct fc_drive *root)
 }
 
 /* io_engine: Firecracker's Async is io_uring, as skiff's aio=io_uring;
- * absent keeps skiff's default. skiff_options last: they may override. */
+ * absent keeps skiff's default. skiff_options last: they may override.
+ * The path is not in the spec: it goes apart, typed (fc_drive_arg). */
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len)
 {
 	char rl[FC_RL_SPEC_MAX];
@@ -63,17 +64,22 @@ void fc_drive_spec(const struct fc_drive *d, char *out, size_t len)
 			  : !strcmp(d->io_engine, "Sync") ? ",aio=threads"
 							  : "";
 	fc_rate_limiter_spec(&d->rate_limiter, "", rl, sizeof(rl));
-	snprintf(out, len, "%s%s%s%s%s%s", d->path_on_host, d->is_read_only ? ",ro" : "", aio, rl,
+	snprintf(out, len, "%s%s%s%s%s", d->is_read_only ? ",ro" : "", aio, rl,
 		 d->skiff_options[0] ? "," : "", d->skiff_options);
+	if (out[0] == ',')
+		memmove(out, out + 1, strlen(out));
 }
 
+/* The tap's name goes apart, typed (fc_net_arg). */
 void fc_net_spec(const struct fc_net *n, char *out, size_t len)
 {
 	char rx[FC_RL_SPEC_MAX], tx[FC_RL_SPEC_MAX];
 	fc_rate_limiter_spec(&n->rx_rate_limiter, "rx-", rx, sizeof(rx));
 	fc_rate_limiter_spec(&n->tx_rate_limiter, "tx-", tx, sizeof(tx));
-	snprintf(out, len, "tap=%s%s%s%s%s%s%s", n->host_dev_name, n->guest_mac[0] ? ",mac=" : "",
-		 n->guest_mac, rx, tx, n->skiff_options[0] ? "," : "", n->skiff_options);
+	snprintf(out, len, "%s%s%s%s%s%s", n->guest_mac[0] ? ",fc_mac=" : "", n->guest_mac, rx, tx,
+		 n->skiff_options[0] ? "," : "", n->skiff_options);
+	if (out[0] == ',')
+		memmove(out, out + 1, strlen(out));
 }
 
 /* --rng's keys: the limiter's bw= and ops= (without the leading comma). */
@@ -84,10 +90,11 @@ void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len)
 	snprintf(out, len, "%s", rl[0] == ',' ? rl + 1 : rl);
 }
 
-static void add_dev(struct vmm_config *c, const char *option, const char *spec)
+static void add_dev(struct vmm_config *c, const char *option, const char *spec, const char *key,
+		    const char *value)
 {
 	if (c->nr_devs < VMM_MAX_DEVICES)
-		c->devs[c->nr_devs++] = (struct vmm_dev_arg){.option = option, .spec = spec};
+		c->devs[c->nr_devs++] = (struct vmm_dev_arg){option, spec, key, value};
 }
 
 /* The root drive first, so that it is /dev/vda, as in Firecracker. */
@@ -105,7 +112,7 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 			char spec[sizeof(f->disk_spec[i])];
 			fc_drive_spec(d, spec, sizeof(spec));
 			memcpy(f->disk_spec[i], spec, sizeof(spec));
-			add_dev(c, "disk", f->disk_spec[i]);
+			add_dev(c, "disk", f->disk_spec[i], "path", d->path_on_host);
 			f->disk_index[i] = n++;
 		}
 	}
@@ -114,13 +121,13 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 		char spec[sizeof(f->net_spec[i])];
 		fc_net_spec(n, spec, sizeof(spec));
 		memcpy(f->net_spec[i], spec, sizeof(spec));
-		add_dev(c, "net", f->net_spec[i]);
+		add_dev(c, "net", f->net_spec[i], "tap", n->host_dev_name);
 	}
 	for (int i = 0; i < f->cfg.nr_vfio; i++)
-		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options);
+		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options, NULL, NULL);
 	if (f->cfg.has_entropy) {
 		fc_entropy_spec(&f->cfg.entropy, f->rng_spec, sizeof(f->rng_spec));
-		add_dev(c, "rng", f->rng_spec);
+		add_dev(c, "rng", f->rng_spec, NULL, NULL);
 	}
 }
 

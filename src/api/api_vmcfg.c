@@ -1,5 +1,6 @@
 /* The configuration as a whole: resources added by id, GET /vm/config,
  * and Firecracker's --config-file. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +25,10 @@ int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, 
 		return -1;
 	}
 	c->drives[i] = *d;
+	/* Firecracker's default, shown by GET /vm/config (skiff's page cache
+	 * use is the same either way: flushes reach the image). */
+	if (!d->cache_type[0])
+		snprintf(c->drives[i].cache_type, sizeof(c->drives[i].cache_type), "Unsafe");
 	if (i == c->nr_drives)
 		c->nr_drives++;
 	return 0;
@@ -39,6 +44,25 @@ int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size
 			snprintf(err, errlen,
 				 "Network config error: The MAC address is already in use: %s",
 				 n->guest_mac);
+			return -1;
+		}
+	}
+	/* One tap, one interface: Firecracker's open of a tap another
+	 * interface holds fails (EBUSY). As in Firecracker (NetBuilder::build
+	 * drops the old device before it creates the new one), an update that
+	 * fails so leaves no interface of that id behind. */
+	for (int k = 0; k < c->nr_nets; k++) {
+		if (k != i && !strcmp(c->nets[k].host_dev_name, n->host_dev_name)) {
+			snprintf(err, errlen,
+				 "Network config error: Could not create the network device: Open "
+				 "tap device failed: Resource busy (os error 16). The tap %s is "
+				 "used by interface %s.",
+				 n->host_dev_name, c->nets[k].iface_id);
+			if (i < c->nr_nets) {
+				memmove(&c->nets[i], &c->nets[i + 1],
+					(size_t)(c->nr_nets - i - 1) * sizeof(c->nets[0]));
+				c->nr_nets--;
+			}
 			return -1;
 		}
 	}
@@ -79,6 +103,12 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 		json_object_put(nets);
 		return NULL;
 	}
+	/* Firecracker's sections skiff has no device for: null (or none). */
+	static const char *const none[] = {"balloon",	     "cpu-config",  "entropy",
+					   "memory-hotplug", "mmds-config", "vsock"};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		json_object_object_add(o, none[i], NULL);
+	json_object_object_add(o, "pmem", json_object_new_array());
 	if (c->has_boot)
 		json_object_object_add(o, "boot-source", api_json_from(&fc_boot_obj, &c->boot));
 	for (int i = 0; i < c->nr_drives; i++)
@@ -88,10 +118,10 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 	for (int i = 0; i < c->nr_nets; i++)
 		json_object_array_add(nets, api_json_from(&fc_net_obj, &c->nets[i]));
 	json_object_object_add(o, "network-interfaces", nets);
-	if (c->has_logger)
-		json_object_object_add(o, "logger", api_json_from(&fc_logger_obj, &c->logger));
-	if (c->has_metrics)
-		json_object_object_add(o, "metrics", api_json_from(&fc_metrics_obj, &c->metrics));
+	json_object_object_add(o, "logger",
+			       c->has_logger ? api_json_from(&fc_logger_obj, &c->logger) : NULL);
+	json_object_object_add(o, "metrics",
+			       c->has_metrics ? api_json_from(&fc_metrics_obj, &c->metrics) : NULL);
 	if (c->has_entropy)
 		json_object_object_add(o, "entropy", api_json_from(&fc_entropy_obj, &c->entropy));
 	if (c->nr_vfio) {
@@ -144,6 +174,65 @@ static int file_array(struct fc_vmcfg *c, const char *key, struct json_object *a
 	return 0;
 }
 
+/* Firecracker's sections skiff has no device for: refused when given (a
+ * VM without the vsock it was promised is worse than no VM); null is as
+ * absent. */
+static const char *const fc_unsupported[] = {"balloon",	   "vsock",	     "mmds-config",
+					     "cpu-config", "memory-hotplug", "pmem"};
+
+static bool unsupported(const char *key)
+{
+	for (size_t i = 0; i < sizeof(fc_unsupported) / sizeof(fc_unsupported[0]); i++)
+		if (!strcmp(key, fc_unsupported[i]))
+			return true;
+	return false;
+}
+
+/* One top-level key of the file, as Firecracker's VmmConfig takes it. */
+static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, bool *drives,
+		    char *why, size_t len)
+{
+	bool null = json_object_get_type(v) == json_type_null;
+	int r = 0;
+	if (!strcmp(key, "boot-source") || !strcmp(key, "drives")) {
+		if (null) {
+			snprintf(why, len, "invalid type: null, expected %s",
+				 key[0] == 'd' ? "a sequence" : "struct BootSourceConfig");
+			return -1;
+		}
+	} else if (null) {
+		return 0; /* an optional section: null is absent */
+	}
+	if (!strcmp(key, "boot-source")) {
+		r = api_json_fill(&fc_boot_obj, v, &c->boot, why, len);
+		c->has_boot = true;
+	} else if (!strcmp(key, "machine-config")) {
+		r = api_json_fill(&fc_machine_obj, v, &c->machine, why, len);
+		if (!r)
+			r = fc_machine_check(&c->machine, why, len);
+	} else if (!strcmp(key, "logger")) {
+		r = api_json_fill(&fc_logger_obj, v, &c->logger, why, len);
+		if (!r)
+			r = fc_logger_check(&c->logger, why, len);
+		c->has_logger = true;
+	} else if (!strcmp(key, "metrics")) {
+		r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, len);
+		c->has_metrics = true;
+	} else if (!strcmp(key, "entropy")) {
+		r = api_json_fill(&fc_entropy_obj, v, &c->entropy, why, len);
+		c->has_entropy = true;
+	} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
+		   !strcmp(key, "skiff-vfio")) {
+		*drives |= key[0] == 'd';
+		r = file_array(c, key, v, why, len);
+	} else if (unsupported(key)) {
+		snprintf(why, len, "The requested operation is not supported: skiff has no %s.",
+			 key);
+		r = -1;
+	} /* any other key: ignored, as Firecracker's VmmConfig does */
+	return r;
+}
+
 int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *err, size_t errlen)
 {
 	struct json_object *o;
@@ -161,44 +250,17 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		return -1;
 	}
 	int r = 0;
+	bool drives = false;
 	json_object_object_foreach(o, key, v)
 	{
 		if (r < 0)
 			break;
-		if (!strcmp(key, "boot-source")) {
-			r = api_json_fill(&fc_boot_obj, v, &c->boot, why, sizeof(why));
-			c->has_boot = true;
-		} else if (!strcmp(key, "machine-config")) {
-			r = api_json_fill(&fc_machine_obj, v, &c->machine, why, sizeof(why));
-			if (!r)
-				r = fc_machine_check(&c->machine, why, sizeof(why));
-		} else if (!strcmp(key, "logger")) {
-			r = api_json_fill(&fc_logger_obj, v, &c->logger, why, sizeof(why));
-			if (!r)
-				r = fc_logger_check(&c->logger, why, sizeof(why));
-			c->has_logger = true;
-		} else if (!strcmp(key, "metrics")) {
-			r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, sizeof(why));
-			c->has_metrics = true;
-		} else if (!strcmp(key, "entropy")) {
-			r = api_json_fill(&fc_entropy_obj, v, &c->entropy, why, sizeof(why));
-			c->has_entropy = true;
-		} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
-			   !strcmp(key, "skiff-vfio")) {
-			r = file_array(c, key, v, why, sizeof(why));
-		} else {
-			snprintf(why, sizeof(why),
-				 "unknown field `%s`, expected one of `boot-source`, `drives`, "
-				 "`network-interfaces`, `machine-config`, `logger`, `metrics`, "
-				 "`entropy`, `skiff-vfio`",
-				 key);
-			r = -1;
-		}
+		r = file_key(c, key, v, &drives, why, sizeof(why));
 		if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, why);
 	}
-	if (!r && !c->has_boot) {
-		snprintf(err, errlen, "missing field `boot-source`");
+	if (!r && (!c->has_boot || !drives)) {
+		snprintf(err, errlen, "missing field `%s`", c->has_boot ? "drives" : "boot-source");
 		r = -1;
 	}
 	json_object_put(o);

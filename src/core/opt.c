@@ -249,19 +249,20 @@ static int opt_spec_item(const struct opt_table *t, char *item, bool first, void
 	return 0;
 }
 
-int opt_parse_spec(const struct opt_table *t, const char *spec, void *target, char *err,
-		   size_t errlen)
+/* The items of spec; positional: the positional option was given apart
+ * (opt_parse_spec_with), so the first item is a key like the others. */
+static int spec_items(const struct opt_table *t, const char *spec, bool positional, void *target,
+		      uint64_t seen, char *err, size_t errlen)
 {
 	char *copy = strdup(spec ? spec : "");
 	if (!copy) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	uint64_t seen = 0;
 	int r = 0;
-	bool first = true;
+	bool first = !positional;
 	/* An empty spec is no item at all, unless the first item is positional. */
-	if (copy[0] || (t->n && (t->opts[0].flags & OPT_POSITIONAL))) {
+	if (copy[0] || (first && t->n && (t->opts[0].flags & OPT_POSITIONAL))) {
 		for (char *p = copy;; first = false) {
 			char *comma = strchr(p, ',');
 			if (comma)
@@ -274,6 +275,33 @@ int opt_parse_spec(const struct opt_table *t, const char *spec, void *target, ch
 	}
 	free(copy);
 	return r < 0 ? r : opt_required(t, seen, false, err, errlen);
+}
+
+int opt_parse_spec(const struct opt_table *t, const char *spec, void *target, char *err,
+		   size_t errlen)
+{
+	return spec_items(t, spec, false, target, 0, err, errlen);
+}
+
+int opt_parse_spec_with(const struct opt_table *t, const char *key, const char *val,
+			const char *spec, void *target, char *err, size_t errlen)
+{
+	const struct opt *o = opt_find(t, key, strlen(key));
+	uint64_t seen = 0;
+	bool own;
+	if (!o) {
+		snprintf(err, errlen, "unknown %s '%s'", t->what, key);
+		return -1;
+	}
+	if (opt_seen(t, o, &seen, false, err, errlen) < 0)
+		return -1;
+	if (opt_store(o, val, target, err, errlen, &own) < 0) {
+		if (!own)
+			snprintf(err, errlen, "invalid %s=%s (%s)", o->name, val,
+				 o->hint ? o->hint : "bad value");
+		return -1;
+	}
+	return spec_items(t, spec, o->flags & OPT_POSITIONAL, target, seen, err, errlen);
 }
 
 void opt_print_help(FILE *out, const struct opt_table *t, bool spec)

@@ -67,6 +67,12 @@ int opt_parse_argv(const struct opt_table *t, int argc, char **argv, void *targe
  * defaults). 0, or -1 with one line in err. */
 int opt_parse_spec(const struct opt_table *t, const char *spec, void *target, char *err,
 		   size_t errlen);
+/* As opt_parse_spec, with the option key given apart as a typed value:
+ * val is taken whole (a path with a comma in it stays one path), and spec
+ * holds the other options only (no positional item if key is the
+ * positional option; key again in spec is "given twice" if OPT_ONCE). */
+int opt_parse_spec_with(const struct opt_table *t, const char *key, const char *val,
+			const char *spec, void *target, char *err, size_t errlen);
 /* Prints one help line per visible option (a help text), for --help:
  * "--name METAVAR" or, for a spec, "key=METAVAR". */
 void opt_print_help(FILE *out, const struct opt_table *t, bool spec);

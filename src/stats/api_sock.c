@@ -10,15 +10,27 @@
 
 #include "core/sandbox.h"
 
-/* A stale socket from an earlier run goes; any other file stays (the path
- * is the user's to give, and it might be a typo for something precious). */
-static int api_sock_unlink_stale(const char *path, char *err, size_t errlen)
+/* A stale socket from an earlier run goes; a live one (a skiff that still
+ * listens: connect succeeds) and any other file stay (the path is the
+ * user's to give, and it might be a typo for something precious). */
+static int api_sock_unlink_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
 {
+	const char *path = sa->sun_path;
 	struct stat st;
 	if (lstat(path, &st) < 0)
 		return 0;
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "--api-sock %s exists and is not a socket", path);
+		return -1;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int r = fd < 0 ? -1 : connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (r == 0 || (e != ECONNREFUSED && e != ENOENT)) {
+		snprintf(err, errlen, "--api-sock %s %s", path,
+			 r == 0 ? "is in use by a running process" : strerror(e));
 		return -1;
 	}
 	unlink(path);
@@ -36,7 +48,7 @@ int api_sock_open(struct api_sock *a, const char *path, char *err, size_t errlen
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
-	if (api_sock_unlink_stale(path, err, errlen) < 0)
+	if (api_sock_unlink_stale(&sa, err, errlen) < 0)
 		return -1;
 	a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (a->fd < 0) {

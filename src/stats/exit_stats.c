@@ -1,7 +1,9 @@
 #include "stats/exit_stats.h"
 
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "core/vcpu.h"
@@ -128,52 +130,90 @@ void exit_stats_print(FILE *out, const struct exit_stats_src *src)
 		fprintf(out, "  %-38s %12.3f\n", src->io[i].name, src->io[i].cpu_ns / 1e9);
 }
 
+/* --stats-json: every string and object is written by json-c, escaped;
+ * only the layout is ours (one counter, one site a line, which scripts
+ * read with sed). */
+static void put_json(FILE *out, struct json_object *o)
+{
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED |
+								  JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : NULL;
+	fputs(s ? s : "null", out);
+	json_object_put(o);
+}
+
+static struct json_object *seconds(double s)
+{
+	char text[32];
+	snprintf(text, sizeof(text), "%.6f", s);
+	return json_object_new_double_s(s, text);
+}
+
+/* "name": value lines of an object, the names escaped. */
+static void put_named(FILE *out, const char *name, uint64_t value, bool first)
+{
+	fputs(first ? "\n    " : ",\n    ", out);
+	put_json(out, json_object_new_string(name));
+	fprintf(out, ": %" PRIu64, value);
+}
+
 void exit_stats_json(FILE *out, const struct exit_stats_src *src)
 {
 	uint64_t total[VCPU_STAT_NR];
 	double vcpu_cpu;
 	totals(src->vm, total, &vcpu_cpu);
-	fprintf(out, "{\n  \"wall_s\": %.6f,\n  \"exits\": {", src->wall_s);
-	for (int s = 0; s < VCPU_STAT_NR; s++)
-		fprintf(out, "%s\"%s\": %" PRIu64, s ? ", " : "",
-			vcpu_stat_name((enum vcpu_exit_stat)s), total[s]);
-	fprintf(out, "},\n  \"sites\": [");
+	struct json_object *exits = json_object_new_object();
+	for (int s = 0; exits && s < VCPU_STAT_NR; s++)
+		json_object_object_add(exits, vcpu_stat_name((enum vcpu_exit_stat)s),
+				       json_object_new_uint64(total[s]));
+	fprintf(out, "{\n  \"wall_s\": %.6f,\n  \"exits\": ", src->wall_s);
+	put_json(out, exits);
+	fprintf(out, ",\n  \"sites\": [");
 	struct exit_site *sites = calloc(EXIT_SITES_MAX, sizeof(*sites));
 	unsigned int n = sites ? exit_sites_sorted(src->sites, sites, EXIT_SITES_MAX) : 0;
 	for (unsigned int i = 0; i < n; i++) {
 		char label[96];
 		site_label(&sites[i], label, sizeof(label));
-		fprintf(out,
-			"%s\n    {\"site\": \"%s\", \"space\": \"%s\", \"op\": \"%s\", \"count\": "
-			"%" PRIu64 "}",
-			i ? "," : "", label, space_name(sites[i].space),
-			sites[i].is_write ? "write" : "read",
-			(uint64_t)counter_get(&sites[i].count));
+		struct json_object *o = json_object_new_object();
+		if (o) {
+			json_object_object_add(o, "site", json_object_new_string(label));
+			json_object_object_add(o, "space",
+					       json_object_new_string(space_name(sites[i].space)));
+			json_object_object_add(
+			    o, "op", json_object_new_string(sites[i].is_write ? "write" : "read"));
+			json_object_object_add(
+			    o, "count",
+			    json_object_new_uint64((uint64_t)counter_get(&sites[i].count)));
+		}
+		fputs(i ? ",\n    " : "\n    ", out);
+		put_json(out, o);
 	}
 	free(sites);
 	fprintf(out, "\n  ],\n  \"counters\": {");
 	struct snap cs = snap_take(src);
 	for (unsigned int i = 0; i < cs.n; i++)
-		fprintf(out, "%s\n    \"%s\": %" PRIu64, i ? "," : "", cs.items[i].name,
-			cs.items[i].value);
+		put_named(out, cs.items[i].name, cs.items[i].value, !i);
 	free(cs.items);
 	fprintf(out, "\n  },\n  \"kvm\": {");
 	struct kvm_counters *k = calloc(1, sizeof(*k));
 	if (k) {
 		kvm_totals(src->vm, k);
 		for (unsigned int i = 0; i < k->n; i++)
-			fprintf(out, "%s\n    \"%s\": %" PRIu64, i ? "," : "", k->c[i].name,
-				k->c[i].value);
+			put_named(out, k->c[i].name, k->c[i].value, !i);
 		free(k);
 	}
-	fprintf(out, "\n  },\n  \"cpu_s\": {");
-	for (int i = 0; i < src->vm->nr_cpus; i++)
+	struct json_object *cpu = json_object_new_object();
+	for (int i = 0; cpu && i < src->vm->nr_cpus; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "vcpu%d", i);
 		if (src->vm->vcpus[i])
-			fprintf(out, "%s\"vcpu%d\": %.6f", i ? ", " : "", i,
-				src->vm->vcpus[i]->cpu_ns / 1e9);
-	for (unsigned int i = 0; i < src->nr_io; i++)
-		fprintf(out, ", \"%s\": %.6f", src->io[i].name, src->io[i].cpu_ns / 1e9);
-	fprintf(out, "}\n}\n");
+			json_object_object_add(cpu, name, seconds(src->vm->vcpus[i]->cpu_ns / 1e9));
+	}
+	for (unsigned int i = 0; cpu && i < src->nr_io; i++)
+		json_object_object_add(cpu, src->io[i].name, seconds(src->io[i].cpu_ns / 1e9));
+	fprintf(out, "\n  },\n  \"cpu_s\": ");
+	put_json(out, cpu);
+	fprintf(out, "\n}\n");
 }
 
 /* CPU seconds of a thread that may still run (then its clock is read live). */

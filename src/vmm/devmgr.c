@@ -124,9 +124,10 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 
 /* Finds the kind, parses spec with its table and checks what the VM must
  * offer; returns the parsed spec (free it) or NULL with a reason. */
-static void *dm_parse(const struct devmgr *dm, const char *option, const char *spec,
-		      bool use_ioeventfd, const struct dm_kind **kind, char *err, size_t errlen)
+static void *dm_parse(const struct devmgr *dm, const struct devmgr_arg *a, bool use_ioeventfd,
+		      const struct dm_kind **kind, char *err, size_t errlen)
 {
+	const char *option = a->option, *spec = a->spec;
 	const struct dm_kind *k =
 	    dm && dm->kinds ? kind_find(dm->kinds, dm->nr_kinds, option, spec, err, errlen)
 			    : devmgr_kind(option, spec, err, errlen);
@@ -137,7 +138,8 @@ static void *dm_parse(const struct devmgr *dm, const char *option, const char *s
 		return NULL;
 	k->spec_init(parsed);
 	const char *needs = NULL;
-	if (opt_parse_spec(k->spec, spec, parsed, err, errlen) == 0 &&
+	if ((a->key ? opt_parse_spec_with(k->spec, a->key, a->value, spec, parsed, err, errlen)
+		    : opt_parse_spec(k->spec, spec, parsed, err, errlen)) == 0 &&
 	    (!k->check || k->check(parsed, err, errlen) == 0)) {
 		needs = k->needs_ioeventfd ? k->needs_ioeventfd(parsed) : NULL;
 		if (!needs || use_ioeventfd) {
@@ -150,27 +152,49 @@ static void *dm_parse(const struct devmgr *dm, const char *option, const char *s
 	return NULL;
 }
 
-int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
+/* "--disk SPEC", or with a typed value "--disk path=VALUE (SPEC)". */
+static void dm_fail(const struct devmgr_arg *a, const char *why, char *err, size_t errlen)
+{
+	if (a->key)
+		snprintf(err, errlen, "--%s %s=%s%s%s%s: %s", a->option, a->key, a->value,
+			 *a->spec ? " (" : "", a->spec, *a->spec ? ")" : "", why);
+	else
+		snprintf(err, errlen, "--%s %s: %s", a->option, a->spec, why);
+}
+
+int devmgr_check_arg(const struct devmgr_arg *a, bool use_ioeventfd, char *err, size_t errlen)
 {
 	char why[400];
 	const struct dm_kind *k;
-	void *parsed = dm_parse(NULL, option, spec, use_ioeventfd, &k, why, sizeof(why));
+	void *parsed = dm_parse(NULL, a, use_ioeventfd, &k, why, sizeof(why));
 	if (!parsed)
-		snprintf(err, errlen, "--%s %s: %s", option, spec, why);
+		dm_fail(a, why, err, errlen);
 	free(parsed);
 	return parsed ? 0 : -1;
 }
 
-int devmgr_add(struct devmgr *dm, const char *option, const char *spec, char *err, size_t errlen)
+int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
+{
+	struct devmgr_arg a = {.option = option, .spec = spec};
+	return devmgr_check_arg(&a, use_ioeventfd, err, errlen);
+}
+
+int devmgr_add_arg(struct devmgr *dm, const struct devmgr_arg *a, char *err, size_t errlen)
 {
 	char why[400];
 	const struct dm_kind *k;
-	void *parsed = dm_parse(dm, option, spec, dm->use_ioeventfd, &k, why, sizeof(why));
+	void *parsed = dm_parse(dm, a, dm->use_ioeventfd, &k, why, sizeof(why));
 	int r = parsed ? dm_add(dm, k, parsed, why, sizeof(why)) : -1;
 	free(parsed);
 	if (r < 0)
-		snprintf(err, errlen, "--%s %s: %s", option, spec, why);
+		dm_fail(a, why, err, errlen);
 	return r;
+}
+
+int devmgr_add(struct devmgr *dm, const char *option, const char *spec, char *err, size_t errlen)
+{
+	struct devmgr_arg a = {.option = option, .spec = spec};
+	return devmgr_add_arg(dm, &a, err, errlen);
 }
 
 int devmgr_start(struct devmgr *dm, char *err, size_t errlen)

@@ -70,6 +70,16 @@ struct devmgr {
 	bool stopped;
 };
 
+/* A device asked for: `--OPTION SPEC`, and (key not NULL) one option
+ * given apart as a typed value (a disk's path, a card's tap), taken whole:
+ * the API's path with a comma in it is that path, not two options. */
+struct devmgr_arg {
+	const char *option, *spec, *key, *value;
+};
+
+/* devmgr_check and devmgr_add for a devmgr_arg. */
+int devmgr_check_arg(const struct devmgr_arg *a, bool use_ioeventfd, char *err, size_t errlen);
+int devmgr_add_arg(struct devmgr *dm, const struct devmgr_arg *a, char *err, size_t errlen);
 /* Checks `--OPTION SPEC` without creating anything (before the VM
  * exists): 0, or -1 with the same one-line reason devmgr_add would give. */
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err,

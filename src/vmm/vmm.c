@@ -17,6 +17,9 @@
 #include "vfio/vfio.h"
 #include "vmm/platform.h"
 
+/* A command line's or the API's device as devmgr takes it. */
+#define DEV_ARG(d) ((struct devmgr_arg){(d)->option, (d)->spec, (d)->key, (d)->value})
+
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
@@ -81,7 +84,7 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 				.use_ioeventfd = !c->no_ioeventfd,
 				.nr_vcpus = (unsigned int)c->cpus};
 	for (int i = 0; i < c->nr_devs; i++)
-		if (devmgr_add(&v->dm, c->devs[i].option, c->devs[i].spec, err, errlen) < 0)
+		if (devmgr_add_arg(&v->dm, &DEV_ARG(&c->devs[i]), err, errlen) < 0)
 			return -1;
 	return 0;
 }
@@ -98,8 +101,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	/* Bad input is told before /dev/kvm is touched: devices, then the
 	 * kernel. */
 	for (int i = 0; i < c->nr_devs; i++)
-		if (devmgr_check(c->devs[i].option, c->devs[i].spec, !c->no_ioeventfd, err,
-				 errlen) < 0)
+		if (devmgr_check_arg(&DEV_ARG(&c->devs[i]), !c->no_ioeventfd, err, errlen) < 0)
 			return -1;
 	if (platform_open_kernel(&img, c, err, errlen) < 0)
 		return -1;

@@ -32,8 +32,9 @@
 #define VMM_MAX_DEVICES DEVMGR_MAX
 
 struct vmm_dev_arg {
-	const char *option; /* "disk", "net" */
-	const char *spec;   /* the option's value */
+	const char *option;	 /* "disk", "net" */
+	const char *spec;	 /* the option's value */
+	const char *key, *value; /* one option apart, typed (devmgr_arg), or NULL */
 };
 
 /* What `skiff run` asks for (its option table fills it). */

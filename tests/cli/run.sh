@@ -63,8 +63,17 @@ expect 2 "exclude each other" -- "$SKIFF" run --config-file "$T/x.json" --kernel
 expect 2 "cannot open --config-file .*missing.json" -- "$SKIFF" run --no-api --config-file "$T/missing.json"
 printf '{"boot-source": {"kernel_image_path": "%s"},' "$T/notkernel" >"$T/trunc.json"
 expect 2 "invalid --config-file .*trunc.json" -- "$SKIFF" run --no-api --config-file "$T/trunc.json"
-printf '{"boot-source": {"kernel_image_path": "%s"}, "frob": 1}' "$T/notkernel" >"$T/unknown.json"
-expect 2 "unknown field .frob." -- "$SKIFF" run --no-api --config-file "$T/unknown.json"
+# Issue 32.3: as Firecracker's VmmConfig, unknown top-level keys are
+# ignored (the start goes on to the kernel), null is an absent optional
+# section, drives is required and duplicate keys are refused.
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "frob": 1, "logger": null}' "$T/notkernel" >"$T/unknown.json"
+expect 2 "not a bzImage" -- "$SKIFF" run --no-api --config-file "$T/unknown.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}}' "$T/notkernel" >"$T/nodrives.json"
+expect 2 "missing field .drives." -- "$SKIFF" run --no-api --config-file "$T/nodrives.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "drives": []}' "$T/notkernel" >"$T/dup.json"
+expect 2 "duplicate field .drives." -- "$SKIFF" run --no-api --config-file "$T/dup.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "vsock": {"guest_cid": 3}}' "$T/notkernel" >"$T/vsock.json"
+expect 2 "vsock: The requested operation is not supported" -- "$SKIFF" run --no-api --config-file "$T/vsock.json"
 printf '{"boot-source": {"kernel_image_path": "%s", "initrd": "x"}}' "$T/notkernel" >"$T/field.json"
 expect 2 "boot-source: unknown field .initrd." -- "$SKIFF" run --no-api --config-file "$T/field.json"
 printf '{"boot-source": {"kernel_image_path": "%s"}, "machine-config": {"vcpu_count": "2", "mem_size_mib": 128}}' "$T/notkernel" >"$T/type.json"
@@ -75,7 +84,7 @@ printf '{"drives": []}' >"$T/noboot.json"
 expect 2 "missing field .boot-source." -- "$SKIFF" run --no-api --config-file "$T/noboot.json"
 printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [{"drive_id": "root", "path_on_host": "%s", "is_root_device": true, "is_read_only": false, "skiff_options": "poll=sometimes"}]}' "$T/notkernel" "$T/notkernel" >"$T/badopt.json"
 expect 2 "invalid poll=sometimes" -- "$SKIFF" run --no-api --config-file "$T/badopt.json"
-printf '{"boot-source": {"kernel_image_path": "%s"}}' "$T/notkernel" >"$T/notkernel.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": []}' "$T/notkernel" >"$T/notkernel.json"
 expect 2 "not a bzImage" -- "$SKIFF" run --no-api --config-file "$T/notkernel.json"
 
 # --vfio-pci is checked while parsing: no VM, no kernel needed.

@@ -82,10 +82,10 @@ static void test_http_limits(void **state)
 	assert_int_equal(feed(&c, "\x16\x03\x01 hello\r\n\r\n"), API_FEED_BAD);
 	api_conn_free(&c);
 	char out[256];
-	size_t n = api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true);
+	size_t n = api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true, "");
 	assert_true(n > 0);
 	assert_memory_equal(out, "HTTP/1.1 204 No Content\r\n", 25);
-	assert_int_equal(api_http_response(out, 8, 200, "application/json", "{}", 2, true), 0);
+	assert_int_equal(api_http_response(out, 8, 200, "application/json", "{}", 2, true, ""), 0);
 }
 
 static int fill(const struct api_object *o, const char *text, void *target, char *err)
@@ -114,7 +114,7 @@ static void test_json_strict(void **state)
 			 -1);
 	assert_non_null(strstr(err, "invalid value: integer `256`"));
 	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1}", &m, err), -1);
-	assert_string_equal(err, "missing field `mem_size_mib`");
+	assert_string_equal(err, "missing field `mem_size_mib` at line 1 column 16");
 	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1,\"mem_size_mib\":1} x", &m, err),
 			 -1);
 	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":1,", &m, err), -1);
@@ -126,6 +126,79 @@ static void test_json_strict(void **state)
 	char longpath[FC_PATH_MAX + 40];
 	snprintf(longpath, sizeof(longpath), "{\"kernel_image_path\":\"%0*d\"}", FC_PATH_MAX, 0);
 	assert_int_equal(fill(&fc_boot_obj, longpath, &b, err), -1);
+}
+
+/* Issue 32: what json-c lets through and serde refuses is refused, with
+ * the place; numbers are quoted as sent. */
+static void test_json_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *words;
+	} bad[] = {
+	    {"{\"vcpu_count\":1,\"mem_size_mib\":2,\"vcpu_count\":3}",
+	     "duplicate field `vcpu_count` at line 1 column 45"},
+	    {"{\"vcpu_count\":1,\"mem_size_mib\":2,\"vcpu\\u005fcount\":3}",
+	     "duplicate field `vcpu_count`"},
+	    {"{\"kernel_image_path\":\"/a\\u0000b\"}", "string contains NUL (\\u0000)"},
+	    {"{\"kernel_image_path\":\"/a\\ud800\"}", "lone leading surrogate"},
+	    {"{\"kernel_image_path\":\"/a\\ud800\\u0041\"}", "lone leading surrogate"},
+	    {"{\"kernel_image_path\":\"/a\\udc00\"}", "lone trailing surrogate"},
+	    {"{\"kernel_image_path\":\"/a\xff\"}",
+	     "invalid unicode code point at line 1 column 25"},
+	    {"{\"kernel_image_path\":\"/a\xc0\xaf\"}", "invalid unicode code point"},
+	    {"{\"kernel_image_path\":\"/a\xed\xa0\x80\"}", "invalid unicode code point"},
+	    {"{\"kernel_image_path\":\"/k\",\n \"boot_args\":\"\xf4\x90\x80\x80\"}",
+	     "invalid unicode code point at line 2 column 15"},
+	};
+	char err[300];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fc_boot b = {0};
+		struct fc_machine m;
+		fc_machine_defaults(&m);
+		bool boot = strstr(bad[i].text, "kernel_image_path") != NULL;
+		assert_int_equal(fill(boot ? &fc_boot_obj : &fc_machine_obj, bad[i].text,
+				      boot ? (void *)&b : (void *)&m, err),
+				 -1);
+		if (!strstr(err, bad[i].words))
+			fail_msg("%zu: '%s' lacks '%s'", i, err, bad[i].words);
+	}
+	/* The same keys in different objects, and valid escapes, are fine. */
+	struct fc_drive d = {0};
+	assert_int_equal(
+	    fill(&fc_drive_obj,
+		 "{\"drive_id\":\"x\",\"is_root_device\":false,\"path_on_host\":"
+		 "\"/\\u00e9\\ud83d\\ude00\xc3\xa9\",\"rate_limiter\":{\"bandwidth\":"
+		 "{\"size\":1,\"refill_time\":1},\"ops\":{\"size\":1,\"refill_time\":1}}}",
+		 &d, err),
+	    0);
+	assert_string_equal(d.path_on_host, "/\xc3\xa9\xf0\x9f\x98\x80\xc3\xa9");
+	/* A nested object's missing field: where that object ends. */
+	assert_int_equal(fill(&fc_drive_obj,
+			      "{\"drive_id\":\"x\",\"is_root_device\":false,\n\"rate_limiter\":"
+			      "{\"ops\":{\"size\":1}}}",
+			      &d, err),
+			 -1);
+	assert_string_equal(err, "missing field `refill_time` at line 2 column 32");
+	struct fc_machine m;
+	fc_machine_defaults(&m);
+	assert_int_equal(fill(&fc_machine_obj,
+			      "{\"vcpu_count\":1,\"mem_size_mib\":18446744073709551616}", &m, err),
+			 -1);
+	assert_string_equal(err,
+			    "invalid type: floating point `18446744073709551616`, expected usize");
+	assert_int_equal(fill(&fc_machine_obj,
+			      "{\"vcpu_count\":300000000000000000000,\"mem_size_mib\":1}", &m, err),
+			 -1);
+	assert_non_null(strstr(err, "floating point `300000000000000000000`"));
+	assert_int_equal(
+	    fill(&fc_machine_obj, "{\"vcpu_count\":2.5e0,\"mem_size_mib\":1}", &m, err), -1);
+	assert_string_equal(err, "invalid type: floating point `2.5e0`, expected u8");
+	assert_int_equal(
+	    fill(&fc_machine_obj, "{\"vcpu_count\":-0300,\"mem_size_mib\":1}", &m, err), -1);
+	assert_int_equal(fill(&fc_machine_obj, "{\"vcpu_count\":-300,\"mem_size_mib\":1}", &m, err),
+			 -1);
+	assert_string_equal(err, "invalid value: integer `-300`, expected u8");
 }
 
 static int route(const char *m, const char *url, const char *body, struct api_req *req,
@@ -180,6 +253,119 @@ static void test_routes(void **state)
 	/* PATCH /machine-config takes any subset. */
 	assert_int_equal(route("PATCH", "/machine-config", "{\"smt\":true}", &req, &rep), 0);
 	assert_int_equal(req.u.machine.seen, 1u << 2);
+}
+
+/* Issue 32.3: smt either takes effect or is refused (skiff: refused),
+ * cpu_template "None" is taken with Firecracker's Deprecation header, and
+ * GET /machine-config shows Firecracker's fields only. */
+static void test_machine_features(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct api_req req;
+	static struct vmm v;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	api_fc_init(&f, &v, &base);
+	static const char *const cases[][2] = {
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"smt\":true}", "skiff has no simultaneous"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"cpu_template\":\"C3\"}", "CPU templates"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"cpu_template\":\"Fast\"}",
+	     "unknown variant `Fast`"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"huge_pages\":\"2M\"}", "huge pages"},
+	    {"{\"vcpu_count\":2,\"mem_size_mib\":256,\"huge_pages\":\"1G\"}",
+	     "unknown variant `1G`"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(route("PUT", "/machine-config", cases[i][0], &req, &rep), 0);
+		api_fc_handle(&f, &req, &rep);
+		expect_fault(&rep, 400, cases[i][1]);
+	}
+	assert_false(f.cfg.machine.smt);
+	assert_int_equal(route("PUT", "/machine-config",
+			       "{\"vcpu_count\":2,\"mem_size_mib\":256,\"cpu_template\":\"None\","
+			       "\"track_dirty_pages\":true,\"smt\":false}",
+			       &req, &rep),
+			 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	assert_true(rep.deprecated);
+	assert_true(f.cfg.machine.track_dirty_pages);
+	assert_int_equal(route("PATCH", "/machine-config", "{\"vcpu_count\":4}", &req, &rep), 0);
+	rep.deprecated = false;
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	assert_false(rep.deprecated);
+	char out[256];
+	size_t n =
+	    api_http_response(out, sizeof(out), 204, NULL, NULL, 0, true, "Deprecation: true\r\n");
+	const char *dep = "\r\nDeprecation: true\r\n\r\n";
+	assert_non_null(memmem(out, n, dep, strlen(dep)));
+	/* Firecracker's fields only, unless skiff's own were given. */
+	struct fc_machine m;
+	fc_machine_defaults(&m);
+	struct json_object *o = api_json_from(&fc_machine_obj, &m);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":false,"
+			    "\"track_dirty_pages\":false,\"huge_pages\":\"None\"}");
+	json_object_put(o);
+	api_fc_fini(&f);
+}
+
+/* Issue 32.3: GET /vm/config writes what was not given as Firecracker's
+ * serde does: null (or its default), every section present. */
+static void test_vmcfg_nulls(void **state)
+{
+	(void)state;
+	static struct fc_vmcfg c;
+	char err[300];
+	fc_vmcfg_init(&c);
+	struct fc_drive d = {0};
+	assert_int_equal(fill(&fc_drive_obj,
+			      "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
+			      "\"rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":2}}}",
+			      &d, err),
+			 0);
+	assert_int_equal(fc_vmcfg_put_drive(&c, &d, err, sizeof(err)), 0);
+	struct fc_net n = {0};
+	assert_int_equal(fill(&fc_net_obj, "{\"iface_id\":\"e\",\"host_dev_name\":\"t\"}", &n, err),
+			 0);
+	assert_int_equal(fc_vmcfg_put_net(&c, &n, err, sizeof(err)), 0);
+	/* Issue 32.3: a second interface on the same tap is refused, and an
+	 * interface updated onto it is gone, as in Firecracker. */
+	struct fc_net n2 = {.iface_id = "f", .host_dev_name = "t"};
+	assert_int_equal(fc_vmcfg_put_net(&c, &n2, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "Could not create the network device"));
+	snprintf(n2.host_dev_name, sizeof(n2.host_dev_name), "u");
+	assert_int_equal(fc_vmcfg_put_net(&c, &n2, err, sizeof(err)), 0);
+	snprintf(n2.host_dev_name, sizeof(n2.host_dev_name), "t");
+	assert_int_equal(fc_vmcfg_put_net(&c, &n2, err, sizeof(err)), -1);
+	assert_int_equal(c.nr_nets, 1);
+	assert_string_equal(c.nets[0].iface_id, "e");
+	struct json_object *o = fc_vmcfg_json(&c);
+	const char *j = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	static const char *const want[] = {
+	    "\"cpu-config\":null",
+	    "\"balloon\":null",
+	    "\"logger\":null",
+	    "\"metrics\":null",
+	    "\"pmem\":[]",
+	    "\"partuuid\":null",
+	    "\"cache_type\":\"Unsafe\"",
+	    "\"socket\":null",
+	    "\"rate_limiter\":{\"bandwidth\":null,\"ops\":{\"size\":1,\"one_time_burst\":null,"
+	    "\"refill_time\":2}}",
+	    "\"guest_mac\":null",
+	    "\"mtu\":null",
+	    "\"rx_rate_limiter\":null",
+	    "\"machine-config\":{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":false,"
+	    "\"track_dirty_pages\":false,\"huge_pages\":\"None\"}",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(j, want[i]))
+			fail_msg("%s lacks %s", j, want[i]);
+	assert_null(strstr(j, "skiff_options"));
+	json_object_put(o);
 }
 
 /* After InstanceStart, Firecracker's refusals; the machine stays as it was. */
@@ -274,7 +460,8 @@ static void test_entropy(void **state)
 	expect_fault(&rep, 400, "Invalid request method and/or path");
 	assert_int_equal(route("GET", "/vm/config", "", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
-	assert_null(strstr(rep.body, "entropy")); /* none configured: none shown */
+	/* none configured: null, as Firecracker shows it */
+	assert_non_null(strstr(rep.body, "\"entropy\":null"));
 	free(rep.body);
 	assert_int_equal(route("PUT", "/entropy", "{}", &req, &rep), 0);
 	assert_int_equal(req.op, OP_ENTROPY_PUT);
@@ -438,9 +625,29 @@ static void test_config_file(void **state)
 	assert_int_equal(c.nr_drives, 1);
 	assert_int_equal(c.nr_nets, 1);
 	assert_int_equal(c.machine.skiff_iothreads, 2);
-	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"balloon\":{}}";
+	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],"
+			  "\"balloon\":{}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "unknown field `balloon`"));
+	assert_non_null(strstr(err, "balloon: The requested operation is not supported"));
+	/* Issue 32.3: Firecracker's VmmConfig: unknown keys ignored, null for
+	 * an optional section, drives required, duplicate keys refused. */
+	static const char *const files[][2] = {
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"frob\":{\"x\":1},"
+	     "\"logger\":null,\"metrics\":null,\"machine-config\":null,\"balloon\":null,"
+	     "\"network-interfaces\":null}",
+	     NULL},
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"}}", "missing field `drives`"},
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":null}",
+	     "drives: invalid type: null, expected a sequence"},
+	    {"{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"drives\":[]}",
+	     "duplicate field `drives`"},
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int r = fc_vmcfg_parse_file(&c, files[i][0], strlen(files[i][0]), err, sizeof(err));
+		if (r != (files[i][1] ? -1 : 0) || (files[i][1] && !strstr(err, files[i][1])))
+			fail_msg("file %zu: %d '%s'", i, r, r ? err : "");
+	}
+	assert_false(c.has_logger);
 	const char *two = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":["
 			  "{\"drive_id\":\"a\",\"path_on_host\":\"/a\",\"is_root_device\":true},"
 			  "{\"drive_id\":\"b\",\"path_on_host\":\"/b\",\"is_root_device\":true}]}";
@@ -477,11 +684,13 @@ static void test_log_one_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_http_framing),	cmocka_unit_test(test_http_limits),
-	    cmocka_unit_test(test_json_strict),		cmocka_unit_test(test_routes),
-	    cmocka_unit_test(test_refused_after_start), cmocka_unit_test(test_ctl_close),
-	    cmocka_unit_test(test_config_file),		cmocka_unit_test(test_server_stop),
-	    cmocka_unit_test(test_log_one_line),	cmocka_unit_test(test_entropy),
+	    cmocka_unit_test(test_http_framing),     cmocka_unit_test(test_http_limits),
+	    cmocka_unit_test(test_json_strict),	     cmocka_unit_test(test_json_refused),
+	    cmocka_unit_test(test_machine_features), cmocka_unit_test(test_vmcfg_nulls),
+	    cmocka_unit_test(test_routes),	     cmocka_unit_test(test_refused_after_start),
+	    cmocka_unit_test(test_ctl_close),	     cmocka_unit_test(test_config_file),
+	    cmocka_unit_test(test_server_stop),	     cmocka_unit_test(test_log_one_line),
+	    cmocka_unit_test(test_entropy),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -115,6 +115,29 @@ static void test_stale_socket_and_other_file(void **state)
 	assert_int_equal(st.st_size, 9);
 }
 
+/* Issue 32.3: a live socket (another skiff listens) is refused and its
+ * file left alone, so the first skiff keeps its API. */
+static void test_live_socket_kept(void **state)
+{
+	struct fx *f = *state;
+	sock_open(f);
+	struct api_sock second;
+	char err[256] = "";
+	assert_int_equal(api_sock_open(&second, f->path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is in use by a running process"));
+	assert_null(strchr(err, '\n'));
+	api_sock_close(&second); /* what the failed start does: no unlink */
+	struct stat st;
+	assert_int_equal(lstat(f->path, &st), 0);
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	assert_true(strlen(f->path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, f->path, strlen(f->path));
+	assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(c);
+	api_sock_close(&f->a);
+}
+
 static void test_peer_rule(void **state)
 {
 	(void)state;
@@ -173,9 +196,8 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_mode_and_unlink),
-	    T(test_stale_socket_and_other_file),
-	    cmocka_unit_test(test_peer_rule),
+	    T(test_mode_and_unlink),  T(test_stale_socket_and_other_file),
+	    T(test_live_socket_kept), cmocka_unit_test(test_peer_rule),
 	    T(test_peer_checked),
 	};
 	return cmocka_run_group_tests_name("api_sock", tests, NULL, NULL);

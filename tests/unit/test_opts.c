@@ -250,6 +250,31 @@ static void test_spec_errors(void **state)
 	assert_null(strstr(err, "secret"));
 }
 
+/* Issue 32.3: a value given apart (the API's path or tap) is taken whole,
+ * commas and all; the rest of the spec is options only. */
+static void test_spec_with(void **state)
+{
+	(void)state;
+	struct tspec t;
+	char err[256];
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(opt_parse_spec_with(&ttable, "path", "/a,ro,n=9", "", &t, err, 256), 0);
+	assert_string_equal(t.path, "/a,ro,n=9");
+	assert_false(t.ro);
+	assert_int_equal(t.n, 0);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(opt_parse_spec_with(&ttable, "path", "/b,x", "ro,n=2", &t, err, 256), 0);
+	assert_string_equal(t.path, "/b,x");
+	assert_true(t.ro);
+	assert_int_equal(t.n, 2);
+	/* Once-only options given apart and again in the spec: twice. */
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(opt_parse_spec_with(&ttable, "n", "3", "p,n=4", &t, err, 256), -1);
+	assert_non_null(strstr(err, "n= given twice"));
+	assert_int_equal(opt_parse_spec_with(&ttable, "n", "0", "p", &t, err, 256), -1);
+	assert_non_null(strstr(err, "invalid n=0 (1-9)"));
+}
+
 /* Help and synopsis come from the rows: every visible option, nothing
  * hidden. */
 static void test_help_from_table(void **state)
@@ -315,7 +340,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_size),	       cmocka_unit_test(test_run_opts),
 	    cmocka_unit_test(test_run_opts_iothreads), cmocka_unit_test(test_run_opts_devices),
 	    cmocka_unit_test(test_spec_values),	       cmocka_unit_test(test_spec_errors),
-	    cmocka_unit_test(test_help_from_table),
+	    cmocka_unit_test(test_spec_with),	       cmocka_unit_test(test_help_from_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,6 +426,16 @@ static void test_spec_bad(void **state)
 	expect_bad_spec("tap=a,mac=01:00:5e:00:00:01", "multicast");
 	expect_bad_spec("tap=a,mac=ff:ff:ff:ff:ff:ff", "multicast");
 	expect_bad_spec("tap=a,mac=00:00:00:00:00:00", "not a valid address");
+	/* Issue 32.3: the API's guest_mac (fc_mac=) is Firecracker's rule: any
+	 * address but zero (its tests use 07:00:00:00:00:01). */
+	expect_bad_spec("tap=a,fc_mac=00:00:00:00:00:00", "not a valid address");
+	expect_bad_spec("tap=a,fc_mac=07:00:00:00:00", "malformed mac");
+	struct net_spec fs;
+	char ferr[200];
+	assert_int_equal(net_spec_parse("tap=a,fc_mac=07:00:00:00:00:01", &fs, ferr, sizeof(ferr)),
+			 0);
+	assert_true(fs.has_mac);
+	assert_int_equal(fs.mac[0], 7);
 	expect_bad_spec("tap=a,foo=1", "unknown option 'foo'");
 	expect_bad_spec("tap=a,queues=0", "queues");
 	expect_bad_spec("tap=a,queues=9", "use 1 to 8");
