@@ -472,7 +472,7 @@ static void test_entropy(void **state)
 	assert_string_equal(spec, "");
 	assert_int_equal(route("PUT", "/entropy",
 			       "{\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
-			       "\"one_time_burst\":0,\"refill_time\":100}}}",
+			       "\"one_time_burst\":0,\"refill_time\":100},\"ops\":null}}",
 			       &req, &rep),
 			 0);
 	api_fc_handle(&f, &req, &rep);
@@ -484,7 +484,7 @@ static void test_entropy(void **state)
 	api_fc_handle(&f, &req, &rep);
 	assert_int_equal(rep.status, 200);
 	if (!strstr(rep.body, "\"entropy\":{\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
-			      "\"one_time_burst\":0,\"refill_time\":100}}}"))
+			      "\"one_time_burst\":0,\"refill_time\":100},\"ops\":null}}"))
 		fail_msg("GET /vm/config: %s", rep.body);
 	free(rep.body);
 	f.state = FC_RUNNING;
@@ -495,13 +495,15 @@ static void test_entropy(void **state)
 	api_fc_fini(&f);
 
 	static struct fc_vmcfg c;
-	const char *file = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"entropy\":"
-			   "{\"rate_limiter\":{\"ops\":{\"size\":5,\"refill_time\":100}}}}";
+	const char *file =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"entropy\":"
+	    "{\"rate_limiter\":{\"ops\":{\"size\":5,\"refill_time\":100}}}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err)), 0);
 	assert_true(c.has_entropy);
 	fc_entropy_spec(&c.entropy, spec, sizeof(spec));
 	assert_string_equal(spec, "ops=5:100:0");
-	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"entropy\":{\"x\":1}}";
+	const char *bad =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"entropy\":{\"x\":1}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);
 	assert_string_equal(err, "entropy: unknown field `x`, expected `rate_limiter`");
 }
