@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/clock.h"
 #include "core/dma.h"
 #include "devices/virtio_rng_priv.h"
 
@@ -86,8 +87,13 @@ static uint32_t rng_serve(struct virtio_rng *r, const struct virtq_elem *e, size
 }
 
 /* Runs the queue to empty, to the limiter, or to the run's budget (then
- * the transport calls again; a trapped kick's vCPU goes on). mu held. */
-static void rng_run(struct virtio_rng *r)
+ * the transport calls again; a trapped kick's vCPU goes on). On the I/O
+ * thread (the limiter's timer: on_vcpu false) a run never goes on past
+ * its budget: without a kick eventfd to come back by (--no-ioeventfd) it
+ * comes back through the timer instead, or a guest that keeps re-posting
+ * chains would hold the thread the VM's other devices share for ever.
+ * mu held. */
+static void rng_run(struct virtio_rng *r, bool on_vcpu)
 {
 	struct virtq *vq = &r->vdev.vqs[0];
 	const struct guest_mem *gm = r->vdev.gm;
@@ -99,6 +105,11 @@ static void rng_run(struct virtio_rng *r)
 		if (!budget || !bytes) {
 			if (t->queue_resched && t->queue_resched(&r->vdev, 0) == 0)
 				break;
+			if (!on_vcpu) {
+				/* 1 ns: the next turn of the I/O thread's loop. */
+				r->deferred = clock_timerfd_set(r->throttle.tfd, 0, 1) == 0;
+				break;
+			}
 			budget = RNG_POP_BUDGET;
 			bytes = RNG_RUN_BYTES;
 		}
@@ -143,7 +154,7 @@ static int rng_activate(struct virtio_dev *vdev)
 	struct virtio_rng *r = rng_of(vdev);
 	pthread_mutex_lock(&r->mu);
 	r->active = true;
-	rng_run(r); /* buffers posted before DRIVER_OK got no kick we took */
+	rng_run(r, true); /* buffers posted before DRIVER_OK got no kick we took */
 	pthread_mutex_unlock(&r->mu);
 	return 0;
 }
@@ -164,7 +175,7 @@ static void rng_queue_notify(struct virtio_dev *vdev, unsigned int q)
 		return;
 	counter_add(&r->stats.kicks, 1);
 	pthread_mutex_lock(&r->mu);
-	rng_run(r);
+	rng_run(r, true);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -183,13 +194,16 @@ static const struct virtio_dev_ops rng_ops = {
     .queue_throttled = rng_queue_throttled,
 };
 
-/* The limiter's timer (I/O thread): run what waited. */
+/* The limiter's timer (I/O thread): run what waited, or the rest of a
+ * run that stopped at its budget. */
 static void rng_throttle_resume(void *opaque)
 {
 	struct virtio_rng *r = opaque;
-	counter_add(&r->stats.rl_events, 1);
 	pthread_mutex_lock(&r->mu);
-	rng_run(r);
+	if (!r->deferred)
+		counter_add(&r->stats.rl_events, 1);
+	r->deferred = false;
+	rng_run(r, false);
 	pthread_mutex_unlock(&r->mu);
 }
 

@@ -26,8 +26,9 @@ struct virtio_rng_stats {
 struct virtio_rng {
 	struct virtio_dev vdev;
 	char name[24];
-	pthread_mutex_t mu; /* the queue, active, elem, buf */
+	pthread_mutex_t mu; /* the queue, active, deferred, elem, buf */
 	bool active;	    /* DRIVER_OK and not reset */
+	bool deferred;	    /* the timer is armed for the rest of a run */
 	struct throttle throttle;
 	struct iothread *io;
 	/* getrandom, or a test's stand-in. */
