@@ -18,8 +18,8 @@
  * mastering (DMA), parity and SERR reporting, INTx disable. */
 #define VFIO_CMD_PASS	0x0547
 #define CAP_WALK_MAX	48   /* 256 bytes hold at most 48 capabilities */
-#define PCIE_CAP_LEN	0x3c /* version 2; version 1 ends at 0x24 */
-#define PCIE_CAP_V1	0x24
+#define PCIE_CAP_LEN	0x3c /* version 2, with the slot and root registers */
+#define PCIE_CAP_V1	20   /* linux/pci_regs.h PCI_CAP_EXP_ENDPOINT_SIZEOF_V1 */
 #define PCIE_DEVCAP	0x04
 #define PCIE_DEVCAP_FLR 0x10000000u
 #define PCIE_DEVCTL	0x08
@@ -101,9 +101,9 @@ static int cap_msix(struct vfio_pci *v, unsigned int at, const uint8_t *dc, char
 /* Read-only (link and device facts for the driver) but for DevCtl's
  * Initiate FLR when the device can: the guest's function reset reaches
  * VFIO as one (vfio_flr). */
-static int cap_exp(struct vfio_pci *v, unsigned int at, const uint8_t *dc)
+static int cap_exp(struct vfio_pci *v, unsigned int at, const uint8_t *dc, unsigned int len)
 {
-	int off = cap_put(v, at, dc, (dc[2] & 0xf) >= 2 ? PCIE_CAP_LEN : PCIE_CAP_V1);
+	int off = cap_put(v, at, dc, len);
 	if (off < 0)
 		return -1;
 	v->exp_cap = (unsigned int)off;
@@ -116,7 +116,9 @@ static int cap_exp(struct vfio_pci *v, unsigned int at, const uint8_t *dc)
 
 /* A capability's length in the device's config space: fixed by its ID,
  * said by the capability itself, or (unknown IDs) up to the next
- * capability or the end, as QEMU sizes them. */
+ * capability or the end, as QEMU sizes them. PCI Express is cut at the
+ * next capability or the end: a version 1 endpoint has 20 bytes, and
+ * devices place it where only those fit (QEMU's e1000e at 0xe0). */
 static unsigned int cap_len(const uint8_t *dc, unsigned int off, unsigned int next)
 {
 	static const uint8_t fixed[] = {
@@ -128,8 +130,10 @@ static unsigned int cap_len(const uint8_t *dc, unsigned int off, unsigned int ne
 	uint16_t ctrl = get16(c + 2);
 	if (c[0] == PCI_CAP_ID_MSI)
 		return (ctrl & 0x80 ? 14 : 10) + (ctrl & 0x100 ? 10 : 0);
-	if (c[0] == PCI_CAP_ID_EXP)
-		return (c[2] & 0xf) >= 2 ? PCIE_CAP_LEN : PCIE_CAP_V1;
+	if (c[0] == PCI_CAP_ID_EXP) {
+		unsigned int len = (c[2] & 0xf) >= 2 ? PCIE_CAP_LEN : PCIE_CAP_V1;
+		return len < next - off ? len : next - off;
+	}
 	if (c[0] == PCI_CAP_ID_VNDR)
 		return c[2] > 3 ? c[2] : 3;
 	if (c[0] < sizeof(fixed) && fixed[c[0]])
@@ -163,8 +167,8 @@ static int cap_claim(uint8_t *owner, unsigned int off, unsigned int len, bool ke
 	return 0;
 }
 
-static int cap_keep(struct vfio_pci *v, unsigned int off, const uint8_t *dc, char *err,
-		    size_t errlen)
+static int cap_keep(struct vfio_pci *v, unsigned int off, unsigned int len, const uint8_t *dc,
+		    char *err, size_t errlen)
 {
 	const uint8_t *c = dc + off;
 	if (c[0] == PCI_CAP_ID_MSIX && !v->msix.cap)
@@ -175,7 +179,7 @@ static int cap_keep(struct vfio_pci *v, unsigned int off, const uint8_t *dc, cha
 	    v->ops->irq_count(v->h, VFIO_PCI_MSI_IRQ_INDEX) > 0)
 		return cap_msi(v, off, c);
 	if (c[0] == PCI_CAP_ID_EXP)
-		return cap_exp(v, off, c);
+		return cap_exp(v, off, c, len);
 	return 1; /* hidden */
 }
 
@@ -199,7 +203,7 @@ static int caps_build(struct vfio_pci *v, const uint8_t *dc, char *err, size_t e
 		int r = cap_claim(owner, offs[i], len, kept) < 0 ||
 				(kept && offs[i] + len > PCI_CFG_SIZE)
 			    ? -1
-			    : cap_keep(v, offs[i], dc, err, errlen);
+			    : cap_keep(v, offs[i], len, dc, err, errlen);
 		if (r < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "%s: capability at 0x%x overlaps another",

@@ -782,6 +782,35 @@ static void test_slot_del_fails(void **state)
 	assert_int_equal(nr_slots(f), 4);
 }
 
+/* QEMU 7.2's e1000e as the testbed passes it: PM at 0xc8, MSI (64-bit, no
+ * mask) at 0xd0, PCI Express version 1 at 0xe0 (20 bytes: only those fit
+ * before the end), MSI-X at 0xa0. A version 1 capability sized as 36
+ * bytes ran past the end and refused the device ("overlaps another"). */
+static void test_e1000e_layout(void **state)
+{
+	struct fx *f = *state;
+	uint8_t *c = f->dev.cfg;
+	memset(c + 0x40, 0, 0xc0);
+	c[PCI_CAPABILITY_LIST] = 0xc8;
+	c[0xc8] = PCI_CAP_ID_PM, c[0xc9] = 0xd0;
+	c[0xd0] = PCI_CAP_ID_MSI, c[0xd1] = 0xe0;
+	put16(c + 0xd2, 0x0080); /* 64-bit, one vector */
+	c[0xe0] = PCI_CAP_ID_EXP, c[0xe1] = 0xa0;
+	put16(c + 0xe2, 0x0001); /* version 1 */
+	c[0xa0] = PCI_CAP_ID_MSIX, c[0xa1] = 0;
+	put16(c + 0xa2, 4);
+	put32(c + 0xa4, 0x0000 | 3);
+	put32(c + 0xa8, 0x2000 | 3);
+	fx_add(f, true);
+	struct bus *b = &f->trap;
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_MSI, 0), 0xd0);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_EXP, 0), 0xe0);
+	assert_int_equal(cfg_find_cap(b, 1, PCI_CAP_ID_MSIX, 0), 0xa0);
+	/* Past the capability's 20 bytes: the device's own, passed through. */
+	put32(f->dev.cfg + 0xf4, 0x5a5a1234);
+	assert_int_equal(cfg_rd(b, 1, 0xf4, 4), 0x5a5a1234);
+}
+
 /* Issue 32.2: config bytes past the header that belong to no capability
  * are the device's own registers and pass through both ways, as QEMU does;
  * hidden capabilities (PM at 0x40, the vendor one at 0xc8) stay hidden;
@@ -999,6 +1028,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cfg_pass, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_e1000e_layout, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_flr, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_status_intx, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_driver_variant),
