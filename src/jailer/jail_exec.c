@@ -54,10 +54,24 @@ int jail_enter(int netns_fd, const char *root_path, char *err, size_t errlen)
 	/* pivot_root(".", "."): the old root lands under the new one, and
 	 * is detached at once: no directory for it in the jail. */
 	step = "pivot_root";
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		step = "detaching the host's root";
+		if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+			goto fail;
+		return 0;
+	}
+	if (errno != EINVAL)
 		goto fail;
-	step = "detaching the host's root";
-	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+	/* A host whose root is the initramfs (rootfs) cannot pivot it away
+	 * (pivot_root(2): EINVAL). Do what switch_root does instead: move the
+	 * jail over / and chroot into it. The old root stays beneath, out of
+	 * reach once the capabilities are dropped (no CAP_SYS_CHROOT to
+	 * chroot out again, and no file descriptor into it survives). */
+	step = "moving the jail over / (rootfs cannot be pivoted)";
+	if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+		goto fail;
+	step = "chroot into the jail";
+	if (chroot(".") < 0 || chdir("/") < 0)
 		goto fail;
 	return 0;
 fail:
