@@ -15,8 +15,12 @@
 # plain builds and CI runs without fuzzing do not pay for clang.
 set -euo pipefail
 
-FUZZ=0
+FUZZ=0 QEMU10=0
 if [ "${1:-}" = --fuzz ]; then FUZZ=1; fi
+# --l0-qemu10: also QEMU 10 from bookworm-backports for L0 (issue 39), in
+# .cache/qemu10/ (extracted, never installed: the system's QEMU 7.2 stays
+# the default); TB_QEMU=.cache/qemu10/qemu-system-x86_64 selects it.
+if [ "${1:-}" = --l0-qemu10 ]; then QEMU10=1; fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE="$ROOT/.cache/kernel"
@@ -119,4 +123,36 @@ if [ ! -e "$STAMP" ]; then
 	# Kernel images are mode 0600 in the package; let a non-root user read it.
 	chmod a+r "$KCACHE"/boot/vmlinuz-"$KVER"
 	touch "$STAMP"
+fi
+
+[ "$QEMU10" -eq 1 ] || exit 0
+# QEMU 10 for L0. The suite's apt source is added with a pin that keeps
+# every installed package where it is (backports are never upgraded to
+# unless asked by version); the three packages are only downloaded.
+QCACHE="$ROOT/.cache/qemu10"
+QVER=1:10.0.2+ds-2+deb13u1~bpo12+1
+SRC=/etc/apt/sources.list.d/skiff-bookworm-backports.sources
+if [ ! -e "$SRC" ] && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d; then
+	echo "install-deps: adding bookworm-backports (pinned to 100) for QEMU 10"
+	printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm-backports' \
+		'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
+		"${SUDO[@]}" tee "$SRC" >/dev/null
+	printf '%s\n' 'Package: *' 'Pin: release a=bookworm-backports' 'Pin-Priority: 100' |
+		"${SUDO[@]}" tee /etc/apt/preferences.d/skiff-bookworm-backports >/dev/null
+	updated=0
+	apt_update_once
+fi
+if [ ! -e "$QCACHE/.extracted" ]; then
+	mkdir -p "$QCACHE"
+	echo "install-deps: downloading QEMU $QVER into .cache/qemu10/"
+	sandbox=()
+	if [ "$(id -u)" -eq 0 ]; then sandbox=(-o APT::Sandbox::User=root); fi
+	(cd "$QCACHE" && quiet apt-get download -qq "${sandbox[@]}" qemu-system-x86="$QVER" \
+		qemu-system-data="$QVER" qemu-system-common="$QVER")
+	for d in "$QCACHE"/*.deb; do quiet dpkg -x "$d" "$QCACHE/root"; done
+	# Its own firmware first (-L), then the system's SeaBIOS its links name.
+	printf '#!/bin/sh\nexec "%s/root/usr/bin/qemu-system-x86_64" -L "%s/root/usr/share/qemu" "$@"\n' \
+		"$QCACHE" "$QCACHE" >"$QCACHE/qemu-system-x86_64"
+	chmod +x "$QCACHE/qemu-system-x86_64"
+	touch "$QCACHE/.extracted"
 fi
