@@ -103,6 +103,9 @@ static const struct api_field machine_f[] = {
     STR(struct fc_machine, cpu_template, AF_IF_SEEN),
     /* skiff's own: shown only if given, so the object is Firecracker's. */
     INT(struct fc_machine, skiff_iothreads, 1, 8, AF_IF_SEEN, "an integer from 1 to 8"),
+    BOOL(struct fc_machine, skiff_cpu_pm, AF_IF_SEEN),
+    INT(struct fc_machine, skiff_halt_poll_us, 0, 1000000, AF_IF_SEEN,
+	"an integer from 0 to 1000000"),
 };
 OBJECT(fc_machine_obj, struct fc_machine, "MachineConfig", machine_f);
 

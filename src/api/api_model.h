@@ -60,8 +60,14 @@ struct fc_machine {
 	bool smt, track_dirty_pages;
 	char huge_pages[8], cpu_template[16];
 	int64_t skiff_iothreads;
+	bool skiff_cpu_pm;	    /* --cpu-pm on */
+	int64_t skiff_halt_poll_us; /* --halt-poll USEC, if given */
 	uint32_t seen;
 };
+/* machine-config's seen bits of skiff_cpu_pm and skiff_halt_poll_us: not
+ * given, the command line's --cpu-pm and --halt-poll apply. */
+#define FC_MACHINE_SEEN_CPU_PM	  (1u << 7)
+#define FC_MACHINE_SEEN_HALT_POLL (1u << 8)
 
 struct fc_logger {
 	char log_path[FC_PATH_MAX], level[16], module[FC_ID_MAX];

@@ -65,6 +65,10 @@ static void config_from_argv(const struct vmm_config *c)
 	v->machine.vcpu_count = c->cpus;
 	v->machine.mem_size_mib = (int64_t)(c->mem >> 20);
 	v->machine.skiff_iothreads = c->iothreads;
+	v->machine.skiff_cpu_pm = c->cpu_pm;
+	v->machine.skiff_halt_poll_us = (int64_t)(c->halt_poll_ns / 1000);
+	v->machine.seen |= (c->cpu_pm ? FC_MACHINE_SEEN_CPU_PM : 0) |
+			   (c->halt_poll_set ? FC_MACHINE_SEEN_HALT_POLL : 0);
 }
 
 /* Waits for InstanceStart, serving the API, until a signal says stop. */

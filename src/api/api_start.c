@@ -151,6 +151,12 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 		c.mem = (uint64_t)f->cfg.machine.mem_size_mib << 20;
 		c.cpus = (int)f->cfg.machine.vcpu_count;
 		c.iothreads = (int)f->cfg.machine.skiff_iothreads;
+		if (f->cfg.machine.seen & FC_MACHINE_SEEN_CPU_PM)
+			c.cpu_pm = f->cfg.machine.skiff_cpu_pm;
+		if (f->cfg.machine.seen & FC_MACHINE_SEEN_HALT_POLL) {
+			c.halt_poll_set = true;
+			c.halt_poll_ns = (uint64_t)f->cfg.machine.skiff_halt_poll_us * 1000;
+		}
 	}
 	c.disk_replace = f->serving;
 	char why[512] = "";

@@ -1,9 +1,11 @@
 #include "cli/opts.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/console_filter.h"
+#include "core/cpulist.h"
 #include "iothread/iothread.h"
 
 static const char *const unpack_names[] = {"host", "guest", NULL};
@@ -19,6 +21,74 @@ static int run_opt_device(const struct opt *o, const char *val, void *target, ch
 		return -1;
 	}
 	c->devs[c->nr_devs++] = (struct vmm_dev_arg){.option = o->name, .spec = val};
+	return 0;
+}
+
+/* "N" or "N,pin=LIST": a thread count in [o->min, o->max] and, if given,
+ * one host CPU per thread, in order, that this process may run on. */
+static int run_opt_threads(const struct opt *o, const char *val, int *count, int *pin, int *nr_pin,
+			   char *err, size_t errlen)
+{
+	char why[160];
+	long n;
+	const char *comma = strchr(val, ',');
+	size_t nlen = comma ? (size_t)(comma - val) : strlen(val);
+	char num[16];
+	snprintf(num, sizeof(num), "%.*s", (int)(nlen < sizeof(num) - 1 ? nlen : sizeof(num) - 1),
+		 val);
+	if (nlen >= sizeof(num) || !isdigit((unsigned char)num[0]) ||
+	    parse_int(num, (long)o->min, (long)o->max, &n) < 0) {
+		snprintf(err, errlen, "invalid --%s '%s': %s", o->name, val, o->hint);
+		return -1;
+	}
+	*count = (int)n;
+	*nr_pin = 0;
+	if (!comma)
+		return 0;
+	if (strncmp(comma + 1, "pin=", 4)) {
+		snprintf(err, errlen, "invalid --%s '%s': the only key is pin=LIST", o->name, val);
+		return -1;
+	}
+	int got = cpulist_parse(comma + 5, pin, (int)n, why, sizeof(why));
+	if (got >= 0 && got < n)
+		snprintf(why, sizeof(why), "%ld %s but %d host CPU%s in pin= (one each, in order)",
+			 n, strcmp(o->name, "cpus") ? "I/O threads" : "vCPUs", got,
+			 got == 1 ? "" : "s");
+	if (got < n || cpulist_check_host(pin, got, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "invalid --%s '%s': %s", o->name, val, why);
+		return -1;
+	}
+	*nr_pin = got;
+	return 0;
+}
+
+static int run_opt_cpus(const struct opt *o, const char *val, void *target, char *err,
+			size_t errlen)
+{
+	struct vmm_config *c = &((struct run_opts *)target)->vm;
+	return run_opt_threads(o, val, &c->cpus, c->vcpu_pin, &c->nr_vcpu_pin, err, errlen);
+}
+
+static int run_opt_iothreads(const struct opt *o, const char *val, void *target, char *err,
+			     size_t errlen)
+{
+	struct vmm_config *c = &((struct run_opts *)target)->vm;
+	return run_opt_threads(o, val, &c->iothreads, c->io_pin, &c->nr_io_pin, err, errlen);
+}
+
+/* --halt-poll USEC: given at all is what counts (0 turns polling off). */
+static int run_opt_halt_poll(const struct opt *o, const char *val, void *target, char *err,
+			     size_t errlen)
+{
+	struct vmm_config *c = &((struct run_opts *)target)->vm;
+	long us;
+	if (!isdigit((unsigned char)val[0]) ||
+	    parse_int(val, (long)o->min, (long)o->max, &us) < 0) {
+		snprintf(err, errlen, "invalid --%s '%s': %s", o->name, val, o->hint);
+		return -1;
+	}
+	c->halt_poll_set = true;
+	c->halt_poll_ns = (uint64_t)us * 1000;
 	return 0;
 }
 
@@ -49,21 +119,35 @@ static const struct opt run_opts_fixed[] = {
      .metavar = "SIZE",
      .help = "guest RAM, e.g. 256M, 2G (default 256M)"},
     {.name = "cpus",
-     .type = OPT_INT,
-     .off = RUN_OFF(vm.cpus),
+     .type = OPT_CUSTOM,
+     .parse = run_opt_cpus,
      .min = 1,
      .max = OPTS_CPUS_MAX,
-     .hint = "use 1 to 64",
-     .metavar = "N",
-     .help = "vCPUs, 1-64 (default 1)"},
+     .hint = "use 1 to 64, optionally with ,pin=LIST",
+     .metavar = "N[,pin=LIST]",
+     .help = "vCPUs, 1-64 (default 1); pin=0-3,6: vCPU i on the list's i-th host CPU"},
     {.name = "iothreads",
-     .type = OPT_INT,
-     .off = RUN_OFF(vm.iothreads),
+     .type = OPT_CUSTOM,
+     .parse = run_opt_iothreads,
      .min = 1,
      .max = IOTHREAD_MAX,
-     .hint = "use 1 to 8",
-     .metavar = "N",
-     .help = "I/O threads, 1-8 (default 1); devices go round-robin"},
+     .hint = "use 1 to 8, optionally with ,pin=LIST",
+     .metavar = "N[,pin=LIST]",
+     .help = "I/O threads, 1-8 (default 1); devices go round-robin; pin= as --cpus"},
+    {.name = "cpu-pm",
+     .type = OPT_ONOFF,
+     .off = RUN_OFF(vm.cpu_pm),
+     .hint = "use on or off",
+     .metavar = "on|off",
+     .help = "on: the guest idles on its own CPU (no HLT/MWAIT/PAUSE exits); default off"},
+    {.name = "halt-poll",
+     .type = OPT_CUSTOM,
+     .parse = run_opt_halt_poll,
+     .min = 0,
+     .max = OPTS_HALT_POLL_MAX_US,
+     .hint = "use 0 to 1000000 (microseconds)",
+     .metavar = "USEC",
+     .help = "KVM's halt polling for this VM, in us (0: none; default: the host's)"},
     {.name = "no-ioeventfd",
      .type = OPT_FLAG,
      .off = RUN_OFF(vm.no_ioeventfd),

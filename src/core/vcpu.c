@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/cpulist.h"
 #include "core/sandbox.h"
 #include "core/thread.h"
 #include "core/arch.h"
@@ -44,6 +45,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		return NULL;
 	v->vm = vm;
 	v->index = index;
+	v->pin_cpu = -1;
 	v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, index);
 	if (v->fd < 0)
 		goto fail;
@@ -54,7 +56,7 @@ struct vcpu *vcpu_create(struct vm *vm, int index, const struct kvm_cpuid2 *cpui
 		goto fail;
 	}
 	cmmio_attach(&vm->cmmio, v->run, (size_t)vm->vcpu_mmap_size);
-	int r = arch_vcpu_init(v->fd, cpuid, index, vm->nr_cpus);
+	int r = arch_vcpu_init(v->fd, cpuid, index, vm->nr_cpus, vm->idle_exits_off);
 	if (r < 0) {
 		errno = -r;
 		goto fail;
@@ -214,7 +216,7 @@ int vcpu_start(struct vcpu *v)
 	/* vCPU threads leave the kick signal unblocked; others block it.
 	 * Counted in before it runs, so a pause right after waits for it. */
 	vcpu_gate_enter(&v->vm->gate);
-	int r = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	int r = thread_create_on(&v->thread, v->pin_cpu, vcpu_thread, v);
 	if (r == 0)
 		__atomic_store_n(&v->started, 1, __ATOMIC_RELEASE);
 	else

@@ -37,6 +37,7 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	int started;
+	int pin_cpu;		       /* host CPU the thread runs on, or -1 (vcpu_start) */
 	counter_t exits[VCPU_STAT_NR]; /* by the vCPU thread; read by stats */
 	uint64_t first_run_ns;	       /* CLOCK_MONOTONIC of the first KVM_RUN */
 	uint64_t cpu_ns;	       /* thread CPU time, set when the thread ends */

@@ -10,6 +10,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/arch.h"
+
 /* Below 4 GiB, out of the way of RAM and the PCI window: KVM needs these
  * three pages on Intel for real-mode emulation. */
 #define VM_TSS_ADDR	     0xfffbd000
@@ -314,4 +316,42 @@ int vm_ioeventfd(struct vm *vm, int efd, enum bus_space sp, uint64_t addr, uint3
 		     (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN),
 	};
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0 ? -errno : 0;
+}
+
+static int caps_check(void *ctx, unsigned int cap)
+{
+	return ioctl(((struct vm *)ctx)->vm_fd, KVM_CHECK_EXTENSION, cap);
+}
+
+static int caps_enable(void *ctx, unsigned int cap, uint64_t arg0)
+{
+	struct kvm_enable_cap c = {.cap = cap, .args = {arg0}};
+	return ioctl(((struct vm *)ctx)->vm_fd, KVM_ENABLE_CAP, &c) < 0 ? -errno : 0;
+}
+
+struct vm_caps vm_caps_of(struct vm *vm)
+{
+	return (struct vm_caps){.check = caps_check, .enable = caps_enable, .ctx = vm};
+}
+
+unsigned int vm_idle_setup(const struct vm_caps *k, bool cpu_pm, bool set_poll, uint64_t poll_ns,
+			   char *note, size_t notelen)
+{
+	note[0] = '\0';
+	unsigned int off = cpu_pm ? arch_idle_exits_off(k, note, notelen) : 0;
+	if (!set_poll)
+		return off;
+	/* KVM_CAP_HALT_POLL (Linux 5.15): the VM's own max_halt_poll_ns,
+	 * instead of the kvm module's halt_poll_ns for every VM. */
+	int r = k->check(k->ctx, KVM_CAP_HALT_POLL) > 0
+		    ? k->enable(k->ctx, KVM_CAP_HALT_POLL, poll_ns)
+		    : -EOPNOTSUPP;
+	if (r < 0) {
+		size_t n = strlen(note);
+		snprintf(
+		    note + n, notelen - n,
+		    "%s--halt-poll: the host keeps its own halt polling (KVM_CAP_HALT_POLL: %s)",
+		    n ? "; " : "", strerror(-r));
+	}
+	return off;
 }

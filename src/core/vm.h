@@ -37,6 +37,9 @@ struct vm {
 	struct cmmio cmmio; /* KVM's coalesced-MMIO ring and zones */
 	int nr_cpus;
 	struct vcpu *vcpus[VM_MAX_CPUS];
+	/* The idle exits KVM no longer takes (--cpu-pm; the arch's bits, from
+	 * vm_idle_setup): each vCPU's CPUID tells the guest what it may use. */
+	unsigned int idle_exits_off;
 
 	/* GSI routing table mirrored in host memory; KVM_SET_GSI_ROUTING
 	 * replaces the whole table, so every change rewrites it. */
@@ -56,6 +59,25 @@ struct vm {
  * -1 with a one-line message in err. */
 int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
+
+/* KVM_CHECK_EXTENSION and KVM_ENABLE_CAP (args[0] only) on a VM fd, behind
+ * two calls, so that what skiff asks of a host can be tested against a
+ * fake one. */
+struct vm_caps {
+	int (*check)(void *ctx, unsigned int cap);		   /* the host's answer */
+	int (*enable)(void *ctx, unsigned int cap, uint64_t arg0); /* 0 or -errno */
+	void *ctx;
+};
+/* The real ones, on the VM's fd. */
+struct vm_caps vm_caps_of(struct vm *vm);
+
+/* Before any vCPU exists (KVM refuses both after): --cpu-pm on takes the
+ * guest's idle exits away where the host allows (arch_idle_exits_off);
+ * --halt-poll sets KVM's halt-polling window to poll_ns (KVM_CAP_HALT_POLL).
+ * Returns the exits now off, for vm->idle_exits_off. What the host refused
+ * is said in note, one line ("" if nothing): the rest applies all the same. */
+unsigned int vm_idle_setup(const struct vm_caps *k, bool cpu_pm, bool set_poll, uint64_t poll_ns,
+			   char *note, size_t notelen);
 
 /* Requests that the VM stop; the first request's kind and reason stick. */
 void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)

@@ -1,5 +1,6 @@
 #include "iothread/iothread.h"
 
+#include "core/cpulist.h"
 #include "core/sandbox.h"
 #include "core/clock.h"
 #include "core/thread.h"
@@ -32,6 +33,7 @@ int iothread_init(struct iothread *io, const char *name)
 	memset(io, 0, sizeof(*io));
 	pthread_mutex_init(&io->handlers_lock, NULL);
 	snprintf(io->name, sizeof(io->name), "%s", name);
+	io->pin_cpu = -1;
 	io->cpu_clock = thread_cpu_ns;
 	io->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (io->epfd < 0)
@@ -181,7 +183,7 @@ out:;
 
 int iothread_start(struct iothread *io)
 {
-	int r = pthread_create(&io->thread, NULL, iothread_loop, io);
+	int r = thread_create_on(&io->thread, io->pin_cpu, iothread_loop, io);
 	if (r)
 		return -r;
 	io->running = 1;

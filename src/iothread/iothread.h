@@ -44,6 +44,7 @@ struct iothread {
 	int stop_fd; /* eventfd: wakes the loop to stop */
 	pthread_t thread;
 	int running;
+	int pin_cpu; /* host CPU the thread runs on, or -1 (iothread_start) */
 	/* epoll_wait returns (not counting empty peeks while polling), and fd
 	 * handlers run; published as "ioN wakeups" / "ioN events". */
 	counter_t wakeups, events;

@@ -36,6 +36,42 @@ static int vmm_iothreads_init(struct vmm *v, unsigned int n)
 	return 0;
 }
 
+/* --cpus and --iothreads' pin= lists (one CPU per thread, checked by the
+ * parser; an API's counts may differ from the command line's). */
+static int vmm_pins_check(const struct vmm_config *c, char *err, size_t errlen)
+{
+	if (c->nr_vcpu_pin && c->nr_vcpu_pin != c->cpus)
+		snprintf(err, errlen, "%d vCPUs but %d host CPUs in --cpus pin= (one each)",
+			 c->cpus, c->nr_vcpu_pin);
+	else if (c->nr_io_pin && c->nr_io_pin != c->iothreads)
+		snprintf(err, errlen,
+			 "%d I/O threads but %d host CPUs in --iothreads pin= (one each)",
+			 c->iothreads, c->nr_io_pin);
+	else
+		return 0;
+	return -1;
+}
+
+static void vmm_pins_apply(struct vmm *v, const struct vmm_config *c)
+{
+	for (int i = 0; i < c->nr_vcpu_pin; i++)
+		v->vm.vcpus[i]->pin_cpu = c->vcpu_pin[i];
+	for (int i = 0; i < c->nr_io_pin; i++)
+		v->io[i].pin_cpu = c->io_pin[i];
+}
+
+/* --cpu-pm and --halt-poll, before the vCPUs exist. What the host refused
+ * is said; the VM runs with the rest. */
+static void vmm_idle_setup(struct vmm *v, const struct vmm_config *c)
+{
+	char note[256];
+	struct vm_caps k = vm_caps_of(&v->vm);
+	v->vm.idle_exits_off =
+	    vm_idle_setup(&k, c->cpu_pm, c->halt_poll_set, c->halt_poll_ns, note, sizeof(note));
+	if (note[0])
+		fprintf(stderr, "skiff: %s\n", note);
+}
+
 static int host_memslot_add(void *vm, uint64_t gpa, uint64_t size, void *hva)
 {
 	return vm_memslot_add(vm, gpa, size, hva);
@@ -103,7 +139,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	for (int i = 0; i < c->nr_devs; i++)
 		if (devmgr_check_arg(&DEV_ARG(&c->devs[i]), !c->no_ioeventfd, err, errlen) < 0)
 			return -1;
-	if (platform_open_kernel(&img, c, err, errlen) < 0)
+	if (vmm_pins_check(c, err, errlen) < 0 || platform_open_kernel(&img, c, err, errlen) < 0)
 		return -1;
 	int r = vm_create(&v->vm, c->mem, c->cpus, err, errlen);
 	v->vm_created = true;
@@ -113,6 +149,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 		goto fail;
 	}
 	sandbox_enable(!c->no_seccomp);
+	vmm_idle_setup(v, c);
 	v->disk_replace = c->disk_replace;
 	v->console_filter = c->console_filter;
 	exit_sites_init(&v->sites);
@@ -130,6 +167,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	*status = EXIT_RUNTIME;
 	if (platform_build(v, &img, err, errlen) < 0 || devmgr_start(&v->dm, err, errlen) < 0)
 		goto fail;
+	vmm_pins_apply(v, c);
 	boot_image_close(&img);
 	return 0;
 fail:

@@ -43,6 +43,16 @@ struct vmm_config {
 	uint64_t mem;
 	int cpus;
 	int iothreads; /* 1..IOTHREAD_MAX */
+	/* Host CPUs the vCPU and I/O threads run on, one each in order (pin=
+	 * of --cpus and --iothreads); none given: the scheduler's choice. */
+	int vcpu_pin[VM_MAX_CPUS], nr_vcpu_pin;
+	int io_pin[IOTHREAD_MAX], nr_io_pin;
+	/* --cpu-pm on: the guest's idle instructions stay in the guest, where
+	 * KVM allows (vm_idle_setup). */
+	bool cpu_pm;
+	/* --halt-poll: KVM's halt-polling window for the VM, if given. */
+	bool halt_poll_set;
+	uint64_t halt_poll_ns;
 	bool no_ioeventfd;
 	bool no_seccomp;
 	/* An API may change disks' images while the guest runs: the main

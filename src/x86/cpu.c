@@ -1,5 +1,6 @@
 #include "x86/cpu.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #define MSR_KERNEL_GS_BASE	0xc0000102
 #define MSR_MTRR_DEF_TYPE	0x2ff
 #define MISC_ENABLE_FAST_STRING 1ULL
+#define MISC_ENABLE_MWAIT	(1ULL << 18)
 #define MTRR_DEF_ENABLE		(1ULL << 11)
 #define MTRR_TYPE_WB		6ULL
 
@@ -43,7 +45,8 @@
 #define APIC_MODE_EXTINT 0x7
 #define APIC_MODE_NMI	 0x4
 
-static int msrs_set(int fd)
+/* misc_extra: bits added to IA32_MISC_ENABLE. */
+static int msrs_set(int fd, uint64_t misc_extra)
 {
 	static const struct {
 		uint32_t index;
@@ -76,6 +79,8 @@ static int msrs_set(int fd)
 	for (int i = 0; i < N; i++) {
 		m.e[i].index = boot_msrs[i].index;
 		m.e[i].data = boot_msrs[i].value;
+		if (m.e[i].index == MSR_IA32_MISC_ENABLE)
+			m.e[i].data |= misc_extra;
 	}
 	int r = ioctl(fd, KVM_SET_MSRS, &m);
 	return r < 0 ? -errno : (r == N ? 0 : -EINVAL);
@@ -97,19 +102,27 @@ static int lapic_lint_set(int fd)
 	return ioctl(fd, KVM_SET_LAPIC, &la) < 0 ? -errno : 0;
 }
 
-int arch_vcpu_init(int fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus)
+int arch_vcpu_init(int fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus,
+		   unsigned int idle_exits_off)
 {
+	bool mwait = idle_exits_off & KVM_X86_DISABLE_EXITS_MWAIT;
+	uint32_t leaf5[4] = {0};
+	if (mwait)
+		__cpuid_count(5, 0, leaf5[0], leaf5[1], leaf5[2], leaf5[3]);
 	size_t sz = sizeof(*supported) + supported->nent * sizeof(supported->entries[0]);
 	struct kvm_cpuid2 *c = malloc(sz);
 	if (!c)
 		return -ENOMEM;
 	memcpy(c, supported, sz);
 	cpuid_patch(c, index, nr_cpus);
+	cpuid_patch_idle(c, idle_exits_off, leaf5);
 	int r = ioctl(fd, KVM_SET_CPUID2, c) < 0 ? -errno : 0;
 	free(c);
 	if (r < 0)
 		return r;
-	if ((r = msrs_set(fd)) < 0)
+	/* MWAIT enabled, as firmware leaves it where the CPU has it (QEMU
+	 * sets it with MONITOR in CPUID: x86_cpu_reset). */
+	if ((r = msrs_set(fd, mwait ? MISC_ENABLE_MWAIT : 0)) < 0)
 		return r;
 	struct kvm_fpu fpu = {.fcw = 0x37f, .mxcsr = 0x1f80};
 	if (ioctl(fd, KVM_SET_FPU, &fpu) < 0)

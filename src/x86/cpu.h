@@ -18,6 +18,13 @@ void cpuid_add_emulated(struct kvm_cpuid2 *c, bool tsc_deadline);
  * APIC IDs, topology counts, the hypervisor bit. */
 void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus);
 
+/* What the guest may use of its idle instructions, given the exits KVM no
+ * longer takes (KVM_X86_DISABLE_EXITS_* bits): MONITOR/MWAIT (CPUID.1:ECX
+ * bit 3, with the host's leaf 5 from host_leaf5: EAX..EDX) only where
+ * MWAIT exits are off; KVM's PV unhalt (KVM_CPUID_FEATURES EAX bit 7) only
+ * where HLT exits are on. */
+void cpuid_patch_idle(struct kvm_cpuid2 *c, unsigned int exits_off, const uint32_t host_leaf5[4]);
+
 /* arch_vcpu_init (core/arch.h) sets CPUID, MSRs, FPU and LAPIC LINT0/1. */
 /* Puts the boot CPU in 64-bit mode at `entry` with RSI = zero page, using
  * the page tables and GDT that x86_boot_tables_write placed. */

@@ -1,3 +1,4 @@
+#include <asm/kvm_para.h>
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdlib.h>
@@ -9,6 +10,9 @@
 #define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID_1_ECX_HYPERVISOR	 (1u << 31)
 #define CPUID_1_EDX_HTT		 (1u << 28)
+#define CPUID_1_ECX_MONITOR	 (1u << 3)
+#define CPUID_5_ECX_EMX		 (1u << 0) /* MWAIT extensions enumerated */
+#define CPUID_5_ECX_IBE		 (1u << 1) /* interrupts break MWAIT, even masked */
 
 struct kvm_cpuid2 *cpuid_get_supported(int kvm_fd)
 {
@@ -90,6 +94,37 @@ void cpuid_patch(struct kvm_cpuid2 *c, int index, int nr_cpus)
 			break;
 		default:
 			break;
+		}
+	}
+}
+
+void cpuid_patch_idle(struct kvm_cpuid2 *c, unsigned int exits_off, const uint32_t host_leaf5[4])
+{
+	bool mwait = exits_off & KVM_X86_DISABLE_EXITS_MWAIT;
+	bool hlt = exits_off & KVM_X86_DISABLE_EXITS_HLT;
+	for (uint32_t i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+		if (e->function == 1) {
+			/* QEMU: kvm_arch_get_supported_cpuid adds MONITOR when
+			 * cpu-pm is on and KVM lets MWAIT run in the guest; KVM
+			 * never lists it, and an intercepted MWAIT is a NOP. */
+			e->ecx =
+			    mwait ? e->ecx | CPUID_1_ECX_MONITOR : e->ecx & ~CPUID_1_ECX_MONITOR;
+		} else if (e->function == 5 && mwait) {
+			/* The host's C-state sub-states, which KVM zeroes: the
+			 * guest's idle driver picks its MWAIT hints from them
+			 * (QEMU: host_cpu_enable_cpu_pm, with EMX and IBE). */
+			e->eax = host_leaf5[0];
+			e->ebx = host_leaf5[1];
+			e->ecx = host_leaf5[2] | CPUID_5_ECX_EMX | CPUID_5_ECX_IBE;
+			e->edx = host_leaf5[3];
+		} else if (e->function == KVM_CPUID_FEATURES && hlt) {
+			/* A halted vCPU that KVM does not see halted cannot be
+			 * woken by the PV kick its spinlock waiters rely on: the
+			 * guest must use native spinlocks. Newer KVM clears it
+			 * itself at KVM_SET_CPUID2 when HLT exits are off
+			 * (arch/x86/kvm/cpuid.c); QEMU leaves it to KVM. */
+			e->eax &= ~(1u << KVM_FEATURE_PV_UNHALT);
 		}
 	}
 }

@@ -46,6 +46,15 @@ expect 2 "invalid --mem" -- "$SKIFF" run --kernel "$T/notkernel" --mem 12Q
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 0
 expect 2 "invalid --cpus" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 1000
 expect 2 "unknown option" -- "$SKIFF" run --kernel "$T/notkernel" --frobnicate
+# The dedicated-CPU mode's options (issue 38): told before the kernel is read.
+expect 2 "invalid --cpus '2,pin=': empty CPU list" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 2,pin=
+expect 2 "invalid --cpus .*listed twice" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 2,pin=0,0
+expect 2 "invalid --cpus .*2 vCPUs but 1 host CPU" -- "$SKIFF" run --kernel "$T/notkernel" --cpus 2,pin=0
+expect 2 "invalid --cpus .*not one this process may run on" -- \
+	"$SKIFF" run --kernel "$T/notkernel" --cpus 1,pin=1023
+expect 2 "invalid --iothreads .*bad CPU list" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 1,pin=0-
+expect 2 "invalid --halt-poll" -- "$SKIFF" run --kernel "$T/notkernel" --halt-poll -1
+expect 2 "invalid --cpu-pm 'yes'" -- "$SKIFF" run --kernel "$T/notkernel" --cpu-pm yes
 expect 2 "invalid --unpack" -- "$SKIFF" run --kernel "$T/notkernel" --unpack sideways
 expect 2 "invalid --console-filter 'pretty': use safe, off or caret" -- "$SKIFF" run --kernel "$T/notkernel" --console-filter pretty
 expect 2 "invalid --iothreads '0': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 0

@@ -627,6 +627,27 @@ static void test_config_file(void **state)
 	assert_int_equal(c.nr_drives, 1);
 	assert_int_equal(c.nr_nets, 1);
 	assert_int_equal(c.machine.skiff_iothreads, 2);
+	assert_false(c.machine.seen & (FC_MACHINE_SEEN_CPU_PM | FC_MACHINE_SEEN_HALT_POLL));
+	/* skiff's idle fields: given, they are marked seen (api_start then
+	 * prefers them to --cpu-pm / --halt-poll). */
+	const char *pm =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"machine-config\":"
+	    "{\"vcpu_count\":2,\"mem_size_mib\":256,\"skiff_cpu_pm\":true,"
+	    "\"skiff_halt_poll_us\":50}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, pm, strlen(pm), err, sizeof(err)), 0);
+	assert_true(c.machine.skiff_cpu_pm);
+	assert_int_equal(c.machine.skiff_halt_poll_us, 50);
+	assert_int_equal(c.machine.seen & (FC_MACHINE_SEEN_CPU_PM | FC_MACHINE_SEEN_HALT_POLL),
+			 FC_MACHINE_SEEN_CPU_PM | FC_MACHINE_SEEN_HALT_POLL);
+	const char *far =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"machine-config\":"
+	    "{\"vcpu_count\":2,\"mem_size_mib\":256,\"skiff_halt_poll_us\":1000001}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, far, strlen(far), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "expected an integer from 0 to 1000000"));
+	const char *notbool =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"machine-config\":"
+	    "{\"vcpu_count\":2,\"mem_size_mib\":256,\"skiff_cpu_pm\":\"on\"}}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, notbool, strlen(notbool), err, sizeof(err)), -1);
 	const char *bad = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],"
 			  "\"balloon\":{}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,122 @@ static void test_run_opts_iothreads(void **state)
 		assert_non_null(strstr(err, "use 1 to 8"));
 		assert_null(strchr(err, '\n'));
 	}
+}
+
+/* The CPUs this process may run on: the first two (-1 if none), and the
+ * first it may not. */
+static void host_cpus(int *a, int *b, int *outside)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	*a = *b = *outside = -1;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set) && *outside < 0)
+			*outside = c;
+		else if (CPU_ISSET(c, &set) && *a < 0)
+			*a = c;
+		else if (CPU_ISSET(c, &set) && *b < 0)
+			*b = c;
+	}
+	assert_true(*a >= 0 && *outside >= 0);
+}
+
+static void test_run_opts_pin(void **state)
+{
+	(void)state;
+	struct run_opts o;
+	char err[256], v1[32], v2[64];
+	int a, b, outside;
+	host_cpus(&a, &b, &outside);
+	const char *dflt[] = {"run", "--kernel", "k", "--cpus", "2"};
+	assert_int_equal(parse(dflt, 5, &o, err), 0);
+	assert_int_equal(o.vm.cpus, 2);
+	assert_int_equal(o.vm.nr_vcpu_pin, 0);
+	assert_int_equal(o.vm.nr_io_pin, 0);
+	snprintf(v1, sizeof(v1), "1,pin=%d", a);
+	const char *one[] = {"run", "--kernel", "k", "--cpus", v1, "--iothreads", v1};
+	assert_int_equal(parse(one, 7, &o, err), 0);
+	assert_int_equal(o.vm.cpus, 1);
+	assert_int_equal(o.vm.nr_vcpu_pin, 1);
+	assert_int_equal(o.vm.vcpu_pin[0], a);
+	assert_int_equal(o.vm.iothreads, 1);
+	assert_int_equal(o.vm.nr_io_pin, 1);
+	assert_int_equal(o.vm.io_pin[0], a);
+	if (b >= 0) { /* in the list's order, not the CPUs' */
+		snprintf(v2, sizeof(v2), "2,pin=%d,%d", b, a);
+		const char *two[] = {"run", "--kernel", "k", "--cpus", v2};
+		assert_int_equal(parse(two, 5, &o, err), 0);
+		assert_int_equal(o.vm.nr_vcpu_pin, 2);
+		assert_int_equal(o.vm.vcpu_pin[0], b);
+		assert_int_equal(o.vm.vcpu_pin[1], a);
+	}
+	/* Each bad list: one line naming the option, and what is wrong. */
+	char dup[32], beyond[32], few[32], many[32];
+	snprintf(dup, sizeof(dup), "2,pin=%d,%d", a, a);
+	snprintf(beyond, sizeof(beyond), "1,pin=%d", outside);
+	snprintf(few, sizeof(few), "2,pin=%d", a);
+	snprintf(many, sizeof(many), "1,pin=%d-%d", a, a + 1);
+	const struct {
+		const char *opt, *val, *why;
+	} bad[] = {
+	    {"--cpus", "2,pin=", "empty CPU list"},
+	    {"--cpus", "2,pin=a", "bad CPU list 'a'"},
+	    {"--cpus", "2,pin=0-", "bad CPU list '0-'"},
+	    {"--cpus", "2,pin=1-0", "bad CPU list '1-0'"},
+	    {"--cpus", "2,pin=0,,1", "bad CPU list"},
+	    {"--cpus", "2,pin=0,", "bad CPU list"},
+	    {"--cpus", "2,pin=-1", "bad CPU list"},
+	    {"--cpus", "2,pin=99999", "bad CPU list"},
+	    {"--cpus", dup, "listed twice"},
+	    {"--cpus", beyond, "not one this process may run on"},
+	    {"--cpus", few, "2 vCPUs but 1 host CPU in pin="},
+	    {"--cpus", many, "lists more than 1 CPU"},
+	    {"--cpus", "2,foo=1", "the only key is pin=LIST"},
+	    {"--cpus", "0,pin=0", "use 1 to 64"},
+	    {"--cpus", ",pin=0", "use 1 to 64"},
+	    {"--iothreads", few, "2 I/O threads but 1 host CPU in pin="},
+	    {"--iothreads", "9", "use 1 to 8"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = {"run", "--kernel", "k", bad[i].opt, bad[i].val};
+		err[0] = '\0';
+		assert_int_equal(parse(args, 5, &o, err), -1);
+		if (!strstr(err, bad[i].why) || !strstr(err, bad[i].opt))
+			fail_msg("%s %s: '%s'", bad[i].opt, bad[i].val, err);
+		assert_null(strchr(err, '\n'));
+	}
+}
+
+static void test_run_opts_cpu_pm(void **state)
+{
+	(void)state;
+	struct run_opts o;
+	char err[256];
+	const char *dflt[] = {"run", "--kernel", "k"};
+	assert_int_equal(parse(dflt, 3, &o, err), 0);
+	assert_false(o.vm.cpu_pm);
+	assert_false(o.vm.halt_poll_set);
+	const char *on[] = {"run", "--kernel", "k", "--cpu-pm", "on", "--halt-poll", "50"};
+	assert_int_equal(parse(on, 7, &o, err), 0);
+	assert_true(o.vm.cpu_pm);
+	assert_true(o.vm.halt_poll_set);
+	assert_int_equal(o.vm.halt_poll_ns, 50000);
+	const char *zero[] = {"run", "--kernel", "k", "--cpu-pm", "off", "--halt-poll", "0"};
+	assert_int_equal(parse(zero, 7, &o, err), 0);
+	assert_false(o.vm.cpu_pm);
+	assert_true(o.vm.halt_poll_set);
+	assert_int_equal(o.vm.halt_poll_ns, 0);
+	static const char *const bad_poll[] = {"-1", "abc", "", "1000001", " 5", "+5", "5us"};
+	for (size_t i = 0; i < sizeof(bad_poll) / sizeof(bad_poll[0]); i++) {
+		const char *args[] = {"run", "--kernel", "k", "--halt-poll", bad_poll[i]};
+		assert_int_equal(parse(args, 5, &o, err), -1);
+		assert_non_null(strstr(err, "invalid --halt-poll"));
+		assert_non_null(strstr(err, "use 0 to 1000000"));
+	}
+	const char *bad_pm[] = {"run", "--kernel", "k", "--cpu-pm", "yes"};
+	assert_int_equal(parse(bad_pm, 5, &o, err), -1);
+	assert_non_null(strstr(err, "invalid --cpu-pm 'yes': use on or off"));
 }
 
 /* A table with every kind of row, parsed as a spec. */
@@ -338,7 +455,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_size),	       cmocka_unit_test(test_run_opts),
-	    cmocka_unit_test(test_run_opts_iothreads), cmocka_unit_test(test_run_opts_devices),
+	    cmocka_unit_test(test_run_opts_iothreads), cmocka_unit_test(test_run_opts_pin),
+	    cmocka_unit_test(test_run_opts_cpu_pm),    cmocka_unit_test(test_run_opts_devices),
 	    cmocka_unit_test(test_spec_values),	       cmocka_unit_test(test_spec_errors),
 	    cmocka_unit_test(test_spec_with),	       cmocka_unit_test(test_help_from_table),
 	};
