@@ -7,7 +7,7 @@
 # them must.
 TIMEOUT=400
 EXPECT="SKIFF-L2: init
-SKIFF-L2-MARK title=before-after
+SKIFF-L2-MARK title=beforeafter
 SKIFF-L2-MARK c1=a31mb"
 
 l1() {
@@ -17,7 +17,7 @@ l1() {
 		{ fail "the colour sequence did not reach the console"; return; }
 	grep -qF "SKIFF-L2-MARK cpr=${esc}[6n." /tmp/l2.log ||
 		{ fail "the cursor-position query did not reach the console"; return; }
-	l2_saw "SKIFF-L2-MARK title=before-after" ||
+	l2_saw "SKIFF-L2-MARK title=beforeafter" ||
 		{ fail "the text around the OSC did not arrive as it was"; return; }
 	l2_saw "SKIFF-L2-MARK c1=a31mb" || { fail "the 8-bit CSI was not dropped"; return; }
 	if grep -q "pwned" /tmp/l2.log; then
