@@ -102,6 +102,9 @@ kvmtool-2cpu     kvmtool cpus=2
 # each coalesce mode against QEMU's. Thresholds scaled for
 # the testbed as skiff-poll's are; the names give the testbed's poll-idle.
 # qemu-vhost-rtc-pvh is QEMU's vhost on the machine qemu-rtc-pvh boots.
+# skiff-cpupm and qemu-cpupm (issue 38): the guest's idle exits off
+# (skiff --cpu-pm on; QEMU -overcommit cpu-pm=on), against skiff-ioeventfd
+# and qemu-rtc-pvh, the same VMMs in their default mode.
 # skiff-vhost-busy and qemu-vhost-busy have vhost-net busy-poll 50 µs
 # (VHOST_SET_VRING_BUSYLOOP_TIMEOUT; QEMU's tap poll-us): vhost tuned
 # for latency as each one's users would.
@@ -124,6 +127,8 @@ skiff-poll-coal-tx skiff coal=0/0/1000/64 --net tap=tap0,poll=adaptive,poll-star
 qemu-vhost-rtc-pvh qemu vhost=on machine=microvm,pcie=on,rtc=on kernel=pvh
 skiff-vhost-busy skiff --net tap=tap0,vhost=on,vhost-busyloop=50
 qemu-vhost-busy  qemu vhost=on machine=microvm,pcie=on,rtc=on kernel=pvh poll-us=50
+skiff-cpupm      skiff --cpu-pm on
+qemu-cpupm       qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh cpu-pm
 "
 # PCI passthrough (issue 11): L1 on the e1000e itself (the ceiling) and L2
 # under skiff driving it through VFIO, BARs mapped or every access trapped.
@@ -536,11 +541,13 @@ bench_wait_file() {
 # bench_qemu_opts OPTS...: a qemu configuration's words (see BENCH_CONFIGS)
 # into vm_m (machine), vm_k (kernel; empty: no vmlinux for kernel=pvh),
 # vm_nic (device model), vm_o (",..." for the -netdev), vm_aio (disk=AIO:
-# the test disk's aio=) and vm_iot (iothread: the test disk on one).
+# the test disk's aio=), vm_iot (iothread: the test disk on one) and vm_pm
+# (cpu-pm: -overcommit cpu-pm=on).
 bench_qemu_opts() {
-	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci vm_aio='' vm_iot=''
+	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci vm_aio='' vm_iot='' vm_pm=''
 	for vm_a in "$@"; do
 		case "$vm_a" in
+		cpu-pm) vm_pm=1 ;;
 		disk=*) vm_aio=${vm_a#disk=} ;;
 		iothread) vm_iot=1 ;;
 		machine=*) vm_m=${vm_a#machine=} ;;
@@ -655,6 +662,7 @@ bench_vm() {
 			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
 			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
 			-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
+		[ -z "$vm_pm" ] || set -- "$@" -overcommit cpu-pm=on
 		# The test disk as QEMU's users tune it (cache=none: O_DIRECT, no
 		# page cache in L1), on an iothread if asked; fio's disk plain.
 		if [ -n "$vm_aio" ]; then
