@@ -11,8 +11,8 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit unit-asan testbed soak bench dma-fenced format format-check lint check-layers clean \
-	fuzz fuzz-ci fuzz-build fuzz-bins
+.PHONY: all deps run test unit unit-asan testbed soak bench benchmarks-md dma-fenced format format-check lint \
+	check-layers clean fuzz fuzz-ci fuzz-build fuzz-bins
 all: $(BUILD)/skiff
 
 $(BUILD)/%.o: %.c
@@ -93,6 +93,11 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(if $(QUICK),--quick)
+
+# BENCHMARKS.md from the committed runs docs/bench/HEADLINE.json names
+# (tests/bench/test_headline.py checks it is up to date).
+benchmarks-md:
+	@python3 bench/benchmarks_md.py
 
 # The benchmark's skiff-dma-fenced: every DMA accessor fences, relaxed
 # ones too (src/core/dma.c), to measure what the ordering rule saves.
