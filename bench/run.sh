@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # The benchmark suite: configurations x workloads in the nested testbed,
-# interleaved, with statistics against a baseline. See BENCHMARKS.md.
+# interleaved, with statistics against a baseline. See docs/bench/METHODS.md.
 #
 #   bench/run.sh [--quick] [--configs a,b] [--workloads x,y] [--reps N]
 #                [--secs S] [--seed N] [--baseline CONFIG] [--out DIR]
