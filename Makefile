@@ -32,7 +32,7 @@ TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 .SECONDARY:
 .PHONY: all deps deps-fuzz run check test unit unit-asan testbed soak bench dma-fenced format \
 	format-check lint check-layers clean fuzz fuzz-ci fuzz-build fuzz-bins fuzz-tools install \
-	uninstall libs-check cmocka-check FORCE
+	uninstall libs-check cmocka-check benchmarks-md FORCE
 all: $(BUILD)/skiff $(BUILD)/skiff-jailer $(BUILD)/skiff-static
 
 $(BUILD)/%.o: %.c | libs-check
@@ -184,6 +184,11 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(if $(QUICK),--quick)
+
+# BENCHMARKS.md from the committed runs docs/bench/HEADLINE.json names
+# (tests/bench/test_headline.py checks it is up to date).
+benchmarks-md:
+	@python3 bench/benchmarks_md.py
 
 # The benchmark's skiff-dma-fenced: every DMA accessor fences, relaxed
 # ones too (src/core/dma.c), to measure what the ordering rule saves.

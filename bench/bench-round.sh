@@ -98,7 +98,7 @@ kvmtool-2cpu     kvmtool cpus=2
 # Configurations that exist but are not in the default plan: QEMU's default
 # machine (SeaBIOS, which bench/run.sh packs from the host's Debian seabios;
 # not yet run through a whole suite), the poll-idle sweep that chose
-# skiff's default (BENCHMARKS.md), and the emulated e1000 (issue 10) in
+# skiff's default (docs/bench/2026-11-30-sweep-idle/), and the emulated e1000 (issue 10) in
 # each coalesce mode against QEMU's. Thresholds scaled for
 # the testbed as skiff-poll's are; the names give the testbed's poll-idle.
 # qemu-vhost-rtc-pvh is QEMU's vhost on the machine qemu-rtc-pvh boots.
@@ -185,7 +185,7 @@ BENCH_WORKLOADS="boot idle tcp-g2h tcp-h2g udp-g2h rr tcp-rr ping"
 BENCH_VM_ONLY="boot idle"
 # Known but run only when named (--workloads): each adds a stream of
 # BENCH_SECS per configuration, and the default suite should grow by at
-# most ~30% (BENCHMARKS.md).
+# most ~30% (docs/bench/METHODS.md).
 BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par"
 # udp64-*: the offered rate of 64-byte datagrams (iperf3 -b counts
 # payload: 2 Mbit/s = ~3900 packets/s). Below what every configuration
@@ -411,7 +411,7 @@ bench_run_workload() {
 }
 
 # bench_run_wl4 W TARGET DIR SECS BOUND: the workloads of issue 13 point
-# 4 (BENCHMARKS.md), each bounded by BOUND seconds; the tool's exit status.
+# 4 (docs/bench/METHODS.md), each bounded by BOUND seconds; the tool's exit status.
 #   tcp-rr     sockperf ping-pong over TCP (L2's second server, --tcp)
 #   udp64-g2h  iperf3 64-byte UDP at BENCH_UDP64_RATE, L2 sends
 #   udp64-h2g  the same, L1 sends

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # The benchmark suite: configurations x workloads in the nested testbed,
-# interleaved, with statistics against a baseline. See BENCHMARKS.md.
+# interleaved, with statistics against a baseline. See docs/bench/METHODS.md.
 #
 #   bench/run.sh [--quick] [--configs a,b] [--workloads x,y] [--reps N]
 #                [--secs S] [--seed N] [--baseline CONFIG] [--out DIR]
@@ -447,14 +447,15 @@ wait_quiet() {
 	done
 }
 
-# run_round REP ORDER NRUNS LABEL [KEEP]: one L0+L1 boot running the
-# configurations of ORDER; ingests its data (only the runs KEEP lists,
-# "config/workload,...", when given). Adds "REP ORDER KEEP" lines to
-# makeups for the configurations that sent no data and for contaminated
-# runs.
+# run_round REP ORDER NRUNS LABEL [KEEP MAKEUP]: one L0+L1 boot running
+# the configurations of ORDER; ingests its data (only the runs KEEP lists,
+# "config/workload,...", when given; the MAKEUP-th extra round unpacks
+# into raw/r<REP>-m<MAKEUP>/, not over round REP's files). Adds
+# "REP ORDER KEEP" lines to makeups for the configurations that sent no
+# data and for contaminated runs.
 run_round() {
 	local rep=$1 order=$2 nruns=$3 label=$4 n_cfg bound log rc=0 frc=0 stalled=() keep=()
-	[ $# -lt 5 ] || keep=(--keep "$5")
+	[ $# -lt 5 ] || keep=(--keep "$5" --makeup "$6")
 	n_cfg=$(tr ',' '\n' <<<"$order" | grep -c .)
 	bound=$((120 + n_cfg * per_cfg))
 	log=$out/logs/round-$label.log
@@ -549,7 +550,7 @@ while [ "${#makeups[@]}" -gt 0 ] && [ "$interrupted" = 0 ] && [ "$n_makeup" -lt 
 	done
 	total=$((total + nruns))
 	tb_say "extra round for rep $rep: $order (redoing $keep)"
-	run_round "$rep" "$order" "$nruns" "$rep-makeup$n_makeup" "$keep"
+	run_round "$rep" "$order" "$nruns" "$rep-makeup$n_makeup" "$keep" "$n_makeup"
 done
 [ "${#makeups[@]}" = 0 ] || tb_say "not redone (limit $MAKEUP_MAX extra rounds): ${makeups[*]}"
 tb_say "done in $(($(date +%s) - t0))s, of which ${active%.*}s in rounds (the rest: waiting for other testbed users)"

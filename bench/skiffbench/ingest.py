@@ -197,11 +197,21 @@ def ingest_run(results, out_dir, rel_dir, config, workload, rep):
     return None if status == 0 else "tool output did not parse"
 
 
+def raw_rel_dir(rep, makeup=0):
+    """A round's raw directory, relative to the output directory:
+    raw/r<rep>/, and raw/r<rep>-m<k>/ for the k-th extra round making up
+    for some of rep's runs. An extra round runs a configuration's every
+    workload again, so unpacking it into raw/r<rep>/ would replace the
+    raw files of the runs counted from the original round."""
+    return os.path.join("raw", f"r{rep}" + (f"-m{makeup}" if makeup else ""))
+
+
 def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
                  l0_rc=0, say=print, stalled=False, lost=None, keep=None,
                  loads=None, contam_pct=hostload.CONTAM_PCT, redo=None,
-                 disks=()):
-    """Unpack a round's data under out_dir/raw/r<rep>/ and add its samples.
+                 disks=(), makeup=0):
+    """Unpack a round's data under out_dir/raw_rel_dir(rep, makeup) and
+    add its samples (makeup: k > 0 for the k-th extra round).
     Runs without data become failed samples. Returns (ok, failed); the
     configurations that sent no data at all (the round died before them)
     are appended to the list `lost`.
@@ -216,7 +226,7 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
     start = _n_samples(results)
     ok, failed = _ingest_round(log, out_dir, results, rep, configs,
                                workloads, native, l0_rc, say, stalled, lost,
-                               keep, disks)
+                               keep, disks, makeup)
     bad = _annotate(results, start, configs, loads or {}, contam_pct)
     for config, workload, pct in bad:
         say(f"bench: {config} {workload} rep {rep}: contaminated (others "
@@ -263,11 +273,11 @@ def _annotate(results, start, configs, loads, contam_pct):
 
 
 def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
-                  l0_rc, say, stalled, lost, keep, disks=()):
+                  l0_rc, say, stalled, lost, keep, disks=(), makeup=0):
     with open(log, errors="replace") as f:
         text = f.read()
     blobs = extract_blobs(text)
-    raw_rel = os.path.join("raw", f"r{rep}")
+    raw_rel = raw_rel_dir(rep, makeup)
     raw = os.path.join(out_dir, raw_rel)
     os.makedirs(raw, exist_ok=True)
     ok = failed = 0
@@ -305,11 +315,12 @@ def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
     return ok, failed
 
 
-def record_cmdlines(results, out_dir, rep, configs):
+def record_cmdlines(results, out_dir, rep, configs, makeup=0):
     """meta["cmdline <config>"]: the exact VMM command line L1 ran."""
     meta = {}
     for config in configs:
-        path = os.path.join(out_dir, "raw", f"r{rep}", config, "cmdline")
+        path = os.path.join(out_dir, raw_rel_dir(rep, makeup), config,
+                            "cmdline")
         if os.path.exists(path):
             with open(path, errors="replace") as f:
                 meta[f"cmdline {config}"] = f.read().strip()

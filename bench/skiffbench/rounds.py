@@ -14,7 +14,7 @@ data L1 sends over the console into samples of the results JSON.
       [--active-before S] [--state FILE] [--stall S]   (3: L1 hung)
   rounds.py ingest --log LOG --out DIR --results RESULTS --rep R \
       --configs a,b --workloads w,x [--native c] [--disks c] [--l0-rc RC]
-      [--stalled]
+      [--stalled] [--keep c/w,...] [--makeup K]
       [--lost FILE]
 
 The console protocol (L1 writes it, the L0 log has it, lines may end in \r):
@@ -232,6 +232,8 @@ def main(argv=None):
     p.add_argument("--host-load", help="the file follow --host-load wrote")
     p.add_argument("--contam-pct", type=float, default=hostload.CONTAM_PCT)
     p.add_argument("--keep", help="only these runs: config/workload,...")
+    p.add_argument("--makeup", type=int, default=0, help="k: the k-th "
+                   "extra round (its raw files go to raw/r<rep>-m<k>/)")
     p.add_argument("--redo", help="write the contaminated runs "
                    "(config/workload,...) to this file")
     args = ap.parse_args(argv)
@@ -274,8 +276,10 @@ def main(argv=None):
             _split(args.configs), _split(args.workloads),
             _split(args.native), args.l0_rc, stalled=args.stalled, lost=lost,
             keep=keep, loads=hostload.read_loads(args.host_load, args.rep),
-            contam_pct=args.contam_pct, redo=redo, disks=_split(args.disks))
-        record_cmdlines(args.results, args.out, args.rep, _split(args.configs))
+            contam_pct=args.contam_pct, redo=redo, disks=_split(args.disks),
+            makeup=args.makeup)
+        record_cmdlines(args.results, args.out, args.rep, _split(args.configs),
+                        args.makeup)
         if args.redo:
             with open(args.redo, "w") as f:
                 f.write(",".join(f"{c}/{w}" for c, w in redo) + "\n")

@@ -9,7 +9,7 @@ A cell is the median over the runs, then, for a candidate, the ratio to
 the baseline's median and the verdict of stats.verdict (the same as
 report.md's): "+" faster (better), "−" slower (worse), "≈" within noise,
 "?" insufficient data. report.md has every metric, the CI and p-values;
-this table is what BENCHMARKS.md and the end of bench/run.sh show.
+this table is each run's summary.md and what the end of bench/run.sh shows.
 Verdicts are report.md's: Benjamini-Hochberg over every comparison of the
 report, rank test and CI agreeing. Below the table: the headline
 comparisons whose n and noise cannot resolve a 15% difference.
