@@ -61,6 +61,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a | cmocka-check
 
 # test_blk_flush looks at what the disk submits to io_uring.
 $(BUILD)/tests/test_blk_flush: TEST_LDFLAGS = -Wl,--wrap=io_uring_submit
+# test_log counts the logger's write(2) calls: one per line.
+$(BUILD)/tests/test_log: TEST_LDFLAGS = -Wl,--wrap=write
 
 # The version header changes only when the version does (then help.o is
 # rebuilt, nothing else).

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/log.h"
+
 #define STR(s, f, fl)                                                                              \
 	{                                                                                          \
 		.name = #f, .type = AF_STR, .off = offsetof(s, f), .size = sizeof(((s *)0)->f),    \
@@ -270,12 +272,9 @@ int fc_net_check(const struct fc_net *n, char *err, size_t errlen)
 
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen)
 {
-	static const char *const levels[] = {"error", "warning", "info", "debug", "trace", "off"};
-	if (!l->level[0])
+	enum log_level level;
+	if (!l->level[0] || log_level_parse(l->level, &level) == 0)
 		return 0;
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (!strcasecmp(l->level, levels[i]))
-			return 0;
 	snprintf(err, errlen, "Logger error: Invalid level: %s", l->level);
 	return -1;
 }

@@ -16,6 +16,7 @@
 #include "api/api_fc.h"
 #include "api/api_metrics.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "stats/exit_stats.h"
 
 static int out_open(const char *path, char *why, size_t len)
@@ -64,6 +65,10 @@ int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, s
 		f->log_fd = fd;
 	f->cfg.logger = *l;
 	f->cfg.has_logger = true;
+	/* Firecracker's level is skiff's: stderr and the file alike. */
+	enum log_level level;
+	if (log_level_parse(l->level, &level) == 0)
+		log_set_level(level);
 	return 0;
 }
 
@@ -83,22 +88,11 @@ static const char *level_name(const char *level)
 	return !strcmp(level, "Error") ? "ERROR" : !strcmp(level, "Warn") ? "WARN" : "INFO";
 }
 
-/* The rank of a level: Error 1 ... Trace 5; Off 0. */
-static int level_rank(const char *level)
-{
-	static const char *const names[] = {"off", "error", "warning", "info", "debug", "trace"};
-	for (int i = 0; i < 6; i++)
-		if (!strcasecmp(level, names[i]))
-			return i;
-	return 3;
-}
-
 void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
 {
-	if (f->log_fd < 0)
-		return;
-	int want = f->cfg.logger.level[0] ? level_rank(f->cfg.logger.level) : 3;
-	if (level_rank(level) > want || !want)
+	/* The file follows the one level (core/log.h) PUT /logger sets. */
+	enum log_level l = LOG_INFO;
+	if (f->log_fd < 0 || (log_level_parse(level, &l), !log_enabled(l)))
 		return;
 	char line[1024], msg[800];
 	va_list ap;

@@ -6,9 +6,12 @@
 
 #include "core/console_filter.h"
 #include "core/cpulist.h"
+#include "core/log.h"
 #include "iothread/iothread.h"
 
 static const char *const unpack_names[] = {"host", "guest", NULL};
+/* In level order: index + LOG_ERROR is the core/log.h level. */
+static const char *const log_level_names[] = {"error", "warn", "info", "debug", NULL};
 
 /* --disk SPEC, --net SPEC, ...: kept in order for the device manager,
  * which parses SPEC with the kind's own table. */
@@ -197,6 +200,13 @@ static const struct opt run_opts_fixed[] = {
      .type = OPT_FLAG,
      .off = RUN_OFF(timing),
      .help = "print the time to the first KVM_RUN"},
+    {.name = "log-level",
+     .type = OPT_ENUM,
+     .off = RUN_OFF(log_level),
+     .choices = log_level_names,
+     .hint = "use error, warn, info or debug",
+     .metavar = "error|warn|info|debug",
+     .help = "what skiff logs on stderr (default info)"},
     {.name = "help", .type = OPT_FLAG, .help = NULL},
 };
 
@@ -239,6 +249,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o, char *err, size_t 
 	o->vm.mem = 256ULL << 20;
 	o->vm.cpus = 1;
 	o->vm.iothreads = 1;
+	o->log_level = LOG_DEFAULT_LEVEL - LOG_ERROR;
 	int r = opt_parse_argv(run_opts_table(), argc, argv, o, err, errlen);
 	if (r)
 		return r;

@@ -29,6 +29,7 @@ struct run_opts {
 	const char *stats_json; /* --stats-json FILE */
 	const char *api_sock, *config_file;
 	bool no_api;
+	int log_level; /* --log-level: index of error|warn|info|debug */
 };
 
 /* Parses `skiff run` arguments (argv[0] is "run"). 0; 1 if --help was

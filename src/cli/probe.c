@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "core/log.h"
 #include "core/guest_mem.h"
 #include "core/vcpu.h"
 #include "x86/cpu.h"
@@ -147,7 +148,7 @@ int cmd_probe(int argc, char **argv)
 	}
 	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0) {
-		fprintf(stderr, "skiff: cannot open /dev/kvm: %s\n", strerror(errno));
+		log_err("cannot open /dev/kvm: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
 	int api = ioctl(kvm, KVM_GET_API_VERSION, 0);
@@ -167,7 +168,7 @@ int cmd_probe(int argc, char **argv)
 	uint64_t r0 = 0, r3 = 0;
 	if (probe_rings(kvm, &r0, &r3) < 0) {
 		close(kvm);
-		fprintf(stderr, "skiff: the probe guest did not run on /dev/kvm\n");
+		log_err("the probe guest did not run on /dev/kvm");
 		return EXIT_USAGE;
 	}
 	close(kvm);

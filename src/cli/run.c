@@ -11,6 +11,7 @@
 #include "cli/opts.h"
 #include "api/api.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/sandbox.h"
 #include "core/vcpu.h"
 #include "stats/exit_stats.h"
@@ -54,11 +55,10 @@ static int exit_status(struct vm *vm)
 	case VM_EXIT_REBOOT:
 		/* skiff does not restart guests: a reboot ends the VM, like
 		 * QEMU's -no-reboot, so scripts see the guest stop. */
-		fprintf(stderr, "skiff: %s; exiting (reboot is treated as shutdown)\n",
-			vm->exit_reason);
+		log_info("%s; exiting (reboot is treated as shutdown)", vm->exit_reason);
 		return 0;
 	default:
-		fprintf(stderr, "skiff: %s\n", vm->exit_reason);
+		log_err("%s", vm->exit_reason);
 		return EXIT_RUNTIME;
 	}
 }
@@ -85,14 +85,14 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		fprintf(stderr, "skiff: %s\n", err);
 		return EXIT_USAGE;
 	}
+	log_set_level((enum log_level)(LOG_ERROR + o.log_level));
 	static struct vmm v;
 	int status;
 	FILE *stats_json = NULL;
 	err[0] = '\0';
 	/* Files the running VMM writes are opened before the filter. */
 	if (o.stats_json && !(stats_json = fopen(o.stats_json, "w"))) {
-		fprintf(stderr, "skiff: cannot write --stats-json %s: %s\n", o.stats_json,
-			strerror(errno));
+		log_err("cannot write --stats-json %s: %s", o.stats_json, strerror(errno));
 		return EXIT_USAGE;
 	}
 	/* A buffer of our own: stdio would size its own with fstat at the
@@ -119,7 +119,7 @@ int cmd_run(int argc, char **argv, uint64_t start_ns)
 		status = 0;
 	}
 	if (status && err[0])
-		fprintf(stderr, "skiff: %s\n", err);
+		log_err("%s", err);
 	if (stats_json)
 		fclose(stats_json);
 	vmm_destroy(&v);

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "core/log.h"
 
 #define STAT_MAX 1024
 #define STAT_TOP 30
@@ -144,7 +145,7 @@ int cmd_stat(int argc, char **argv)
 	static struct snapshot a, b;
 	struct snapshot *cur = &a, *prev = &b;
 	if (snapshot_read(path, prev) < 0) {
-		fprintf(stderr, "skiff: cannot read %s: %s\n", path, strerror(errno));
+		log_err("cannot read %s: %s", path, strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	if (once) {

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "core/log.h"
 #include "x86/boot.h"
 
 int cmd_unpack(int argc, char **argv)
@@ -19,14 +20,14 @@ int cmd_unpack(int argc, char **argv)
 	/* 1 TiB of pretend RAM: only the kernel file is checked here. */
 	if (boot_image_open(&img, argv[1], NULL, "", 1ULL << 40, BOOT_UNPACK_GUEST, err,
 			    sizeof(err)) < 0) {
-		fprintf(stderr, "skiff: %s\n", err);
+		log_err("%s", err);
 		boot_image_close(&img);
 		return EXIT_USAGE;
 	}
 	int r = boot_image_unpack(&img, err, sizeof(err));
 	boot_image_close(&img);
 	if (r < 0) {
-		fprintf(stderr, "skiff: cannot unpack %s: %s\n", argv[1], err);
+		log_err("cannot unpack %s: %s", argv[1], err);
 		return EXIT_RUNTIME;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/sandbox_rules.h"
 
 #ifndef SYS_SECCOMP
@@ -77,7 +78,7 @@ static void test_hook_read(void)
 			test_role = r;
 	test_nr = seccomp_syscall_resolve_name(colon + 1);
 	if (test_role < 0 || test_nr < 0) {
-		fprintf(stderr, "skiff: seccomp test: ignoring SKIFF_SECCOMP_TEST=%s\n", v);
+		log_warn("seccomp test: ignoring SKIFF_SECCOMP_TEST=%s", v);
 		test_role = -1;
 	}
 }
@@ -88,8 +89,8 @@ static void test_hook_run(enum sandbox_role role)
 		return;
 	syscall(test_nr, 0, 0, 0, 0, 0, 0);
 	/* Still here: the call was allowed, and the test must say so. */
-	fprintf(stderr, "skiff: seccomp test: %s was allowed in the %s thread\n",
-		sys_names[test_nr], role_names[role]);
+	log_err("seccomp test: %s was allowed in the %s thread", sys_names[test_nr],
+		role_names[role]);
 }
 
 static size_t put_str(char *buf, size_t pos, size_t size, const char *s)
@@ -226,7 +227,7 @@ void sandbox_enter_or_die(enum sandbox_role role)
 	int r = sandbox_enter(role);
 	if (r == 0)
 		return;
-	fprintf(stderr, "skiff: cannot install the seccomp filter of the %s thread: %s\n",
-		role_names[role], strerror(-r));
+	log_err("cannot install the seccomp filter of the %s thread: %s", role_names[role],
+		strerror(-r));
 	_exit(1);
 }

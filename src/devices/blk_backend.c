@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/log.h"
+
 static void backend_set_serial(struct blk_backend *b, const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -166,10 +168,9 @@ bool blk_backend_refuse_direct(struct blk_backend *b)
 	if (b->dfd < 0 || atomic_exchange(&b->direct_refused, true))
 		return false;
 	/* The serial is the image's name, not always NUL-terminated. */
-	fprintf(stderr,
-		"skiff: disk %.*s: the host refused an O_DIRECT transfer aligned to %d bytes "
-		"(it wants more); this disk goes through the page cache from now on\n",
-		BLK_ID_BYTES, b->serial, BLK_DIRECT_ALIGN);
+	log_warn("disk %.*s: the host refused an O_DIRECT transfer aligned to %d bytes "
+		 "(it wants more); this disk goes through the page cache from now on",
+		 BLK_ID_BYTES, b->serial, BLK_DIRECT_ALIGN);
 	return true;
 }
 

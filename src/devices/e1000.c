@@ -18,6 +18,7 @@
 #include <linux/if_tun.h>
 
 #include "core/clock.h"
+#include "core/log.h"
 #include "devices/e1000_priv.h"
 #include "iothread/iothread.h"
 
@@ -59,15 +60,14 @@ static const struct e1000_zone {
 
 void e1000_log_once(struct e1000 *d, enum e1000_log kind, const char *fmt, ...)
 {
-	if (d->logged[kind])
-		return;
-	d->logged[kind] = true;
+	if (atomic_load(&d->logged[kind]))
+		return; /* said already: spare the formatting */
 	va_list ap;
 	va_start(ap, fmt);
 	char msg[200];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "skiff: %s: %s (logged once)\n", d->name, msg);
+	log_once_at(&d->logged[kind], LOG_WARN, "%s: %s (logged once)", d->name, msg);
 }
 
 static struct e1000 *e1000_of(struct pci_device *p)
@@ -286,8 +286,8 @@ static void e1000_zones_set(struct e1000 *d, uint64_t base, bool on)
 		int r = on ? d->ctx.zone_add(d->ctx.cm_opaque, base + z->off, z->len)
 			   : d->ctx.zone_del(d->ctx.cm_opaque, base + z->off, z->len);
 		if (r < 0 && on)
-			fprintf(stderr, "skiff: %s: coalesced MMIO zone at %#llx: %s\n", d->name,
-				(unsigned long long)(base + z->off), strerror(-r));
+			log_ratelimited(LOG_WARN, "%s: coalesced MMIO zone at %#llx: %s", d->name,
+					(unsigned long long)(base + z->off), strerror(-r));
 	}
 	d->zones_on = on;
 	d->bar_addr = base;
@@ -388,8 +388,7 @@ struct e1000 *e1000_create(const struct e1000_ctx *ctx, char *err, size_t errlen
 	 * itself: nothing lost. */
 	if (tap_set_offload(&d->ctx.tap, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) < 0 &&
 	    tap_set_offload(&d->ctx.tap, TUN_F_CSUM) < 0)
-		fprintf(stderr, "skiff: %s: tap '%s' keeps checksumming frames itself\n", d->name,
-			d->ctx.tap.name);
+		log_warn("%s: tap '%s' keeps checksumming frames itself", d->name, d->ctx.tap.name);
 
 	struct pci_device *p = &d->pci;
 	pci_device_init(p, d->name, E1000_VENDOR, E1000_DEVICE, E1000_CLASS_NET, E1000_REVISION);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/counter.h"
+#include "core/log.h"
 #include "devices/e1000.h"
 #include "devices/e1000_regs.h"
 #include "pci/pci.h"
@@ -152,8 +153,8 @@ struct e1000 {
 
 	bool zones_on;
 	uint64_t bar_addr;
-	uint32_t ioaddr; /* the register IODATA reaches (e1000_io.c) */
-	bool logged[E1000_LOG_NR];
+	uint32_t ioaddr;		  /* the register IODATA reaches (e1000_io.c) */
+	atomic_bool logged[E1000_LOG_NR]; /* log_once_at flags */
 	struct e1000_stats stats;
 };
 

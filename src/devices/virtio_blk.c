@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "devices/virtio_blk_priv.h"
 #include "devices/virtio_blk_spec.h"
 
@@ -168,8 +169,7 @@ static bool blk_rings_init(struct blk_dev *blk)
 		int u = blk_uring_init(&blk->q[i].uring, BLK_URING_ENTRIES);
 		if (u == 0)
 			continue;
-		fprintf(stderr, "skiff: %s: io_uring unavailable (%s); using threads\n", blk->name,
-			strerror(-u));
+		log_warn("%s: io_uring unavailable (%s); using threads", blk->name, strerror(-u));
 		while (i--)
 			blk_uring_exit(&blk->q[i].uring);
 		return false;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "devices/virtio_blk_priv.h"
 
 bool blk_uring_queue(struct blk_queue *q, struct blk_req *req)
@@ -37,8 +38,8 @@ void blk_uring_kick(struct blk_queue *q)
 	int r = blk_uring_submit(&q->uring);
 	if (r < 0 && !q->submit_failed_logged) {
 		q->submit_failed_logged = true;
-		fprintf(stderr, "skiff: %s: q%u: io_uring submit failed: %s\n", q->blk->name,
-			q->index, strerror(-r));
+		log_err("%s: q%u: io_uring submit failed: %s", q->blk->name, q->index,
+			strerror(-r));
 	}
 }
 
@@ -95,8 +96,8 @@ void *blk_uring_worker(void *arg)
 			/* Cannot happen with a ring that was set up; if it does,
 			 * stop rather than spin. Requests in flight stay
 			 * unanswered: the guest sees a hung disk, not a crash. */
-			fprintf(stderr, "skiff: %s: q%u: io_uring wait failed: %s\n", blk->name,
-				q->index, strerror(-n));
+			log_err("%s: q%u: io_uring wait failed: %s", blk->name, q->index,
+				strerror(-n));
 			pthread_mutex_unlock(&q->mu);
 			break;
 		}

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
 
@@ -123,8 +124,8 @@ static int net_activate(struct virtio_dev *vdev)
 	int r = tap_set_offload(tap, off);
 	if (r < 0 && off) {
 		/* Fewer offloads are safe: the guest then gets plain frames. */
-		fprintf(stderr, "skiff: %s: tap offloads 0x%x refused (%s); using none\n", n->name,
-			off, strerror(-r));
+		log_ratelimited(LOG_WARN, "%s: tap offloads 0x%x refused (%s); using none", n->name,
+				off, strerror(-r));
 		tap_set_offload(tap, 0);
 	}
 	atomic_store(&n->ctrlq, net_ctrlq(n));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "core/log.h"
 #include "devices/virtio_net_priv.h"
 #include "iothread/iothread.h"
 
@@ -72,10 +73,9 @@ int virtio_net_vhost_start(struct virtio_net *n)
 			continue;
 		if (t->queue_handoff(vdev, q, &kick[q], &call[q]) < 0) {
 			if (vhost_log_once(n))
-				fprintf(stderr,
-					"skiff: %s: vhost needs MSI-X and ioeventfd; using the "
-					"built-in data path\n",
-					n->name);
+				log_warn("%s: vhost needs MSI-X and ioeventfd; using the built-in "
+					 "data path",
+					 n->name);
 			vhost_takeback(n, q + 1);
 			return -1;
 		}
@@ -86,10 +86,9 @@ int virtio_net_vhost_start(struct virtio_net *n)
 			r = vhost_pair_start(n, &n->pairs[i], kick, call);
 	if (r < 0) {
 		if (vhost_log_once(n))
-			fprintf(stderr,
-				"skiff: %s: vhost-net refused the rings (%s); using the built-in "
-				"data path\n",
-				n->name, strerror(-r));
+			log_warn(
+			    "%s: vhost-net refused the rings (%s); using the built-in data path",
+			    n->name, strerror(-r));
 		/* vhost may have run a pair started before the one that
 		 * failed: the built-in path goes on where it stopped. */
 		for (unsigned int i = 0; i < n->npairs; i++)
@@ -122,8 +121,8 @@ void virtio_net_vhost_stop(struct virtio_net *n)
 		int r = iothread_add_fd(n->io, p->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
 					virtio_net_tap_event, p);
 		if (r < 0)
-			fprintf(stderr, "skiff: %s: pair %u: tap unwatched, no receive: %s\n",
-				n->name, i, strerror(-r));
+			log_err("%s: pair %u: tap unwatched, no receive: %s", n->name, i,
+				strerror(-r));
 		p->vhost_running = false;
 	}
 	n->vhost_running = false;

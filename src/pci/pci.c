@@ -184,8 +184,7 @@ struct pci_bus *pci_bus_create_with(struct bus *trap, const struct pci_host_ops 
 			       .name = "pci-cfg"};
 	int ret = bus_register(trap, BUS_PIO, &r);
 	if (ret < 0) {
-		fprintf(stderr, "skiff: cannot claim the PCI configuration ports: %s\n",
-			strerror(-ret));
+		log_err("pci: cannot claim the PCI configuration ports: %s", strerror(-ret));
 		pthread_mutex_destroy(&b->cfg_lock);
 		pthread_mutex_destroy(&b->intx_lock);
 		free(b);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "core/bus.h"
+#include "core/log.h"
 #include "x86/layout.h"
 #include "core/must_check.h"
 
@@ -134,10 +135,10 @@ struct pci_device {
 	const char *name;
 	struct pci_bus *bus; /* set by pci_bus_add_device */
 	unsigned int slot;
-	uint8_t cap_last;      /* offset of the last capability, 0 if none */
-	uint8_t cap_end;       /* first free byte for the next capability */
-	unsigned int bar_logs; /* BAR map failures logged (capped) */
-	struct pci_msix *msix; /* set by pci_msix_init */
+	uint8_t cap_last;	  /* offset of the last capability, 0 if none */
+	uint8_t cap_end;	  /* first free byte for the next capability */
+	struct log_rl bar_log_rl; /* BAR map failures, rate-limited */
+	struct pci_msix *msix;	  /* set by pci_msix_init */
 
 	/* INTx, under the bus's intx lock (status bit read lock-free) */
 	uint32_t intx_gsi;

@@ -8,9 +8,6 @@
 #include "pci/pci.h"
 #include "pci/pci_msix.h"
 
-/* BAR map failures logged per device, ever: a guest can flip BARs. */
-#define PCI_BAR_LOG_MAX 4
-
 /* Command bits a driver may set: memory decoding, bus mastering, parity
  * and SERR reporting, INTx disable; I/O decoding once the device has an
  * I/O BAR (pci_device_add_bar_flags). */
@@ -150,12 +147,10 @@ static void bar_map(struct pci_device *dev, unsigned int i, uint64_t addr)
 	if (r < 0) {
 		/* The guest put it on top of another BAR: real hardware
 		 * would decode both; we decode the first and say so. */
-		if (!b->failed && dev->bar_logs < PCI_BAR_LOG_MAX) {
-			dev->bar_logs++;
-			fprintf(stderr,
-				"skiff: %s: BAR%u at 0x%llx overlaps another device; not mapped\n",
-				dev->name, i, (unsigned long long)addr);
-		}
+		if (!b->failed) /* rate-limited: a guest can flip BARs */
+			log_rl_at(&dev->bar_log_rl, LOG_WARN,
+				  "%s: BAR%u at 0x%llx overlaps another device; not mapped",
+				  dev->name, i, (unsigned long long)addr);
 		b->failed = true;
 		return;
 	}

@@ -19,8 +19,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define MSIX_LOG_MAX 4 /* routing failures logged per function, ever */
-
 enum { ENTRY_ADDR_LO, ENTRY_ADDR_HI, ENTRY_DATA, ENTRY_CTRL, ENTRY_WORDS };
 
 struct msix_vector {
@@ -39,7 +37,7 @@ struct pci_msix {
 	unsigned int nr;
 	unsigned int cap; /* config offset of the capability */
 	bool enabled, fmask;
-	unsigned int logged;
+	struct log_rl log_rl; /* routing failures: the guest programs vectors */
 	uint64_t pba[PCI_MSIX_MAX_VECTORS / 64];
 	struct msix_vector vec[PCI_MSIX_MAX_VECTORS];
 };
@@ -61,11 +59,8 @@ static bool vec_deliverable(const struct pci_msix *mx, const struct msix_vector 
 
 static void msix_log(struct pci_msix *mx, const char *what, int err)
 {
-	if (mx->logged >= MSIX_LOG_MAX)
-		return;
-	mx->logged++;
-	fprintf(stderr, "skiff: %s: MSI-X %s failed (%s); injecting directly\n", mx->dev->name,
-		what, strerror(-err));
+	log_rl_at(&mx->log_rl, LOG_WARN, "%s: MSI-X %s failed (%s); injecting directly",
+		  mx->dev->name, what, strerror(-err));
 }
 
 /* Binds (on) or unbinds the vector's irqfd from its GSI. */

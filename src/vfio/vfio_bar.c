@@ -197,8 +197,7 @@ static int slot_del(struct vfio_pci *v, struct vfio_slot *s)
 		return 0;
 	int r = v->ctx.memslot_del(v->ctx.host, s->slot);
 	if (r < 0) {
-		fprintf(stderr, "skiff: %s: removing a BAR memory slot failed: %s\n", v->name,
-			strerror(-r));
+		log_err("%s: removing a BAR memory slot failed: %s", v->name, strerror(-r));
 		return r;
 	}
 	s->slot = -1;

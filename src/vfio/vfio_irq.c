@@ -15,17 +15,12 @@
 
 #include "vfio/vfio_priv.h"
 
-#define VFIO_LOG_MAX 8
-
 void vfio_log(struct vfio_pci *v, const char *what, int err)
 {
-	if (v->logs >= VFIO_LOG_MAX)
-		return;
-	v->logs++;
 	if (err < -1)
-		fprintf(stderr, "skiff: %s: %s failed: %s\n", v->name, what, strerror(-err));
+		log_rl_at(&v->log_rl, LOG_WARN, "%s: %s failed: %s", v->name, what, strerror(-err));
 	else
-		fprintf(stderr, "skiff: %s: %s failed\n", v->name, what);
+		log_rl_at(&v->log_rl, LOG_WARN, "%s: %s failed", v->name, what);
 }
 
 int vfio_irq_init(struct vfio_pci *v, char *err, size_t errlen)

@@ -90,7 +90,7 @@ struct vfio_pci {
 	struct vfio_msi msi;
 	struct vfio_intx intx;
 	char name[40];
-	unsigned int logs; /* failures logged (capped) */
+	struct log_rl log_rl; /* failures, rate-limited (the guest drives most) */
 };
 
 /* vfio_cfg.c: the virtual config space from the device's. */

@@ -149,9 +149,9 @@ static void vp_bar_map(struct pci_device *dev, unsigned int bar, uint64_t addr, 
 		q->kick[k].addr = base + i * stride;
 		int r = ops->ioeventfd(host, q->kick_fd, sp, q->kick[k].addr, len, true);
 		q->kick[k].assigned = r == 0;
-		if (r < 0 && !vp->ioeventfd_logged++)
-			fprintf(stderr, "skiff: %s: ioeventfd: %s; kicks will trap\n", dev->name,
-				strerror(-r));
+		if (r < 0)
+			log_once_at(&vp->ioeventfd_logged, LOG_WARN,
+				    "%s: ioeventfd: %s; kicks will trap", dev->name, strerror(-r));
 	}
 }
 

@@ -8,8 +8,6 @@
 
 #include "virtio/virtio_pci_impl.h"
 
-#define VP_LOG_MAX 8
-
 struct vp_field {
 	uint16_t off;
 	uint8_t width;
@@ -51,11 +49,7 @@ const char *vp_common_reg_name(uint32_t off)
 
 void vp_log(struct virtio_pci *vp, const char *what)
 {
-	if (vp->logged >= VP_LOG_MAX)
-		return;
-	vp->logged++;
-	fprintf(stderr, "skiff: %s: %s%s\n", vp->vdev->name, what,
-		vp->logged == VP_LOG_MAX ? " (further driver errors not logged)" : "");
+	log_rl_at(&vp->log_rl, LOG_WARN, "%s: %s", vp->vdev->name, what);
 }
 
 /* The selected queue, or NULL if queue_select is out of range. */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/log.h"
 #include "iothread/iothread.h"
 #include "pci/pci.h"
 #include "virtio/virtio_dev.h"
@@ -122,7 +123,7 @@ struct virtio_pci {
 	uint16_t queue_select;
 	_Atomic uint16_t config_vector;
 	struct virtio_pci_queue q[VIRTIO_MAX_QUEUES];
-	unsigned int logged; /* driver mistakes logged (capped) */
+	struct log_rl log_rl; /* driver mistakes, rate-limited */
 
 	/* Gating of kicks and poller callbacks: reset clears live, then waits
 	 * for kicks_inflight. */
@@ -133,9 +134,9 @@ struct virtio_pci {
 	pthread_mutex_t isr_lock;
 	uint8_t isr;
 
-	counter_t config_irqs;	       /* configuration interrupts */
-	int pci_cfg_cap;	       /* config offset of the PCI-config-access capability */
-	unsigned int ioeventfd_logged; /* under the bus's config lock */
+	counter_t config_irqs;	      /* configuration interrupts */
+	int pci_cfg_cap;	      /* config offset of the PCI-config-access capability */
+	atomic_bool ioeventfd_logged; /* its failure is said once */
 };
 
 /* virtio_pci_common.c: accesses to the common configuration (offsets
@@ -145,7 +146,7 @@ void vp_common_write(struct virtio_pci *vp, uint32_t off, const uint8_t *data, u
 const char *vp_common_reg_name(uint32_t off);
 /* Device reset (status 0); vp->lock held. */
 void vp_reset(struct virtio_pci *vp);
-/* Logs a driver mistake, a few per device. */
+/* Logs a driver mistake, rate-limited per device (core/log.h). */
 void vp_log(struct virtio_pci *vp, const char *what);
 
 /* virtio_pci_notify.c: kicks and interrupts */

@@ -16,8 +16,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 _Static_assert(sizeof(struct virtq_desc) == 16, "descriptor layout");
 _Static_assert(sizeof(struct virtq_used_elem) == 8, "used element layout");
 
-#define VQ_OK	      VIRTQ_ERR_NR /* "no error" for the chain walker */
-#define VIRTQ_LOG_MAX 8		   /* log lines per queue, ever */
+#define VQ_OK VIRTQ_ERR_NR /* "no error" for the chain walker */
 
 static const char *const vq_err_text[VIRTQ_ERR_NR] = {
     [VIRTQ_ERR_AVAIL_AHEAD] = "avail index more than queue size ahead",
@@ -82,11 +81,7 @@ static uint16_t *vq_avail_event(const struct virtq *vq)
 
 static void vq_log(struct virtq *vq, enum virtq_err err, const char *outcome)
 {
-	if (vq->logged >= VIRTQ_LOG_MAX)
-		return;
-	vq->logged++;
-	fprintf(stderr, "skiff: %s: %s; %s%s\n", vq->name, virtq_err_str(err), outcome,
-		vq->logged == VIRTQ_LOG_MAX ? " (further errors not logged)" : "");
+	log_rl_at(&vq->log_rl, LOG_WARN, "%s: %s; %s", vq->name, virtq_err_str(err), outcome);
 }
 
 /* Counts the violation and breaks the queue; the first break logs and tells

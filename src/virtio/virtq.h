@@ -25,6 +25,7 @@
 
 #include "core/counter.h"
 #include "core/guest_mem.h"
+#include "core/log.h"
 
 #define VIRTQ_MAX_SIZE 32768 /* spec limit for a split queue */
 /* Segments one element may have (direct + indirect). Devices must advertise
@@ -115,7 +116,7 @@ struct virtq {
 	virtq_broken_fn on_broken;
 	void *opaque;
 	struct virtq_stats stats; /* cumulative across resets */
-	unsigned int logged;	  /* lines logged, capped (a guest could loop resets) */
+	struct log_rl log_rl;	  /* its lines, rate-limited (a guest could loop resets) */
 
 	/* Driver configuration; frozen once enabled. */
 	uint16_t size; /* power of 2, <= max_size */

@@ -61,6 +61,22 @@ expect 2 "invalid --iothreads '0': use 1 to 8" -- "$SKIFF" run --kernel "$T/notk
 expect 2 "invalid --iothreads '9': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads 9
 expect 2 "invalid --iothreads 'abc': use 1 to 8" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads abc
 expect 2 "needs a value" -- "$SKIFF" run --kernel "$T/notkernel" --iothreads
+# Issue 35.4: --log-level. A warning the command line can cause without
+# KVM (SKIFF_SECCOMP_TEST naming no thread, read before the kernel is):
+# shown at info, the default, hidden at error; a bad level is bad input.
+expect 2 "invalid --log-level 'loud': use error, warn, info or debug" -- "$SKIFF" run --kernel "$T/notkernel" --log-level loud
+expect 2 "not a bzImage" -- env SKIFF_SECCOMP_TEST=nosuchrole:x "$SKIFF" run --kernel "$T/notkernel" --log-level error
+bounded skiff "$CLI_SECS" env SKIFF_SECCOMP_TEST=nosuchrole:x "$SKIFF" run --kernel "$T/notkernel" \
+	--log-level info >/dev/null 2>"$T/err" </dev/null
+if [ "$(grep -c 'seccomp test: ignoring SKIFF_SECCOMP_TEST=nosuchrole:x' "$T/err")" = 1 ] &&
+	grep -q "not a bzImage" "$T/err"; then
+	pass=$((pass + 1))
+	echo "ok   --log-level info shows the warning --log-level error hides"
+else
+	fail=$((fail + 1))
+	echo "FAIL --log-level info: want the seccomp test warning and the error:"
+	sed 's/^/     /' "$T/err"
+fi
 expect 2 "needs a value" -- "$SKIFF" run --kernel
 expect 2 "no kernel" -- "$SKIFF" run
 expect 2 "unknown command" -- "$SKIFF" frobnicate

@@ -23,6 +23,7 @@
 #include "api/api_model.h"
 #include "api/api_req.h"
 #include "api/api_server.h"
+#include "core/log.h"
 
 static enum api_feed feed(struct api_conn *c, const char *s)
 {
@@ -704,6 +705,50 @@ static void test_log_one_line(void **state)
 	assert_non_null(strstr(buf, "Drive rootfs now has /img?2026"));
 }
 
+/* Issue 35.4: PUT /logger's level is skiff's one level (core/log.h), for
+ * stderr and the log file alike; Trace is Debug, Off silences both. */
+static void test_logger_level(void **state)
+{
+	(void)state;
+	struct api_fc f;
+	struct vmm_config base;
+	memset(&base, 0, sizeof(base));
+	api_fc_init(&f, NULL, &base);
+	static const struct {
+		const char *name;
+		enum log_level level;
+	} map[] = {{"Error", LOG_ERROR}, {"Warning", LOG_WARN}, {"Info", LOG_INFO},
+		   {"Debug", LOG_DEBUG}, {"Trace", LOG_DEBUG},	{"Off", LOG_OFF}};
+	char err[200];
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		struct fc_logger l = {0};
+		snprintf(l.level, sizeof(l.level), "%s", map[i].name);
+		assert_int_equal(fc_logger_check(&l, err, sizeof(err)), 0);
+		assert_int_equal(api_fc_logger_open(&f, &l, err, sizeof(err)), 0);
+		assert_int_equal(log_get_level(), map[i].level);
+	}
+	struct fc_logger bad = {.level = "Loud"};
+	assert_int_equal(fc_logger_check(&bad, err, sizeof(err)), -1);
+	assert_string_equal(err, "Logger error: Invalid level: Loud");
+	/* The file follows it: at Error, an Info line is filtered. */
+	struct fc_logger l = {.level = "Error"};
+	assert_int_equal(api_fc_logger_open(&f, &l, err, sizeof(err)), 0);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	f.log_fd = p[1];
+	api_fc_log(&f, "Info", "hidden");
+	api_fc_log(&f, "Error", "shown");
+	api_fc_fini(&f);
+	log_set_level(LOG_DEFAULT_LEVEL);
+	char buf[1024];
+	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_null(strstr(buf, "hidden"));
+	assert_non_null(strstr(buf, "shown"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,7 +758,7 @@ int main(void)
 	    cmocka_unit_test(test_routes),	     cmocka_unit_test(test_refused_after_start),
 	    cmocka_unit_test(test_ctl_close),	     cmocka_unit_test(test_config_file),
 	    cmocka_unit_test(test_server_stop),	     cmocka_unit_test(test_log_one_line),
-	    cmocka_unit_test(test_entropy),
+	    cmocka_unit_test(test_entropy),	     cmocka_unit_test(test_logger_level),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

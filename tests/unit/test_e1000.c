@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/bus.h"
+#include "core/log.h"
 #include "devices/e1000.h"
 #include "devices/e1000_kind.h"
 #include "devices/virtio_net.h"
@@ -1055,6 +1056,33 @@ static void test_spec_model_and_coalesce(void **state)
 	assert_non_null(strstr(err, "vhost= is for model=virtio"));
 }
 
+/* Issue 35.4: a guest error is said once per kind and device, through the
+ * logger (core/log.h), whatever the guest repeats. */
+static void test_guest_errors_logged_once(void **state)
+{
+	(void)state;
+	static struct e1000 a, b;
+	snprintf(a.name, sizeof(a.name), "e1000-0");
+	snprintf(b.name, sizeof(b.name), "e1000-1");
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	log_set_fd(fileno(log));
+	for (int i = 0; i < 50; i++) {
+		e1000_log_once(&a, E1000_LOG_TX_RING, "TDT %d past the ring", i);
+		e1000_log_once(&a, E1000_LOG_RX_DMA, "RX buffer outside RAM");
+		e1000_log_once(&b, E1000_LOG_TX_RING, "TDT %d past the ring", i);
+	}
+	log_set_fd(STDERR_FILENO);
+	char buf[512] = "";
+	rewind(log);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, log);
+	buf[n] = '\0';
+	fclose(log);
+	assert_string_equal(buf, "skiff: e1000-0: TDT 0 past the ring (logged once)\n"
+				 "skiff: e1000-0: RX buffer outside RAM (logged once)\n"
+				 "skiff: e1000-1: TDT 0 past the ring (logged once)\n");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -1099,6 +1127,7 @@ int main(void)
 	    T(test_register_read_drains_first),
 	    T(test_stop_no_more_guest_memory),
 	    cmocka_unit_test(test_spec_model_and_coalesce),
+	    cmocka_unit_test(test_guest_errors_logged_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_mem.h"
 #include "virtio/virtq.h"
@@ -322,6 +324,33 @@ static void test_push_refused(void **state)
 	assert_false(f->vq.broken);
 	assert_int_equal(virtq_push(&f->vq, &f->fm.gm, 0, 0), 0);
 	assert_int_equal(guest_used_idx(f), 1);
+}
+
+/* Issue 35.4: a guest that makes the device refuse requests over and over
+ * gets the queue's rate limit (core/log.h), not a line each: a burst of
+ * LOG_RL_BURST, and the next line let through counts the rest. */
+static void test_refusals_ratelimited(void **state)
+{
+	struct fx *f = *state;
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	log_set_fd(fileno(log));
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(virtq_push(&f->vq, &f->fm.gm, 0, 0), -1);
+	atomic_store(&f->vq.log_rl.tat, 0); /* time passes: the bucket is full */
+	assert_int_equal(virtq_push(&f->vq, &f->fm.gm, 0, 0), -1);
+	log_set_fd(STDERR_FILENO);
+	char line[256];
+	int n = 0;
+	rewind(log);
+	while (fgets(line, sizeof(line), log)) {
+		assert_non_null(strstr(line, "skiff: test q0: "));
+		assert_non_null(strstr(line, "; request ignored"));
+		n++;
+	}
+	assert_int_equal(n, LOG_RL_BURST + 1);
+	assert_non_null(strstr(line, "request ignored (90 messages suppressed)\n"));
+	fclose(log);
 }
 
 static void test_unpop(void **state)
@@ -873,6 +902,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    T(test_empty_ring),
+	    T(test_refusals_ratelimited),
 	    T(test_not_enabled),
 	    T(test_simple_chain),
 	    T(test_read_write_chain),
