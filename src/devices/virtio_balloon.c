@@ -154,14 +154,15 @@ static void deflate_chain(struct virtio_balloon *b, const struct virtq_elem *e)
  * not read); the whole 4 KiB pages inside it go back. */
 static void report_chain(struct virtio_balloon *b, const struct virtq_elem *e)
 {
+	uint8_t *base = b->vdev.gm->host; /* pages are aligned from it, as in the guest */
 	for (unsigned int i = 0; i < e->out_num + e->in_num; i++) {
-		uintptr_t s = (uintptr_t)e->iov[i].iov_base;
-		uintptr_t end = s + e->iov[i].iov_len;
-		s = (s + PAGE_4K - 1) & ~(uintptr_t)(PAGE_4K - 1);
-		end &= ~(uintptr_t)(PAGE_4K - 1);
+		uint64_t s = (uint64_t)((uint8_t *)e->iov[i].iov_base - base);
+		uint64_t end = s + e->iov[i].iov_len;
+		s = (s + PAGE_4K - 1) & ~(PAGE_4K - 1);
+		end &= ~(PAGE_4K - 1);
 		if (end <= s)
 			continue;
-		balloon_discard(b, (uint8_t *)s, end - s);
+		balloon_discard(b, base + s, end - s);
 		counter_add(&b->stats.reported, end - s);
 	}
 }
