@@ -68,7 +68,7 @@ const struct dm_kind dm_kinds[] = {
      .create = virtio_rng_new_device},
     {.option = "balloon",
      .prefix = "virtio-balloon",
-     .metavar = "amount=MIB[,deflate-on-oom=on|off][,stats=SECS][,reporting=on|off]",
+     .metavar = "amount=MIB[,stats=SECS][,...]",
      .help = "virtio-balloon: take guest memory back (Firecracker's /balloon)",
      .spec = &balloon_spec_table,
      .spec_size = sizeof(struct balloon_spec),
