@@ -174,7 +174,7 @@ static bool pre_boot_only(enum api_op op)
 {
 	return op == OP_BOOT || op == OP_DRIVE_PUT || op == OP_NET_PUT || op == OP_MACHINE_PUT ||
 	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT ||
-	       op == OP_ENTROPY_PUT;
+	       op == OP_ENTROPY_PUT || op == OP_BALLOON_PUT;
 }
 
 /* PATCH /drives path_on_host: the disk's new image (Firecracker opens it
@@ -311,6 +311,12 @@ void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
 		return;
 	case OP_ENTROPY_PUT:
 		return put_entropy(f, &r->u.entropy, rep);
+	case OP_BALLOON_GET:
+	case OP_BALLOON_PUT:
+	case OP_BALLOON_PATCH:
+	case OP_BALLOON_STATS_GET:
+	case OP_BALLOON_STATS_PATCH:
+		return api_fc_balloon(f, r, rep);
 	case OP_VFIO_PUT:
 		if (fc_vmcfg_put_vfio(&f->cfg, &r->u.vfio, why, sizeof(why)) < 0)
 			return api_reply_fault(rep, 400, "%s", why);

@@ -37,6 +37,7 @@ struct api_fc {
 	char disk_spec[FC_MAX_DRIVES][FC_DISK_SPEC_MAX];
 	char net_spec[FC_MAX_NETS][FC_NET_SPEC_MAX];
 	char rng_spec[FC_RL_SPEC_MAX];
+	char balloon_spec[96];
 	/* drives[i] is the disk_index[i]-th --disk (the root one first). */
 	unsigned int disk_index[FC_MAX_DRIVES];
 };
@@ -55,6 +56,10 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
 void fc_net_spec(const struct fc_net *n, char *out, size_t len);
 void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len);
+/* --balloon's spec for a Balloon (api_balloon.c). */
+void fc_balloon_spec(const struct fc_balloon *b, char *out, size_t len);
+/* GET, PUT and PATCH /balloon and /balloon/statistics. */
+void api_fc_balloon(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
 /* Opens the metrics file or FIFO / the log; 0 or -1 with err. */
 int api_fc_metrics_open(struct api_fc *f, const struct fc_metrics *m, char *err, size_t errlen);
 int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, size_t errlen);

@@ -96,6 +96,15 @@ struct fc_entropy {
 	uint32_t seen;
 };
 
+/* Balloon: PUT /balloon (BalloonDeviceConfig), PATCH /balloon
+ * (BalloonUpdateConfig: amount_mib) and PATCH /balloon/statistics
+ * (BalloonUpdateStatsConfig: stats_polling_interval_s) fill it. */
+struct fc_balloon {
+	int64_t amount_mib, stats_polling_interval_s;
+	bool deflate_on_oom, free_page_hinting, free_page_reporting;
+	uint32_t seen;
+};
+
 struct fc_vfio {
 	char vfio_id[FC_ID_MAX], skiff_options[FC_SKIFF_MAX]; /* "ADDR[,mmap=off]" */
 	uint32_t seen;
@@ -103,7 +112,7 @@ struct fc_vfio {
 
 /* Everything configured: what GET /vm/config shows and InstanceStart boots. */
 struct fc_vmcfg {
-	bool has_boot, has_logger, has_metrics, has_entropy;
+	bool has_boot, has_logger, has_metrics, has_entropy, has_balloon;
 	struct fc_boot boot;
 	struct fc_drive drives[FC_MAX_DRIVES];
 	int nr_drives;
@@ -115,11 +124,13 @@ struct fc_vmcfg {
 	struct fc_logger logger;
 	struct fc_metrics metrics;
 	struct fc_entropy entropy;
+	struct fc_balloon balloon;
 };
 
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
-    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_entropy_obj;
+    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_entropy_obj, fc_balloon_obj,
+    fc_balloon_patch_obj, fc_balloon_stats_patch_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);
@@ -132,6 +143,10 @@ int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errl
 int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen);
 int fc_net_check(const struct fc_net *n, char *err, size_t errlen);
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);
+/* A Balloon against the machine's memory and what skiff has (no free page
+ * hinting); api_balloon.c. */
+int fc_balloon_check(const struct fc_balloon *b, const struct fc_machine *m, char *err,
+		     size_t errlen);
 /* Adds or replaces (same id) in the configuration; -1 when full. */
 int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, size_t errlen);
 int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size_t errlen);

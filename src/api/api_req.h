@@ -28,6 +28,11 @@ enum api_op {
 	OP_STATS,
 	OP_VFIO_PUT,
 	OP_ENTROPY_PUT,
+	OP_BALLOON_GET,
+	OP_BALLOON_PUT,
+	OP_BALLOON_PATCH,
+	OP_BALLOON_STATS_GET,
+	OP_BALLOON_STATS_PATCH,
 };
 
 struct api_req {
@@ -44,6 +49,7 @@ struct api_req {
 		struct fc_logger logger;
 		struct fc_vfio vfio;
 		struct fc_entropy entropy;
+		struct fc_balloon balloon;
 	} u;
 };
 

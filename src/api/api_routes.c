@@ -35,6 +35,11 @@ static const struct route routes[] = {
     {API_GET, "/stats", OP_STATS, NULL, NULL},
     {API_PUT, "/skiff/vfio/", OP_VFIO_PUT, &fc_vfio_obj, "vfio_id"},
     {API_PUT, "/entropy", OP_ENTROPY_PUT, &fc_entropy_obj, NULL},
+    {API_GET, "/balloon", OP_BALLOON_GET, NULL, NULL},
+    {API_PUT, "/balloon", OP_BALLOON_PUT, &fc_balloon_obj, NULL},
+    {API_PATCH, "/balloon", OP_BALLOON_PATCH, &fc_balloon_patch_obj, NULL},
+    {API_GET, "/balloon/statistics", OP_BALLOON_STATS_GET, NULL, NULL},
+    {API_PATCH, "/balloon/statistics", OP_BALLOON_STATS_PATCH, &fc_balloon_stats_patch_obj, NULL},
 };
 
 void api_reply_fault(struct api_reply *rep, int status, const char *fmt, ...)

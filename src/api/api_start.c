@@ -129,6 +129,10 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 		fc_entropy_spec(&f->cfg.entropy, f->rng_spec, sizeof(f->rng_spec));
 		add_dev(c, "rng", f->rng_spec, NULL, NULL);
 	}
+	if (f->cfg.has_balloon) {
+		fc_balloon_spec(&f->cfg.balloon, f->balloon_spec, sizeof(f->balloon_spec));
+		add_dev(c, "balloon", f->balloon_spec, NULL, NULL);
+	}
 }
 
 int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, size_t errlen)

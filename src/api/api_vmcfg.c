@@ -103,7 +103,7 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 		json_object_put(nets);
 		return NULL;
 	}
-	/* Firecracker's sections skiff has no device for: null (or none). */
+	/* Optional sections: null unless configured (below), as Firecracker's. */
 	static const char *const none[] = {"balloon",	     "cpu-config",  "entropy",
 					   "memory-hotplug", "mmds-config", "vsock"};
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
@@ -124,6 +124,8 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 			       c->has_metrics ? api_json_from(&fc_metrics_obj, &c->metrics) : NULL);
 	if (c->has_entropy)
 		json_object_object_add(o, "entropy", api_json_from(&fc_entropy_obj, &c->entropy));
+	if (c->has_balloon)
+		json_object_object_add(o, "balloon", api_json_from(&fc_balloon_obj, &c->balloon));
 	if (c->nr_vfio) {
 		struct json_object *v = json_object_new_array();
 		for (int i = 0; v && i < c->nr_vfio; i++)
@@ -177,8 +179,8 @@ static int file_array(struct fc_vmcfg *c, const char *key, struct json_object *a
 /* Firecracker's sections skiff has no device for: refused when given (a
  * VM without the vsock it was promised is worse than no VM); null is as
  * absent. */
-static const char *const fc_unsupported[] = {"balloon",	   "vsock",	     "mmds-config",
-					     "cpu-config", "memory-hotplug", "pmem"};
+static const char *const fc_unsupported[] = {"vsock", "mmds-config", "cpu-config", "memory-hotplug",
+					     "pmem"};
 
 static bool unsupported(const char *key)
 {
@@ -221,6 +223,9 @@ static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, 
 	} else if (!strcmp(key, "entropy")) {
 		r = api_json_fill(&fc_entropy_obj, v, &c->entropy, why, len);
 		c->has_entropy = true;
+	} else if (!strcmp(key, "balloon")) {
+		r = api_json_fill(&fc_balloon_obj, v, &c->balloon, why, len);
+		c->has_balloon = true; /* checked once machine-config is known */
 	} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
 		   !strcmp(key, "skiff-vfio")) {
 		*drives |= key[0] == 'd';
@@ -258,6 +263,10 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		r = file_key(c, key, v, &drives, why, sizeof(why));
 		if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, why);
+	}
+	if (!r && c->has_balloon && fc_balloon_check(&c->balloon, &c->machine, why, sizeof(why))) {
+		snprintf(err, errlen, "balloon: %s", why);
+		r = -1;
 	}
 	if (!r && (!c->has_boot || !drives)) {
 		snprintf(err, errlen, "missing field `%s`", c->has_boot ? "drives" : "boot-source");

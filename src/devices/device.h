@@ -70,6 +70,10 @@ struct dev_ops {
 	 * with a reason. */
 	int (*limit)(void *dev, unsigned int dir, const struct ratelimit_cfg *cfg,
 		     unsigned int mask, char *err, size_t errlen);
+	/* Optional: a change while the guest runs, as key=value pairs of the
+	 * kind's own (a balloon's new target), from the main thread. 0, or -1
+	 * with a reason. */
+	int (*update)(void *dev, const char *spec, char *err, size_t errlen);
 };
 
 enum { DEV_RL_RX, DEV_RL_TX };

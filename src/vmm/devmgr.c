@@ -267,6 +267,17 @@ int devmgr_limit(struct devmgr *dm, const char *option, unsigned int index, unsi
 	return e ? e->d.ops->limit(e->d.dev, dir, cfg, mask, err, errlen) : -1;
 }
 
+int devmgr_update(struct devmgr *dm, const char *option, unsigned int index, const char *spec,
+		  char *err, size_t errlen)
+{
+	struct dm_entry *e = dm_live(dm, option, index, err, errlen);
+	if (e && !e->d.ops->update) {
+		snprintf(err, errlen, "%s: it cannot change while the guest runs", e->name);
+		return -1;
+	}
+	return e ? e->d.ops->update(e->d.dev, spec, err, errlen) : -1;
+}
+
 const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index)
 {
 	for (unsigned int i = 0; i < dm->nr; i++)

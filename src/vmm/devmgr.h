@@ -103,6 +103,10 @@ int devmgr_replace(struct devmgr *dm, const char *option, unsigned int index, co
  * from the main thread while the guest runs: 0, or -1 with a reason. */
 int devmgr_limit(struct devmgr *dm, const char *option, unsigned int index, unsigned int dir,
 		 const struct ratelimit_cfg *cfg, unsigned int mask, char *err, size_t errlen);
+/* A change (dev_ops.update) for the index-th device of --OPTION, from the
+ * main thread while the guest runs: 0, or -1 with a reason. */
+int devmgr_update(struct devmgr *dm, const char *option, unsigned int index, const char *spec,
+		  char *err, size_t errlen);
 /* The name ("virtio-blk1") of the index-th device of --OPTION, the one
  * devmgr_replace would reach and its counters' owner; NULL if none. */
 const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index);

@@ -3,6 +3,7 @@
  * --OPTION, its --help lines and its key=value options all come from
  * these rows and the option tables they name. */
 #include "devices/e1000_kind.h"
+#include "devices/virtio_balloon.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_spec.h"
 #include "devices/virtio_net.h"
@@ -65,5 +66,14 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = rng_spec_init,
      .transport = DM_VIRTIO_PCI,
      .create = virtio_rng_new_device},
+    {.option = "balloon",
+     .prefix = "virtio-balloon",
+     .metavar = "amount=MIB[,stats=SECS][,...]",
+     .help = "virtio-balloon: take guest memory back (Firecracker's /balloon)",
+     .spec = &balloon_spec_table,
+     .spec_size = sizeof(struct balloon_spec),
+     .spec_init = balloon_spec_init,
+     .transport = DM_VIRTIO_PCI,
+     .create = virtio_balloon_new_device},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

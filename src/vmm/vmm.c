@@ -395,3 +395,13 @@ int vmm_dev_limit(struct vmm *v, const char *option, unsigned int index, unsigne
 	}
 	return devmgr_limit(&v->dm, option, index, dir, cfg, mask, err, errlen);
 }
+
+int vmm_dev_update(struct vmm *v, const char *option, unsigned int index, const char *spec,
+		   char *err, size_t errlen)
+{
+	if (!vmm_running(v)) {
+		snprintf(err, errlen, "the VM is not running");
+		return -1;
+	}
+	return devmgr_update(&v->dm, option, index, spec, err, errlen);
+}

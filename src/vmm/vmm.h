@@ -129,6 +129,12 @@ int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *
 int vmm_dev_limit(struct vmm *v, const char *option, unsigned int index, unsigned int dir,
 		  const struct ratelimit_cfg *cfg, unsigned int mask, char *err, size_t errlen);
 
+/* A change for the index-th device of --OPTION while the guest runs
+ * (devmgr_update), from the thread that runs vmm_wait's serve. 0, or -1
+ * with a reason. */
+int vmm_dev_update(struct vmm *v, const char *option, unsigned int index, const char *spec,
+		   char *err, size_t errlen);
+
 /* The name of the index-th device of --OPTION (devmgr_name): the owner
  * of its counters; NULL if there is none (or no VM). */
 const char *vmm_dev_name(const struct vmm *v, const char *option, unsigned int index);

@@ -197,6 +197,25 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     expect(api, "PUT", "/entropy", {"rate_limiter": {"bandwidth": {"size": 1}}}, 400,
            "missing field `refill_time`", valid=False)
     expect(api, "GET", "/entropy", None, 400, "Invalid request method and/or path", valid=False)
+    # The balloon (issue 33.3): Firecracker's Balloon body; more than the
+    # guest's memory refused; PATCH and statistics only after the start (the
+    # running device: the testbed's balloon scenario).
+    expect(api, "GET", "/balloon", None, 400, "No balloon device found")
+    expect(api, "PUT", "/balloon", {"amount_mib": 4096, "deflate_on_oom": False}, 400,
+           "Amount of pages requested is too large.")
+    expect(api, "PUT", "/balloon", {"amount_mib": 16}, 400, "missing field `deflate_on_oom`",
+           valid=False)
+    expect(api, "PUT", "/balloon", {"amount_mib": 16, "deflate_on_oom": True, "frob": 1}, 400,
+           "unknown field `frob`", valid=False)
+    balloon = {"amount_mib": 16, "deflate_on_oom": True, "stats_polling_interval_s": 1}
+    expect(api, "PUT", "/balloon", balloon, 204)
+    got = expect(api, "GET", "/balloon", None, 200)
+    check(got and got["amount_mib"] == 16 and got["deflate_on_oom"] is True
+          and got["stats_polling_interval_s"] == 1, "GET /balloon shows the PUT")
+    expect(api, "PATCH", "/balloon", {"amount_mib": 8}, 400, "not supported before starting")
+    expect(api, "GET", "/balloon/statistics", None, 400, "not supported before starting")
+    expect(api, "PATCH", "/balloon/statistics", {"stats_polling_interval_s": 2}, 400,
+           "not supported before starting")
     expect(api, "PUT", "/machine-config", {"vcpu_count": 2, "mem_size_mib": 256}, 204)
     # The description requires both fields even in a PATCH; Firecracker's
     # server (and skiff) take any subset.
@@ -221,6 +240,8 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
           "GET /vm/config shows the rate limiters and io_engine as given")
     check(cfg and cfg.get("entropy") == {"rate_limiter": {**rng_limiter, "ops": None}},
           "GET /vm/config shows the entropy device as the last PUT gave it")
+    check(cfg and (cfg.get("balloon") or {}).get("amount_mib") == 16,
+          "GET /vm/config shows the balloon")
     stats = expect(api, "GET", "/stats", None, 200)
     check(isinstance(stats, str) and stats.startswith("wall_s\t"), "GET /stats: name<TAB>value lines")
 

@@ -178,3 +178,26 @@ write('virtio_rng', 'eintr-short-eagain', rng_pre + rng_req([seg(0x03, 0x1000, 3
       b'\x01\x00\x06\x03' + rng_req([rng_w], 1) + b'\x01\x01' + b'\0')
 write('virtio_rng', 'limited', rng_pre + b''.join(rng_req([rng_w], i) for i in range(8)) +
       b'\x01' + b'\x03' * 8 + b'\x03\x00' + rng_req([rng_w], 0) + b'\x01\x03' + b'\x01')
+
+# ---- virtio_balloon: no mutations, features (two masks, 0 = all), queue
+# sizes 256 x 4, DRIVER_OK; ops are op % 10 (fuzz_virtio_balloon.c) on
+# queue (op >> 4) % 4: 8 a driver op (0x08 inflate, 0x1c deflate, 0x26
+# stats, 0x3a reporting; 0x03: a chain), 1 a kick (0x01, 0x15, 0x29,
+# 0x33), 6 the stats timer, 7 an update (a byte: odd amount=, even stats=;
+# a u16), 3 a reset.
+bal_pre = bytes([0x00, 0x00, 0x00, 0x08, 0x08, 0x08, 0x08, 0x00])
+def pfns(*p): return b''.join(u32(x) for x in p)
+def stat(tag, val): return u16(tag) + struct.pack('<Q', val)
+write('virtio_balloon', 'inflate-deflate', bal_pre +
+      b'\x08' + chain([seg(0x80, 0x1000, 16, pfns(0x20, 0x21, 0x22, 0x40))], 0) + b'\x01' +
+      b'\x1c' + chain([seg(0x80, 0x1000, 8, pfns(0x20, 0x21))], 0) + b'\x15' + b'\0')
+write('virtio_balloon', 'inflate-outside', bal_pre +
+      b'\x08' + chain([seg(0x80, 0x1000, 12, pfns(0xffffffff, 0xc0000, 0x30))], 0) +
+      b'\x08' + chain([seg(0x81, 0x1000, 6, pfns(0x30))], 1) + b'\x01' + b'\0')
+write('virtio_balloon', 'stats-tick', bal_pre +
+      b'\x26' + chain([seg(0x80, 0x1000, 30, stat(4, 1 << 20) + stat(5, 1 << 28) +
+                           stat(99, 1))], 0) + b'\x29' + b'\x06' +
+      b'\x26' + chain([seg(0x80, 0x1000, 15, stat(0, 7))], 1) + b'\x29' + b'\x06\x06' + b'\0')
+write('virtio_balloon', 'report-update-reset', bal_pre +
+      b'\x3a' + chain([seg(0x03, 0x2000, 0x4000), seg(0x01, 0x7100, 200)], 0) + b'\x33' +
+      b'\x07\x01' + u16(64) + b'\x07\x00' + u16(3) + b'\x03' + b'\x00' + b'\x01' + b'\0')
