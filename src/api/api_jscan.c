@@ -214,7 +214,8 @@ static int check_dups(struct jscan *s, size_t first)
 {
 	struct jkey *k = s->keys + first, *dup = NULL;
 	size_t n = s->nkeys - first;
-	qsort_r(k, n, sizeof(*k), key_cmp, s->arena);
+	if (n > 1) /* (an empty object may have no key array: qsort_r wants one) */
+		qsort_r(k, n, sizeof(*k), key_cmp, s->arena);
 	for (size_t j = 1; j < n; j++)
 		if (k[j].len == k[j - 1].len &&
 		    !memcmp(s->arena + k[j].off, s->arena + k[j - 1].off, k[j].len) &&
