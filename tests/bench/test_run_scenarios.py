@@ -126,9 +126,13 @@ class Budget(unittest.TestCase):
                              capture_output=True, text=True, timeout=120)
         self.assertEqual(res.returncode, 0, res.stderr)
         total, worst = map(int, res.stdout.split())
-        self.assertLessEqual(worst, 80 * 60,
+        # Bounds are about 2x each scenario's pass in a loaded session-19
+        # run (docs: tests/testbed/README.md); a freeze is ended within
+        # 90 s by the L0 watcher, so a retry rarely costs its whole bound.
+        self.assertLessEqual(total, 75 * 60, f"the default suite's bounds sum to {total} s")
+        self.assertLessEqual(worst, 85 * 60,
                              f"the default suite's bounds sum to {total} s, {worst} s with a"
-                             " retry of the two longest: over 80 min")
+                             " retry of the two longest: over 85 min")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # stderr, for each case below. Runs in L1 where /dev/kvm is real, so a
 # check that skiff skips would show up as a guest starting (bounded by
 # timeout) rather than as a crash of the host's software KVM.
-TIMEOUT=120 # 9-10 s measured
+TIMEOUT=90 # 9-10 s measured
 
 
 l1() {

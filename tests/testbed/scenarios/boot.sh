@@ -5,7 +5,7 @@
 # bit KVM leaves out: src/x86/cpuid.c), and its PAT is on (skiff enables
 # the MTRRs as firmware would: src/x86/cpu.c; with them off Linux 6.1
 # turns PAT off too).
-TIMEOUT=240 # about 35 s measured (two L2 boots)
+TIMEOUT=90 # about 35 s measured (two L2 boots)
 BOOT_CPUS="1 2"
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK nproc=1

@@ -5,7 +5,7 @@
 # testbed reads instead of a terminal). The colours and the query must
 # arrive byte for byte; the OSCs and the C1 byte must not, the text around
 # them must.
-TIMEOUT=400
+TIMEOUT=90
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK title=beforeafter
 SKIFF-L2-MARK c1=a31mb"

@@ -3,7 +3,7 @@
 # directory (read-write and ",ro"), a character device, an unknown option,
 # an empty option, bad polling options (and polling without ioeventfd),
 # and one image given twice (it is locked while in use).
-TIMEOUT=300
+TIMEOUT=90
 
 
 l1() {

@@ -8,7 +8,7 @@
 # (the full scenario's 64 MiB took 60-90 s) and pings; an estimate, to be
 # set from measured passes (issue 39.4).
 SCENARIO_BASE=e1000
-TIMEOUT=300
+TIMEOUT=180
 SLOW=0
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK e1k-done"

@@ -10,7 +10,7 @@
 # ends it; no jail mount is left in L1's namespace; the jail and the
 # cgroup are removed as a caller does. Bad arguments: one line, exit 2,
 # nothing made. In the default set (quick: one boot).
-TIMEOUT=900
+TIMEOUT=120
 L1_EXTRA_FILES="/usr/bin/curl"
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK jail up"

@@ -3,7 +3,7 @@
 # kernel handles the keys itself), which ends skiff as a reboot. L2 types
 # the keys through the controller's "write keyboard output buffer"
 # command (0xd2), which skiff delivers like keystrokes, with IRQ 1.
-TIMEOUT=400
+TIMEOUT=130
 EXPECT="SKIFF-L2: init
 SKIFF-L2: kbd bound"
 

@@ -3,7 +3,7 @@
 # VMM starts and stops do not make L1 patch its own text: the SLOW
 # l1-textpatch scenario counts that). When this fails, skiff scenarios
 # cannot pass: look at the testbed, not at skiff.
-TIMEOUT=120 # about 8 s measured
+TIMEOUT=90 # about 8 s measured
 
 l1() {
 	[ -c /dev/kvm ] || { fail "no /dev/kvm"; return; }

@@ -4,7 +4,7 @@
 # multicast MAC, a MAC given to two devices, an unknown option, queues=
 # out of range, queues=2 on a tap made without multi_queue, queues= on an
 # e1000.
-TIMEOUT=300
+TIMEOUT=90
 
 
 l1() {

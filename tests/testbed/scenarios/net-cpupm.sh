@@ -19,7 +19,7 @@
 # reasons), pmN.halt_exits, pm1.throughput_nc_{down,up}_mbps.
 # Link-local addresses only, and only inside L1/L2.
 
-TIMEOUT=240
+TIMEOUT=200
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK pm1-done
 SKIFF-L2-MARK pm2-done"

@@ -4,7 +4,7 @@
 # data-path work (kicks, interrupts) in skiff. One L1 boot, one L2 boot per
 # mode; each L2 pings and streams guest→host with iperf3. Orderings between
 # modes are asserted, never times. Link-local addresses only, inside L1/L2.
-TIMEOUT=1200
+TIMEOUT=200
 # In the default set again: the rare guest failures once blamed on trapped
 # kicks also hit QEMU in this testbed (see net-stress.sh), and
 # run-scenarios.sh retries a failed scenario once.

@@ -16,7 +16,7 @@
 # interrupt on input.1 and output.1.
 # Metrics: mq_{user,vhost}_{in,out}{0,1}_irqs, mq_{user,vhost}_mbps (the
 # two streams' sum), mq_user_q{0,1,2,3}_{pushed,popped}.
-TIMEOUT=600
+TIMEOUT=150
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK mq-done"
 

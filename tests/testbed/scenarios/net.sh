@@ -9,7 +9,7 @@
 # L2 to L1: the guest's TX), throughput_down_mbps (iperf3 L1 to L2: the
 # guest's RX), throughput_nc_{down,up}_mbps (the nc transfers, timed in L2).
 # Link-local addresses only, and only inside L1/L2.
-TIMEOUT=900
+TIMEOUT=150
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK net-done"
 

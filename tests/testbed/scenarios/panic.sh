@@ -1,7 +1,7 @@
 # A guest kernel panic ends skiff with status 1 and one line saying so
 # (the guest's pvpanic driver reports it), even with panic=-1, which would
 # otherwise look like a reboot.
-TIMEOUT=400
+TIMEOUT=90
 EXPECT="SKIFF-L2: init"
 
 l1() {

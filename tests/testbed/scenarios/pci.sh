@@ -6,7 +6,7 @@
 #     and moves data (queue kicks through ioeventfds);
 #  2. pci=nomsi: the disk falls back to INTx through _PRT and the IOAPIC.
 # The disk only carries the transport's traffic here; disk.sh tests it.
-TIMEOUT=600
+TIMEOUT=90
 EXPECT="SKIFF-L2: init
 SKIFF-L2-MARK pci-host-bridge=0x1b36:0x0008:0x060000
 SKIFF-L2-MARK acpi-errors=0"

@@ -6,7 +6,7 @@
 # before the transport is freed or guest RAM unmapped. Before that order,
 # a poweroff with large writes queued died by SIGSEGV in blk_req_finish.
 # Odd trials use vhost for the card, even ones skiff's own data path.
-TIMEOUT=900 # about 20 s per trial
+TIMEOUT=300 # about 20 s per trial
 POWER_TRIALS=20
 POWER_IMG=/tmp/power.img
 POWER_L1=169.254.10.1

@@ -1,6 +1,6 @@
 # A guest reboot ends skiff with status 0 and one line saying it treated the
 # reboot as a shutdown (skiff does not restart guests).
-TIMEOUT=400
+TIMEOUT=90
 EXPECT="SKIFF-L2: init"
 
 l1() {

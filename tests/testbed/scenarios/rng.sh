@@ -6,7 +6,7 @@
 # key are refused with one line and exit 2, before any guest runs.
 # Metrics: rng_bytes, rng_requests (what the guest's hwrng core and reads
 # took over the boot).
-TIMEOUT=400
+TIMEOUT=90
 EXPECT="SKIFF-L2: init
 SKIFF-L2: hwrng virtio_rng"
 L2_EXTRA_MODULES="virtio_rng"

@@ -8,7 +8,7 @@
 # the controller may open an existing file, so it is tried with socket(2),
 # which no role allows. Then one normal boot with a disk and the control
 # socket, filters on, must still work.
-TIMEOUT=400
+TIMEOUT=90
 EXPECT="SKIFF-L2: init"
 
 l1() {

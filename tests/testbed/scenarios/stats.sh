@@ -3,7 +3,7 @@
 # Also two I/O threads (--iothreads 2) serving two disks, the first one
 # polled (poll=always): each thread must have handled events, and the polled
 # disk's work must have come from polling.
-TIMEOUT=400
+TIMEOUT=90
 EXPECT="SKIFF-L2: init"
 
 l1() {

@@ -9,7 +9,7 @@
 # rebind; the full scenario's four boots took about 4 min. An estimate, to
 # be set from measured passes (issue 39.4).
 SCENARIO_BASE=vfio
-TIMEOUT=360
+TIMEOUT=150
 SLOW=0
 EXPECT="SKIFF-L2-MARK vfio-done-msix"
 VFIO_XFER_MB=16

@@ -5,7 +5,7 @@
 # (~20 per MB). Asserted: data moved both ways, and vhost receives no more
 # packets per MB than twice the built-in path. Throughputs are reported,
 # never asserted. VR_ROUNDS=N repeats the pair (default 1).
-TIMEOUT=900
+TIMEOUT=120
 EXPECT="SKIFF-L2: init"
 
 VR_L1=169.254.12.1
