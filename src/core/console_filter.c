@@ -318,6 +318,34 @@ size_t console_sanitize(const uint8_t *in, size_t len, uint8_t *out)
 	return n;
 }
 
+/* Caret mode's one state: a C2 byte held until the next byte shows
+ * whether the two encode a C1 control (U+0080-U+009F). Terminals that
+ * decode UTF-8 before they parse (VTE, GNU screen, mosh) obey those as
+ * raw C1 controls: CSI, OSC, DCS. Shown in cat -v's notation, M-^X, as
+ * 4 bytes for 2. (Raw bytes 80-9F are not UTF-8: they pass, as before.) */
+static size_t caret_feed(struct console_filter *f, const uint8_t *in, size_t len, uint8_t *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = in[i];
+		if (f->held) {
+			f->held = 0;
+			if (c >= 0x80 && c <= 0x9f) {
+				memcpy(out + n, "M-^", 3);
+				out[n + 3] = (uint8_t)(c - 0x80 + 0x40);
+				n += 4;
+				continue;
+			}
+			out[n++] = 0xc2;
+		}
+		if (c == 0xc2)
+			f->held = 1;
+		else
+			n += console_sanitize(&c, 1, out + n);
+	}
+	return n;
+}
+
 size_t console_filter_feed(struct console_filter *f, const uint8_t *in, size_t len, uint8_t *out)
 {
 	if (f->mode == CONSOLE_FILTER_OFF) {
@@ -325,7 +353,7 @@ size_t console_filter_feed(struct console_filter *f, const uint8_t *in, size_t l
 		return len;
 	}
 	if (f->mode == CONSOLE_FILTER_CARET)
-		return console_sanitize(in, len, out);
+		return caret_feed(f, in, len, out);
 	struct sink s = {.out = out};
 	for (size_t i = 0; i < len; i++)
 		while (handlers[f->state](f, &s, in[i]) == AGAIN)

@@ -17,7 +17,8 @@
  *          OSC in a UTF-8 terminal, but some terminals honour them: raw or
  *          UTF-8 encoded, they are dropped. The filter assumes a UTF-8
  *          terminal: a Latin-1 guest's accented letters are dropped too.
- *   caret  every control byte but \n \r \t \b, and DEL, in caret notation.
+ *   caret  every control byte but \n \r \t \b, and DEL, in caret notation;
+ *          a C1 control encoded in UTF-8 (C2 80-9F) as M-^X.
  *   off    the guest's bytes, unchanged.
  *
  * A filter keeps its state across calls: a sequence may be split between
@@ -64,7 +65,8 @@ void console_filter_init(struct console_filter *f, enum console_filter_mode mode
  * returns the bytes written. */
 size_t console_filter_feed(struct console_filter *f, const uint8_t *in, size_t len, uint8_t *out);
 
-/* The caret mode alone, stateless: out has room for 2 * len bytes. */
+/* The C0 controls and DEL in caret notation, stateless (the caret mode
+ * without its UTF-8 C1 check): out has room for 2 * len bytes. */
 size_t console_sanitize(const uint8_t *in, size_t len, uint8_t *out);
 
 #endif

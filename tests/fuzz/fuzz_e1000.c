@@ -1,10 +1,11 @@
 /* The e1000 (src/devices/e1000*.c) driven as its guest driver, KVM and
- * the host would: MMIO of 1/2/4/8 bytes anywhere in BAR 0, coalesce=off/
+ * the host would: MMIO of 1/2/4/8 bytes anywhere in BAR 0, port I/O of
+ * 1/2/4 bytes in and around the I/O BAR (IOADDR/IODATA), coalesce=off/
  * on/all; TX rings (legacy, context, data descriptors, TSO with any MSS
  * and header length, no EOP, any length) and RX rings anywhere (RAM, its
  * ends, the device's own BAR, nowhere); host frames of any size on a
  * socketpair tap, a full tap, CTRL.RST, BAR moves, the delay and ITR
- * timers on a clock the input advances. Guest RAM changes under the device
+ * timers on a clock the input advances, the batched-RDT timer. Guest RAM changes under the device
  * (fuzz_common.h). KVM's coalesced MMIO is played, not stubbed: a write in
  * a zone the device registered goes into a kvm_coalesced_mmio_ring that
  * skiff's own cmmio_flush (ctx.flush) replays through the trap table.
@@ -38,6 +39,7 @@ static struct pci_bus *pci;
 static struct e1000 *d;
 static int wire = -1;	      /* the host's end of the tap */
 static uint64_t bar, now_ns;  /* BAR 0 as config space has it; the clock */
+static uint16_t io_port;      /* the I/O BAR as config space has it */
 static uint64_t itr_due;      /* when the armed ITR timerfd would fire */
 static bool multi, itr_fired; /* other vCPUs; the ITR handler ran */
 static struct {		      /* KVM's zones, as the device registered them */
@@ -339,8 +341,10 @@ static void setup(uint8_t s)
 		abort();
 	d->clock_ns = fake_clock;
 	if (!(s & 4))
-		cfg_wr(&vm.bus, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+		cfg_wr(&vm.bus, 1, PCI_COMMAND, 2,
+		       PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	bar = cfg_bar64(&vm.bus, 1, 0);
+	io_port = (uint16_t)(cfg_rd(&vm.bus, 1, PCI_BAR0 + 4 * E1000_IO_BAR, 4) & ~3u);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -360,6 +364,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 		case 2:
 			s = fz_u8();
+			if (s & 0x80) { /* or 1/2/4 bytes of port I/O around the I/O BAR */
+				v = fz_u32();
+				if (!multi) /* the exit drains first */
+					cmmio_flush(&vm);
+				bus_dispatch(&vm.bus, BUS_PIO,
+					     (uint16_t)(io_port - 4 + (s >> 2) % 16), &v,
+					     1u << (s & 3) % 3, op & 0x80, 0);
+				/* IODATA reaches any register, heads and CTRL too */
+				t.touched[0] = t.touched[1] = (op & 0x80) != 0;
+				break;
+			}
 			v = fz_u32() % (E1000_BAR_SIZE + 16);
 			guest_access(bar + v, 1u << (s & 3), op & 0x80, fz_u64());
 			break;
@@ -408,7 +423,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_CHECK(!d->tx_delay.due_ns || DUE(&d->tx_delay) > now_ns);
 			break;
 		case 13: /* a timer fires when nothing is due (stale arming, reset) */
-			if (op & 0x80)
+			if (op & 0x40)
+				e1000_rdt_event(d, 0); /* the batched-RDT look */
+			else if (op & 0x80)
 				e1000_delay_event(d, 0);
 			else
 				e1000_itr_event(d, 0), itr_fired = true;
