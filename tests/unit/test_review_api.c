@@ -59,10 +59,55 @@ static void test_json_numbers(void **state)
 	assert_non_null(strstr(err, "line 2 column 3"));
 }
 
+/* A live socket whose listener does not accept (a stopped skiff, its
+ * backlog full): --api-sock is refused as in use, at once. The probe's
+ * blocking connect waited for room in the backlog for ever. */
+static void test_sock_probe_full_backlog(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/skiff-rev3-XXXXXX", path[64], err[256] = "";
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/api.sock", dir);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 0), 0);
+	int c[8], nc = 0;
+	for (; nc < 8; nc++) { /* fill the backlog: the next connect would wait */
+		c[nc] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (connect(c[nc], (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			assert_int_equal(errno, EAGAIN);
+			break;
+		}
+	}
+	assert_true(nc < 8);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct api_sock a = {.fd = -1};
+		alarm(20); /* a guard against the hang, not a measure */
+		int r = api_sock_open(&a, path, err, sizeof(err));
+		_exit(r == -1 && strstr(err, "in use") ? 0 : 1);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	for (int i = 0; i <= nc && i < 8; i++)
+		close(c[i]);
+	close(l);
+	unlink(path);
+	rmdir(dir);
+	if (WIFSIGNALED(st))
+		fail_msg("api_sock_open hung on a live socket (signal %d)", WTERMSIG(st));
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_json_numbers),
+	    cmocka_unit_test(test_sock_probe_full_backlog),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
