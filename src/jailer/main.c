@@ -121,7 +121,8 @@ int main(int argc, char **argv)
 			 "namespaces, then drops to --uid)");
 		return die(&j, 2);
 	}
-	if (open_inputs(&j) < 0)
+	if (open_inputs(&j) < 0 ||
+	    (j.a.n_cgroups && jail_cgroup_root_check(jail_cgroup_root(), j.err, ERRLEN) < 0))
 		return die(&j, 2);
 	int st = jail_dir_create(&j.a, j.exec_fd, &j.dir, j.err, ERRLEN);
 	if (st)

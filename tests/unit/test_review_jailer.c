@@ -117,10 +117,35 @@ static void test_enter_swapped_path(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* SKIFF_JAILER_CGROUP_ROOT names any directory: the root jailer made
+ * <dir>/<parent>/<id> there, wrote the --cgroup values and cgroup.procs
+ * into plain files, and ran the VMM with none of its limits. Only a
+ * cgroup v2 file system is taken now (tests/cli/run.sh runs the binary). */
+static void test_cgroup_root_not_cgroup2(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/skiff-rev3cg-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	err[0] = 0;
+	assert_int_equal(jail_cgroup_root_check(dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a cgroup v2 file system"));
+	assert_int_equal(jail_cgroup_root_check("/proc", err, sizeof(err)), -1);
+	rmdir(dir);
+	/* A real cgroup2 mount, where the host has one, is taken. */
+	FILE *m = fopen("/proc/self/mounts", "re");
+	char line[1024], path[512], type[64];
+	while (m && fgets(line, sizeof(line), m))
+		if (sscanf(line, "%*s %511s %63s", path, type) == 2 && !strcmp(type, "cgroup2"))
+			assert_int_equal(jail_cgroup_root_check(path, err, sizeof(err)), 0);
+	if (m)
+		fclose(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_enter_swapped_path),
+	    cmocka_unit_test(test_cgroup_root_not_cgroup2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
