@@ -239,6 +239,48 @@ static int add_node(struct jscan *s, struct jnode n)
 	return 0;
 }
 
+static size_t digits(const char *p, size_t i, size_t n)
+{
+	size_t d = 0;
+	while (i + d < n && p[i + d] >= '0' && p[i + d] <= '9')
+		d++;
+	return d;
+}
+
+/* How much of the n bytes at p is a JSON number (RFC 8259: -?(0|[1-9]d*)
+ * (.d+)?([eE][+-]?d+)?): the well-formed part, shorter than the token
+ * where the grammar breaks (json-c takes "1." and "1.e5"). */
+static size_t number_len(const char *p, size_t n)
+{
+	size_t i = p[0] == '-', d = digits(p, i, n);
+	if (!d)
+		return 0;
+	i += p[i] == '0' ? 1 : d;
+	if (i < n && p[i] == '.') {
+		if (!(d = digits(p, i + 1, n)))
+			return i;
+		i += 1 + d;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		size_t sign = i + 1 < n && (p[i + 1] == '+' || p[i + 1] == '-');
+		if (!(d = digits(p, i + 1 + sign, n)))
+			return i;
+		i += 1 + sign + d;
+	}
+	return i;
+}
+
+/* The length of the literal at p: true, false or null; 0 for anything
+ * else (json-c also takes NaN, Infinity and -Infinity: not JSON). */
+static size_t literal_len(const char *p, size_t n)
+{
+	static const char *const words[] = {"true", "false", "null"};
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (n >= strlen(words[k]) && !memcmp(p, words[k], strlen(words[k])))
+			return strlen(words[k]);
+	return 0;
+}
+
 struct jframe {
 	bool obj, want_key;
 	size_t first_key, node;
@@ -279,8 +321,17 @@ static int scan(struct jscan *s)
 			size_t n = strspn(s->t + s->i, "+-.eE0123456789");
 			if (n > s->len - s->i)
 				n = s->len - s->i;
+			size_t ok = number_len(s->t + s->i, n);
+			if (ok != n)
+				return fail(s, s->i + ok, "invalid number");
 			if (add_node(s, (struct jnode){false, 0, 0, s->i, n}) < 0)
 				return fail(s, s->i, "out of memory");
+			s->i += n;
+			continue;
+		} else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+			size_t n = literal_len(s->t + s->i, s->len - s->i);
+			if (!n)
+				return fail(s, s->i, "expected value");
 			s->i += n;
 			continue;
 		} else if (c == '\n') {

@@ -1,6 +1,7 @@
 /* What json-c lets through but Firecracker's serde refuses, found in the
  * raw text after json-c has parsed it: duplicate keys (json-c keeps the
- * last), "\u0000", lone surrogates in \u escapes and invalid UTF-8. The
+ * last), "\u0000", lone surrogates in \u escapes, invalid UTF-8, NaN,
+ * Infinity and numbers such as "1." that RFC 8259 does not allow. The
  * same pass remembers where each object ends and how each number was
  * written, for serde's "at line L column C" and for quoting a number as
  * the client sent it (json-c clamps integers beyond 64 bits). */

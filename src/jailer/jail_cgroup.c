@@ -5,13 +5,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 const char *jail_cgroup_root(void)
 {
 	const char *r = getenv("SKIFF_JAILER_CGROUP_ROOT");
 	return r && r[0] == '/' ? r : JAIL_CGROUP_ROOT;
+}
+
+int jail_cgroup_root_check(const char *root, char *err, size_t errlen)
+{
+	struct statfs fs;
+	if (statfs(root, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+		return 0;
+	snprintf(err, errlen, "cgroup root %.200s is not a cgroup v2 file system%s", root,
+		 strcmp(root, JAIL_CGROUP_ROOT) ? " (SKIFF_JAILER_CGROUP_ROOT)" : "");
+	return -1;
 }
 
 /* DIR/NAME into OUT (PATH_MAX): 0, or -1 when it does not fit. */

@@ -28,6 +28,12 @@ struct jail_cgroup {
 /* The cgroup root to use: the override, or /sys/fs/cgroup. */
 const char *jail_cgroup_root(void);
 
+/* Whether the jailer may use ROOT: a cgroup v2 file system, so that the
+ * limits hold and root writes nowhere else (the override comes from the
+ * environment, which the orchestrator's caller may set). 0, or -1 with
+ * one line in err. */
+int jail_cgroup_root_check(const char *root, char *err, size_t errlen);
+
 /* Makes the leaf for A under ROOT, writes the limits and moves PID in.
  * 0; or an exit status (2: bad input such as a leaf that exists, 1: a
  * failure) with one line in err, and nothing left behind. */

@@ -31,9 +31,10 @@ int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen)
 	return 0;
 }
 
-int jail_enter(int netns_fd, const char *root_path, char *err, size_t errlen)
+int jail_enter(int netns_fd, int root_fd, const char *root_path, char *err, size_t errlen)
 {
 	const char *step;
+	struct stat want, got;
 	if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) < 0) {
 		step = "setns(--netns)";
 		goto fail;
@@ -51,6 +52,18 @@ int jail_enter(int netns_fd, const char *root_path, char *err, size_t errlen)
 	step = "chdir into the jail";
 	if (chdir(root_path) < 0)
 		goto fail;
+	/* The path is walked again here, and whoever may write below the base
+	 * could have swapped a component for a symlink since the jail was made:
+	 * only the directory made (ROOT_FD) is entered. */
+	step = "checking the jail's root";
+	if (fstat(root_fd, &want) < 0 || stat(".", &got) < 0)
+		goto fail;
+	errno = EXDEV;
+	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino) {
+		snprintf(err, errlen, "%s is no longer the jail made (a component was replaced)",
+			 root_path);
+		return -1;
+	}
 	/* pivot_root(".", "."): the old root lands under the new one, and
 	 * is detached at once: no directory for it in the jail. */
 	step = "pivot_root";

@@ -15,8 +15,9 @@ int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen);
 /* Joins the network namespace NETNS_FD (when >= 0), unshares the mount
  * namespace (host mounts no longer propagate, none of ours leaks out) and
  * makes ROOT_PATH the root: bind-mounted on itself, pivot_root, the old
- * root detached. */
-int jail_enter(int netns_fd, const char *root_path, char *err, size_t errlen);
+ * root detached. Refused unless ROOT_PATH still leads to ROOT_FD's
+ * directory. */
+int jail_enter(int netns_fd, int root_fd, const char *root_path, char *err, size_t errlen);
 
 /* No supplementary groups, GID and UID (real, effective, saved), so no
  * capabilities left; no_new_privs. */

@@ -121,7 +121,8 @@ int main(int argc, char **argv)
 			 "namespaces, then drops to --uid)");
 		return die(&j, 2);
 	}
-	if (open_inputs(&j) < 0)
+	if (open_inputs(&j) < 0 ||
+	    (j.a.n_cgroups && jail_cgroup_root_check(jail_cgroup_root(), j.err, ERRLEN) < 0))
 		return die(&j, 2);
 	int st = jail_dir_create(&j.a, j.exec_fd, &j.dir, j.err, ERRLEN);
 	if (st)
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
 	 * paths still lead to the jail and cgroup to remove. */
 	if (jail_rlimits_set(&j.a, j.err, ERRLEN) < 0 || (j.a.new_pid_ns && new_pid_ns(&j) < 0) ||
 	    (j.a.daemonize && daemonize(&j) < 0) ||
-	    jail_enter(j.netns_fd, j.dir.root_path, j.err, ERRLEN) < 0)
+	    jail_enter(j.netns_fd, j.dir.root_fd, j.dir.root_path, j.err, ERRLEN) < 0)
 		return undo(&j);
 	if (jail_drop(&j.a, j.err, ERRLEN) < 0)
 		return die(&j, 1);

@@ -23,11 +23,15 @@ static int api_sock_unlink_stale(const struct sockaddr_un *sa, char *err, size_t
 		snprintf(err, errlen, "--api-sock %s exists and is not a socket", path);
 		return -1;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a listener that does not accept (stopped, its backlog
+	 * full) makes a blocking connect wait for ever; EAGAIN is "in use". */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int r = fd < 0 ? -1 : connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
 	int e = errno;
 	if (fd >= 0)
 		close(fd);
+	if (r < 0 && e == EAGAIN)
+		r = 0;
 	if (r == 0 || (e != ECONNREFUSED && e != ENOENT)) {
 		snprintf(err, errlen, "--api-sock %s %s", path,
 			 r == 0 ? "is in use by a running process" : strerror(e));

@@ -178,6 +178,14 @@ if [ -x "$JAILER" ]; then
 	expect 2 "cannot open --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$T/missing" --uid 1000 --gid 1000
 	expect 2 "dynamically linked" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff" --uid 1000 --gid 1000
 	expect 2 "cannot open --netns" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/nons"
+	# The cgroup root from the environment must be cgroup v2: the root
+	# jailer wrote the values into any directory it named (review 3).
+	mkdir -p "$T/cgfake"
+	expect 2 "not a cgroup v2 file system" -- env SKIFF_JAILER_CGROUP_ROOT="$T/cgfake" "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --cgroup pids.max=10 -- --version
+	if [ -n "$(ls -A "$T/cgfake")" ]; then
+		fail=$((fail + 1))
+		echo "FAIL skiff-jailer: wrote $(ls -A "$T/cgfake") in a cgroup root that is not cgroup v2"
+	fi
 	if [ -z "$(ls -A "$J")" ]; then
 		pass=$((pass + 1))
 		echo "ok   skiff-jailer: bad arguments left nothing in the chroot base"
