@@ -11,8 +11,9 @@
  * through pread/pwrite.
  *
  * Interrupts never pass through skiff's threads: MSI and MSI-X vectors are
- * eventfds that VFIO signals and KVM injects (irqfds on MSI routes); INTx
- * is a level irqfd whose EOI resample eventfd is VFIO's unmask.
+ * eventfds that VFIO signals and KVM injects (irqfds on MSI routes; only
+ * an MSI vector pending when the guest unmasks it is injected by skiff);
+ * INTx is a level irqfd whose EOI resample eventfd is VFIO's unmask.
  *
  * The device never reads the machine: guest memory and memory slots come
  * in struct vfio_ctx, interrupts through the PCI bus's host ops, and the

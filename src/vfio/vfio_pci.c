@@ -29,7 +29,9 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 	v->h = h;
 	v->ctx = *ctx;
 	v->mmap = mmap;
-	v->msi.vec.efd = v->intx.trigger = v->intx.unmask = -1;
+	v->intx.trigger = v->intx.unmask = -1;
+	for (unsigned int i = 0; i < VFIO_MSI_MAX; i++)
+		v->msi.vec[i].efd = v->msi.vec[i].gsi = -1;
 	snprintf(v->name, sizeof(v->name), "vfio %s", name);
 	pthread_mutex_init(&v->irq_lock, NULL);
 	if (vfio_irq_init(v, err, errlen) < 0 || vfio_cfg_build(v, err, errlen) < 0) {
@@ -103,10 +105,12 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
  * restores the rest, as Linux's pcie_flr callers do). Bus lock held. */
 void vfio_flr(struct vfio_pci *v)
 {
-	static const uint8_t zero[2];
+	static const uint8_t zero[4];
 	pci_cfg_write(&v->pci, PCI_COMMAND, zero, 2);
 	if (v->msi.cap)
 		pci_cfg_write(&v->pci, v->msi.cap + 2, zero, 2);
+	if (v->msi.maskable) /* after MSI is off: nothing pending to deliver */
+		pci_cfg_write(&v->pci, v->msi.cap + v->msi.mask_off, zero, 4);
 	if (v->msix.cap)
 		pci_cfg_write(&v->pci, v->msix.cap + 2, zero, 2);
 	pthread_mutex_lock(&v->irq_lock);
@@ -144,7 +148,8 @@ void vfio_pci_destroy(struct vfio_pci *v)
 	vfio_pci_stop(v);
 	vfio_bars_free(v);
 	vfio_msix_free(v);
-	int fds[] = {v->msi.vec.efd, v->intx.trigger, v->intx.unmask};
+	vfio_msi_free(v);
+	int fds[] = {v->intx.trigger, v->intx.unmask};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

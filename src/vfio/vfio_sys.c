@@ -214,7 +214,10 @@ static int sys_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned in
 	set->count = count;
 	if (data)
 		memcpy(set->data, fds, data);
-	int r = ioctl(s->device, VFIO_DEVICE_SET_IRQS, set) < 0 ? -errno : 0;
+	/* Positive: MSI vectors the host could give, fewer than asked. */
+	int r = ioctl(s->device, VFIO_DEVICE_SET_IRQS, set);
+	if (r < 0)
+		r = -errno;
 	free(set);
 	return r;
 }
