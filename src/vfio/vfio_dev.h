@@ -41,7 +41,8 @@ struct vfio_dev_ops {
 	void (*munmap)(void *h, void *p, uint64_t len);
 	/* The IOMMU group's fd (for KVM's VFIO device). */
 	int (*group_fd)(void *h);
-	/* Closes the device (and its group and container). */
+	/* Closes the device (and its group and the VM's container if it was
+	 * their last device). */
 	void (*close)(void *h);
 };
 

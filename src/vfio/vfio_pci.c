@@ -39,7 +39,8 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 		return -1;
 	}
 	int r = ctx->kvm_vfio_add ? ctx->kvm_vfio_add(ctx->host, ops->group_fd(h)) : 0;
-	if (r < 0) {
+	/* A group's second device: KVM has its group already. */
+	if (r < 0 && r != -EEXIST) {
 		snprintf(err, errlen, "%s: KVM's VFIO device refused its group: %s", v->name,
 			 strerror(-r));
 		vfio_pci_destroy(v);
@@ -56,7 +57,7 @@ int vfio_pci_create(const char *addr, bool mmap, const struct vfio_ctx *ctx, str
 	const struct vfio_dev_ops *ops;
 	void *h;
 	char canon[16];
-	if (vfio_sys_open(addr, ctx->mem, &ops, &h, canon, err, errlen) < 0)
+	if (vfio_sys_open(addr, ctx->container, ctx->mem, &ops, &h, canon, err, errlen) < 0)
 		return -1;
 	return vfio_pci_create_with(ops, h, canon, mmap, ctx, out, err, errlen);
 }

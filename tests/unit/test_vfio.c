@@ -936,6 +936,15 @@ static void test_kvm_vfio(void **state)
 	    -1);
 	assert_non_null(strstr(err, "KVM's VFIO device refused its group"));
 	assert_int_equal(other.closed, 1);
+	/* Issue 37.2: a group's second device shares the group, which KVM's
+	 * VFIO device has already (EEXIST): not a refusal. */
+	fv_init(&other);
+	f->kvm_ret = -EEXIST;
+	assert_int_equal(
+	    vfio_pci_create_with(&fv_ops, &other, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
+	    0);
+	vfio_pci_destroy(v);
+	assert_int_equal(other.closed, 1);
 }
 
 /* Issue 32.2: MSI-X with 2048 vectors (the most the capability can say):
