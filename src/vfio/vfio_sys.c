@@ -6,20 +6,18 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/kvm.h>
 #include <linux/vfio.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/guest_mem.h"
 #include "vfio/vfio.h"
 
 /* Where devices and VFIO nodes are; tests point them elsewhere. */
