@@ -26,6 +26,7 @@
 struct iothread;
 struct virtio_dev;
 struct pci_device;
+struct vfio_container;
 
 /* What the VM does for a device that asks (all but opaque optional; a
  * device whose kind needs one refuses to start without it). */
@@ -41,6 +42,8 @@ struct dev_host {
 	void (*mmio_batch_flush)(void *opaque);
 	/* Adds a VFIO group to KVM's VFIO device: 0 or -errno. */
 	int (*kvm_vfio_add)(void *opaque, int group_fd);
+	/* The VM's VFIO container, shared by its passthrough devices. */
+	struct vfio_container *vfio;
 };
 
 struct dev_ctx {

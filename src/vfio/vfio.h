@@ -11,16 +11,17 @@
  * through pread/pwrite.
  *
  * Interrupts never pass through skiff's threads: MSI and MSI-X vectors are
- * eventfds that VFIO signals and KVM injects (irqfds on MSI routes); INTx
- * is a level irqfd whose EOI resample eventfd is VFIO's unmask.
+ * eventfds that VFIO signals and KVM injects (irqfds on MSI routes; only
+ * an MSI vector pending when the guest unmasks it is injected by skiff);
+ * INTx is a level irqfd whose EOI resample eventfd is VFIO's unmask.
  *
  * The device never reads the machine: guest memory and memory slots come
  * in struct vfio_ctx, interrupts through the PCI bus's host ops, and the
  * kernel interface through struct vfio_dev_ops (vfio_dev.h), so tests run
  * it over a fake device.
  *
- * Lifecycle: vfio_pci_create (opens, maps guest RAM for DMA, builds the
- * config space) -> pci_bus_add_device(vfio_pci_dev()) -> vfio_pci_start
+ * Lifecycle: vfio_pci_create (opens, maps guest RAM for DMA with the VM's
+ * first device, builds the config space) -> pci_bus_add_device(vfio_pci_dev()) -> vfio_pci_start
  * (reset, INTx on) -> guest runs -> vfio_pci_stop (interrupts off, reset)
  * -> vfio_pci_destroy, after the bus is gone (the device manager's order). */
 #ifndef SKIFF_VFIO_H
@@ -35,8 +36,16 @@ struct pci_device;
 struct vfio_pci;
 struct vfio_dev_ops;
 
+/* The VM's VFIO container, shared by all its passthrough devices (guest
+ * RAM mapped once; a group attached once). Made empty with the VM, opened
+ * with the first device, closed with the last; freed after the devices. */
+struct vfio_container;
+struct vfio_container *vfio_container_new(void);
+void vfio_container_free(struct vfio_container *c);
+
 struct vfio_ctx {
-	const struct guest_mem *mem; /* mapped for the device's DMA */
+	const struct guest_mem *mem;	  /* mapped for the device's DMA */
+	struct vfio_container *container; /* the VM's */
 	void *host;
 	/* Maps [hva, hva + size) at gpa as guest memory; the slot, or
 	 * -errno. */

@@ -8,6 +8,7 @@
  * read-only, each at the device's offset. Bytes past the header in no
  * capability are the device's own registers and pass through, as QEMU
  * does. */
+#include <errno.h>
 #include <linux/vfio.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,23 +60,44 @@ static int cap_put(struct vfio_pci *v, unsigned int off, const uint8_t *cap, uns
 	return (int)off;
 }
 
-/* MSI with one vector and no per-vector masking, 32- or 64-bit as the
- * device is: what skiff routes. */
-static int cap_msi(struct vfio_pci *v, unsigned int at, const uint8_t *dc)
+/* MSI, 32- or 64-bit and with per-vector masking as the device has it;
+ * as many vectors as both the device (Multiple Message Capable) and VFIO
+ * (which counts 2^MMC) offer, up to 32. */
+static int cap_msi(struct vfio_pci *v, unsigned int at, const uint8_t *dc, char *err, size_t errlen)
 {
-	v->msi.is64 = get16(dc + 2) & 0x80;
-	uint8_t cap[14] = {PCI_CAP_ID_MSI, 0, v->msi.is64 ? 0x80 : 0, 0};
-	uint8_t len = v->msi.is64 ? 14 : 10;
-	int off = cap_put(v, at, cap, len);
+	uint16_t dctrl = get16(dc + 2);
+	unsigned int log_max = (dctrl >> 1) & 7;
+	uint32_t n = v->ops->irq_count(v->h, VFIO_PCI_MSI_IRQ_INDEX);
+	if (log_max > VFIO_MSI_LOG_MAX)
+		log_max = VFIO_MSI_LOG_MAX;
+	while (log_max && (1u << log_max) > n)
+		log_max--;
+	uint16_t ctrl = (uint16_t)((dctrl & 0x0180) | log_max << 1);
+	if (vfio_msi_init(v, ctrl, log_max) < 0) {
+		snprintf(err, errlen, "%s: cannot make MSI eventfds: %s", v->name, strerror(errno));
+		return -1;
+	}
+	struct vfio_msi *m = &v->msi;
+	uint8_t cap[24] = {PCI_CAP_ID_MSI, 0, (uint8_t)ctrl, (uint8_t)(ctrl >> 8)};
+	int off = cap_put(v, at, cap, m->len);
 	if (off < 0)
 		return -1;
-	static const uint8_t m_ctrl[2] = {0x01, 0},
+	/* Enable and Multiple Message Enable; the address (dword aligned),
+	 * the data; a mask bit per offered vector. */
+	static const uint8_t m_ctrl[2] = {0x71, 0},
 			     m_addr[8] = {0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	static const uint8_t m_data[2] = {0xff, 0xff};
 	pci_device_set_wmask(&v->pci, (uint32_t)off + 2, m_ctrl, 2);
-	pci_device_set_wmask(&v->pci, (uint32_t)off + 4, m_addr, v->msi.is64 ? 8 : 4);
-	pci_device_set_wmask(&v->pci, (uint32_t)off + (v->msi.is64 ? 12 : 8), m_data, 2);
-	v->msi.cap = (unsigned int)off;
+	pci_device_set_wmask(&v->pci, (uint32_t)off + 4, m_addr, m->is64 ? 8 : 4);
+	pci_device_set_wmask(&v->pci, (uint32_t)off + m->data_off, m_data, 2);
+	if (m->maskable) {
+		uint32_t bits =
+		    log_max == VFIO_MSI_LOG_MAX ? 0xffffffffu : (1u << (1u << log_max)) - 1;
+		uint8_t m_mask[4] = {(uint8_t)bits, (uint8_t)(bits >> 8), (uint8_t)(bits >> 16),
+				     (uint8_t)(bits >> 24)};
+		pci_device_set_wmask(&v->pci, (uint32_t)off + m->mask_off, m_mask, 4);
+	}
+	m->cap = (unsigned int)off;
 	return 0;
 }
 
@@ -177,7 +199,7 @@ static int cap_keep(struct vfio_pci *v, unsigned int off, unsigned int len, cons
 	 * would fail every guest attempt. */
 	if (c[0] == PCI_CAP_ID_MSI && !v->msi.cap &&
 	    v->ops->irq_count(v->h, VFIO_PCI_MSI_IRQ_INDEX) > 0)
-		return cap_msi(v, off, c);
+		return cap_msi(v, off, c, err, errlen);
 	if (c[0] == PCI_CAP_ID_EXP)
 		return cap_exp(v, off, c, len);
 	return 1; /* hidden */
@@ -297,6 +319,8 @@ void vfio_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t
 		return;
 	if (overlaps(off, len, PCI_STATUS, 1))
 		status_intx(v, &data[PCI_STATUS - off]);
+	if (v->msi.maskable && overlaps(off, len, v->msi.cap + v->msi.pend_off, 4))
+		vfio_msi_cfg_read(v, off, data, len);
 	uint32_t at = off, n;
 	while ((n = pass_run(v, &at, off + len)) > 0) {
 		uint8_t *p = data + (at - off);
@@ -313,7 +337,7 @@ void vfio_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len)
 	struct vfio_pci *v = (struct vfio_pci *)dev;
 	if (overlaps(off, len, PCI_COMMAND, 2))
 		vfio_cmd_forward(v);
-	if (v->msi.cap && overlaps(off, len, v->msi.cap, v->msi.is64 ? 14 : 10))
+	if (v->msi.cap && overlaps(off, len, v->msi.cap, v->msi.len))
 		vfio_msi_ctrl_write(v);
 	if (v->msix.cap && overlaps(off, len, v->msix.cap + 2, 2))
 		vfio_msix_ctrl_write(v);

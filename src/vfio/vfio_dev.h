@@ -27,7 +27,8 @@ struct vfio_dev_ops {
 	int (*region_info)(void *h, unsigned int index, struct vfio_region *out);
 	/* Interrupts of index (VFIO_PCI_*_IRQ_INDEX); 0 if none. */
 	uint32_t (*irq_count)(void *h, unsigned int index);
-	/* VFIO_DEVICE_SET_IRQS; fds is count eventfds for DATA_EVENTFD. */
+	/* VFIO_DEVICE_SET_IRQS; fds is count eventfds for DATA_EVENTFD. 0,
+	 * -errno, or (MSI) how many vectors the host could give if fewer. */
 	int (*set_irqs)(void *h, unsigned int index, uint32_t flags, unsigned int start,
 			unsigned int count, const int32_t *fds);
 	/* VFIO_DEVICE_RESET; -ENOTTY if the device cannot reset. */
@@ -40,7 +41,8 @@ struct vfio_dev_ops {
 	void (*munmap)(void *h, void *p, uint64_t len);
 	/* The IOMMU group's fd (for KVM's VFIO device). */
 	int (*group_fd)(void *h);
-	/* Closes the device (and its group and container). */
+	/* Closes the device (and its group and the VM's container if it was
+	 * their last device). */
 	void (*close)(void *h);
 };
 

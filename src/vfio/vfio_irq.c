@@ -1,7 +1,5 @@
-/* MSI (one vector) and INTx for a passthrough function.
- *
- * MSI: one eventfd, given to VFIO when the guest enables MSI and bound by
- * an irqfd to a route built from the guest's address and data.
+/* INTx for a passthrough function, and what MSI and MSI-X vectors share
+ * (vfio_msi.c, vfio_msix.c): a vector's route and irqfd.
  *
  * INTx: VFIO signals `trigger` and masks the host line; KVM raises the
  * guest's line from it as a level irqfd, and when the guest EOIs, lowers it
@@ -25,22 +23,13 @@ void vfio_log(struct vfio_pci *v, const char *what, int err)
 
 int vfio_irq_init(struct vfio_pci *v, char *err, size_t errlen)
 {
-	v->msi.vec.gsi = -1;
-	v->msi.vec.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v->intx.trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v->intx.unmask = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (v->msi.vec.efd < 0 || v->intx.trigger < 0 || v->intx.unmask < 0) {
+	if (v->intx.trigger < 0 || v->intx.unmask < 0) {
 		snprintf(err, errlen, "%s: cannot make eventfds", v->name);
 		return -1;
 	}
 	return 0;
-}
-
-static uint32_t cfg32(const struct vfio_pci *v, unsigned int off)
-{
-	uint32_t x;
-	memcpy(&x, &v->pci.cfg[off], 4);
-	return x;
 }
 
 void vfio_vec_sync(struct vfio_pci *v, struct vfio_vec *vec, bool deliverable, uint64_t addr,
@@ -73,54 +62,6 @@ void vfio_vec_sync(struct vfio_pci *v, struct vfio_vec *vec, bool deliverable, u
 		else
 			vec->bound = deliverable;
 	}
-}
-
-static void msi_vfio(struct vfio_pci *v, bool on)
-{
-	struct vfio_msi *m = &v->msi;
-	if (on == m->vfio_on)
-		return;
-	int r;
-	if (on) {
-		vfio_intx_off(v);
-		r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
-				     VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
-				     &m->vec.efd);
-	} else {
-		r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
-				     VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
-				     NULL);
-	}
-	if (r < 0)
-		vfio_log(v, on ? "enabling MSI" : "disabling MSI", r);
-	m->vfio_on = on && r == 0;
-}
-
-void vfio_msi_ctrl_write(struct vfio_pci *v)
-{
-	struct vfio_msi *m = &v->msi;
-	bool on = v->pci.cfg[m->cap + 2] & 1;
-	uint64_t addr = cfg32(v, m->cap + 4);
-	uint16_t data;
-	if (m->is64)
-		addr |= (uint64_t)cfg32(v, m->cap + 8) << 32;
-	memcpy(&data, &v->pci.cfg[m->cap + (m->is64 ? 12 : 8)], 2);
-	pthread_mutex_lock(&v->irq_lock);
-	if (v->started) {
-		msi_vfio(v, on);
-		vfio_vec_sync(v, &m->vec, on && m->vfio_on, addr, data);
-		if (!on)
-			vfio_intx_on(v);
-	}
-	pthread_mutex_unlock(&v->irq_lock);
-}
-
-void vfio_msi_off(struct vfio_pci *v)
-{
-	if (!v->msi.cap)
-		return;
-	vfio_vec_sync(v, &v->msi.vec, false, 0, 0);
-	msi_vfio(v, false);
 }
 
 int vfio_intx_on(struct vfio_pci *v)

@@ -76,11 +76,12 @@ int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *
 		    size_t errlen)
 {
 	const struct vfio_spec *s = spec;
-	if (!ctx->host || !ctx->host->memslot_add) {
-		snprintf(err, errlen, "passthrough needs KVM memory slots");
+	if (!ctx->host || !ctx->host->memslot_add || !ctx->host->vfio) {
+		snprintf(err, errlen, "passthrough needs KVM memory slots and a VFIO container");
 		return -1;
 	}
 	struct vfio_ctx vc = {.mem = ctx->gm,
+			      .container = ctx->host->vfio,
 			      .host = ctx->host->opaque,
 			      .memslot_add = ctx->host->memslot_add,
 			      .memslot_del = ctx->host->memslot_del,

@@ -29,7 +29,9 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 	v->h = h;
 	v->ctx = *ctx;
 	v->mmap = mmap;
-	v->msi.vec.efd = v->intx.trigger = v->intx.unmask = -1;
+	v->intx.trigger = v->intx.unmask = -1;
+	for (unsigned int i = 0; i < VFIO_MSI_MAX; i++)
+		v->msi.vec[i].efd = v->msi.vec[i].gsi = -1;
 	snprintf(v->name, sizeof(v->name), "vfio %s", name);
 	pthread_mutex_init(&v->irq_lock, NULL);
 	if (vfio_irq_init(v, err, errlen) < 0 || vfio_cfg_build(v, err, errlen) < 0) {
@@ -37,7 +39,8 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 		return -1;
 	}
 	int r = ctx->kvm_vfio_add ? ctx->kvm_vfio_add(ctx->host, ops->group_fd(h)) : 0;
-	if (r < 0) {
+	/* A group's second device: KVM has its group already. */
+	if (r < 0 && r != -EEXIST) {
 		snprintf(err, errlen, "%s: KVM's VFIO device refused its group: %s", v->name,
 			 strerror(-r));
 		vfio_pci_destroy(v);
@@ -54,7 +57,7 @@ int vfio_pci_create(const char *addr, bool mmap, const struct vfio_ctx *ctx, str
 	const struct vfio_dev_ops *ops;
 	void *h;
 	char canon[16];
-	if (vfio_sys_open(addr, ctx->mem, &ops, &h, canon, err, errlen) < 0)
+	if (vfio_sys_open(addr, ctx->container, ctx->mem, &ops, &h, canon, err, errlen) < 0)
 		return -1;
 	return vfio_pci_create_with(ops, h, canon, mmap, ctx, out, err, errlen);
 }
@@ -100,10 +103,12 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
  * restores the rest, as Linux's pcie_flr callers do). Bus lock held. */
 void vfio_flr(struct vfio_pci *v)
 {
-	static const uint8_t zero[2];
+	static const uint8_t zero[4];
 	pci_cfg_write(&v->pci, PCI_COMMAND, zero, 2);
 	if (v->msi.cap)
 		pci_cfg_write(&v->pci, v->msi.cap + 2, zero, 2);
+	if (v->msi.maskable) /* after MSI is off: nothing pending to deliver */
+		pci_cfg_write(&v->pci, v->msi.cap + v->msi.mask_off, zero, 4);
 	if (v->msix.cap)
 		pci_cfg_write(&v->pci, v->msix.cap + 2, zero, 2);
 	pthread_mutex_lock(&v->irq_lock);
@@ -141,7 +146,8 @@ void vfio_pci_destroy(struct vfio_pci *v)
 	vfio_pci_stop(v);
 	vfio_bars_free(v);
 	vfio_msix_free(v);
-	int fds[] = {v->msi.vec.efd, v->intx.trigger, v->intx.unmask};
+	vfio_msi_free(v);
+	int fds[] = {v->intx.trigger, v->intx.unmask};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

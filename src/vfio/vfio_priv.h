@@ -11,7 +11,9 @@
 #include "vfio/vfio_dev.h"
 
 #define VFIO_MSIX_MAX	  2048 /* the capability's table size field */
-#define VFIO_BAR_MAX_SLOT 8    /* memory slots per BAR */
+#define VFIO_MSI_LOG_MAX  5    /* MSI: at most 2^5 = 32 vectors */
+#define VFIO_MSI_MAX	  (1u << VFIO_MSI_LOG_MAX)
+#define VFIO_BAR_MAX_SLOT 8 /* memory slots per BAR */
 #define VFIO_PAGE	  0x1000ull
 
 struct vfio_pci;
@@ -58,10 +60,21 @@ struct vfio_msix {
 	bool enabled, maskall, vfio_on;
 };
 
+/* MSI with up to 32 vectors: vector i's message is the guest's address
+ * and its data with the low MME bits replaced by i. Per-vector masking is
+ * virtual, as MSI-X's: a masked vector has no irqfd, its signals wait in
+ * its eventfd, and become its pending bit when looked at. */
 struct vfio_msi {
 	unsigned int cap; /* offset in our config space, 0 if none */
-	bool is64;
-	struct vfio_vec vec;
+	bool is64, maskable;
+	unsigned int len;      /* of the capability: 10, 14, 20 or 24 */
+	unsigned int data_off; /* from cap: the data, mask, pending registers */
+	unsigned int mask_off, pend_off;
+	unsigned int log_max; /* Multiple Message Capable offered */
+	unsigned int nr;      /* vectors VFIO has: 0 when off */
+	uint32_t pending;     /* masked vectors that fired */
+	struct vfio_vec vec[VFIO_MSI_MAX];
+	int32_t fds[VFIO_MSI_MAX]; /* their eventfds, for VFIO_DEVICE_SET_IRQS */
 	bool vfio_on;
 };
 
@@ -117,11 +130,19 @@ bool vfio_msix_access(struct vfio_pci *v, unsigned int bar, uint64_t off, uint8_
 void vfio_msix_ctrl_write(struct vfio_pci *v);
 void vfio_msix_off(struct vfio_pci *v);
 
-/* vfio_irq.c: MSI and INTx. */
-/* The MSI and INTx eventfds. */
-int vfio_irq_init(struct vfio_pci *v, char *err, size_t errlen);
+/* vfio_msi.c: MSI. */
+/* The capability's registers from its control word (the device's, with
+ * what skiff offers); the eventfds of 2^log_max vectors. 0 or -1. */
+int vfio_msi_init(struct vfio_pci *v, uint16_t ctrl, unsigned int log_max);
+void vfio_msi_free(struct vfio_pci *v);
 void vfio_msi_ctrl_write(struct vfio_pci *v);
+/* The pending register's bytes of a config read at off. */
+void vfio_msi_cfg_read(struct vfio_pci *v, uint32_t off, uint8_t *data, uint32_t len);
 void vfio_msi_off(struct vfio_pci *v);
+
+/* vfio_irq.c: INTx. */
+/* The INTx eventfds. */
+int vfio_irq_init(struct vfio_pci *v, char *err, size_t errlen);
 int vfio_intx_on(struct vfio_pci *v);
 void vfio_intx_off(struct vfio_pci *v);
 /* Brings a vector's route and irqfd in line with the guest's message and

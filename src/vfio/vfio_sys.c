@@ -1,14 +1,15 @@
-/* The kernel side of VFIO (Documentation/driver-api/vfio.rst): a type1
- * container holding the device's IOMMU group, all guest RAM mapped at its
- * guest physical addresses so the device's DMA lands in guest memory, and
- * the device fd whose regions and interrupts vfio_dev_ops exposes. */
+/* The kernel side of VFIO (Documentation/driver-api/vfio.rst): the host
+ * checks (sysfs, the IOMMU group, drivers), the device fd from its group in
+ * the VM's container (vfio_container.c, guest RAM mapped there), and the
+ * regions and interrupts vfio_dev_ops exposes. */
 #include "vfio/vfio_sys.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/kvm.h>
 #include <linux/vfio.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/guest_mem.h"
 #include "vfio/vfio.h"
 
 /* Where devices and VFIO nodes are; tests point them elsewhere. */
@@ -30,8 +30,16 @@ void vfio_sys_set_roots(const char *sysfs, const char *dev)
 	dev_vfio = dev;
 }
 
+const char *vfio_dev_root(void)
+{
+	return dev_vfio;
+}
+
+/* One open device: its group's fd is the container's (shared with the
+ * group's other devices). */
 struct vfio_sys {
-	int container, group, device;
+	struct vfio_container *c;
+	int group_nr, group, device;
 	uint32_t dev_flags;
 };
 
@@ -74,6 +82,52 @@ static int link_base(const char *canon, const char *name, char *out, size_t len)
 	return 0;
 }
 
+/* Drivers a group's other devices may have: a VFIO one, pci-stub, or a
+ * bridge's port driver (all leave the group's DMA to VFIO, as the kernel's
+ * viability rule says); none at all is fine too. */
+static bool driver_shares_group(const char *drv)
+{
+	return strstr(drv, "vfio") || !strcmp(drv, "pci-stub") || !strcmp(drv, "pcieport");
+}
+
+/* Every device of canon's IOMMU group (given or not) off host drivers: a
+ * group is handed over whole, and VFIO would only say "not viable". 0, or
+ * -1 naming the device left on a host driver. */
+static int group_whole(const char *canon, int group, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], name[PATH_MAX], drv[64];
+	snprintf(dir, sizeof(dir), "%s%s/iommu_group/devices", sysfs_pci, canon);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0; /* VFIO's viability check still speaks */
+	struct dirent *e;
+	int r = 0;
+	while (r == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char target[PATH_MAX];
+		ssize_t n = -1;
+		if (snprintf(name, sizeof(name), "%s/%s/driver", dir, e->d_name) <
+		    (int)sizeof(name))
+			n = readlink(name, target, sizeof(target) - 1);
+		if (n < 0)
+			continue; /* no driver */
+		target[n] = 0;
+		const char *base = strrchr(target, '/');
+		if (snprintf(drv, sizeof(drv), "%s", base ? base + 1 : target) >=
+			(int)sizeof(drv) ||
+		    driver_shares_group(drv))
+			continue;
+		snprintf(err, errlen,
+			 "IOMMU group %d of %s is not all VFIO's: %s is bound to %s, a host "
+			 "driver (bind every device of the group to vfio-pci)",
+			 group, canon, e->d_name, drv);
+		r = -1;
+	}
+	closedir(d);
+	return r;
+}
+
 /* Any driver built on vfio-pci-core (vfio-pci or a variant such as
  * mlx5_vfio_pci) registers the device's IOMMU group with VFIO: its group
  * node is what says the driver is a VFIO one, not the driver's name. */
@@ -114,7 +168,7 @@ static int sys_check(const char *addr, char canon[16], int *group, char drv[64],
 			 drv, path);
 		return -1;
 	}
-	return 0;
+	return group_whole(canon, *group, err, errlen);
 }
 
 int vfio_sys_check(const char *addr, char *err, size_t errlen)
@@ -214,7 +268,10 @@ static int sys_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned in
 	set->count = count;
 	if (data)
 		memcpy(set->data, fds, data);
-	int r = ioctl(s->device, VFIO_DEVICE_SET_IRQS, set) < 0 ? -errno : 0;
+	/* Positive: MSI vectors the host could give, fewer than asked. */
+	int r = ioctl(s->device, VFIO_DEVICE_SET_IRQS, set);
+	if (r < 0)
+		r = -errno;
 	free(set);
 	return r;
 }
@@ -256,11 +313,9 @@ static void sys_close(void *h)
 {
 	struct vfio_sys *s = h;
 	if (s->device >= 0)
-		close(s->device);
+		vfio_io->close(s->device);
 	if (s->group >= 0)
-		close(s->group);
-	if (s->container >= 0)
-		close(s->container);
+		vfio_container_put(s->c, s->group_nr);
 	free(s);
 }
 
@@ -297,86 +352,9 @@ static const struct vfio_dev_ops sys_ops = {
     .close = sys_close,
 };
 
-static int dma_map(int container, uint64_t iova, void *host, uint64_t size)
-{
-	struct vfio_iommu_type1_dma_map m = {
-	    .argsz = sizeof(m),
-	    .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-	    .vaddr = (uint64_t)(uintptr_t)host,
-	    .iova = iova,
-	    .size = size,
-	};
-	return ioctl(container, VFIO_IOMMU_MAP_DMA, &m) < 0 ? -errno : 0;
-}
-
-/* Container and group, type1 IOMMU set. */
-static int sys_container(struct vfio_sys *s, int group, char *err, size_t errlen)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%svfio", dev_vfio);
-	s->container = open(path, O_RDWR | O_CLOEXEC);
-	if (s->container < 0) {
-		snprintf(err, errlen, "cannot open %s: %s%s", path, strerror(errno),
-			 errno == EACCES ? " (read and write access to it)" : "");
-		return -1;
-	}
-	if (ioctl(s->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
-	    ioctl(s->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) <= 0) {
-		snprintf(err, errlen, "no VFIO type1 IOMMU: load vfio_iommu_type1");
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s%d", dev_vfio, group);
-	s->group = open(path, O_RDWR | O_CLOEXEC);
-	if (s->group < 0) {
-		snprintf(err, errlen, "cannot open %s: %s%s", path,
-			 errno == EBUSY ? "IOMMU group already in use" : strerror(errno),
-			 errno == EACCES ? " (the group's node must be this user's: chown it)"
-					 : "");
-		return -1;
-	}
-	struct vfio_group_status gs = {.argsz = sizeof(gs)};
-	if (ioctl(s->group, VFIO_GROUP_GET_STATUS, &gs) < 0 ||
-	    !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)) {
-		snprintf(err, errlen,
-			 "IOMMU group %d is not viable: bind every device in "
-			 "/sys/kernel/iommu_groups/%d/devices to vfio-pci",
-			 group, group);
-		return -1;
-	}
-	if (ioctl(s->group, VFIO_GROUP_SET_CONTAINER, &s->container) < 0) {
-		snprintf(err, errlen, "VFIO_GROUP_SET_CONTAINER: %s", strerror(errno));
-		return -1;
-	}
-	if (ioctl(s->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0) {
-		snprintf(err, errlen, "VFIO_SET_IOMMU: %s%s", strerror(errno),
-			 errno == EPERM ? " (no interrupt remapping: load vfio_iommu_type1 "
-					  "with allow_unsafe_interrupts=1)"
-					: "");
-		return -1;
-	}
-	return 0;
-}
-
-/* Both RAM ranges at their guest physical addresses. */
-static int sys_dma(struct vfio_sys *s, const struct guest_mem *mem, char *err, size_t errlen)
-{
-	int r = dma_map(s->container, 0, mem->host, mem->low_size);
-	if (r == 0 && mem->size > mem->low_size)
-		r = dma_map(s->container, GUEST_MEM_HIGH_BASE, mem->host + mem->low_size,
-			    mem->size - mem->low_size);
-	if (r < 0) {
-		snprintf(err, errlen, "VFIO_IOMMU_MAP_DMA of guest RAM: %s%s", strerror(-r),
-			 r == -ENOMEM
-			     ? " (guest RAM is pinned: raise RLIMIT_MEMLOCK (ulimit -l) to "
-			       "the guest's size, or CAP_IPC_LOCK)"
-			     : "");
-		return -1;
-	}
-	return 0;
-}
-
-int vfio_sys_open(const char *addr, const struct guest_mem *mem, const struct vfio_dev_ops **ops,
-		  void **h, char canon[16], char *err, size_t errlen)
+int vfio_sys_open(const char *addr, struct vfio_container *c, const struct guest_mem *mem,
+		  const struct vfio_dev_ops **ops, void **h, char canon[16], char *err,
+		  size_t errlen)
 {
 	int group;
 	char drv[64];
@@ -387,17 +365,20 @@ int vfio_sys_open(const char *addr, const struct guest_mem *mem, const struct vf
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	s->container = s->group = s->device = -1;
-	if (sys_container(s, group, err, errlen) < 0 || sys_dma(s, mem, err, errlen) < 0)
+	s->c = c;
+	s->group_nr = group;
+	s->device = -1;
+	s->group = vfio_container_get(c, group, mem, err, errlen);
+	if (s->group < 0)
 		goto fail;
-	s->device = ioctl(s->group, VFIO_GROUP_GET_DEVICE_FD, canon);
+	s->device = vfio_io->ioctl(s->group, VFIO_GROUP_GET_DEVICE_FD, (uintptr_t)canon);
 	if (s->device < 0) {
 		snprintf(err, errlen, "%s (driver %s): %s", canon, drv,
-			 errno == EBUSY ? "device already in use" : strerror(errno));
+			 s->device == -EBUSY ? "device already in use" : strerror(-s->device));
 		goto fail;
 	}
 	struct vfio_device_info di = {.argsz = sizeof(di)};
-	if (ioctl(s->device, VFIO_DEVICE_GET_INFO, &di) < 0 ||
+	if (vfio_io->ioctl(s->device, VFIO_DEVICE_GET_INFO, (uintptr_t)&di) < 0 ||
 	    !(di.flags & VFIO_DEVICE_FLAGS_PCI) || di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX) {
 		snprintf(err, errlen, "%s: not a VFIO PCI device", canon);
 		goto fail;

@@ -105,13 +105,20 @@ static int host_kvm_vfio_add(void *vm, int group_fd)
 
 static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, size_t errlen)
 {
+	/* Empty until a passthrough device opens it: one per VM. */
+	v->vfio = vfio_container_new();
+	if (!v->vfio) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	v->host = (struct dev_host){.opaque = &v->vm,
 				    .memslot_add = host_memslot_add,
 				    .memslot_del = host_memslot_del,
 				    .mmio_batch_add = host_batch_add,
 				    .mmio_batch_del = host_batch_del,
 				    .mmio_batch_flush = host_batch_flush,
-				    .kvm_vfio_add = host_kvm_vfio_add};
+				    .kvm_vfio_add = host_kvm_vfio_add,
+				    .vfio = v->vfio};
 	v->dm = (struct devmgr){.pci = v->pci,
 				.host = &v->host,
 				.gm = &v->vm.mem,
@@ -284,6 +291,7 @@ void vmm_destroy(struct vmm *v)
 		vcpu_destroy(v->vm.vcpus[i]);
 	if (v->kvm_vfio >= 0)
 		close(v->kvm_vfio);
+	vfio_container_free(v->vfio); /* after the devices that shared it */
 	if (v->vm_created)
 		vm_destroy(&v->vm);
 	pthread_mutex_destroy(&v->ctl_lock);

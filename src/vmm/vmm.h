@@ -83,8 +83,9 @@ struct vmm {
 	/* vmm_pause / vmm_resume, one controller at a time */
 	pthread_mutex_t ctl_lock;
 	bool paused;
-	uint64_t paused_clock; /* kvmclock at the pause */
-	int kvm_vfio;	       /* KVM's VFIO device, -1 until passthrough */
+	uint64_t paused_clock;	     /* kvmclock at the pause */
+	int kvm_vfio;		     /* KVM's VFIO device, -1 until passthrough */
+	struct vfio_container *vfio; /* shared by the passthrough devices */
 };
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:

@@ -36,7 +36,8 @@ struct fake_host {
 	int route_updates;
 	int irqfd_gsi[FAKE_MAX]; /* by route index: -1 none */
 	int irqfd_efd[FAKE_MAX];
-	int signalled; /* direct MSI injections */
+	int signalled;		       /* direct MSI injections */
+	struct fake_route last_signal; /* the last one's message */
 	struct fake_ioeventfd io[FAKE_MAX];
 	int nr_io;
 	int resets;
@@ -77,8 +78,7 @@ static int fake_route_update(void *h, uint32_t gsi, uint64_t addr, uint32_t data
 static int fake_signal_msi(void *h, uint64_t addr, uint32_t data)
 {
 	struct fake_host *f = h;
-	(void)addr;
-	(void)data;
+	f->last_signal = (struct fake_route){addr, data};
 	f->signalled++;
 	return 0;
 }

@@ -33,6 +33,7 @@ struct fv_call {
 	uint32_t flags;
 	unsigned int start, count;
 	int32_t fd0;
+	int32_t fds[32]; /* the first 32 eventfds */
 };
 
 struct fake_vfio {
@@ -43,7 +44,8 @@ struct fake_vfio {
 	struct fv_call calls[32];
 	int nr_calls;
 	int resets, closed, bar_reads, bar_writes, maps, unmaps;
-	int reset_ret; /* what reset answers */
+	int reset_ret;	       /* what reset answers */
+	unsigned int msi_give; /* MSI vectors the host can give; 0: any */
 };
 
 static int fv_region_info(void *h, unsigned int index, struct vfio_region *out)
@@ -65,9 +67,15 @@ static int fv_set_irqs(void *h, unsigned int index, uint32_t flags, unsigned int
 		       unsigned int count, const int32_t *fds)
 {
 	struct fake_vfio *f = h;
-	if (f->nr_calls < 32)
-		f->calls[f->nr_calls++] =
-		    (struct fv_call){index, flags, start, count, count && fds ? fds[0] : -1};
+	if (f->nr_calls < 32) {
+		struct fv_call *c = &f->calls[f->nr_calls++];
+		*c = (struct fv_call){index, flags, start, count, count && fds ? fds[0] : -1, {0}};
+		for (unsigned int i = 0; fds && i < count && i < 32; i++)
+			c->fds[i] = fds[i];
+	}
+	/* VFIO answers how many it could give, as the kernel does. */
+	if (index == VFIO_PCI_MSI_IRQ_INDEX && f->msi_give && count > f->msi_give)
+		return (int)f->msi_give;
 	return 0;
 }
 
@@ -439,12 +447,13 @@ static void test_read_only_bits(void **state)
 	for (uint32_t i = 0; i < 256; i += 4)
 		put32(before + i, cfg_rd(b, 1, i, 4));
 	/* Everything but command, cache line, BARs, interrupt line, the MSI
-	 * (at 0x50) / MSI-X (at 0xb0) registers and the device's own
+	 * (at 0x50, its mask bits at 0x60; the pending bits at 0x64 are
+	 * read-only) / MSI-X (at 0xb0) registers and the device's own
 	 * registers (0x48, 0x68, 0xac, 0xbc-0xc7, 0xce on: test_cfg_pass):
 	 * written with ones, nothing changes. */
 	for (uint32_t i = 0; i < 256; i += 4) {
 		if (i == PCI_COMMAND || i == 0x0c || (i >= PCI_BAR0 && i < PCI_BAR0 + 24) ||
-		    i == PCI_INTERRUPT_LINE || (i >= 0x48 && i < 0x60) || (i >= 0x68 && i < 0x70) ||
+		    i == PCI_INTERRUPT_LINE || (i >= 0x48 && i < 0x64) || (i >= 0x68 && i < 0x70) ||
 		    i == 0xac || i == 0xb0 || (i >= 0xbc && i < 0xc8) || i >= 0xcc)
 			continue;
 		cfg_wr(b, 1, i, 4, 0xffffffff);
@@ -491,8 +500,9 @@ static void test_capabilities(void **state)
 	assert_int_equal(ids[0], PCI_CAP_ID_MSI);
 	assert_int_equal(ids[1], PCI_CAP_ID_EXP);
 	assert_int_equal(ids[2], PCI_CAP_ID_MSIX);
-	/* MSI: one vector, no per-vector masking, still 64-bit. */
-	assert_int_equal(cfg_rd(b, 1, offs[0] + 2, 2), 0x0080);
+	/* MSI: one vector (all VFIO offers here), 64-bit, per-vector
+	 * masking, as the device. */
+	assert_int_equal(cfg_rd(b, 1, offs[0] + 2, 2), 0x0180);
 	/* PCIe: the device's registers, read-only. */
 	assert_int_equal(cfg_rd(b, 1, offs[1] + 4, 4), 0x10008cc0);
 	cfg_wr(b, 1, offs[1] + 8, 2, 0xffff);
@@ -926,6 +936,15 @@ static void test_kvm_vfio(void **state)
 	    -1);
 	assert_non_null(strstr(err, "KVM's VFIO device refused its group"));
 	assert_int_equal(other.closed, 1);
+	/* Issue 37.2: a group's second device shares the group, which KVM's
+	 * VFIO device has already (EEXIST): not a refusal. */
+	fv_init(&other);
+	f->kvm_ret = -EEXIST;
+	assert_int_equal(
+	    vfio_pci_create_with(&fv_ops, &other, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
+	    0);
+	vfio_pci_destroy(v);
+	assert_int_equal(other.closed, 1);
 }
 
 /* Issue 32.2: MSI-X with 2048 vectors (the most the capability can say):
@@ -1011,6 +1030,136 @@ static void test_no_intx_and_huge_bar(void **state)
 	assert_int_equal(big.closed, 1);
 }
 
+/* Issue 32.2: MSI of a device with 8 vectors (64-bit, per-vector mask at
+ * 0x50), VFIO offering 8. Sets the message, the mask bits and MME (log2)
+ * and enables; the last SET_IRQS call. */
+static struct fv_call *msi_on(struct fx *f, unsigned int mme, uint32_t mask)
+{
+	struct bus *b = &f->trap;
+	cfg_wr(b, 1, 0x54, 4, 0xfee01000);
+	cfg_wr(b, 1, 0x58, 4, 0);
+	cfg_wr(b, 1, 0x5c, 2, 0x4050);
+	cfg_wr(b, 1, 0x60, 4, mask);
+	cfg_wr(b, 1, 0x52, 2, (uint32_t)(1 | mme << 4));
+	return &f->dev.calls[f->dev.nr_calls - 1];
+}
+
+/* Issue 32.2: the device's Multiple Message Capable is offered, and MME
+ * vectors are routed: vector i's data is the guest's with i in its low MME
+ * bits, one route and irqfd each, VFIO given all their eventfds. */
+static void test_msi_multi(void **state)
+{
+	struct fx *f = *state;
+	f->dev.irqs[VFIO_PCI_MSI_IRQ_INDEX] = 8;
+	fx_add(f, true);
+	assert_int_equal(cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSI, 0), 0x50);
+	assert_int_equal(cfg_rd(&f->trap, 1, 0x52, 2), 0x0180 | 3 << 1);
+	struct fv_call *c = msi_on(f, 2, 0);
+	assert_int_equal(c->index, VFIO_PCI_MSI_IRQ_INDEX);
+	assert_int_equal(c->flags, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER);
+	assert_int_equal(c->count, 4);
+	assert_int_equal(f->host.nr_routes, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(f->host.routes[i].addr, 0xfee01000);
+		assert_int_equal(f->host.routes[i].data, 0x4050 | i);
+		assert_int_equal(f->host.irqfd_gsi[i], 24 + i);
+		assert_int_equal(f->host.irqfd_efd[i], c->fds[i]);
+	}
+	for (int i = 1; i < 4; i++)
+		assert_int_not_equal(c->fds[i], c->fds[0]);
+	/* A new MME while on: VFIO off, then on with the new count. */
+	cfg_wr(&f->trap, 1, 0x52, 2, 1 | 3 << 4);
+	c = &f->dev.calls[f->dev.nr_calls - 1];
+	assert_int_equal(c->count, 8);
+	assert_int_equal(f->dev.calls[f->dev.nr_calls - 2].count, 0);
+	assert_int_equal(f->host.nr_routes, 8);
+	assert_int_equal(f->host.routes[7].data, 0x4057);
+}
+
+/* Issue 32.2: MME above what is offered is clamped (the register reads
+ * back the most, as QEMU's); VFIO's count (4) caps what is offered below
+ * the device's 8. */
+static void test_msi_mme_clamped(void **state)
+{
+	struct fx *f = *state;
+	f->dev.irqs[VFIO_PCI_MSI_IRQ_INDEX] = 4;
+	fx_add(f, true);
+	assert_int_equal(cfg_rd(&f->trap, 1, 0x52, 2), 0x0180 | 2 << 1);
+	struct fv_call *c = msi_on(f, 5, 0);
+	assert_int_equal(c->count, 4);
+	assert_int_equal(cfg_rd(&f->trap, 1, 0x52, 2), 0x0181 | 2 << 1 | 2 << 4);
+	assert_int_equal(f->host.nr_routes, 4);
+	/* Mask bits exist for the offered vectors only. */
+	cfg_wr(&f->trap, 1, 0x60, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(&f->trap, 1, 0x60, 4), 0xf);
+}
+
+/* Issue 32.2: a masked vector is not delivered (no irqfd: its signal
+ * waits), shows in the pending bits, and is delivered once on unmask; an
+ * unmask also delivers a signal nobody looked at. */
+static void test_msi_mask(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	f->dev.irqs[VFIO_PCI_MSI_IRQ_INDEX] = 8;
+	fx_add(f, true);
+	struct fv_call *c = msi_on(f, 1, 0x2);
+	int32_t efd1 = c->fds[1];
+	assert_int_equal(f->host.nr_routes, 1); /* vector 0 only */
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+	uint64_t one = 1;
+	assert_int_equal(write(efd1, &one, 8), 8);
+	assert_int_equal(cfg_rd(b, 1, 0x64, 4), 0x2);
+	assert_int_equal(cfg_rd(b, 1, 0x64, 1), 0x2); /* still pending */
+	assert_int_equal(f->host.signalled, 0);
+	cfg_wr(b, 1, 0x60, 4, 0);
+	assert_int_equal(f->host.signalled, 1);
+	assert_int_equal(f->host.last_signal.data, 0x4051);
+	assert_int_equal(f->host.last_signal.addr, 0xfee01000);
+	assert_int_equal(efd_take(efd1), 0); /* delivered once, not again */
+	assert_int_equal(f->host.irqfd_gsi[1], 25);
+	assert_int_equal(f->host.irqfd_efd[1], efd1);
+	assert_int_equal(cfg_rd(b, 1, 0x64, 4), 0);
+	/* Masking takes the irqfd away; a signal then waits for the unmask. */
+	cfg_wr(b, 1, 0x60, 4, 0x1);
+	assert_int_equal(f->host.irqfd_gsi[0], -1);
+	assert_int_equal(f->host.irqfd_gsi[1], 25);
+	assert_int_equal(write(c->fds[0], &one, 8), 8);
+	cfg_wr(b, 1, 0x60, 4, 0);
+	assert_int_equal(f->host.signalled, 2);
+	assert_int_equal(f->host.last_signal.data, 0x4050);
+	assert_int_equal(f->host.irqfd_gsi[0], 24);
+}
+
+/* Issue 32.2: disabling MSI tears down every vector (irqfds off, VFIO
+ * told 0) and gives INTx back; a host that gives fewer vectors than asked
+ * is asked again for as many as it can. */
+static void test_msi_disable_all(void **state)
+{
+	struct fx *f = *state;
+	f->dev.irqs[VFIO_PCI_MSI_IRQ_INDEX] = 8;
+	f->dev.msi_give = 2;
+	fx_add(f, true);
+	struct fv_call *c = msi_on(f, 2, 0);
+	assert_int_equal(c->count, 2);
+	assert_int_equal(f->dev.calls[f->dev.nr_calls - 2].count, 4);
+	assert_int_equal(f->host.nr_routes, 2);
+	assert_int_equal(f->host.resample_trigger, -1);
+	cfg_wr(&f->trap, 1, 0x52, 2, 0);
+	c = &f->dev.calls[f->dev.nr_calls - 1];
+	/* INTx's unmask is the last call; MSI's off before it. */
+	assert_int_equal(c->index, VFIO_PCI_INTX_IRQ_INDEX);
+	bool off = false;
+	for (int i = 0; i < f->dev.nr_calls; i++)
+		if (f->dev.calls[i].index == VFIO_PCI_MSI_IRQ_INDEX &&
+		    f->dev.calls[i].flags == (VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER))
+			off = true;
+	assert_true(off);
+	for (int i = 0; i < f->host.nr_routes; i++)
+		assert_int_equal(f->host.irqfd_gsi[i], -1);
+	assert_int_not_equal(f->host.resample_trigger, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1036,6 +1185,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_msix_2048, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msi_without_vfio_msi, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sparse_overlap, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_multi, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_mme_clamped, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_mask, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_msi_disable_all, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
