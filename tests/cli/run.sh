@@ -290,9 +290,29 @@ generated_ok() {
 	return "$bad"
 }
 
+# The link checker itself finds a missing file and a missing heading (and
+# passes a good link), so "no broken link" below means something.
+links_checker_ok() {
+	cat >"$T/doc.md" <<-'EOF'
+		# Top
+		[a](doc.md#top) [b](gone.md) [c](doc.md#gone)
+		`[d](x.md)`
+	EOF
+	if tests/check-links.py "$T/doc.md" >"$T/links"; then
+		echo "no broken link found"
+		return 1
+	fi
+	cat "$T/links"
+	grep -q ': gone.md: no such file$' "$T/links" || return 1
+	grep -q ': doc.md#gone: no heading #gone$' "$T/links" || return 1
+	[ "$(grep -c ': no ' "$T/links")" -eq 2 ]
+}
+
 ok_if "skiff --version prints the build's commit" version_ok
 ok_if "make install DESTDIR=... PREFIX=... installs skiff, skiff.1, completion" install_ok
 ok_if "the man page and completion name every option --help names" generated_ok
+ok_if "the link checker finds a missing file and a missing heading" links_checker_ok
+ok_if "every relative link in the docs resolves (tests/check-links.py)" tests/check-links.py
 expect 2 "usage: skiff help" -- "$SKIFF" help --frob
 expect 2 "usage: skiff version" -- "$SKIFF" version extra
 echo "cli: $pass passed, $fail failed"
