@@ -1,7 +1,7 @@
 /* Firecracker's API objects as C structs, each with the field table that
  * parses and prints it (api_model.c). Names are Firecracker's; fields
- * starting with skiff_ are skiff's own (README: "Driving skiff from an
- * orchestrator"). */
+ * starting with skiff_ are skiff's own (docs/CLI.md: "Driving skiff from
+ * an orchestrator"). */
 #ifndef SKIFF_API_MODEL_H
 #define SKIFF_API_MODEL_H
 

@@ -1,5 +1,5 @@
 /* The options of `skiff run`: one table (opts.c) behind the parser,
- * `--help` and the README's synopsis. Device options (--disk, --net, ...)
+ * `--help` and the synopsis in docs/CLI.md. Device options (--disk, --net, ...)
  * come from the device manager's table of kinds. Exit statuses: 2 for bad
  * input, 1 for failures at run time. */
 #ifndef SKIFF_OPTS_H
@@ -40,7 +40,7 @@ void run_opts_usage(FILE *out);
 /* The table behind the parser and --help (device options included), for
  * the man page and completion. */
 const struct opt_table *run_opts_table(void);
-/* The synopsis alone, as the README shows it. */
+/* The synopsis alone, as docs/CLI.md shows it. */
 void run_opts_synopsis(FILE *out);
 
 #endif

@@ -6,7 +6,8 @@
 
 /* Built with -DSKIFF_DMA_ALWAYS_FENCE, the relaxed accessors fence as
  * the plain ones do: only the benchmark's skiff-dma-fenced build, which
- * measures what the ordering rule saves (BENCHMARKS.md). */
+ * measures what the ordering rule saves (docs/bench/METHODS.md, and the
+ * runs docs/bench/2026-12-02-e1000-vfio and 2026-12-02-smoke-kvmtool). */
 #ifdef SKIFF_DMA_ALWAYS_FENCE
 #define RELAXED_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #else

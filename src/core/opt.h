@@ -1,8 +1,8 @@
 /* Declarative options. One table per command or device kind gives each
  * option's name, type, range, default and help; one parser reads both
  * command lines (`--name VALUE`) and device specs (`key=value,...`), and
- * `--help` and the README's synopsis are printed from the same table, so
- * the three cannot drift apart.
+ * `--help` and the synopsis in docs/CLI.md are printed from the same table,
+ * so the three cannot drift apart.
  *
  * Errors are one line: on a command line "invalid --NAME 'VALUE': HINT",
  * in a spec "invalid KEY=VALUE (HINT)", where HINT is the option's own. */

@@ -13,8 +13,8 @@
  * A guest's TCP sender waits on two things the I/O thread gives it: the
  * completion of what it sent (TCP Small Queues) and the peer's ACKs. The
  * host's stack answers a frame inside its writev, so receive runs after
- * each GSO frame, not after the run (BENCHMARKS.md: guest-to-host
- * streams, 2026-12-03). A completion's interrupt stays once per run:
+ * each GSO frame, not after the run (docs/bench/2026-12-03-gso-rx:
+ * guest-to-host streams). A completion's interrupt stays once per run:
  * offering each at once cost small packets 13% more exits, for no gain. */
 #include <errno.h>
 #include <poll.h>

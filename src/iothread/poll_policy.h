@@ -15,8 +15,9 @@
 enum poll_mode { POLL_OFF, POLL_ADAPTIVE, POLL_ALWAYS };
 
 /* Defaults. poll-idle: the largest window the poll-idle sweep in
- * BENCHMARKS.md found free for streams (its 1 ms point at the testbed's
- * ~20x slow guest time); longer windows cost CPU and small-packet rate. */
+ * docs/bench/2026-11-30-sweep-idle found free for streams (its 1 ms point
+ * at the testbed's ~20x slow guest time); longer windows cost CPU and
+ * small-packet rate. */
 #define POLL_DEFAULT_START_KICKS 4
 #define POLL_DEFAULT_WINDOW_NS	 1000000ULL  /* kicks counted within 1 ms */
 #define POLL_DEFAULT_IDLE_NS	 50000ULL    /* stop after 50 us without work */

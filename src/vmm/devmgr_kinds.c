@@ -1,7 +1,7 @@
 /* The device kinds: one row each. Adding a kind is a row here plus the
- * device's own files (README, "Adding a device kind"). The command line's
- * --OPTION, its --help lines and its key=value options all come from
- * these rows and the option tables they name. */
+ * device's own files (docs/ARCHITECTURE.md, "Where a new device goes").
+ * The command line's --OPTION, its --help lines and its key=value options
+ * all come from these rows and the option tables they name. */
 #include "devices/e1000_kind.h"
 #include "devices/virtio_balloon.h"
 #include "devices/virtio_blk.h"

@@ -232,16 +232,16 @@ wrote"
 		echo "note: not root or no static busybox: the jailed run is skipped"
 	fi
 fi
-# The README's synopsis is the one `skiff run --help` prints (both come
-# from the option tables).
+# The synopsis in docs/CLI.md (the reference the README links to) is the
+# one `skiff run --help` prints (both come from the option tables).
 bounded "$SKIFF" "$CLI_SECS" "$SKIFF" run --help | sed -n '2,/^Options:/p' | sed '$d' >"$T/synopsis"
-sed -n '/^skiff run \[/,/^skiff probe/p' README.md | sed '$d' >"$T/readme"
+sed -n '/^skiff run \[/,/^skiff probe/p' docs/CLI.md | sed '$d' >"$T/readme"
 if [ -s "$T/synopsis" ] && diff -u "$T/readme" "$T/synopsis" >"$T/diff"; then
 	pass=$((pass + 1))
-	echo "ok   README synopsis matches skiff run --help"
+	echo "ok   docs/CLI.md synopsis matches skiff run --help"
 else
 	fail=$((fail + 1))
-	echo "FAIL README synopsis differs from skiff run --help:"
+	echo "FAIL docs/CLI.md synopsis differs from skiff run --help:"
 	sed 's/^/     /' "$T/diff"
 fi
 # The runners' own bounds (not from inside the runner test's own run).
@@ -314,9 +314,29 @@ generated_ok() {
 	return "$bad"
 }
 
+# The link checker itself finds a missing file and a missing heading (and
+# passes a good link), so "no broken link" below means something.
+links_checker_ok() {
+	cat >"$T/doc.md" <<-'EOF'
+		# Top
+		[a](doc.md#top) [b](gone.md) [c](doc.md#gone)
+		`[d](x.md)`
+	EOF
+	if tests/check-links.py "$T/doc.md" >"$T/links"; then
+		echo "no broken link found"
+		return 1
+	fi
+	cat "$T/links"
+	grep -q ': gone.md: no such file$' "$T/links" || return 1
+	grep -q ': doc.md#gone: no heading #gone$' "$T/links" || return 1
+	[ "$(grep -c ': no ' "$T/links")" -eq 2 ]
+}
+
 ok_if "skiff --version prints the build's commit" version_ok
 ok_if "make install DESTDIR=... PREFIX=... installs skiff, skiff.1, completion" install_ok
 ok_if "the man page and completion name every option --help names" generated_ok
+ok_if "the link checker finds a missing file and a missing heading" links_checker_ok
+ok_if "every relative link in the docs resolves (tests/check-links.py)" tests/check-links.py
 expect 2 "usage: skiff help" -- "$SKIFF" help --frob
 expect 2 "usage: skiff version" -- "$SKIFF" version extra
 echo "cli: $pass passed, $fail failed"

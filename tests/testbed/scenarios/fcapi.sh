@@ -1,4 +1,4 @@
-# skiff driven like Firecracker (README: "Driving skiff from an
+# skiff driven like Firecracker (docs/CLI.md: "Driving skiff from an
 # orchestrator"). In L1, `skiff run --api-sock` waits unconfigured; curl
 # (L1_EXTRA_FILES) PUTs boot-source, drives, network-interfaces and
 # machine-config, then InstanceStart, as Firecracker's getting-started
