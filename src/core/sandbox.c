@@ -32,6 +32,7 @@ static const char *const role_names[SANDBOX_NR_ROLES] = {
     [SANDBOX_API] = "api",
     [SANDBOX_MAIN] = "main",
     [SANDBOX_CONTROLLER] = "controller",
+    [SANDBOX_VSOCK] = "vsock",
 };
 
 const char *sandbox_role_name(enum sandbox_role role)

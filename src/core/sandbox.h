@@ -17,7 +17,8 @@
  * What every role shares: ioctls only by exact request number, tgkill only
  * to skiff's own pid, mmap/mprotect never executable, no path lookups (no
  * open, stat, unlink...; the controller alone opens existing files, never
- * creating one), no sockets but the API's accept, no exec, no new
+ * creating one), no sockets but the API's accept and vsock's Unix
+ * streams, no exec, no new
  * threads or processes. Anything else is trapped: a SIGSYS handler writes
  * one line naming the role and the call ("skiff: seccomp: io thread made
  * forbidden system call openat (257)") and the process dies by SIGSYS. */
@@ -36,6 +37,9 @@ enum sandbox_role {
 	/* The main thread serving an API: main's calls, and opening an
 	 * existing file (a disk's new image: PATCH /drives). */
 	SANDBOX_CONTROLLER,
+	/* virtio-vsock's thread: streams to host Unix sockets, accepted on
+	 * its listener or connected to "<uds>_<port>" as the guest asks. */
+	SANDBOX_VSOCK,
 	SANDBOX_NR_ROLES,
 };
 
@@ -57,7 +61,7 @@ int sandbox_enter(enum sandbox_role role);
 void sandbox_enter_or_die(enum sandbox_role role);
 /* Whether the calling thread runs under a filter. */
 bool sandbox_active(void);
-/* "vcpu", "io", "blk", "console", "api", "main", "controller"; NULL if
+/* "vcpu", "io", "blk", "console", "api", "main", "controller", "vsock"; NULL if
  * out of range. */
 const char *sandbox_role_name(enum sandbox_role role);
 

@@ -223,6 +223,27 @@ static const struct sandbox_rule controller[] = {
     ALLOW(timerfd_settime), /* PATCH of a rate limiter ends its wait at once */
 };
 
+/* virtio-vsock's own thread (devices/virtio_vsock.h): its queues and
+ * its host streams. Unix sockets only: accepted on the listener set up
+ * before, or connected to "<uds>_<port>" when the guest asks (a path,
+ * the one exception to "no path lookups", as Firecracker's vsock
+ * connects at run time too); closed when a stream ends. */
+static const struct sandbox_rule vsock[] = {
+    ALLOW(epoll_wait),
+    ALLOW(epoll_pwait),
+    ALLOW(epoll_ctl),
+    ALLOW(read),
+    ALLOW(readv),
+    ARG_IS(socket, 0, AF_UNIX),
+    ALLOW(connect),
+    ALLOW(accept4),
+    ALLOW(recvfrom),
+    ALLOW(sendto),
+    ALLOW(sendmsg),
+    ALLOW(shutdown),
+    ALLOW(close),
+};
+
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};
 static const struct sandbox_rules io_groups[] = {GROUP(common), GROUP(irq), GROUP(io)};
 static const struct sandbox_rules blk_groups[] = {GROUP(common), GROUP(irq), GROUP(blk)};
@@ -231,6 +252,7 @@ static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
 static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
 static const struct sandbox_rules controller_groups[] = {GROUP(common), GROUP(irq),
 							 GROUP(main_thread), GROUP(controller)};
+static const struct sandbox_rules vsock_groups[] = {GROUP(common), GROUP(irq), GROUP(vsock)};
 
 const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {
     [SANDBOX_VCPU] = GROUP(vcpu_groups),
@@ -240,5 +262,6 @@ const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {
     [SANDBOX_API] = GROUP(api_groups),
     [SANDBOX_MAIN] = GROUP(main_groups),
     [SANDBOX_CONTROLLER] = GROUP(controller_groups),
+    [SANDBOX_VSOCK] = GROUP(vsock_groups),
 };
 /* clang-format on */

@@ -9,6 +9,7 @@
 #include "devices/virtio_net.h"
 #include "devices/virtio_net_spec.h"
 #include "devices/virtio_rng.h"
+#include "devices/virtio_vsock.h"
 #include "vfio/vfio_kind.h"
 #include "vmm/devmgr.h"
 
@@ -75,5 +76,14 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = balloon_spec_init,
      .transport = DM_VIRTIO_PCI,
      .create = virtio_balloon_new_device},
+    {.option = "vsock",
+     .prefix = "virtio-vsock",
+     .metavar = "cid=N,uds=PATH",
+     .help = "virtio-vsock to host Unix sockets (Firecracker's hybrid /vsock)",
+     .spec = &vsock_spec_table,
+     .spec_size = sizeof(struct vsock_spec),
+     .spec_init = vsock_spec_init,
+     .transport = DM_VIRTIO_PCI,
+     .create = virtio_vsock_new_device},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

@@ -1,0 +1,62 @@
+/* virtio-vsock (virtio 1.2 §5.10) with Firecracker's hybrid host side:
+ * the host end of every guest stream is a Unix socket.
+ *
+ *  - host -> guest: a host process connects to uds_path, writes
+ *    "CONNECT <port>\n"; the device sends the guest a REQUEST to that port
+ *    from a host port it assigns (from 1 << 30 up), and on the guest's
+ *    RESPONSE writes "OK <assigned port>\n" back; then a byte stream.
+ *  - guest -> host: a guest REQUEST to CID 2 port P is connected to
+ *    "<uds_path>_<P>"; no listener there is a RST.
+ *
+ * Flow control is the spec's credit: the device advertises VSOCK_CONN_BUF
+ * per connection (what it will hold for a host peer that does not read),
+ * and never sends the guest more than the guest advertised. A guest that
+ * sends past its credit gets its connection reset, never a bigger buffer.
+ *
+ * Which thread: the device's own ("vsock", sandbox role SANDBOX_VSOCK,
+ * the one role that may make Unix streams). Kicks that come to an I/O
+ * thread or a vCPU wake it through an eventfd; it waits in one epoll fd
+ * for them and for its sockets. One mutex holds everything. Nothing
+ * blocks: every socket is non-blocking. */
+#ifndef SKIFF_VIRTIO_VSOCK_H
+#define SKIFF_VIRTIO_VSOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/opt.h"
+#include "devices/device.h"
+
+#define VSOCK_HOST_CID	 2
+#define VSOCK_MAX_CONNS	 1024	     /* beyond: RST */
+#define VSOCK_CONN_BUF	 (64u << 10) /* per connection, advertised as buf_alloc */
+#define VSOCK_PKT_MAX	 (64u << 10) /* payload of one packet, either way */
+#define VSOCK_LOCAL_PORT (1u << 30)  /* host ports assigned from here (Firecracker's) */
+#define VSOCK_UDS_MAX	 96	     /* uds_path plus "_<port>" fits sun_path */
+
+/* `--vsock cid=N,uds=PATH`. */
+struct vsock_spec {
+	uint64_t cid;
+	char uds[VSOCK_UDS_MAX + 1];
+};
+extern const struct opt_table vsock_spec_table;
+void vsock_spec_init(void *spec);
+
+/* The device kind behind --vsock (one per VM, as Firecracker's). */
+int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
+			    char *err, size_t errlen);
+
+/* For tests: the device without a transport (the caller fills in
+ * vdev->transport, gm and the queues). It listens on s->uds at once.
+ * NULL with a reason on error. */
+struct virtio_dev *virtio_vsock_create(const char *name, const struct vsock_spec *s, char *err,
+				       size_t errlen);
+void virtio_vsock_destroy(struct virtio_dev *vdev);
+/* Serves whatever the host sockets have ready (the device's thread calls
+ * it when its epoll fd fires; tests call it directly). */
+void virtio_vsock_poll(struct virtio_dev *vdev);
+/* The epoll fd the I/O thread watches. */
+int virtio_vsock_epoll_fd(struct virtio_dev *vdev);
+void virtio_vsock_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
+
+#endif

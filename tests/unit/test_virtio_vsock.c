@@ -1,0 +1,706 @@
+/* Unit tests for virtio-vsock (src/devices/virtio_vsock*.c): the test
+ * plays the guest driver on a fake guest RAM (RX, TX and event queues)
+ * and the host peers, with real Unix sockets in a temporary directory.
+ * No device thread: the test calls virtio_vsock_poll where the thread
+ * would wake, and kicks run the queues inline. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "devices/virtio_vsock.h"
+#include "devices/virtio_vsock_priv.h"
+#include "fake_mem.h"
+#include "virtio/virtio_dev.h"
+
+#define RAM_SIZE (4u << 20)
+#define QSZ	 256
+#define CID	 42
+#define RXBUF	 (VSOCK_HDR_LEN + 4096)
+#define RX_DATA	 0x100000 /* RX buffers: QSZ of RXBUF (1.1 MiB) */
+#define TX_DATA	 0x300000 /* TX buffers, reused round robin */
+#define TXBUF	 (VSOCK_HDR_LEN + 8192)
+
+static const uint64_t ring_gpa[VSOCK_NR_QUEUES] = {0x1000, 0x4000, 0x7000};
+
+struct gq {
+	uint16_t avail_idx, next_desc, used_seen;
+};
+
+struct fx {
+	struct fake_mem fm;
+	struct virtio_dev *vdev;
+	struct virtio_vsock *v;
+	struct gq q[VSOCK_NR_QUEUES];
+	unsigned int tx_slot;
+	char dir[40], uds[64];
+	int broken;
+};
+
+static void fake_notify_queue(struct virtio_dev *vdev, unsigned int q)
+{
+	(void)vdev, (void)q;
+}
+
+static void fake_notify_config(struct virtio_dev *vdev)
+{
+	(void)vdev;
+}
+
+static const struct virtio_transport_ops fake_transport = {
+    .notify_queue = fake_notify_queue,
+    .notify_config = fake_notify_config,
+};
+
+static void on_broken(struct virtq *vq, void *opaque)
+{
+	(void)vq;
+	((struct fx *)opaque)->broken++;
+}
+
+/* ---- the guest ---- */
+
+static void guest_add(struct fx *f, unsigned int q, uint64_t gpa, uint32_t len, bool w)
+{
+	struct gq *g = &f->q[q];
+	uint16_t d = g->next_desc;
+	struct virtq_desc desc = {.addr = gpa, .len = len, .flags = w ? VIRTQ_DESC_F_WRITE : 0};
+	memcpy(fake_mem_at(&f->fm, ring_gpa[q] + 16 * (uint64_t)d), &desc, sizeof(desc));
+	g->next_desc = (uint16_t)((d + 1) % QSZ);
+	uint16_t *ring = fake_mem_at(&f->fm, ring_gpa[q] + 0x1000);
+	ring[2 + (g->avail_idx % QSZ)] = d;
+	__atomic_store_n(&ring[1], ++g->avail_idx, __ATOMIC_RELEASE);
+}
+
+/* Posts n RX buffers (descriptor d holds buffer d). */
+static void rx_post(struct fx *f, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t d = f->q[VSOCK_RXQ].next_desc;
+		guest_add(f, VSOCK_RXQ, RX_DATA + (uint64_t)d * RXBUF, RXBUF, true);
+	}
+	f->vdev->ops->queue_notify(f->vdev, VSOCK_RXQ);
+}
+
+/* The next packet the device gave the guest: false if none. */
+static bool rx_take(struct fx *f, struct virtio_vsock_hdr *h, uint8_t *payload)
+{
+	struct gq *g = &f->q[VSOCK_RXQ];
+	uint64_t used = ring_gpa[VSOCK_RXQ] + 0x2000;
+	uint16_t idx = __atomic_load_n((uint16_t *)fake_mem_at(&f->fm, used + 2), __ATOMIC_ACQUIRE);
+	if (idx == g->used_seen)
+		return false;
+	struct virtq_used_elem e;
+	memcpy(&e, fake_mem_at(&f->fm, used + 4 + 8 * (uint64_t)(g->used_seen % QSZ)), sizeof(e));
+	g->used_seen++;
+	const uint8_t *buf = fake_mem_at(&f->fm, RX_DATA + (uint64_t)e.id * RXBUF);
+	memcpy(h, buf, sizeof(*h));
+	assert_int_equal(e.len, VSOCK_HDR_LEN + h->len);
+	assert_int_equal(h->src_cid, VSOCK_HOST_CID);
+	assert_int_equal(h->dst_cid, CID);
+	assert_int_equal(h->type, VIRTIO_VSOCK_TYPE_STREAM);
+	if (payload)
+		memcpy(payload, buf + VSOCK_HDR_LEN, h->len);
+	return true;
+}
+
+/* Polls the host side, then takes the next packet, which must be op. */
+static struct virtio_vsock_hdr expect_op(struct fx *f, uint16_t op)
+{
+	struct virtio_vsock_hdr h;
+	virtio_vsock_poll(f->vdev);
+	assert_true(rx_take(f, &h, NULL));
+	assert_int_equal(h.op, op);
+	return h;
+}
+
+static struct virtio_vsock_hdr ghdr(uint16_t op, uint32_t src_port, uint32_t dst_port)
+{
+	return (struct virtio_vsock_hdr){.src_cid = CID,
+					 .dst_cid = VSOCK_HOST_CID,
+					 .src_port = src_port,
+					 .dst_port = dst_port,
+					 .type = VIRTIO_VSOCK_TYPE_STREAM,
+					 .op = op,
+					 .buf_alloc = 1 << 20};
+}
+
+/* Sends a packet: header, payload, a chain of out_len bytes (0: just
+ * what they need), then a TX kick. */
+static void tx_send_len(struct fx *f, struct virtio_vsock_hdr h, const void *data, uint32_t out_len)
+{
+	uint64_t gpa = TX_DATA + (uint64_t)(f->tx_slot++ % 64) * TXBUF;
+	memcpy(fake_mem_at(&f->fm, gpa), &h, sizeof(h));
+	if (data)
+		memcpy(fake_mem_at(&f->fm, gpa + VSOCK_HDR_LEN), data, h.len);
+	guest_add(f, VSOCK_TXQ, gpa, out_len ? out_len : VSOCK_HDR_LEN + h.len, false);
+	f->vdev->ops->queue_notify(f->vdev, VSOCK_TXQ);
+}
+
+static void tx_send(struct fx *f, struct virtio_vsock_hdr h, const void *data)
+{
+	tx_send_len(f, h, data, 0);
+}
+
+/* ---- counters ---- */
+
+struct found {
+	const char *what;
+	uint64_t value;
+	int seen;
+};
+
+static void find_emit(void *ctx, const char *owner, const char *what, uint64_t value)
+{
+	struct found *c = ctx;
+	assert_string_equal(owner, "virtio-vsock0");
+	if (!strcmp(what, c->what)) {
+		c->value = value;
+		c->seen++;
+	}
+}
+
+static uint64_t counter(struct fx *f, const char *what)
+{
+	struct found c = {.what = what};
+	virtio_vsock_counters(f->vdev, find_emit, &c);
+	assert_int_equal(c.seen, 1);
+	return c.value;
+}
+
+/* ---- the host ---- */
+
+static int host_dial(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%.100s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static int host_listen(struct fx *f, uint32_t port)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%.64s_%u", f->uds, port);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	return fd;
+}
+
+/* Reads exactly n bytes within a second (the device wrote them already). */
+static void host_read(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		assert_int_equal(poll(&p, 1, 1000), 1);
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+}
+
+static bool host_readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	return poll(&p, 1, 1000) == 1;
+}
+
+/* ---- fixtures ---- */
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f || fake_mem_init(&f->fm, RAM_SIZE))
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/skiff-vsock-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->uds, sizeof(f->uds), "%.40s/v.sock", f->dir);
+	struct vsock_spec s;
+	char err[256] = "";
+	char spec[256];
+	vsock_spec_init(&s);
+	snprintf(spec, sizeof(spec), "cid=%d,uds=%s", CID, f->uds);
+	if (opt_parse_spec(&vsock_spec_table, spec, &s, err, sizeof(err)))
+		return -1;
+	f->vdev = virtio_vsock_create("virtio-vsock0", &s, err, sizeof(err));
+	if (!f->vdev)
+		return -1;
+	f->v = f->vdev->priv;
+	struct virtio_dev *v = f->vdev;
+	v->gm = &f->fm.gm;
+	v->transport = &fake_transport;
+	v->transport_data = f;
+	for (unsigned int q = 0; q < VSOCK_NR_QUEUES; q++) {
+		struct virtq *vq = &v->vqs[q];
+		if (virtq_init(vq, "vsock q", v->queue_max_size, on_broken, f) ||
+		    virtq_set_size(vq, QSZ) || virtq_set_addr(vq, VIRTQ_RING_DESC, ring_gpa[q]) ||
+		    virtq_set_addr(vq, VIRTQ_RING_AVAIL, ring_gpa[q] + 0x1000) ||
+		    virtq_set_addr(vq, VIRTQ_RING_USED, ring_gpa[q] + 0x2000) ||
+		    virtq_activate(vq, &f->fm.gm))
+			return -1;
+	}
+	if (v->ops->activate(v))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+	virtio_vsock_destroy(f->vdev);
+	fake_mem_free(&f->fm);
+	snprintf(cmd, sizeof(cmd), "rm -rf %.40s", f->dir);
+	if (system(cmd))
+		return -1;
+	assert_int_equal(f->broken, 0);
+	free(f);
+	return 0;
+}
+
+/* A host peer connected to guest port 52 and the guest's answer: the
+ * host's fd; *local is the port the device assigned. */
+static int host_stream(struct fx *f, uint32_t *local)
+{
+	int fd = host_dial(f->uds);
+	assert_int_equal(write(fd, "CONNECT 52\n", 11), 11);
+	struct virtio_vsock_hdr h = expect_op(f, VIRTIO_VSOCK_OP_REQUEST);
+	assert_int_equal(h.dst_port, 52);
+	*local = h.src_port;
+	tx_send(f, ghdr(VIRTIO_VSOCK_OP_RESPONSE, 52, h.src_port), NULL);
+	char ok[32] = "";
+	int n = snprintf(ok, sizeof(ok), "OK %u\n", h.src_port);
+	char got[32] = "";
+	host_read(fd, got, (size_t)n);
+	assert_string_equal(got, ok);
+	return fd;
+}
+
+/* A guest stream to host port 1234, its listener's accepted end. */
+static int guest_stream(struct fx *f, int *lfd)
+{
+	*lfd = host_listen(f, 1234);
+	tx_send(f, ghdr(VIRTIO_VSOCK_OP_REQUEST, 5000, 1234), NULL);
+	struct virtio_vsock_hdr h = expect_op(f, VIRTIO_VSOCK_OP_RESPONSE);
+	assert_int_equal(h.src_port, 1234);
+	assert_int_equal(h.dst_port, 5000);
+	assert_int_equal(h.buf_alloc, VSOCK_CONN_BUF);
+	int a = accept4(*lfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(a >= 0);
+	return a;
+}
+
+/* ---- tests ---- */
+
+static void test_layout(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(f->vdev->device_id, 19); /* virtio 1.2 §5.10.1 */
+	assert_int_equal(f->vdev->num_queues, 3);
+	assert_int_equal(f->vdev->config_len, 8);
+	uint64_t cid = 0;
+	f->vdev->ops->config_read(f->vdev, 0, &cid, 8);
+	assert_int_equal(cid, CID);
+	uint32_t hi = 1;
+	f->vdev->ops->config_read(f->vdev, 4, &hi, 4);
+	assert_int_equal(hi, 0);
+}
+
+/* CONNECT -> REQUEST, RESPONSE -> OK, then bytes both ways. */
+static void test_host_connect(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	uint32_t local;
+	int fd = host_stream(f, &local);
+	assert_int_equal(local, VSOCK_LOCAL_PORT);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	struct virtio_vsock_hdr h;
+	uint8_t data[64];
+	virtio_vsock_poll(f->vdev);
+	assert_true(rx_take(f, &h, data));
+	assert_int_equal(h.op, VIRTIO_VSOCK_OP_RW);
+	assert_int_equal(h.len, 5);
+	assert_memory_equal(data, "hello", 5);
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_RW, 52, local);
+	g.len = 5;
+	tx_send(f, g, "world");
+	char got[6] = "";
+	host_read(fd, got, 5);
+	assert_string_equal(got, "world");
+	/* A second host peer gets the next port. */
+	uint32_t local2;
+	int fd2 = host_stream(f, &local2);
+	assert_int_equal(local2, VSOCK_LOCAL_PORT + 1);
+	close(fd2);
+	close(fd);
+}
+
+/* Bytes right behind the CONNECT line (no new edge for them) reach the
+ * guest once it answers. */
+static void test_host_pipelined(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	int fd = host_dial(f->uds);
+	assert_int_equal(write(fd, "CONNECT 52\nearly", 16), 16);
+	struct virtio_vsock_hdr h = expect_op(f, VIRTIO_VSOCK_OP_REQUEST);
+	tx_send(f, ghdr(VIRTIO_VSOCK_OP_RESPONSE, 52, h.src_port), NULL);
+	uint8_t data[16];
+	virtio_vsock_poll(f->vdev);
+	assert_true(rx_take(f, &h, data));
+	assert_int_equal(h.op, VIRTIO_VSOCK_OP_RW);
+	assert_int_equal(h.len, 5);
+	assert_memory_equal(data, "early", 5);
+	close(fd);
+}
+
+/* A bad first line: the peer is dropped and the guest hears nothing. */
+static void test_host_bad_line(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 4);
+	int fd = host_dial(f->uds);
+	assert_int_equal(write(fd, "CONNECT x\n", 10), 10);
+	virtio_vsock_poll(f->vdev);
+	struct virtio_vsock_hdr h;
+	assert_false(rx_take(f, &h, NULL));
+	char c;
+	assert_int_equal(read(fd, &c, 1), 0); /* closed */
+	assert_int_equal(counter(f, "host_bad_lines"), 1);
+	close(fd);
+}
+
+/* A guest REQUEST to port P reaches <uds>_P; bytes both ways. */
+static void test_guest_connect(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	int lfd;
+	int a = guest_stream(f, &lfd);
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_RW, 5000, 1234);
+	g.len = 3;
+	tx_send(f, g, "abc");
+	char got[4] = "";
+	host_read(a, got, 3);
+	assert_string_equal(got, "abc");
+	assert_int_equal(write(a, "xyz", 3), 3);
+	uint8_t data[16];
+	struct virtio_vsock_hdr h;
+	virtio_vsock_poll(f->vdev);
+	assert_true(rx_take(f, &h, data));
+	assert_int_equal(h.op, VIRTIO_VSOCK_OP_RW);
+	assert_int_equal(h.src_port, 1234);
+	assert_int_equal(h.dst_port, 5000);
+	assert_memory_equal(data, "xyz", 3);
+	close(a);
+	close(lfd);
+}
+
+/* No listener: RST, and nothing is left open. */
+static void test_refused_rst(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 4);
+	tx_send(f, ghdr(VIRTIO_VSOCK_OP_REQUEST, 7, 999), NULL);
+	struct virtio_vsock_hdr h = expect_op(f, VIRTIO_VSOCK_OP_RST);
+	assert_int_equal(h.src_port, 999);
+	assert_int_equal(h.dst_port, 7);
+	assert_int_equal(f->v->nr_conns, 0);
+	assert_int_equal(counter(f, "refused"), 1);
+}
+
+/* The guest's credit: never more in flight than it advertised. */
+static void test_credit_to_guest(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 64);
+	int lfd;
+	int a = guest_stream(f, &lfd);
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_CREDIT_UPDATE, 5000, 1234);
+	g.buf_alloc = 6000;
+	tx_send(f, g, NULL);
+	static uint8_t big[20000];
+	memset(big, 7, sizeof(big));
+	assert_int_equal(write(a, big, sizeof(big)), (ssize_t)sizeof(big));
+	uint32_t total = 0;
+	struct virtio_vsock_hdr h;
+	virtio_vsock_poll(f->vdev);
+	while (rx_take(f, &h, NULL))
+		if (h.op == VIRTIO_VSOCK_OP_RW)
+			total += h.len;
+	assert_int_equal(total, 6000);
+	/* The guest read 5000: 5000 more may come. */
+	g.fwd_cnt = 5000;
+	tx_send(f, g, NULL);
+	virtio_vsock_poll(f->vdev);
+	while (rx_take(f, &h, NULL))
+		if (h.op == VIRTIO_VSOCK_OP_RW)
+			total += h.len;
+	assert_int_equal(total, 11000);
+	close(a);
+	close(lfd);
+}
+
+/* A host peer that does not read: the device holds at most its buffer,
+ * the guest's credit runs out (the headers say so), and a guest that
+ * sends past it is reset, never buffered. */
+static void test_stalled_host_reader(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 64);
+	int lfd;
+	int a = guest_stream(f, &lfd);
+	struct vsock_conn *c = vsock_conn_find(f->v, 1234, 5000);
+	assert_non_null(c);
+	int small = 4096;
+	assert_int_equal(setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	static uint8_t chunk[4096];
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_RW, 5000, 1234);
+	g.len = sizeof(chunk);
+	uint32_t sent = 0;
+	/* Exactly the credit the device advertised (fwd_cnt 0 so far). */
+	while (sent + sizeof(chunk) <= VSOCK_CONN_BUF + c->fwd_cnt) {
+		tx_send(f, g, chunk);
+		sent += sizeof(chunk);
+		assert_true(c->buf_len <= VSOCK_CONN_BUF);
+		assert_int_equal(counter(f, "credit_lies"), 0);
+	}
+	assert_true(c->buf_len > 0); /* the host did stall */
+	assert_int_equal(sent - c->fwd_cnt, c->buf_len);
+	/* One more chunk is a lie about credit: RST, the host end closed. */
+	tx_send(f, g, chunk);
+	assert_int_equal(counter(f, "credit_lies"), 1);
+	struct virtio_vsock_hdr h;
+	bool rst = false;
+	virtio_vsock_poll(f->vdev);
+	while (rx_take(f, &h, NULL))
+		rst |= h.op == VIRTIO_VSOCK_OP_RST;
+	assert_true(rst);
+	assert_null(vsock_conn_find(f->v, 1234, 5000));
+	close(a);
+	close(lfd);
+}
+
+/* Credit comes back as the host reads: a CREDIT_UPDATE with fwd_cnt. */
+static void test_credit_update_as_host_reads(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 64);
+	int lfd;
+	int a = guest_stream(f, &lfd);
+	static uint8_t chunk[8192];
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_RW, 5000, 1234);
+	g.len = sizeof(chunk);
+	for (unsigned int i = 0; i < VSOCK_CONN_BUF / sizeof(chunk); i++)
+		tx_send(f, g, chunk);
+	static uint8_t sink[VSOCK_CONN_BUF];
+	host_read(a, sink, VSOCK_CONN_BUF);
+	struct virtio_vsock_hdr h;
+	uint32_t fwd = 0;
+	virtio_vsock_poll(f->vdev);
+	while (rx_take(f, &h, NULL))
+		fwd = h.fwd_cnt;
+	assert_int_equal(fwd, VSOCK_CONN_BUF);
+	/* CREDIT_REQUEST is answered. */
+	tx_send(f, ghdr(VIRTIO_VSOCK_OP_CREDIT_REQUEST, 5000, 1234), NULL);
+	h = expect_op(f, VIRTIO_VSOCK_OP_CREDIT_UPDATE);
+	assert_int_equal(h.fwd_cnt, VSOCK_CONN_BUF);
+	close(a);
+	close(lfd);
+}
+
+/* The host's half-close reaches the guest as SHUTDOWN(SEND); the guest's
+ * close (SHUTDOWN both) gets its RST and the host sees the end. */
+static void test_shutdown_both_ways(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	uint32_t local;
+	int fd = host_stream(f, &local);
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	struct virtio_vsock_hdr h = expect_op(f, VIRTIO_VSOCK_OP_SHUTDOWN);
+	assert_int_equal(h.flags, VIRTIO_VSOCK_SHUTDOWN_SEND);
+	/* The guest may still send: the host half-closed only. */
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_RW, 52, local);
+	g.len = 2;
+	tx_send(f, g, "hi");
+	char got[3] = "";
+	host_read(fd, got, 2);
+	assert_string_equal(got, "hi");
+	g = ghdr(VIRTIO_VSOCK_OP_SHUTDOWN, 52, local);
+	g.flags = VIRTIO_VSOCK_SHUTDOWN_RCV | VIRTIO_VSOCK_SHUTDOWN_SEND;
+	tx_send(f, g, NULL);
+	expect_op(f, VIRTIO_VSOCK_OP_RST);
+	char c;
+	assert_int_equal(read(fd, &c, 1), 0);
+	assert_int_equal(f->v->nr_conns, 0);
+	close(fd);
+}
+
+/* The guest's RST closes the host end. */
+static void test_guest_rst_closes(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	int lfd;
+	int a = guest_stream(f, &lfd);
+	tx_send(f, ghdr(VIRTIO_VSOCK_OP_RST, 5000, 1234), NULL);
+	char c;
+	assert_int_equal(read(a, &c, 1), 0);
+	assert_int_equal(f->v->nr_conns, 0);
+	virtio_vsock_poll(f->vdev);
+	struct virtio_vsock_hdr h;
+	assert_false(rx_take(f, &h, NULL)); /* no answer to a RST */
+	close(a);
+	close(lfd);
+}
+
+/* Headers a guest must not send: dropped and counted; a wrong type or op
+ * gets a RST, a wrong address nothing; no queue breaks. */
+static void test_hostile_headers(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	struct virtio_vsock_hdr h;
+	struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_REQUEST, 1, 2);
+	g.src_cid = CID + 1; /* not the guest's own */
+	tx_send(f, g, NULL);
+	g = ghdr(VIRTIO_VSOCK_OP_REQUEST, 1, 2);
+	g.dst_cid = 7; /* not the host */
+	tx_send(f, g, NULL);
+	g = ghdr(VIRTIO_VSOCK_OP_RW, 1, 2);
+	g.len = 100; /* more than the chain holds */
+	tx_send_len(f, g, NULL, VSOCK_HDR_LEN + 10);
+	g.len = VSOCK_PKT_MAX + 1;
+	tx_send_len(f, g, NULL, VSOCK_HDR_LEN);
+	tx_send_len(f, g, NULL, 20); /* a short header */
+	virtio_vsock_poll(f->vdev);
+	assert_false(rx_take(f, &h, NULL));
+	assert_int_equal(counter(f, "bad_packets"), 5);
+	g = ghdr(VIRTIO_VSOCK_OP_REQUEST, 1, 2);
+	g.type = VIRTIO_VSOCK_TYPE_SEQPACKET;
+	tx_send(f, g, NULL);
+	expect_op(f, VIRTIO_VSOCK_OP_RST);
+	tx_send(f, ghdr(99, 1, 2), NULL);
+	expect_op(f, VIRTIO_VSOCK_OP_RST);
+	assert_int_equal(counter(f, "bad_packets"), 7);
+	assert_int_equal(f->v->nr_conns, 0);
+}
+
+/* Packets for no connection get RSTs from a bounded queue: a flood with
+ * no RX buffers keeps VSOCK_ORPHAN_MAX of them, drops the rest. */
+static void test_unknown_conn_flood_bounded(void **state)
+{
+	struct fx *f = *state;
+	for (uint32_t i = 0; i < VSOCK_ORPHAN_MAX + 40; i++) {
+		struct virtio_vsock_hdr g = ghdr(VIRTIO_VSOCK_OP_RW, 100 + i, 1234);
+		g.len = 1;
+		tx_send(f, g, "x");
+	}
+	assert_int_equal(f->v->nr_orphans, VSOCK_ORPHAN_MAX);
+	assert_int_equal(counter(f, "killq_resync"), 40);
+	rx_post(f, 128);
+	unsigned int rsts = 0;
+	struct virtio_vsock_hdr h;
+	while (rx_take(f, &h, NULL)) {
+		assert_int_equal(h.op, VIRTIO_VSOCK_OP_RST);
+		rsts++;
+	}
+	assert_int_equal(rsts, VSOCK_ORPHAN_MAX);
+}
+
+/* A driver reset forgets every stream: the host ends see EOF. */
+static void test_reset_closes_streams(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	uint32_t local;
+	int fd = host_stream(f, &local);
+	f->vdev->ops->reset(f->vdev);
+	virtio_vsock_poll(f->vdev); /* the device's thread closes them */
+	char c;
+	assert_true(host_readable(fd)); /* EOF, never a wait */
+	assert_int_equal(read(fd, &c, 1), 0);
+	assert_int_equal(f->v->nr_conns, 0);
+	close(fd);
+}
+
+/* Bad specs: one line each. */
+static void test_spec_errors(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"cid=2,uds=/tmp/x", "uds=/tmp/x", "cid=3",
+					  "cid=3,uds=", "cid=4294967296,uds=/tmp/x"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct vsock_spec s;
+		char err[256] = "";
+		vsock_spec_init(&s);
+		assert_int_equal(opt_parse_spec(&vsock_spec_table, bad[i], &s, err, sizeof(err)),
+				 -1);
+		assert_non_null(err[0] ? err : NULL);
+		assert_null(strchr(err, '\n'));
+	}
+	char longp[VSOCK_UDS_MAX + 16];
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = 0;
+	char spec[sizeof(longp) + 16];
+	snprintf(spec, sizeof(spec), "cid=3,uds=%s", longp);
+	struct vsock_spec s;
+	char err[256] = "";
+	vsock_spec_init(&s);
+	assert_int_equal(opt_parse_spec(&vsock_spec_table, spec, &s, err, sizeof(err)), -1);
+}
+
+/* The uds path exists already: refused with a reason, as Firecracker. */
+static void test_uds_exists(void **state)
+{
+	struct fx *f = *state;
+	struct vsock_spec s = {.cid = 3};
+	snprintf(s.uds, sizeof(s.uds), "%.64s", f->uds);
+	char err[256] = "";
+	assert_null(virtio_vsock_create("virtio-vsock1", &s, err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot listen"));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_layout),
+	    T(test_host_connect),
+	    T(test_host_pipelined),
+	    T(test_host_bad_line),
+	    T(test_guest_connect),
+	    T(test_refused_rst),
+	    T(test_credit_to_guest),
+	    T(test_stalled_host_reader),
+	    T(test_credit_update_as_host_reads),
+	    T(test_shutdown_both_ways),
+	    T(test_guest_rst_closes),
+	    T(test_hostile_headers),
+	    T(test_unknown_conn_flood_bounded),
+	    T(test_reset_closes_streams),
+	    cmocka_unit_test(test_spec_errors),
+	    T(test_uds_exists),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
