@@ -129,7 +129,8 @@ static int cap_exp(struct vfio_pci *v, unsigned int at, const uint8_t *dc, unsig
 	if (off < 0)
 		return -1;
 	v->exp_cap = (unsigned int)off;
-	if (get32(dc + PCIE_DEVCAP) & PCIE_DEVCAP_FLR) {
+	/* A capability cut short (at the end of the space) has no DevCap/DevCtl. */
+	if (len >= PCIE_DEVCTL + 2 && (get32(dc + PCIE_DEVCAP) & PCIE_DEVCAP_FLR)) {
 		static const uint8_t m_flr[2] = {0, PCIE_DEVCTL_FLR >> 8};
 		pci_device_set_wmask(&v->pci, (uint32_t)off + PCIE_DEVCTL, m_flr, 2);
 	}
