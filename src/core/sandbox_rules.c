@@ -223,7 +223,7 @@ static const struct sandbox_rule controller[] = {
     ALLOW(timerfd_settime), /* PATCH of a rate limiter ends its wait at once */
 };
 
-/* virtio-vsock's own thread (devices/virtio_vsock.h): its queues and
+/* virtio-vsock's own thread (devices/virtio-vsock/virtio_vsock.h): its queues and
  * its host streams. Unix sockets only: accepted on the listener set up
  * before, or connected to "<uds>_<port>" when the guest asks (a path,
  * the one exception to "no path lookups", as Firecracker's vsock

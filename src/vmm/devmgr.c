@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/virtio_net_spec.h"
+#include "devices/virtio-net/virtio_net_spec.h"
 #include "iothread/iothread.h"
 #include "pci/pci.h"
 #include "virtio/virtio_pci.h"

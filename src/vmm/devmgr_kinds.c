@@ -2,15 +2,15 @@
  * device's own files (docs/ARCHITECTURE.md, "Where a new device goes").
  * The command line's --OPTION, its --help lines and its key=value options
  * all come from these rows and the option tables they name. */
-#include "devices/e1000_kind.h"
-#include "devices/virtio_balloon.h"
-#include "devices/virtio_blk.h"
-#include "devices/virtio_blk_spec.h"
-#include "devices/virtio_net.h"
-#include "devices/virtio_net_spec.h"
-#include "devices/virtio_rng.h"
-#include "devices/virtio_vsock.h"
-#include "vfio/vfio_kind.h"
+#include "devices/e1000/e1000_kind.h"
+#include "devices/virtio-balloon/virtio_balloon.h"
+#include "devices/virtio-blk/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk_spec.h"
+#include "devices/virtio-net/virtio_net.h"
+#include "devices/virtio-net/virtio_net_spec.h"
+#include "devices/virtio-rng/virtio_rng.h"
+#include "devices/virtio-vsock/virtio_vsock.h"
+#include "devices/vfio/vfio_kind.h"
 #include "vmm/devmgr.h"
 
 const struct dm_kind dm_kinds[] = {

@@ -7,7 +7,7 @@
 
 #include "core/console.h"
 #include "core/vcpu.h"
-#include "devices/i8042.h"
+#include "devices/legacy/i8042.h"
 #include "x86/power.h"
 #include "vmm/vmm.h"
 #include "x86/cpu.h"

@@ -14,7 +14,7 @@
 #include "core/sandbox.h"
 #include "core/vcpu.h"
 #include "pci/pci.h"
-#include "vfio/vfio.h"
+#include "devices/vfio/vfio.h"
 #include "vmm/platform.h"
 
 /* A command line's or the API's device as devmgr takes it. */

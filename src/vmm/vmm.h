@@ -22,8 +22,8 @@
 
 #include "core/counter.h"
 #include "core/vm.h"
-#include "devices/i8042.h"
-#include "devices/uart8250.h"
+#include "devices/legacy/i8042.h"
+#include "devices/legacy/uart8250.h"
 #include "iothread/iothread.h"
 #include "stats/exit_sites.h"
 #include "stats/exit_stats.h"

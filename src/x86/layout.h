@@ -24,7 +24,7 @@
 /* Platform devices (port I/O) */
 #define LAYOUT_COM1	      0x3f8
 #define LAYOUT_COM1_IRQ	      4
-#define LAYOUT_KBD_DATA	      0x60 /* i8042 (devices/i8042.h): data port */
+#define LAYOUT_KBD_DATA	      0x60 /* i8042 (devices/legacy/i8042.h): data port */
 #define LAYOUT_KBD_CMD	      0x64 /* and status/command port */
 #define LAYOUT_KBD_IRQ	      1
 #define LAYOUT_ACPI_SLEEP_CTL 0x600 /* ACPI hardware-reduced sleep control */

@@ -1,4 +1,4 @@
-/* The e1000 (src/devices/e1000*.c) driven as its guest driver, KVM and
+/* The e1000 (src/devices/e1000/e1000*.c) driven as its guest driver, KVM and
  * the host would: MMIO of 1/2/4/8 bytes anywhere in BAR 0, port I/O of
  * 1/2/4 bytes in and around the I/O BAR (IOADDR/IODATA), coalesce=off/
  * on/all; TX rings (legacy, context, data descriptors, TSO with any MSS
@@ -19,8 +19,8 @@
 
 #include "core/bus.h"
 #include "core/vm.h"
-#include "devices/e1000_priv.h"
-#include "devices/virtio_net_priv.h"
+#include "devices/e1000/e1000_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 
@@ -221,7 +221,7 @@ static void wire_drain(void)
 {
 	ssize_t r;
 	while ((r = recv(wire, frame, sizeof(frame), MSG_TRUNC)) >= 0) {
-		struct virtio_net_hdr h;
+		struct virtio_net_hdr_v1 h;
 		size_t len = (size_t)r - HDR;
 		FZ_CHECK(r >= HDR && len <= E1000_TX_MAX);
 		memcpy(&h, frame, sizeof(h));
@@ -242,7 +242,7 @@ static void wire_drain(void)
  * stream leaves in the vnet header's size and the TCP header's length. */
 static void gso_frame(uint8_t *f, bool v6)
 {
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	memcpy(&h, frame, sizeof(h));
 	h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 	h.gso_type = v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;

@@ -1,4 +1,4 @@
-/* The i8042 keyboard controller (src/devices/i8042.c) through the trap
+/* The i8042 keyboard controller (src/devices/legacy/i8042.c) through the trap
  * table as the vCPU loop drives it: port I/O of every width (1..8 bytes)
  * at every port from 0x5c to 0x6b (the device owns 0x60 and 0x64),
  * string I/O (count accesses), interleaved with host Ctrl-Alt-Del.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/bus.h"
-#include "devices/i8042.h"
+#include "devices/legacy/i8042.h"
 #include "fuzz_common.h"
 
 static int irq_level;

@@ -1,4 +1,4 @@
-/* The 16550A UART (src/devices/uart8250.c) through the trap table as the
+/* The 16550A UART (src/devices/legacy/uart8250.c) through the trap table as the
  * vCPU loop drives it: port I/O of every width (1..8 bytes) at every port
  * from just below COM1 to just past it, string I/O (count accesses),
  * interleaved with host input (uart_receive).
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/bus.h"
-#include "devices/uart8250.h"
+#include "devices/legacy/uart8250.h"
 #include "fuzz_common.h"
 
 #define BASE 0x3f8

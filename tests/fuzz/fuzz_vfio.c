@@ -1,4 +1,4 @@
-/* VFIO passthrough (src/vfio/) over a fake device whose configuration
+/* VFIO passthrough (src/devices/vfio/) over a fake device whose configuration
  * space, regions and interrupt counts come from the input: building the
  * virtual config space from a hostile device (capability lists that loop,
  * overlap or run off the end, odd BARs, MSI-X tables anywhere), then the
@@ -18,8 +18,8 @@
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 #include "pci/pci.h"
-#include "vfio/vfio.h"
-#include "vfio/vfio_dev.h"
+#include "devices/vfio/vfio.h"
+#include "devices/vfio/vfio_dev.h"
 
 #define FV_BAR	  0x10000u /* bytes behind each BAR region */
 #define FV_SLOTS  32

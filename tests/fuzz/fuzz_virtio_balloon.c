@@ -1,4 +1,4 @@
-/* virtio-balloon (src/devices/virtio_balloon*.c): fuzz bytes build chains
+/* virtio-balloon (src/devices/virtio-balloon/virtio_balloon*.c): fuzz bytes build chains
  * on its four queues (inflate, deflate, stats, reporting: the features the
  * driver takes decide which is which), kick them, fire the stats timer,
  * change the target, read and write the config space, reset. Guest RAM
@@ -9,8 +9,8 @@
  * among the buffers (fzq_layout places two queues apart): more chaos. */
 #include <string.h>
 
-#include "devices/virtio_balloon.h"
-#include "devices/virtio_balloon_priv.h"
+#include "devices/virtio-balloon/virtio_balloon.h"
+#include "devices/virtio-balloon/virtio_balloon_priv.h"
 #include "fuzz_common.h"
 #include "virtio/virtio_dev.h"
 

@@ -1,4 +1,4 @@
-/* virtio-blk (src/devices/virtio_blk.c, blk_req.c) on a 64 KiB memfd
+/* virtio-blk (src/devices/virtio-blk/virtio_blk.c, blk_req.c) on a 64 KiB memfd
  * image: fuzz bytes build request chains (header, data, status; direct or
  * indirect), kick, reset and read the config space, on a read-write and a
  * read-only disk. The device's own worker thread does the I/O; each kick is
@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "devices/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk.h"
 #include "fuzz_common.h"
 #include "virtio/virtio_dev.h"
 

@@ -1,4 +1,4 @@
-/* virtio-net TX and RX (src/devices/virtio_net*.c) with a SOCK_SEQPACKET
+/* virtio-net TX and RX (src/devices/virtio-net/virtio_net*.c) with a SOCK_SEQPACKET
  * socketpair as the tap (tap_from_fd, one packet per message, 12-byte vnet
  * header in front): fuzz bytes pick the negotiated features (offloads,
  * MRG_RXBUF, NOTF_COAL), build chains on all three queues (rx, tx and
@@ -23,7 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "devices/virtio_net_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fuzz_common.h"
 
 static struct virtio_net *net;
@@ -78,7 +78,7 @@ static void rx_popped(const struct virtq *vq, const struct virtq_elem *e)
  * lies in vq's used ring, which the push wrote after it (a guest may put
  * its buffers anywhere). */
 static bool rx_peek_hdr(const struct virtq *vq, const struct virtq_elem *e,
-			struct virtio_net_hdr *h)
+			struct virtio_net_hdr_v1 *h)
 {
 	const uintptr_t ring = (uintptr_t)vq->used, ring_end = ring + 6 + 8 * (size_t)vq->size;
 	uint8_t *out = (uint8_t *)h;
@@ -104,7 +104,7 @@ static void rx_pushed(const struct virtq *vq, const struct virtq_used_elem *e, u
 {
 	const struct virtio_net_pair *p = &net->pairs[0];
 	const uint16_t old = (uint16_t)(vq->used_idx - n);
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	uint64_t sum = 0;
 
 	(void)e;
@@ -175,7 +175,7 @@ static void wire_drain(void)
 	ssize_t r;
 
 	while ((r = recv(wire, frame, sizeof(frame), MSG_TRUNC)) >= 0) {
-		struct virtio_net_hdr h;
+		struct virtio_net_hdr_v1 h;
 		FZ_CHECK(r >= VIRTIO_NET_HDR_LEN);
 		FZ_CHECK(r - VIRTIO_NET_HDR_LEN <= VIRTIO_NET_MAX_FRAME);
 		memcpy(&h, frame, sizeof(h));

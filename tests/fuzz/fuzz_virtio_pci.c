@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "core/bus.h"
-#include "devices/virtio_blk.h"
-#include "devices/virtio_net_priv.h"
+#include "devices/virtio-blk/virtio_blk.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 #include "pci/pci_msix.h"

@@ -1,4 +1,4 @@
-/* virtio-rng (src/devices/virtio_rng.c): fuzz bytes build chains (direct
+/* virtio-rng (src/devices/virtio-rng/virtio_rng.c): fuzz bytes build chains (direct
  * or indirect, readable, empty, huge), kick, reset, and decide what the
  * host source does each call (fills, stops short, EINTR, EAGAIN); one
  * device unlimited, one behind a rate limiter whose clock never moves (so
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "devices/virtio_rng.h"
-#include "devices/virtio_rng_priv.h"
+#include "devices/virtio-rng/virtio_rng.h"
+#include "devices/virtio-rng/virtio_rng_priv.h"
 #include "fuzz_common.h"
 #include "virtio/virtio_dev.h"
 

@@ -17,7 +17,7 @@
 #include "api/api_fc.h"
 #include "api/api_metrics.h"
 #include "core/vcpu.h"
-#include "devices/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk.h"
 #include "virtio/virtio_dev.h"
 
 static struct json_object *group(struct json_object *o, const char *name)

@@ -13,7 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "devices/blk_backend.h"
+#include "devices/block/blk_backend.h"
 #include "loop_dev.h"
 #include "page_cache.h"
 

@@ -27,9 +27,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "devices/virtio_blk.h"
-#include "devices/virtio_blk_priv.h"
-#include "devices/virtio_blk_spec.h"
+#include "devices/virtio-blk/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk_priv.h"
+#include "devices/virtio-blk/virtio_blk_spec.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 

@@ -15,9 +15,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "devices/blk_req.h"
-#include "devices/virtio_blk.h"
-#include "devices/virtio_blk_spec.h"
+#include "devices/block/blk_req.h"
+#include "devices/virtio-blk/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/virtio_blk.h"
-#include "devices/virtio_blk_spec.h"
-#include "devices/virtio_net_spec.h"
+#include "devices/virtio-blk/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk_spec.h"
+#include "devices/virtio-net/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"

@@ -1,4 +1,4 @@
-/* Unit tests for the e1000 (src/devices/e1000*.c): the test plays Linux's
+/* Unit tests for the e1000 (src/devices/e1000/e1000*.c): the test plays Linux's
  * e1000 driver through the real PCI config and MMIO handlers, on fake guest
  * RAM, with a SOCK_SEQPACKET socketpair standing in for the tap (one packet
  * per message behind the 12-byte virtio-net header) and fake coalesced-MMIO
@@ -18,12 +18,12 @@
 
 #include "core/bus.h"
 #include "core/log.h"
-#include "devices/e1000.h"
-#include "devices/e1000_kind.h"
-#include "devices/virtio_net.h"
-#include "devices/e1000_priv.h"
-#include "devices/virtio_net_priv.h"
-#include "devices/virtio_net_spec.h"
+#include "devices/e1000/e1000.h"
+#include "devices/e1000/e1000_kind.h"
+#include "devices/virtio-net/virtio_net.h"
+#include "devices/e1000/e1000_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
+#include "devices/virtio-net/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"
@@ -532,7 +532,7 @@ static void test_tx_checksum_offload_goes_to_tap_header(void **state)
 {
 	struct fx *f = *state;
 	uint8_t buf[2048];
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	tx_setup(f, TX_RING, NDESC);
 	size_t len = tcp_frame(f, BUF, 100);
 	txd_ctx(f, 0, csum_ctx, 0, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP, 0, 0);
@@ -553,7 +553,7 @@ static void test_tx_tso_passes_gso_to_tap(void **state)
 {
 	struct fx *f = *state;
 	static uint8_t buf[E1000_TX_MAX + HDR];
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	tx_setup(f, TX_RING, NDESC);
 	size_t len = tcp_frame(f, BUF, 4000);
 	txd_ctx(f, 0, csum_ctx, 4000, E1000_TXD_CMD_TCP | E1000_TXD_CMD_IP | E1000_TXD_CMD_TSE, 54,

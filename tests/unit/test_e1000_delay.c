@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "core/bus.h"
-#include "devices/e1000.h"
-#include "devices/e1000_priv.h"
-#include "devices/virtio_net_priv.h"
+#include "devices/e1000/e1000.h"
+#include "devices/e1000/e1000_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 

@@ -1,5 +1,5 @@
 /* Unit tests for the e1000's transmit offloads and VLAN tags (issue 32,
- * src/devices/e1000_tx.c, e1000_rx.c): TSO contexts the host's GSO would
+ * src/devices/e1000/e1000_tx.c, e1000_rx.c): TSO contexts the host's GSO would
  * misread are dropped and counted, the legacy descriptor's checksum
  * insertion follows the 8254x manual, and 802.1Q tags are inserted (TX)
  * and stripped (RX) when CTRL.VME says so. */
@@ -19,7 +19,7 @@ static const uint8_t tcp_ctx[8] = {14, 24, 33, 0, 34, 50, 0, 0};
 /* One TSO packet through context `c` with MSS `mss`, its IPv4 header
  * `ihl` dwords long: whether it reached the tap (and its header in *h). */
 static bool tso_send_ihl(struct fx *f, const uint8_t c[8], unsigned int ihl, uint16_t mss,
-			 struct virtio_net_hdr *h)
+			 struct virtio_net_hdr_v1 *h)
 {
 	static uint8_t buf[E1000_TX_MAX + HDR];
 	tx_setup(f);
@@ -39,7 +39,7 @@ static bool tso_send_ihl(struct fx *f, const uint8_t c[8], unsigned int ihl, uin
 	return true;
 }
 
-static bool tso_send(struct fx *f, const uint8_t c[8], uint16_t mss, struct virtio_net_hdr *h)
+static bool tso_send(struct fx *f, const uint8_t c[8], uint16_t mss, struct virtio_net_hdr_v1 *h)
 {
 	return tso_send_ihl(f, c, 5, mss, h);
 }
@@ -50,7 +50,7 @@ static bool tso_send(struct fx *f, const uint8_t c[8], uint16_t mss, struct virt
 static void test_tso_csum_offset_not_tcp_dropped(void **state)
 {
 	struct fx *f = *state;
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	static const uint8_t udp_off[8] = {14, 24, 33, 0, 34, 40, 0, 0}; /* +6: UDP's */
 	static const uint8_t past[8] = {14, 24, 33, 0, 34, 52, 0, 0};	 /* +18 */
 	assert_false(tso_send(f, udp_off, 1448, &h));
@@ -68,7 +68,7 @@ static void test_tso_csum_offset_not_tcp_dropped(void **state)
 static void test_tso_csum_start_not_after_ip_header_dropped(void **state)
 {
 	struct fx *f = *state;
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	static const uint8_t at38[8] = {14, 24, 33, 0, 38, 54, 0, 0};
 	assert_false(tso_send_ihl(f, at38, 5, 1448, &h));    /* 4 bytes after the header */
 	assert_false(tso_send_ihl(f, tcp_ctx, 6, 1448, &h)); /* inside the options */
@@ -83,7 +83,7 @@ static void test_tso_csum_start_not_after_ip_header_dropped(void **state)
 static void test_tso_mss_floor(void **state)
 {
 	struct fx *f = *state;
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	assert_false(tso_send(f, tcp_ctx, 1, &h));
 	assert_false(tso_send(f, tcp_ctx, NET_GSO_MIN_MSS - 1, &h));
 	assert_int_equal(f->d->stats.tx_dropped, 2);
@@ -163,7 +163,7 @@ static void test_txsm_honours_tucse(void **state)
 {
 	struct fx *f = *state;
 	uint8_t buf[512];
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	static const uint8_t short_ctx[8] = {14, 24, 33, 0, 34, 50, 63, 0}; /* to byte 63 */
 	tx_setup(f);
 	size_t len = tcp_frame(f, BUF, 100);
@@ -203,7 +203,7 @@ static void test_vlan_tx_insert(void **state)
 {
 	struct fx *f = *state;
 	static uint8_t buf[E1000_TX_MAX + HDR];
-	struct virtio_net_hdr h;
+	struct virtio_net_hdr_v1 h;
 	tx_setup(f);
 	size_t len = tcp_frame(f, BUF, 100);
 	const uint8_t *p = fake_mem_at(&f->fm, BUF);

@@ -1,4 +1,4 @@
-/* Unit tests for the e1000's receive offloads (src/devices/e1000_rx.c,
+/* Unit tests for the e1000's receive offloads (src/devices/e1000/e1000_rx.c,
  * e1000_rx_gso.c) and its checksum helper: a frame whose TCP checksum the
  * host left partial (NEEDS_CSUM) reaches the guest completed, and reported
  * checked (TCPCS, IPCS) only when RXCSUM asks and the frame is an IPv4
@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "core/bus.h"
-#include "devices/e1000.h"
-#include "devices/e1000_priv.h"
-#include "devices/virtio_net_priv.h"
+#include "devices/e1000/e1000.h"
+#include "devices/e1000/e1000_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 
@@ -112,7 +112,7 @@ static uint16_t naive_sum(const uint8_t *p, size_t len, uint32_t s)
 static void send_tcp(struct fx *f, uint8_t flags, uint16_t csum_start, uint8_t *out)
 {
 	uint8_t pkt[HDR + FRAME] = {0};
-	struct virtio_net_hdr h = {.flags = flags, .csum_start = csum_start, .csum_offset = 16};
+	struct virtio_net_hdr_v1 h = {.flags = flags, .csum_start = csum_start, .csum_offset = 16};
 	memcpy(pkt, &h, sizeof(h));
 	uint8_t *e = pkt + HDR, *ip = e + 14, *tcp = ip + 20;
 	memcpy(e, MAC, 6);
@@ -213,7 +213,7 @@ static void test_bad_ip_header_not_reported(void **state)
 					 E1000_RXD_STAT_IPCS);
 	/* the same frame, one header byte changed */
 	memset(pkt, 0, sizeof(pkt));
-	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_DATA_VALID};
+	struct virtio_net_hdr_v1 h = {.flags = VIRTIO_NET_HDR_F_DATA_VALID};
 	memcpy(pkt, &h, sizeof(h));
 	memcpy(pkt + HDR, fake_mem_at(&f->fm, BUF), FRAME);
 	pkt[HDR + 14 + 8] ^= 1; /* TTL */
@@ -266,13 +266,13 @@ static size_t send_gso(struct fx *f, struct shape sh, size_t payload, uint16_t m
 	size_t l4 = l4_of(sh), len = l4 + TOPT + payload;
 	assert_true(HDR + len <= sizeof(gso_pkt));
 	memset(pkt, 0, HDR + len);
-	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				   .gso_type =
-				       sh.v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4,
-				   .hdr_len = (uint16_t)(l4 + TOPT),
-				   .gso_size = mss,
-				   .csum_start = (uint16_t)l4,
-				   .csum_offset = 16};
+	struct virtio_net_hdr_v1 h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				      .gso_type = sh.v6 ? VIRTIO_NET_HDR_GSO_TCPV6
+							: VIRTIO_NET_HDR_GSO_TCPV4,
+				      .hdr_len = (uint16_t)(l4 + TOPT),
+				      .gso_size = mss,
+				      .csum_start = (uint16_t)l4,
+				      .csum_offset = 16};
 	memcpy(pkt, &h, sizeof(h));
 	memcpy(e, MAC, 6);
 	if (sh.vlan)

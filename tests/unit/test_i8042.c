@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/bus.h"
-#include "devices/i8042.h"
+#include "devices/legacy/i8042.h"
 #include "x86/acpi.h"
 #include "x86/aml.h"
 #include "x86/layout.h"

@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "devices/virtio_net_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"

@@ -15,8 +15,8 @@
 #include "api/api_json.h"
 #include "api/api_model.h"
 #include "core/ratelimit.h"
-#include "devices/virtio_blk_spec.h"
-#include "devices/virtio_net_spec.h"
+#include "devices/virtio-blk/virtio_blk_spec.h"
+#include "devices/virtio-net/virtio_net_spec.h"
 
 #define MS 1000000ull
 

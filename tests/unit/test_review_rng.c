@@ -1,4 +1,4 @@
-/* Review of virtio-rng (src/devices/virtio_rng.c) as a hostile guest would
+/* Review of virtio-rng (src/devices/virtio-rng/virtio_rng.c) as a hostile guest would
  * attack it. Each test is a finding's proof: it failed before the fix
  * named in its comment. The fixture is test_virtio_rng.c's, cut down: a
  * fake guest RAM, a real virtqueue and a transport that counts. */
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <poll.h>
 
-#include "devices/virtio_rng.h"
-#include "devices/virtio_rng_priv.h"
+#include "devices/virtio-rng/virtio_rng.h"
+#include "devices/virtio-rng/virtio_rng_priv.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 

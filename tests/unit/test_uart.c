@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/bus.h"
-#include "devices/uart8250.h"
+#include "devices/legacy/uart8250.h"
 
 struct sink {
 	int level, raises;

@@ -20,9 +20,9 @@
 #include "fake_pci_host.h"
 #include "pci/pci.h"
 #include "pci/pci_msix.h"
-#include "vfio/vfio.h"
-#include "vfio/vfio_dev.h"
-#include "vfio/vfio_sys.h"
+#include "devices/vfio/vfio.h"
+#include "devices/vfio/vfio_dev.h"
+#include "devices/vfio/vfio_sys.h"
 #include "x86/layout.h"
 
 #define FV_BAR_BYTES 0x20000

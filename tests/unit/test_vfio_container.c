@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "core/guest_mem.h"
-#include "vfio/vfio.h"
-#include "vfio/vfio_dev.h"
-#include "vfio/vfio_sys.h"
+#include "devices/vfio/vfio.h"
+#include "devices/vfio/vfio_dev.h"
+#include "devices/vfio/vfio_sys.h"
 
 #define FD_BASE 100
 #define NR_FDS	32

@@ -1,4 +1,4 @@
-/* Unit tests for virtio-balloon (src/devices/virtio_balloon*.c): the test
+/* Unit tests for virtio-balloon (src/devices/virtio-balloon/virtio_balloon*.c): the test
  * plays the guest driver on a fake guest RAM (a real private anonymous
  * mapping, so mincore shows what was given back) and the transport, and
  * records the device's discards where it must see their ranges. */
@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "devices/virtio_balloon.h"
-#include "devices/virtio_balloon_priv.h"
+#include "devices/virtio-balloon/virtio_balloon.h"
+#include "devices/virtio-balloon/virtio_balloon_priv.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 #include "vmm/devmgr.h"

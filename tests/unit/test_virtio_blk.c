@@ -1,4 +1,4 @@
-/* Unit tests for virtio-blk (src/devices/virtio_blk.c, blk_req.c,
+/* Unit tests for virtio-blk (src/devices/virtio-blk/virtio_blk.c, blk_req.c,
  * blk_backend.c): the test plays the guest driver on a fake guest RAM and
  * the transport (a notify_queue that counts), and drives requests through a
  * real virtqueue against a temporary image file. */
@@ -21,11 +21,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "devices/blk_req.h"
-#include "devices/blk_uring.h"
-#include "devices/virtio_blk.h"
-#include "devices/virtio_blk_priv.h"
-#include "devices/virtio_blk_spec.h"
+#include "devices/block/blk_req.h"
+#include "devices/block/blk_uring.h"
+#include "devices/virtio-blk/virtio_blk.h"
+#include "devices/virtio-blk/virtio_blk_priv.h"
+#include "devices/virtio-blk/virtio_blk_spec.h"
 #include "fake_mem.h"
 #include "loop_dev.h"
 #include "page_cache.h"

@@ -1,4 +1,4 @@
-/* Unit tests for virtio-net (src/devices/virtio_net*.c, src/net/): --net
+/* Unit tests for virtio-net (src/devices/virtio-net/virtio_net*.c, src/net/): --net
  * SPEC parsing, and the packet paths with the test playing the guest
  * driver on fake guest RAM and a SOCK_SEQPACKET socketpair standing in for
  * the tap (one packet per message, header included, as a tap with
@@ -28,9 +28,9 @@
 #include <linux/vhost.h>
 #include <sys/eventfd.h>
 
-#include "devices/virtio_net.h"
-#include "devices/virtio_net_priv.h"
-#include "devices/virtio_net_spec.h"
+#include "devices/virtio-net/virtio_net.h"
+#include "devices/virtio-net/virtio_net_priv.h"
+#include "devices/virtio-net/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "net/tap.h"
 
@@ -353,7 +353,8 @@ static bool kick_armed(struct fx *f, unsigned int qi)
 
 /* ---- the wire ---- */
 
-static void wire_send(struct fx *f, const struct virtio_net_hdr *h, const uint8_t *data, size_t len)
+static void wire_send(struct fx *f, const struct virtio_net_hdr_v1 *h, const uint8_t *data,
+		      size_t len)
 {
 	struct iovec iov[2] = {{(void *)h, HDR}, {(void *)data, len}};
 	assert_int_equal(writev(f->wire, iov, 2), (ssize_t)(HDR + len));
@@ -484,10 +485,10 @@ static void test_rx_mergeable(void **state)
 
 	uint8_t frame[2500], got[2500];
 	fill_pattern(frame, sizeof(frame), 1);
-	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				   .csum_start = 34,
-				   .csum_offset = 16,
-				   .num_buffers = 0x7777};
+	struct virtio_net_hdr_v1 h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				      .csum_start = 34,
+				      .csum_offset = 16,
+				      .num_buffers = 0x7777};
 	wire_send(f, &h, frame, sizeof(frame));
 	virtio_net_tap_event(P0(f), EPOLLIN);
 
@@ -500,7 +501,7 @@ static void test_rx_mergeable(void **state)
 	assert_int_equal(e1.len, 1000);
 	assert_int_equal(e2.id, hc);
 	assert_int_equal(e2.len, HDR + 2500 - 2000);
-	struct virtio_net_hdr gh;
+	struct virtio_net_hdr_v1 gh;
 	memcpy(&gh, fake_mem_at(&f->fm, a[0]), 8);
 	memcpy((uint8_t *)&gh + 8, fake_mem_at(&f->fm, a[1]), 4);
 	assert_int_equal(gh.num_buffers, 3);
@@ -531,7 +532,7 @@ static void test_rx_pop_ahead(void **state)
 	static const size_t len[4] = {2500, 2500, 40, 1500};
 	static const int nbuf[4] = {3, 3, 1, 2}, iovs[4] = {3, 5, 5, 3};
 	uint8_t frame[4][2500], got[2500];
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	int c = 0; /* chains used so far */
 	for (int k = 0; k < 4; k++) {
 		fill_pattern(frame[k], len[k], 10 + k);
@@ -541,7 +542,7 @@ static void test_rx_pop_ahead(void **state)
 		 * ahead and gives them back; the next is sized by it */
 		assert_int_equal(readv_cnt, iovs[k]);
 		assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), c + nbuf[k]);
-		struct virtio_net_hdr gh;
+		struct virtio_net_hdr_v1 gh;
 		memcpy(&gh, fake_mem_at(&f->fm, gpa[c]), HDR);
 		assert_int_equal(gh.num_buffers, nbuf[k]);
 		size_t off = 0;
@@ -573,7 +574,7 @@ static void test_rx_pop_ahead_breaks(void **state)
 		post1(f, VIRTIO_NET_RXQ, 1000, W, NULL);
 	uint8_t frame[2500];
 	fill_pattern(frame, sizeof(frame), 7);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	virtio_net_rx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 3);
@@ -601,7 +602,7 @@ static void rx_no_buffers(struct fx *f, uint64_t features)
 	fx_start(f, features);
 	uint8_t frame[60];
 	fill_pattern(frame, sizeof(frame), 2);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	/* One buffer, two frames: the second finds the ring empty. */
 	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
 	wire_send(f, &h, frame, 10);
@@ -632,7 +633,7 @@ static void rx_no_buffers(struct fx *f, uint64_t features)
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 2);
 	assert_int_equal(used_elem(f, 0, 1).id, head);
 	assert_int_equal(used_elem(f, 0, 1).len, HDR + sizeof(frame));
-	struct virtio_net_hdr gh;
+	struct virtio_net_hdr_v1 gh;
 	memcpy(&gh, fake_mem_at(&f->fm, gpa), HDR);
 	assert_int_equal(gh.num_buffers, 1);
 	assert_memory_equal(fake_mem_at(&f->fm, gpa + HDR), frame, sizeof(frame));
@@ -662,7 +663,7 @@ static void test_rx_partial_then_refill(void **state)
 	uint16_t ha = post1(f, VIRTIO_NET_RXQ, 100, W, &a);
 	uint8_t frame[1000], got[1000];
 	fill_pattern(frame, sizeof(frame), 3);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 
 	virtio_net_rx_run(P0(f));
@@ -686,7 +687,7 @@ static void test_rx_partial_then_refill(void **state)
 	assert_int_equal(used_elem(f, 0, 1).id, hb);
 	assert_int_equal(used_elem(f, 0, 1).len, 600);
 	assert_int_equal(used_elem(f, 0, 2).len, 312);
-	struct virtio_net_hdr gh;
+	struct virtio_net_hdr_v1 gh;
 	memcpy(&gh, fake_mem_at(&f->fm, a), HDR);
 	assert_int_equal(gh.num_buffers, 3);
 	memcpy(got, fake_mem_at(&f->fm, a + HDR), 88);
@@ -713,7 +714,7 @@ static void test_rx_frame_larger_than_ring(void **state)
 		post1(f, VIRTIO_NET_RXQ, 16, W, NULL);
 	uint8_t frame[QSZ * 16];
 	fill_pattern(frame, sizeof(frame), 5);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	wire_send(f, &h, frame, 4);
 	virtio_net_rx_run(P0(f));
@@ -732,7 +733,7 @@ static void test_rx_readv_overstated(void **state)
 	fx_start(f, F_ALL);
 	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
 	uint8_t frame[60] = {0};
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	readv_extra = 1 << 20;
 	virtio_net_rx_run(P0(f));
@@ -756,7 +757,7 @@ static void test_rx_frame_larger_than_small_ring(void **state)
 		post1(f, VIRTIO_NET_RXQ, 16, W, NULL);
 	uint8_t frame[64 * 16];
 	fill_pattern(frame, sizeof(frame), 5);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	wire_send(f, &h, frame, 4);
 	virtio_net_rx_run(P0(f));
@@ -778,7 +779,7 @@ static void test_rx_no_mrg(void **state)
 	uint8_t big[500], small[50];
 	fill_pattern(big, sizeof(big), 6);
 	fill_pattern(small, sizeof(small), 7);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, big, sizeof(big));
 	wire_send(f, &h, small, sizeof(small));
 	virtio_net_rx_run(P0(f));
@@ -786,7 +787,7 @@ static void test_rx_no_mrg(void **state)
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
 	assert_int_equal(used_elem(f, 0, 0).id, head);
 	assert_int_equal(used_elem(f, 0, 0).len, HDR + sizeof(small));
-	struct virtio_net_hdr gh;
+	struct virtio_net_hdr_v1 gh;
 	memcpy(&gh, fake_mem_at(&f->fm, gpa), HDR);
 	assert_int_equal(gh.num_buffers, 1); /* 5.1.6.4: 1 without MRG_RXBUF */
 	assert_memory_equal(fake_mem_at(&f->fm, gpa + HDR), small, sizeof(small));
@@ -801,18 +802,18 @@ static void test_rx_header_rules(void **state)
 	uint64_t gpa;
 	post1(f, VIRTIO_NET_RXQ, 1526, W, &gpa);
 	uint8_t frame[64] = {0};
-	struct virtio_net_hdr tso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				     .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-				     .gso_size = 1448};
-	struct virtio_net_hdr csum = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM};
-	struct virtio_net_hdr valid = {.flags = VIRTIO_NET_HDR_F_DATA_VALID};
+	struct virtio_net_hdr_v1 tso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+					.gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+					.gso_size = 1448};
+	struct virtio_net_hdr_v1 csum = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM};
+	struct virtio_net_hdr_v1 valid = {.flags = VIRTIO_NET_HDR_F_DATA_VALID};
 	wire_send(f, &tso, frame, sizeof(frame));
 	wire_send(f, &csum, frame, sizeof(frame));
 	wire_send(f, &valid, frame, sizeof(frame));
 	virtio_net_rx_run(P0(f));
 	assert_int_equal(f->n->stats.rx_dropped, 2);
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
-	struct virtio_net_hdr gh;
+	struct virtio_net_hdr_v1 gh;
 	memcpy(&gh, fake_mem_at(&f->fm, gpa), HDR);
 	assert_int_equal(gh.flags, 0);
 	assert_int_equal(gh.gso_type, 0);
@@ -829,7 +830,7 @@ static void test_rx_chain_shorter_than_header(void **state)
 	post1(f, VIRTIO_NET_RXQ, 8, W, &gpa);
 	memset(fake_mem_at(&f->fm, gpa), 0xaa, 8);
 	uint8_t frame[20] = {0};
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	virtio_net_rx_run(P0(f));
 	virtio_net_rx_run(P0(f));
@@ -847,7 +848,7 @@ static void test_reset_quiesces(void **state)
 	fx_start(f, F_ALL);
 	post1(f, VIRTIO_NET_RXQ, 100, W, NULL);
 	uint8_t frame[1000] = {0};
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	virtio_net_rx_run(P0(f));
 	assert_int_equal(P0(f)->rx_nused, 1); /* a frame in progress */
@@ -984,7 +985,7 @@ static void test_vhost_fallback_resumes(void **state)
 	/* the next frame lands in the fourth buffer, the first vhost left */
 	uint8_t *got = fake_mem_at(&f->fm, gpa[3] + HDR);
 	memset(got, 0, 60);
-	wire_send(f, &(struct virtio_net_hdr){0}, (const uint8_t *)"vhost stopped here", 18);
+	wire_send(f, &(struct virtio_net_hdr_v1){0}, (const uint8_t *)"vhost stopped here", 18);
 	virtio_net_rx_run(P0(f));
 	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 4);
 	assert_int_equal(used_elem(f, 0, 3).id, head[3]);
@@ -1045,7 +1046,7 @@ static void test_reset_waits_for_rx(void **state)
 	fx_start(f, F_ALL);
 	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
 	uint8_t frame[60] = {0};
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	gate_entered = gate_open = false;
 	gate_fd = P0(f)->tap.fd;
@@ -1089,13 +1090,13 @@ static void test_tx_multi_descriptor(void **state)
 	static const uint32_t lens[3] = {6, 106, 400};
 	uint64_t g[3];
 	uint16_t head = post(f, VIRTIO_NET_TXQ, lens, 3, 0, g);
-	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				   .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-				   .hdr_len = 54,
-				   .gso_size = 1448,
-				   .csum_start = 34,
-				   .csum_offset = 16,
-				   .num_buffers = 0x5555};
+	struct virtio_net_hdr_v1 h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				      .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+				      .hdr_len = 54,
+				      .gso_size = 1448,
+				      .csum_start = 34,
+				      .csum_offset = 16,
+				      .num_buffers = 0x5555};
 	uint8_t data[500];
 	fill_pattern(data, sizeof(data), 8);
 	memcpy(fake_mem_at(&f->fm, g[0]), &h, 6);
@@ -1106,7 +1107,7 @@ static void test_tx_multi_descriptor(void **state)
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
 	uint8_t pkt[1024];
 	assert_int_equal(wire_recv(f, pkt, sizeof(pkt)), HDR + 500);
-	struct virtio_net_hdr got;
+	struct virtio_net_hdr_v1 got;
 	memcpy(&got, pkt, HDR);
 	assert_int_equal(got.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
 	assert_int_equal(got.gso_size, 1448);
@@ -1122,7 +1123,7 @@ static void test_tx_multi_descriptor(void **state)
 	assert_int_equal(f->n->stats.tx_bytes, 500);
 }
 
-static void post_tx(struct fx *f, const struct virtio_net_hdr *h, size_t data_len)
+static void post_tx(struct fx *f, const struct virtio_net_hdr_v1 *h, size_t data_len)
 {
 	uint64_t gpa;
 	post1(f, VIRTIO_NET_TXQ, (uint32_t)(HDR + data_len), 0, &gpa);
@@ -1136,10 +1137,10 @@ static void test_tx_bad_headers(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_BASE | F(VIRTIO_NET_F_MRG_RXBUF));
-	struct virtio_net_hdr tso = {.gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .gso_size = 1000};
-	struct virtio_net_hdr csum = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM};
-	struct virtio_net_hdr udp = {.gso_type = 3 /* UFO */};
-	struct virtio_net_hdr ok = {0};
+	struct virtio_net_hdr_v1 tso = {.gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .gso_size = 1000};
+	struct virtio_net_hdr_v1 csum = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM};
+	struct virtio_net_hdr_v1 udp = {.gso_type = 3 /* UFO */};
+	struct virtio_net_hdr_v1 ok = {0};
 	post_tx(f, &tso, 100);
 	post_tx(f, &csum, 100);
 	post_tx(f, &udp, 100);
@@ -1156,7 +1157,7 @@ static void test_tx_bad_headers(void **state)
 	assert_false(f->n->vdev.vqs[1].broken);
 }
 
-static void post_tx_frame(struct fx *f, const struct virtio_net_hdr *h)
+static void post_tx_frame(struct fx *f, const struct virtio_net_hdr_v1 *h)
 {
 	post_tx(f, h, 100);
 }
@@ -1170,7 +1171,7 @@ static void test_tx_bad_offsets(void **state)
 	const uint8_t C = VIRTIO_NET_HDR_F_NEEDS_CSUM, T4 = VIRTIO_NET_HDR_GSO_TCPV4,
 		      T6 = VIRTIO_NET_HDR_GSO_TCPV6;
 	/* Frames of 100 bytes; the checksum field ends exactly at the end. */
-	const struct virtio_net_hdr good[] = {
+	const struct virtio_net_hdr_v1 good[] = {
 	    {.flags = C, .csum_start = 80, .csum_offset = 18},
 	    {.flags = C,
 	     .gso_type = T4,
@@ -1180,7 +1181,7 @@ static void test_tx_bad_offsets(void **state)
 	     .csum_offset = 16},
 	    {.hdr_len = 100},
 	};
-	const struct virtio_net_hdr bad[] = {
+	const struct virtio_net_hdr_v1 bad[] = {
 	    {.flags = C, .csum_start = 81, .csum_offset = 18},	       /* 1 byte past */
 	    {.flags = C, .csum_start = 0xffff, .csum_offset = 0xffff}, /* 16-bit wrap */
 	    {.hdr_len = 101},
@@ -1226,11 +1227,11 @@ static void test_tx_gso_mss_floor(void **state)
 {
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
-	struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				   .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-				   .hdr_len = 54,
-				   .csum_start = 34,
-				   .csum_offset = 16};
+	struct virtio_net_hdr_v1 h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				      .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+				      .hdr_len = 54,
+				      .csum_start = 34,
+				      .csum_offset = 16};
 	uint8_t pkt[256];
 	static const uint16_t small[] = {1, NET_GSO_MIN_MSS - 1};
 	for (unsigned int i = 0; i < 2; i++) {
@@ -1255,7 +1256,7 @@ static void test_tx_max_frame(void **state)
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
 	sink_fd = P0(f)->tap.fd;
-	struct virtio_net_hdr ok = {0};
+	struct virtio_net_hdr_v1 ok = {0};
 	post_tx(f, &ok, VIRTIO_NET_MAX_FRAME + 1);
 	post_tx(f, &ok, VIRTIO_NET_MAX_FRAME);
 	virtio_net_tx_run(P0(f));
@@ -1313,7 +1314,7 @@ static void test_tx_eagain(void **state)
 		queued++;
 	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
 
-	struct virtio_net_hdr ok = {0};
+	struct virtio_net_hdr_v1 ok = {0};
 	post_tx(f, &ok, 300);
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 0);
@@ -1340,7 +1341,7 @@ static void test_tx_budget(void **state)
 	struct fx *f = *state;
 	fx_start(f, F_ALL);
 	sink_fd = P0(f)->tap.fd;
-	struct virtio_net_hdr ok = {0};
+	struct virtio_net_hdr_v1 ok = {0};
 	/* The ring holds QSZ == budget chains. */
 	for (int i = 0; i < VIRTIO_NET_BUDGET; i++)
 		post_tx(f, &ok, 20);
@@ -1363,12 +1364,12 @@ static void test_tx_budget(void **state)
 }
 
 /* A TCP/IPv4 GSO frame's header, as Linux sends it. */
-static const struct virtio_net_hdr tcp_gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-					      .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-					      .hdr_len = 54,
-					      .gso_size = 1448,
-					      .csum_start = 34,
-					      .csum_offset = 16};
+static const struct virtio_net_hdr_v1 tcp_gso = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+						 .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+						 .hdr_len = 54,
+						 .gso_size = 1448,
+						 .csum_start = 34,
+						 .csum_offset = 16};
 
 /* The host answers a GSO frame (ACKs) while it is written: receive runs
  * right after it, inside the transmit run, with no tap event between;
@@ -1380,7 +1381,7 @@ static void test_tx_gso_then_rx(void **state)
 	post1(f, VIRTIO_NET_RXQ, 2048, W, NULL);
 	uint8_t ack[60], pkt[1024];
 	fill_pattern(ack, sizeof(ack), 3);
-	struct virtio_net_hdr none = {0};
+	struct virtio_net_hdr_v1 none = {0};
 	wire_send(f, &none, ack, sizeof(ack)); /* waiting in the "tap" */
 
 	post_tx(f, &none, 60);
@@ -1409,7 +1410,7 @@ static void test_tx_gso_rx_budget(void **state)
 	int sndbuf = 1 << 20;
 	setsockopt(f->wire, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	uint8_t frame[60] = {0};
-	struct virtio_net_hdr none = {0};
+	struct virtio_net_hdr_v1 none = {0};
 	struct iovec iov[2] = {{&none, HDR}, {frame, sizeof(frame)}};
 	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
 	int queued = 0;
@@ -1460,7 +1461,7 @@ static void test_tx_rate_limited(void **state)
 	fx_start(f, F_ALL);
 	struct virtio_dev *v = &f->n->vdev;
 	limit(&f->n->tx_throttle, 1000, 100);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	uint8_t pkt[2048];
 	post_tx(f, &h, 1000);
 	post_tx(f, &h, 600);
@@ -1492,7 +1493,7 @@ static void test_rx_rate_limited(void **state)
 	post1(f, VIRTIO_NET_RXQ, 2000, W, NULL);
 	uint8_t frame[800];
 	fill_pattern(frame, sizeof(frame), 3);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	wire_send(f, &h, frame, sizeof(frame));
 	wire_send(f, &h, frame, sizeof(frame));
 	virtio_net_tap_event(P0(f), EPOLLIN);
@@ -1630,7 +1631,7 @@ static void test_mq_pair1_traffic(void **state)
 	post1(f, 0, 1526, W, NULL);
 	uint8_t frame[100], pkt[256];
 	fill_pattern(frame, sizeof(frame), 3);
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	struct iovec iov[2] = {{&h, HDR}, {frame, sizeof(frame)}};
 	assert_int_equal(writev(f->wires[1], iov, 2), HDR + sizeof(frame));
 	virtio_net_tap_event(p1, EPOLLIN);
@@ -1775,7 +1776,7 @@ static void test_mq_reset(void **state)
 	assert_int_equal(v->ops->activate(v), 0);
 	post1(f, 2, 1526, W, NULL);
 	uint8_t frame[60] = {0};
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	struct iovec iov[2] = {{&h, HDR}, {frame, sizeof(frame)}};
 	assert_int_equal(writev(f->wires[1], iov, 2), HDR + sizeof(frame));
 	virtio_net_tap_event(&f->n->pairs[1], EPOLLIN);
@@ -1903,7 +1904,7 @@ static uint8_t coal_cmd(struct fx *f, uint8_t cmd, uint32_t max_packets, uint32_
 static void rx_frames(struct fx *f, unsigned int cnt)
 {
 	uint8_t frame[60];
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	fill_pattern(frame, sizeof(frame), 3);
 	for (unsigned int i = 0; i < cnt; i++)
 		wire_send(f, &h, frame, sizeof(frame));
@@ -1920,7 +1921,7 @@ static void fx_start_coal(struct fx *f)
 /* The driver sends one 60-byte packet and kicks; it reaches the wire. */
 static void tx_one_packet(struct fx *f)
 {
-	struct virtio_net_hdr h = {0};
+	struct virtio_net_hdr_v1 h = {0};
 	uint8_t pkt[256];
 	post_tx(f, &h, 60);
 	f->n->vdev.ops->queue_notify(&f->n->vdev, VIRTIO_NET_TXQ);

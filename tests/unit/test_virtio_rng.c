@@ -1,4 +1,4 @@
-/* Unit tests for virtio-rng (src/devices/virtio_rng.c): the test plays the
+/* Unit tests for virtio-rng (src/devices/virtio-rng/virtio_rng.c): the test plays the
  * guest driver on a fake guest RAM and the transport (a notify_queue and a
  * queue_resched that count), drives chains through a real virtqueue, and
  * stands in for getrandom where it must fail, stop short or be seen. */
@@ -15,8 +15,8 @@
 #include <sys/random.h>
 
 #include "cli/opts.h"
-#include "devices/virtio_rng.h"
-#include "devices/virtio_rng_priv.h"
+#include "devices/virtio-rng/virtio_rng.h"
+#include "devices/virtio-rng/virtio_rng_priv.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 #include "vmm/devmgr.h"

@@ -1,4 +1,4 @@
-/* Unit tests for virtio-vsock (src/devices/virtio_vsock*.c): the test
+/* Unit tests for virtio-vsock (src/devices/virtio-vsock/virtio_vsock*.c): the test
  * plays the guest driver on a fake guest RAM (RX, TX and event queues)
  * and the host peers, with real Unix sockets in a temporary directory.
  * No device thread: the test calls virtio_vsock_poll where the thread
@@ -19,8 +19,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "devices/virtio_vsock.h"
-#include "devices/virtio_vsock_priv.h"
+#include "devices/virtio-vsock/virtio_vsock.h"
+#include "devices/virtio-vsock/virtio_vsock_priv.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 

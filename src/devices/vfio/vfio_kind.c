@@ -1,0 +1,94 @@
+/* --vfio-pci ADDR[,mmap=on|off]: the passthrough device kind. */
+#include "devices/vfio/vfio_kind.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "devices/vfio/vfio.h"
+#include "devices/vfio/vfio_sys.h"
+
+static int vfio_spec_addr(const struct opt *o, const char *val, void *target, char *err,
+			  size_t errlen)
+{
+	(void)o;
+	struct vfio_spec *s = target;
+	size_t n = strlen(val);
+	if (n == 0 || n >= sizeof(s->addr)) {
+		snprintf(err, errlen, "malformed PCI address '%s': use DDDD:BB:DD.F", val);
+		return -1;
+	}
+	memcpy(s->addr, val, n + 1);
+	return 0;
+}
+
+/* The address against the host (sysfs, IOMMU group, driver), once the
+ * whole spec is known good: bad input is told before the VM exists. */
+int vfio_spec_check(const void *spec, char *err, size_t errlen)
+{
+	return vfio_sys_check(((const struct vfio_spec *)spec)->addr, err, errlen);
+}
+
+static const struct opt vfio_opts[] = {
+    {.name = "addr",
+     .type = OPT_CUSTOM,
+     .flags = OPT_POSITIONAL | OPT_REQUIRED,
+     .parse = vfio_spec_addr,
+     .metavar = "ADDR",
+     .help = "host PCI address (DDDD:BB:DD.F), bound to vfio-pci or a variant"},
+    {.name = "mmap",
+     .type = OPT_ONOFF,
+     .off = offsetof(struct vfio_spec, mmap),
+     .hint = "use on or off",
+     .metavar = "on|off",
+     .help = "map BARs into the guest (default on); off traps every access"},
+};
+const struct opt_table vfio_spec_table = OPT_TABLE(vfio_opts, "option", NULL);
+
+void vfio_spec_init(void *spec)
+{
+	struct vfio_spec *s = spec;
+	memset(s, 0, sizeof(*s));
+	s->mmap = true;
+}
+
+static int vfio_dev_start(void *dev, char *err, size_t errlen)
+{
+	return vfio_pci_start(dev, err, errlen);
+}
+
+static void vfio_dev_stop(void *dev)
+{
+	vfio_pci_stop(dev);
+}
+
+static void vfio_dev_destroy(void *dev)
+{
+	vfio_pci_destroy(dev);
+}
+
+static const struct dev_ops vfio_dev_ops = {
+    .start = vfio_dev_start,
+    .stop = vfio_dev_stop,
+    .destroy = vfio_dev_destroy,
+};
+
+int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
+		    size_t errlen)
+{
+	const struct vfio_spec *s = spec;
+	if (!ctx->host || !ctx->host->memslot_add || !ctx->host->vfio) {
+		snprintf(err, errlen, "passthrough needs KVM memory slots and a VFIO container");
+		return -1;
+	}
+	struct vfio_ctx vc = {.mem = ctx->gm,
+			      .container = ctx->host->vfio,
+			      .host = ctx->host->opaque,
+			      .memslot_add = ctx->host->memslot_add,
+			      .memslot_del = ctx->host->memslot_del,
+			      .kvm_vfio_add = ctx->host->kvm_vfio_add};
+	struct vfio_pci *v;
+	if (vfio_pci_create(s->addr, s->mmap, &vc, &v, err, errlen) < 0)
+		return -1;
+	*out = (struct device){.dev = v, .ops = &vfio_dev_ops, .pci = vfio_pci_dev(v)};
+	return 0;
+}

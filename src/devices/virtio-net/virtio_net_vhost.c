@@ -1,0 +1,129 @@
+/* virtio-net with vhost=on: at activate each pair's rings, the guest
+ * memory table and the eventfds KVM already uses (ioeventfd kicks, irqfd
+ * interrupts) go to that pair's /dev/vhost-net, with the pair's tap queue
+ * as its backend, and the tap queues leave the I/O thread's epoll set, so
+ * no packet wakes skiff. The control queue stays with skiff: enabling
+ * pairs only attaches and detaches tap queues. At reset everything comes
+ * back. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "core/log.h"
+#include "devices/virtio-net/virtio_net_priv.h"
+#include "iothread/iothread.h"
+
+/* The guest decides when activate runs (every DRIVER_OK), so a fallback is
+ * reported once per device, not once per activate. */
+static bool vhost_log_once(struct virtio_net *n)
+{
+	if (n->vhost_fallback_logged)
+		return false;
+	n->vhost_fallback_logged = true;
+	return true;
+}
+
+/* Gives back the data queues [0, nq) (a queue never handed off: no-op). */
+static void vhost_takeback(struct virtio_net *n, unsigned int nq)
+{
+	for (unsigned int q = 0; q < nq; q++)
+		n->vdev.transport->queue_takeback(&n->vdev, q);
+}
+
+/* Pair i goes to vhost if the driver enabled both its queues; pair 0
+ * always (a missing queue then fails the handoff: the built-in path).
+ * Without MQ there is no pair but 0: q2 is then the control queue
+ * (5.1.2), which stays with skiff whatever else the driver set up. */
+static bool vhost_pair_ready(const struct virtio_net *n, unsigned int i)
+{
+	const struct virtio_dev *v = &n->vdev;
+	return i == 0 || (virtio_has_feature(v, VIRTIO_NET_F_MQ) && v->vqs[2 * i].enabled &&
+			  v->vqs[2 * i + 1].enabled);
+}
+
+/* Starts pair p's vhost with its two rings (virtqueues 2i, 2i + 1). */
+static int vhost_pair_start(struct virtio_net *n, struct virtio_net_pair *p, const int *kick,
+			    const int *call)
+{
+	struct virtio_dev *vdev = &n->vdev;
+	unsigned int base = 2 * p->index;
+	int r = vhost_net_set_features(&p->vhost, vdev->driver_features);
+	if (r == 0)
+		r = vhost_net_set_mem(&p->vhost, vdev->gm);
+	for (unsigned int q = 0; q < 2 && r == 0; q++)
+		r = vhost_net_start_ring(&p->vhost, q, &vdev->vqs[base + q], kick[base + q],
+					 call[base + q], p->tap.fd);
+	for (unsigned int q = 0; q < 2 && r == 0 && n->vhost_busyloop_us; q++)
+		r = vhost_net_set_busyloop(&p->vhost, q, n->vhost_busyloop_us);
+	return r;
+}
+
+int virtio_net_vhost_start(struct virtio_net *n)
+{
+	struct virtio_dev *vdev = &n->vdev;
+	const struct virtio_transport_ops *t = vdev->transport;
+	int kick[2 * VIRTIO_NET_PAIRS_MAX], call[2 * VIRTIO_NET_PAIRS_MAX];
+	unsigned int nq = 2 * n->npairs;
+	if (!t->queue_handoff)
+		return -1;
+	for (unsigned int q = 0; q < nq; q++) {
+		/* A pair the driver did not set up (a driver without MQ uses
+		 * only the first) stays idle: vhost gets the others. */
+		if (!vhost_pair_ready(n, q / 2))
+			continue;
+		if (t->queue_handoff(vdev, q, &kick[q], &call[q]) < 0) {
+			if (vhost_log_once(n))
+				log_warn("%s: vhost needs MSI-X and ioeventfd; using the built-in "
+					 "data path",
+					 n->name);
+			vhost_takeback(n, q + 1);
+			return -1;
+		}
+	}
+	int r = 0;
+	for (unsigned int i = 0; i < n->npairs && r == 0; i++)
+		if (vhost_pair_ready(n, i))
+			r = vhost_pair_start(n, &n->pairs[i], kick, call);
+	if (r < 0) {
+		if (vhost_log_once(n))
+			log_warn(
+			    "%s: vhost-net refused the rings (%s); using the built-in data path",
+			    n->name, strerror(-r));
+		/* vhost may have run a pair started before the one that
+		 * failed: the built-in path goes on where it stopped. */
+		for (unsigned int i = 0; i < n->npairs; i++)
+			vhost_net_stop(&n->pairs[i].vhost, &vdev->vqs[2 * i]);
+		vhost_takeback(n, nq);
+		return -1;
+	}
+	/* The tap queues now belong to vhost: stop watching them. */
+	for (unsigned int i = 0; i < n->npairs; i++) {
+		if (!vhost_pair_ready(n, i))
+			continue;
+		iothread_del_fd(n->io, n->pairs[i].tap.fd);
+		n->pairs[i].vhost_running = true;
+	}
+	n->vhost_running = true;
+	return 0;
+}
+
+void virtio_net_vhost_stop(struct virtio_net *n)
+{
+	if (!n->vhost_running)
+		return;
+	for (unsigned int i = 0; i < n->npairs; i++)
+		vhost_net_stop(&n->pairs[i].vhost, NULL); /* the rings reset next */
+	vhost_takeback(n, 2 * n->npairs);
+	for (unsigned int i = 0; i < n->npairs; i++) {
+		struct virtio_net_pair *p = &n->pairs[i];
+		if (!p->vhost_running)
+			continue;
+		int r = iothread_add_fd(n->io, p->tap.fd, EPOLLIN | EPOLLOUT | EPOLLET,
+					virtio_net_tap_event, p);
+		if (r < 0)
+			log_err("%s: pair %u: tap unwatched, no receive: %s", n->name, i,
+				strerror(-r));
+		p->vhost_running = false;
+	}
+	n->vhost_running = false;
+}
