@@ -22,4 +22,8 @@ unsigned int arch_idle_exits_off(const struct vm_caps *k, char *note, size_t not
 int arch_vcpu_init(int vcpu_fd, const struct kvm_cpuid2 *supported, int index, int nr_cpus,
 		   unsigned int idle_exits_off);
 
+/* Bits of guest-physical address the guest's CPUs offer (CPUID
+ * 0x80000008 on x86): where the 64-bit PCI window ends. */
+unsigned int arch_phys_bits(void);
+
 #endif

@@ -39,4 +39,10 @@ void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
 /* True if [gpa, gpa + len) is RAM. */
 bool guest_mem_valid(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
 
+/* The first guest-physical address above all of guest RAM. */
+static inline uint64_t guest_mem_end(const struct guest_mem *gm)
+{
+	return gm->size > gm->low_size ? GUEST_MEM_HIGH_BASE + (gm->size - gm->low_size) : gm->size;
+}
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "core/vm.h"
 #include "pci/pci_msix.h"
 
@@ -45,8 +46,9 @@ struct pci_bus {
 	uint8_t cf9;
 	struct pci_device *devs[PCI_MAX_DEVICES];
 	struct pci_device host_bridge;
-	uint64_t mmio_next; /* BAR allocator: bump pointer in the window */
-	uint64_t pio_next;  /* the same for I/O BARs */
+	/* BAR allocator: a bump pointer and an end per window, indexed by
+	 * enum pci_window. The 64-bit window is empty (0, 0) unless set. */
+	uint64_t next[3], end[3];
 	unsigned int intx_count[LAYOUT_PCI_INTX_GSI_COUNT]; /* asserting devices per line */
 };
 
@@ -168,8 +170,10 @@ struct pci_bus *pci_bus_create_with(struct bus *trap, const struct pci_host_ops 
 	b->trap = trap;
 	b->ops = ops;
 	b->host = host;
-	b->mmio_next = LAYOUT_PCI_MMIO_START;
-	b->pio_next = PCI_PIO_START;
+	b->next[PCI_WIN_MMIO] = LAYOUT_PCI_MMIO_START;
+	b->end[PCI_WIN_MMIO] = LAYOUT_PCI_MMIO_END;
+	b->next[PCI_WIN_IO] = PCI_PIO_START;
+	b->end[PCI_WIN_IO] = PCI_PIO_END;
 	pthread_mutex_init(&b->cfg_lock, NULL);
 	pthread_mutex_init(&b->intx_lock, NULL);
 	pci_device_init(&b->host_bridge, "host-bridge", HOST_BRIDGE_VENDOR, HOST_BRIDGE_DEVICE,
@@ -195,7 +199,17 @@ struct pci_bus *pci_bus_create_with(struct bus *trap, const struct pci_host_ops 
 
 struct pci_bus *pci_bus_create(struct vm *vm)
 {
-	return pci_bus_create_with(&vm->bus, &vm_host_ops, vm);
+	struct pci_bus *b = pci_bus_create_with(&vm->bus, &vm_host_ops, vm);
+	if (b)
+		pci_bus_set_mmio64(b, layout_pci_mmio64_start(guest_mem_end(&vm->mem)),
+				   layout_pci_mmio64_end(arch_phys_bits()));
+	return b;
+}
+
+void pci_bus_set_mmio64(struct pci_bus *b, uint64_t start, uint64_t end)
+{
+	b->next[PCI_WIN_MMIO64] = start;
+	b->end[PCI_WIN_MMIO64] = end > start ? end : start;
 }
 
 void pci_bus_destroy(struct pci_bus *b)
@@ -245,28 +259,62 @@ static void bar_set_addr(struct pci_device *dev, unsigned int i, uint64_t addr)
 		memcpy(&dev->cfg[PCI_BAR0 + 4 * (i + 1)], &hi, 4);
 }
 
-/* Places dev's BARs after the ones already placed, memory BARs in the MMIO
- * window and I/O BARs in the I/O window; naturally aligned, as the BAR
- * sizing protocol requires. Commits only if all fit. */
-static int bars_place(struct pci_bus *b, struct pci_device *dev)
+/* The window a BAR goes in first: I/O BARs the I/O window, 64-bit
+ * prefetchable memory BARs the 64-bit window (as OVMF places them; the
+ * guest's drivers map them write-combined), the rest below 4 GiB. */
+static enum pci_window bar_window(const struct pci_bar *bar, const struct pci_bus *b)
 {
-	uint64_t next[2] = {b->mmio_next, b->pio_next}, addr[PCI_NUM_BARS] = {0};
-	const uint64_t end[2] = {LAYOUT_PCI_MMIO_END, PCI_PIO_END};
+	if (bar->flags & PCI_BAR_IO)
+		return PCI_WIN_IO;
+	bool high = (bar->flags & PCI_BAR_MEM_TYPE_64) && (bar->flags & PCI_BAR_MEM_PREFETCH);
+	return high && b->end[PCI_WIN_MMIO64] ? PCI_WIN_MMIO64 : PCI_WIN_MMIO;
+}
+
+/* addr for size in window w after next[w] (naturally aligned, as the BAR
+ * sizing protocol requires), or 0 if it does not fit. */
+static uint64_t window_fit(const struct pci_bus *b, const uint64_t *next, enum pci_window w,
+			   uint64_t size)
+{
+	uint64_t addr = align_up(next[w], size);
+	if (addr < next[w] || addr + size < addr || addr + size > b->end[w])
+		return 0;
+	return addr;
+}
+
+/* Places dev's BARs after the ones already placed; a 64-bit BAR the window
+ * below 4 GiB cannot hold goes to the 64-bit window. Commits only if all
+ * fit; otherwise names the BAR that did not in err. */
+static int bars_place(struct pci_bus *b, struct pci_device *dev, char *err, size_t errlen)
+{
+	uint64_t next[3], addr[PCI_NUM_BARS] = {0};
+	memcpy(next, b->next, sizeof(next));
 	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
-		uint64_t size = dev->bars[i].size;
-		unsigned int w = dev->bars[i].flags & PCI_BAR_IO ? 1 : 0;
-		if (!size)
+		const struct pci_bar *bar = &dev->bars[i];
+		if (!bar->size)
 			continue;
-		addr[i] = align_up(next[w], size);
-		if (addr[i] + size > end[w] || addr[i] < next[w])
+		enum pci_window w = bar_window(bar, b);
+		addr[i] = window_fit(b, next, w, bar->size);
+		if (!addr[i] && w == PCI_WIN_MMIO && (bar->flags & PCI_BAR_MEM_TYPE_64) &&
+		    b->end[PCI_WIN_MMIO64]) {
+			w = PCI_WIN_MMIO64;
+			addr[i] = window_fit(b, next, w, bar->size);
+		}
+		if (!addr[i]) {
+			snprintf(err, errlen,
+				 "%s: BAR%u (%llu MiB) does not fit what is left of the PCI %s "
+				 "window",
+				 dev->name, i, (unsigned long long)(bar->size >> 20),
+				 w == PCI_WIN_IO       ? "I/O"
+				 : w == PCI_WIN_MMIO64 ? "64-bit MMIO"
+						       : "32-bit MMIO");
 			return -1;
-		next[w] = addr[i] + size;
+		}
+		next[w] = addr[i] + bar->size;
 	}
 	for (unsigned int i = 0; i < PCI_NUM_BARS; i++)
 		if (dev->bars[i].size)
 			bar_set_addr(dev, i, addr[i]);
-	b->mmio_next = next[0];
-	b->pio_next = next[1];
+	memcpy(b->next, next, sizeof(next));
 	return 0;
 }
 
@@ -281,10 +329,8 @@ int pci_bus_add_device(struct pci_bus *b, struct pci_device *dev, char *err, siz
 		snprintf(err, errlen, "no free PCI slot (max %d devices)", PCI_MAX_DEVICES - 1);
 		goto out;
 	}
-	if (bars_place(b, dev) < 0) {
-		snprintf(err, errlen, "%s: no room left in the PCI MMIO or I/O window", dev->name);
+	if (bars_place(b, dev, err, errlen) < 0)
 		goto out;
-	}
 	dev->bus = b;
 	dev->slot = slot;
 	dev->intx_gsi = pci_intx_gsi(slot, 0);

@@ -153,6 +153,13 @@ struct pci_device {
 struct pci_bus *pci_bus_create(struct vm *vm);
 /* The same over any trap table and host (tests). */
 struct pci_bus *pci_bus_create_with(struct bus *trap, const struct pci_host_ops *ops, void *host);
+/* The windows BARs are placed in (pci_bus_add_device). */
+enum pci_window { PCI_WIN_MMIO, PCI_WIN_IO, PCI_WIN_MMIO64 };
+/* Sets the 64-bit MMIO window [start, end) (pci_bus_create sets it from
+ * guest RAM and the CPU's address bits, x86/layout.h; a bus made with
+ * pci_bus_create_with has none until this is called). */
+void pci_bus_set_mmio64(struct pci_bus *b, uint64_t start, uint64_t end);
+
 /* Unmaps every BAR, releases every device, frees the bus. */
 void pci_bus_destroy(struct pci_bus *bus);
 

@@ -115,7 +115,7 @@ static struct acpi_gas gas_port(uint16_t port)
  * config ports, decodes bus 0, the I/O space around them and the MMIO
  * window, and its _PRT wires every slot's INTA..INTD to IOAPIC pins (the
  * same mapping layout_pci_intx_gsi() gives the devices' Interrupt Line). */
-static void dsdt_body(struct aml *a)
+static void dsdt_body(struct aml *a, uint64_t mmio64_start, uint64_t mmio64_end)
 {
 	static const uint8_t s5[] = {ACPI_S5_TYPE, 0, 0, 0};
 	aml_name_package(a, "_S5_", s5, sizeof(s5));
@@ -154,13 +154,15 @@ static void dsdt_body(struct aml *a)
 	aml_name_int(a, "_SEG", 0);
 	aml_name_int(a, "_BBN", 0);
 	aml_name_int(a, "_UID", 0);
-	uint8_t pcrs[3 * AML_RES_WORD_LEN + 8 + AML_RES_DWORD_LEN + 2];
+	uint8_t pcrs[3 * AML_RES_WORD_LEN + 8 + AML_RES_DWORD_LEN + AML_RES_QWORD_LEN + 2];
 	n = aml_res_word_bus(pcrs, 0, 0xff);
 	n += aml_res_io(pcrs + n, LAYOUT_PCI_CONFIG, LAYOUT_PCI_CONFIG_LEN);
 	n += aml_res_word_io(pcrs + n, 0, LAYOUT_PCI_CONFIG - 1);
 	n += aml_res_word_io(pcrs + n, 0x0d00, 0xffff);
 	n += aml_res_dword_mem(pcrs + n, (uint32_t)LAYOUT_PCI_MMIO_START,
 			       (uint32_t)(LAYOUT_PCI_MMIO_END - 1));
+	if (mmio64_end > mmio64_start)
+		n += aml_res_qword_mem(pcrs + n, mmio64_start, mmio64_end - 1);
 	n += aml_res_end(pcrs + n);
 	aml_name_buffer(a, "_CRS", pcrs, n);
 	/* _PRT entries: { slot address 0xSSSSFFFF, pin, source 0 (GSI), GSI } */
@@ -186,7 +188,8 @@ static size_t align16(size_t x)
 	return (x + 15) & ~(size_t)15;
 }
 
-uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus)
+uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus, uint64_t mmio64_start,
+		    uint64_t mmio64_end)
 {
 	size_t madt_len = sizeof(struct acpi_header) + 8 + (size_t)nr_cpus * 8 + 12;
 	size_t off_rsdp = 0;
@@ -197,7 +200,7 @@ uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus)
 	static struct aml dsdt_aml; /* 8 KiB: too big for a vCPU-sized stack frame */
 	struct aml *dsdt = &dsdt_aml;
 	aml_init(dsdt);
-	dsdt_body(dsdt);
+	dsdt_body(dsdt, mmio64_start, mmio64_end);
 	if (dsdt->overflow)
 		return 0;
 	size_t dsdt_len = sizeof(struct acpi_header) + dsdt->len;

@@ -11,7 +11,8 @@
 
 /* Writes the tables into `buf` (guest physical address `base`, `len` bytes
  * available). Returns the RSDP's guest address, or 0 if they do not fit. */
-uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus);
+uint64_t acpi_build(uint8_t *buf, uint64_t base, size_t len, int nr_cpus, uint64_t mmio64_start,
+		    uint64_t mmio64_end);
 
 /* Sum of `len` bytes: a valid ACPI table sums to 0. */
 uint8_t acpi_checksum(const void *p, size_t len);

@@ -252,6 +252,7 @@ size_t aml_res_end(uint8_t *out)
  * type-specific flags. */
 #define AML_RES_WORD_ADDR   0x88
 #define AML_RES_DWORD_ADDR  0x87
+#define AML_RES_QWORD_ADDR  0x8a
 #define AML_ADDR_TYPE_MEM   0
 #define AML_ADDR_TYPE_IO    1
 #define AML_ADDR_TYPE_BUS   2
@@ -259,6 +260,7 @@ size_t aml_res_end(uint8_t *out)
 #define AML_ADDR_MAX_FIXED  0x08
 #define AML_IO_ENTIRE_RANGE 0x03
 #define AML_MEM_READ_WRITE  0x01
+#define AML_MEM_CACHEABLE   0x02 /* _MEM bits 2:1 = 1 */
 
 static size_t res_word(uint8_t *out, uint8_t type, uint8_t type_flags, uint16_t min, uint16_t max)
 {
@@ -301,4 +303,21 @@ size_t aml_res_dword_mem(uint8_t *out, uint32_t min, uint32_t max)
 	memcpy(out + 18, &zero, 4); /* translation offset */
 	memcpy(out + 22, &len, 4);
 	return AML_RES_DWORD_LEN;
+}
+
+size_t aml_res_qword_mem(uint8_t *out, uint64_t min, uint64_t max)
+{
+	uint16_t body = AML_RES_QWORD_LEN - 3;
+	uint64_t zero = 0, len = max - min + 1;
+	out[0] = AML_RES_QWORD_ADDR;
+	memcpy(out + 1, &body, 2);
+	out[3] = AML_ADDR_TYPE_MEM;
+	out[4] = AML_ADDR_MIN_FIXED | AML_ADDR_MAX_FIXED;
+	out[5] = AML_MEM_READ_WRITE | AML_MEM_CACHEABLE;
+	memcpy(out + 6, &zero, 8); /* granularity */
+	memcpy(out + 14, &min, 8);
+	memcpy(out + 22, &max, 8);
+	memcpy(out + 30, &zero, 8); /* translation offset */
+	memcpy(out + 38, &len, 8);
+	return AML_RES_QWORD_LEN;
 }

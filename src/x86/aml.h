@@ -56,6 +56,10 @@ size_t aml_res_end(uint8_t *out);
 size_t aml_res_word_bus(uint8_t *out, uint16_t min, uint16_t max);
 size_t aml_res_word_io(uint8_t *out, uint16_t min, uint16_t max);
 size_t aml_res_dword_mem(uint8_t *out, uint32_t min, uint32_t max);
+/* QWordMemory, cacheable (prefetchable BARs live there) and read/write,
+ * for a window above 4 GiB: the 64-bit PCI window of QEMU's q35. */
+#define AML_RES_QWORD_LEN 46
+size_t aml_res_qword_mem(uint8_t *out, uint64_t min, uint64_t max);
 
 /* EISA ID compression ("PNP0501" -> 0x0105d041); 0 if malformed. */
 uint32_t aml_eisaid(const char *id);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "x86/acpi.h"
 #include "x86/cpu.h"
 #include "x86/kcache.h"
@@ -201,8 +202,9 @@ int boot_image_load(const struct boot_image *img, const struct guest_mem *gm, in
 	size_t cl = strlen(img->cmdline);
 	memcpy(low + LAYOUT_CMDLINE, img->cmdline, cl + 1);
 
-	uint64_t rsdp =
-	    acpi_build(low + LAYOUT_ACPI, LAYOUT_ACPI, LAYOUT_MPTABLE - LAYOUT_ACPI, nr_cpus);
+	uint64_t rsdp = acpi_build(low + LAYOUT_ACPI, LAYOUT_ACPI, LAYOUT_MPTABLE - LAYOUT_ACPI,
+				   nr_cpus, layout_pci_mmio64_start(guest_mem_end(gm)),
+				   layout_pci_mmio64_end(arch_phys_bits()));
 	if (!rsdp) {
 		snprintf(err, errlen, "cannot build ACPI tables for %d vCPUs", nr_cpus);
 		return -1;

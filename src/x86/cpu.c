@@ -191,3 +191,13 @@ void x86_boot_tables_write(uint8_t *low, int user)
 			pd[i] = ((g << 30) | (i << 21)) | PTE_P | PTE_W | PTE_PS | extra;
 	}
 }
+
+unsigned int arch_phys_bits(void)
+{
+	unsigned int a, b, c, d;
+	/* KVM's supported CPUID passes the host's MAXPHYADDR through; 36 is
+	 * the architectural floor when the leaf is missing. */
+	if (!__get_cpuid(0x80000008, &a, &b, &c, &d) || (a & 0xff) < 36)
+		return 36;
+	return a & 0xff;
+}

@@ -4,6 +4,8 @@
 #ifndef SKIFF_X86_LAYOUT_H
 #define SKIFF_X86_LAYOUT_H
 
+#include <stdint.h>
+
 #define LAYOUT_GDT	   0x0500
 #define LAYOUT_ZERO_PAGE   0x7000
 #define LAYOUT_PML4	   0x9000
@@ -50,7 +52,28 @@ static inline unsigned int layout_pci_intx_gsi(unsigned int slot, unsigned int p
 /* MMIO: PCI BARs are placed in [START, END) (the DSDT's PCI0 window). */
 #define LAYOUT_PCI_MMIO_START 0xc0000000ULL
 #define LAYOUT_PCI_MMIO_END   0xfec00000ULL
-#define LAYOUT_IOAPIC	      0xfec00000ULL
-#define LAYOUT_LAPIC	      0xfee00000ULL
+
+/* The 64-bit PCI window (QEMU q35's "pci hole64"), for 64-bit prefetchable
+ * BARs (a GPU's or ivshmem's, of many GiB) and 64-bit BARs the window
+ * below 4 GiB cannot hold: from the first GiB boundary above guest RAM and
+ * 4 GiB to the end of the guest's physical address space (phys_bits, as
+ * the host's CPUID gives it). It stops below 1012 GiB on every host: AMD
+ * keeps [1012 GiB, 1 TiB) for HyperTransport (QEMU avoids it too), and one
+ * layout for both vendors keeps the guest's view the same across hosts.
+ * The DSDT's PCI0 _CRS describes it; guest RAM never reaches it. */
+#define LAYOUT_PCI_MMIO64_ALIGN (1ULL << 30)
+#define LAYOUT_AMD_HT_HOLE	0xfd00000000ULL
+static inline uint64_t layout_pci_mmio64_start(uint64_t ram_end)
+{
+	uint64_t s = ram_end > 0x100000000ULL ? ram_end : 0x100000000ULL;
+	return (s + LAYOUT_PCI_MMIO64_ALIGN - 1) & ~(LAYOUT_PCI_MMIO64_ALIGN - 1);
+}
+static inline uint64_t layout_pci_mmio64_end(unsigned int phys_bits)
+{
+	uint64_t e = phys_bits >= 63 ? LAYOUT_AMD_HT_HOLE : 1ULL << phys_bits;
+	return e < LAYOUT_AMD_HT_HOLE ? e : LAYOUT_AMD_HT_HOLE;
+}
+#define LAYOUT_IOAPIC 0xfec00000ULL
+#define LAYOUT_LAPIC  0xfee00000ULL
 
 #endif

@@ -169,9 +169,12 @@ if [ -z "$why" ]; then
 	exit 0
 fi
 echo "FAIL $NAME: $why (${secs}s)"
-echo "--- last 40 lines of ${LOG#"$TB_ROOT"/} ---"
+# L1's console up to where L0's monitor dumps begin (they are appended at
+# the end and would fill the tail): what L1 and L2 said last.
+echo "--- last 40 console lines of ${LOG#"$TB_ROOT"/} (before L0's monitor dumps) ---"
 # Without L0's harmless warnings about CPU features TCG lacks.
-grep -v "TCG doesn't support requested feature" <<<"$clean" | tail -n 40
+grep -v "TCG doesn't support requested feature" <<<"$clean" |
+	sed -n '/^QEMU [0-9.]* monitor - type/q;/^=== testbed: L[01]/q;p' | tail -n 40
 # What the stall recorders saw (guest/lib.sh's watcher, tb_l0_dump), which
 # the tail may have cut: the VMM's threads, then each L1 CPU's RIP, flags
 # and halt state and its LAPIC timer and pending interrupts.

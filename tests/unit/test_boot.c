@@ -227,7 +227,7 @@ static void test_acpi_checksums(void **state)
 	size_t len = LAYOUT_BIOS_END - LAYOUT_BIOS_START;
 	uint8_t *buf = calloc(1, len);
 	for (int cpus = 1; cpus <= 64; cpus *= 4) {
-		uint64_t rsdp = acpi_build(buf, LAYOUT_BIOS_START, len, cpus);
+		uint64_t rsdp = acpi_build(buf, LAYOUT_BIOS_START, len, cpus, 0, 0);
 		assert_int_equal(rsdp, LAYOUT_BIOS_START);
 		assert_memory_equal(buf, "RSD PTR ", 8);
 		assert_int_equal(acpi_checksum(buf, 20), 0);
@@ -259,8 +259,8 @@ static void test_acpi_checksums(void **state)
 			}
 		}
 	}
-	assert_int_equal(acpi_build(buf, LAYOUT_BIOS_START, 64, 4), 0); /* does not fit */
-	assert_int_equal(acpi_build(buf, LAYOUT_BIOS_START, len, 0), 0);
+	assert_int_equal(acpi_build(buf, LAYOUT_BIOS_START, 64, 4, 0, 0), 0); /* does not fit */
+	assert_int_equal(acpi_build(buf, LAYOUT_BIOS_START, len, 0, 0, 0), 0);
 	free(buf);
 }
 

@@ -323,7 +323,7 @@ static void test_acpi_describes_kbd(void **state)
 {
 	(void)state;
 	static uint8_t buf[0x10000];
-	assert_int_not_equal(acpi_build(buf, LAYOUT_BIOS_START, sizeof(buf), 1), 0);
+	assert_int_not_equal(acpi_build(buf, LAYOUT_BIOS_START, sizeof(buf), 1, 0, 0), 0);
 	const uint8_t *fadt = memfind(buf, sizeof(buf), "FACP", 4);
 	assert_non_null(fadt);
 	uint16_t boot_arch;

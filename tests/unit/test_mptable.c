@@ -174,9 +174,9 @@ static void test_mptable_per_cpu_count(void **state)
 		memset(low, 0, LAYOUT_BIOS_END);
 		int cpus = counts[i];
 		/* As boot_image_load() does: ACPI below the MP table. */
-		assert_int_equal(
-		    acpi_build(low + LAYOUT_ACPI, LAYOUT_ACPI, LAYOUT_MPTABLE - LAYOUT_ACPI, cpus),
-		    LAYOUT_ACPI);
+		assert_int_equal(acpi_build(low + LAYOUT_ACPI, LAYOUT_ACPI,
+					    LAYOUT_MPTABLE - LAYOUT_ACPI, cpus, 0, 0),
+				 LAYOUT_ACPI);
 		assert_int_equal(mptable_build(low, cpus), 0);
 		check_table(low, cpus);
 	}

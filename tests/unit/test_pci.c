@@ -589,7 +589,7 @@ static void test_fuzz(void **state)
 static void test_aml_resources(void **state)
 {
 	(void)state;
-	uint8_t out[32];
+	uint8_t out[64];
 	static const uint8_t bus[] = {0x88, 0x0d, 0, 2, 0x0c, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 1};
 	assert_int_equal(aml_res_word_bus(out, 0, 0xff), sizeof(bus));
 	assert_memory_equal(out, bus, sizeof(bus));
@@ -601,6 +601,16 @@ static void test_aml_resources(void **state)
 				      0xc0, 0xff, 0xff, 0xbf, 0xfe, 0, 0, 0, 0, 0, 0, 0xc0, 0x3e};
 	assert_int_equal(aml_res_dword_mem(out, 0xc0000000, 0xfebfffff), sizeof(mem));
 	assert_memory_equal(out, mem, sizeof(mem));
+
+	/* QWordMemory (ResourceProducer, PosDecode, MinFixed, MaxFixed,
+	 * Cacheable, ReadWrite, 0, 0x100000000, 0xFCFFFFFFFF, 0, 0xFC00000000),
+	 * as iasl encodes it */
+	static const uint8_t q[] = {0x8a, 0x2b, 0,    0, 0x0c, 0x03, 0,	   0, 0, 0, 0,	  0,
+				    0,	  0,	0,    0, 0,    0,    1,	   0, 0, 0, 0xff, 0xff,
+				    0xff, 0xff, 0xfc, 0, 0,    0,    0,	   0, 0, 0, 0,	  0,
+				    0,	  0,	0,    0, 0,    0,    0xfc, 0, 0, 0};
+	assert_int_equal(aml_res_qword_mem(out, 0x100000000ull, 0xfcffffffffull), sizeof(q));
+	assert_memory_equal(out, q, sizeof(q));
 
 	/* Name (_PRT, Package { 0x1FFFF, Package { Zero } }) */
 	static struct aml a;
@@ -619,6 +629,103 @@ static void test_aml_resources(void **state)
 	assert_memory_equal(a.buf, pkg, sizeof(pkg));
 }
 
+/* A device whose BAR 0 is `size` bytes with `flags`; NULL (and freed) if
+ * the bus refuses it, with the reason in err. */
+static struct tdev *big_bar_dev(struct fx *f, uint64_t size, uint32_t flags, char *err,
+				size_t errlen)
+{
+	struct tdev *t = calloc(1, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "big");
+	pci_device_init(&t->pci, t->name, 0x1af4, 0x1110, 0x050000, 0);
+	t->pci.ops = &tdev_ops;
+	struct bus_region r = {.handler = tdev_bar, .opaque = t, .name = t->name};
+	assert_int_equal(pci_device_add_bar_flags(&t->pci, 0, size, flags, &r), 0);
+	if (pci_bus_add_device(f->pci, &t->pci, err, errlen) < 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static uint64_t bar64_rd(struct bus *b, unsigned int slot)
+{
+	return (cfg_rd(b, slot, PCI_BAR0, 4) & ~0xfull) | (uint64_t)cfg_rd(b, slot, PCI_BAR0 + 4, 4)
+							      << 32;
+}
+
+/* A small 64-bit prefetchable BAR goes above 4 GiB too (as OVMF places
+ * them), a small 64-bit non-prefetchable one below. */
+static void test_bar_mmio64_small(void **state)
+{
+	struct fx *f = *state;
+	char err[160];
+	pci_bus_set_mmio64(f->pci, 4ull << 30, 64ull << 30);
+	assert_non_null(
+	    big_bar_dev(f, 0x4000, PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH, err, sizeof(err)));
+	assert_int_equal(bar64_rd(&f->trap, 1), 4ull << 30);
+	assert_non_null(big_bar_dev(f, 0x4000, PCI_BAR_MEM_TYPE_64, err, sizeof(err)));
+	assert_true(bar64_rd(&f->trap, 2) < LAYOUT_PCI_MMIO_END);
+}
+
+/* The 64-bit window (issue 37.1): where it lies for a RAM size and a CPU. */
+static void test_mmio64_layout(void **state)
+{
+	(void)state;
+	assert_int_equal(layout_pci_mmio64_start(512ull << 20), 4ull << 30);
+	assert_int_equal(layout_pci_mmio64_start(4ull << 30), 4ull << 30);
+	/* 6 GiB of RAM: 3 below 4 GiB, 3 above, to 7 GiB; 7 GiB + 1 byte
+	 * rounds to the next GiB. */
+	assert_int_equal(layout_pci_mmio64_start(7ull << 30), 7ull << 30);
+	assert_int_equal(layout_pci_mmio64_start((7ull << 30) + 1), 8ull << 30);
+	assert_int_equal(layout_pci_mmio64_end(36), 64ull << 30);
+	assert_int_equal(layout_pci_mmio64_end(39), 512ull << 30);
+	assert_int_equal(layout_pci_mmio64_end(40), LAYOUT_AMD_HT_HOLE);
+	assert_int_equal(layout_pci_mmio64_end(52), LAYOUT_AMD_HT_HOLE);
+}
+
+/* 64-bit prefetchable BARs of any size that fits go to the 64-bit window;
+ * a 64-bit BAR the 32-bit window cannot hold goes there too; a 32-bit BAR
+ * never does; what fits nowhere is one line naming the BAR. */
+static void test_bar_mmio64(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	char err[160];
+	const uint32_t m64 = PCI_BAR_MEM_TYPE_64, pf64 = PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH;
+	/* No 64-bit window yet (a bus from pci_bus_create_with): 8 GiB fits
+	 * nowhere, and the error says which BAR. */
+	assert_null(big_bar_dev(f, 8ull << 30, pf64, err, sizeof(err)));
+	assert_non_null(strstr(err, "big: BAR0 (8192 MiB)"));
+	assert_non_null(strstr(err, "32-bit MMIO"));
+	pci_bus_set_mmio64(f->pci, 8ull << 30, 64ull << 30);
+	/* slot 1: ivshmem-like, 8 GiB prefetchable, at the window's start */
+	assert_non_null(big_bar_dev(f, 8ull << 30, pf64, err, sizeof(err)));
+	assert_int_equal(bar64_rd(b, 1), 8ull << 30);
+	assert_int_equal(cfg_rd(b, 1, PCI_BAR0, 4) & 0xf, pf64);
+	/* slot 2: NVMe-like, 16 KiB 64-bit non-prefetchable: below 4 GiB */
+	assert_non_null(big_bar_dev(f, 0x4000, m64, err, sizeof(err)));
+	uint64_t a2 = bar64_rd(b, 2);
+	assert_true(a2 >= LAYOUT_PCI_MMIO_START && a2 + 0x4000 <= LAYOUT_PCI_MMIO_END);
+	/* slot 3: 2 GiB non-prefetchable 64-bit: too big below, so above,
+	 * naturally aligned after the 8 GiB one */
+	assert_non_null(big_bar_dev(f, 2ull << 30, m64, err, sizeof(err)));
+	assert_int_equal(bar64_rd(b, 3), 16ull << 30);
+	/* a 2 GiB 32-bit BAR cannot go above 4 GiB */
+	assert_null(big_bar_dev(f, 2ull << 30, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "32-bit MMIO"));
+	/* 64 GiB does not fit what is left of [8, 64) GiB */
+	assert_null(big_bar_dev(f, 64ull << 30, pf64, err, sizeof(err)));
+	assert_non_null(strstr(err, "64-bit MMIO"));
+	/* 32 GiB does: at 32 GiB */
+	assert_non_null(big_bar_dev(f, 32ull << 30, pf64, err, sizeof(err)));
+	assert_int_equal(bar64_rd(b, 4), 32ull << 30);
+	/* Enabled, the 8 GiB BAR decodes at its top byte. */
+	struct bus_region out;
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_true(bus_find(b, BUS_MMIO, (16ull << 30) - 1, &out));
+	assert_int_equal(out.len, 8ull << 30);
+}
+
 static const uint8_t *memfind(const uint8_t *h, size_t hn, const void *n, size_t nn)
 {
 	for (size_t i = 0; i + nn <= hn; i++)
@@ -632,7 +739,8 @@ static void test_dsdt_pci_root(void **state)
 {
 	(void)state;
 	static uint8_t buf[0x10000];
-	assert_int_not_equal(acpi_build(buf, LAYOUT_BIOS_START, sizeof(buf), 2), 0);
+	assert_int_not_equal(
+	    acpi_build(buf, LAYOUT_BIOS_START, sizeof(buf), 2, 8ull << 30, LAYOUT_AMD_HT_HOLE), 0);
 	const uint8_t *dsdt = memfind(buf, sizeof(buf), "DSDT", 4);
 	assert_non_null(dsdt);
 	uint32_t len;
@@ -645,6 +753,10 @@ static void test_dsdt_pci_root(void **state)
 	uint8_t mem[AML_RES_DWORD_LEN];
 	aml_res_dword_mem(mem, (uint32_t)LAYOUT_PCI_MMIO_START, (uint32_t)LAYOUT_PCI_MMIO_END - 1);
 	assert_non_null(memfind(pci0, len - (size_t)(pci0 - dsdt), mem, sizeof(mem)));
+	/* The 64-bit window, as given */
+	uint8_t q[AML_RES_QWORD_LEN];
+	aml_res_qword_mem(q, 8ull << 30, LAYOUT_AMD_HT_HOLE - 1);
+	assert_non_null(memfind(pci0, len - (size_t)(pci0 - dsdt), q, sizeof(q)));
 	const uint8_t *prt = memfind(pci0, len - (size_t)(pci0 - dsdt), "_PRT", 4);
 	assert_non_null(prt);
 	assert_int_equal(prt[4], 0x12);	  /* Package */
@@ -680,6 +792,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_msix, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msix_backend_masking, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_fuzz, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_bar_mmio64, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_bar_mmio64_small, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_mmio64_layout),
 	    cmocka_unit_test(test_aml_resources),
 	    cmocka_unit_test(test_dsdt_pci_root),
 	};

@@ -1026,8 +1026,32 @@ static void test_no_intx_and_huge_bar(void **state)
 	assert_int_equal(
 	    vfio_pci_create_with(&fv_ops, &big, "0000:00:05.0", true, &ctx, &v, err, sizeof(err)),
 	    -1);
-	assert_non_null(strstr(err, "BAR0 (2147483648 bytes) cannot fit the PCI MMIO window"));
+	assert_non_null(
+	    strstr(err, "BAR0 (2147483648 bytes) cannot fit the PCI 32-bit MMIO window"));
 	assert_int_equal(big.closed, 1);
+}
+
+/* Issue 37.1: a 64-bit prefetchable BAR of 8 GiB (ivshmem's, a GPU's) is
+ * declared and placed in the 64-bit window, naturally aligned; without
+ * room there the bus names the BAR. */
+static void test_huge_bar_64(void **state)
+{
+	struct fx *f = *state;
+	f->dev.regions[3].size = 8ull << 30;
+	struct vfio_ctx ctx = {.host = f, .memslot_add = slot_add, .memslot_del = slot_del};
+	char err[200] = "";
+	assert_int_equal(vfio_pci_create_with(&fv_ops, &f->dev, "0000:00:04.0", false, &ctx, &f->v,
+					      err, sizeof(err)),
+			 0);
+	assert_int_equal(pci_bus_add_device(f->pci, vfio_pci_dev(f->v), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "BAR3 (8192 MiB) does not fit"));
+	pci_bus_set_mmio64(f->pci, 5ull << 30, 64ull << 30);
+	assert_int_equal(pci_bus_add_device(f->pci, vfio_pci_dev(f->v), err, sizeof(err)), 0);
+	uint64_t lo = cfg_rd(&f->trap, 1, PCI_BAR0 + 12, 4),
+		 hi = cfg_rd(&f->trap, 1, PCI_BAR0 + 16, 4);
+	assert_int_equal(lo & 0xf, 0xc);
+	assert_int_equal((lo & ~0xfull) | hi << 32, 8ull << 30);
+	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), 0);
 }
 
 /* Issue 32.2: MSI of a device with 8 vectors (64-bit, per-vector mask at
@@ -1173,6 +1197,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mmap_off, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_no_intx_and_huge_bar, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_huge_bar_64, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msi_resetup, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),

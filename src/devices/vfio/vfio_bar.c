@@ -148,11 +148,13 @@ static int bar_init(struct vfio_pci *v, unsigned int i, uint32_t cfgbar, char *e
 	bool io = cfgbar & PCI_BAR_IO;
 	uint32_t flags = io ? PCI_BAR_IO : cfgbar & (PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH);
 	uint64_t size = pow2_up(r.size < PCI_BAR_MIN_SIZE && !io ? PCI_BAR_MIN_SIZE : r.size);
-	uint64_t window =
-	    io ? PCI_PIO_END - PCI_PIO_START : LAYOUT_PCI_MMIO_END - LAYOUT_PCI_MMIO_START;
-	if (!size || size > window || (io && size > 0x100)) {
+	/* A 64-bit BAR of any size may go above 4 GiB: whether it fits what
+	 * is left of the 64-bit window is the bus's to say when the device is
+	 * placed (pci_bus_add_device names the BAR). */
+	uint64_t window = io ? 0x100 : LAYOUT_PCI_MMIO_END - LAYOUT_PCI_MMIO_START;
+	if (!size || (size > window && (io || !(flags & PCI_BAR_MEM_TYPE_64)))) {
 		snprintf(err, errlen, "%s: BAR%u (%llu bytes) cannot fit the PCI %s window",
-			 v->name, i, (unsigned long long)r.size, io ? "I/O" : "MMIO");
+			 v->name, i, (unsigned long long)r.size, io ? "I/O" : "32-bit MMIO");
 		return -1;
 	}
 	struct vfio_bar *b = &v->bars[i];
