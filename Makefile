@@ -95,13 +95,18 @@ $(BUILD)/skiff.1: $(BUILD)/skiff
 $(BUILD)/skiff.bash: $(BUILD)/skiff
 	$< help --bash-completion >$@.tmp && mv -f $@.tmp $@
 
-install: $(BUILD)/skiff $(BUILD)/skiff.1 $(BUILD)/skiff.bash
+# skiff-jailer and the static skiff it execs in a jail (SECURITY.md) go
+# beside skiff, as Firecracker's release ships its jailer.
+install: $(BUILD)/skiff $(BUILD)/skiff-jailer $(BUILD)/skiff-static $(BUILD)/skiff.1 $(BUILD)/skiff.bash
 	install -D -m 0755 $(BUILD)/skiff $(DESTDIR)$(PREFIX)/bin/skiff
+	install -D -m 0755 $(BUILD)/skiff-jailer $(DESTDIR)$(PREFIX)/bin/skiff-jailer
+	install -D -m 0755 $(BUILD)/skiff-static $(DESTDIR)$(PREFIX)/bin/skiff-static
 	install -D -m 0644 $(BUILD)/skiff.1 $(DESTDIR)$(PREFIX)/share/man/man1/skiff.1
 	install -D -m 0644 $(BUILD)/skiff.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/skiff
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/skiff $(DESTDIR)$(PREFIX)/share/man/man1/skiff.1 \
+	rm -f $(DESTDIR)$(PREFIX)/bin/skiff $(DESTDIR)$(PREFIX)/bin/skiff-jailer \
+		$(DESTDIR)$(PREFIX)/bin/skiff-static $(DESTDIR)$(PREFIX)/share/man/man1/skiff.1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/skiff
 
 # What the build, `make run` and the testbed need; deps-fuzz adds clang

@@ -281,15 +281,17 @@ version_ok() {
 	[ ! -e .git ] || [[ $out == "skiff $(git describe --always)"* ]]
 }
 
-# make install honours DESTDIR and PREFIX: the binary, the man page and
-# the bash completion, and nothing is written outside DESTDIR.
+# make install honours DESTDIR and PREFIX: skiff, skiff-jailer and the
+# static skiff a jail execs, the man page and the bash completion, and
+# nothing is written outside DESTDIR.
 install_ok() {
 	local d=$T/inst
 	make --no-print-directory -s install DESTDIR="$d" PREFIX=/opt/sk || return 1
 	find "$d" -type f | sort
-	[ -x "$d/opt/sk/bin/skiff" ] && [ -s "$d/opt/sk/share/man/man1/skiff.1" ] &&
+	[ -x "$d/opt/sk/bin/skiff" ] && [ -x "$d/opt/sk/bin/skiff-jailer" ] &&
+		[ -x "$d/opt/sk/bin/skiff-static" ] && [ -s "$d/opt/sk/share/man/man1/skiff.1" ] &&
 		[ -s "$d/opt/sk/share/bash-completion/completions/skiff" ] &&
-		[ "$(find "$d" -type f | wc -l)" = 3 ]
+		[ "$(find "$d" -type f | wc -l)" = 5 ]
 }
 
 # Every option and device key `skiff run --help` names is in the man page
@@ -333,7 +335,7 @@ links_checker_ok() {
 }
 
 ok_if "skiff --version prints the build's commit" version_ok
-ok_if "make install DESTDIR=... PREFIX=... installs skiff, skiff.1, completion" install_ok
+ok_if "make install DESTDIR=... PREFIX=... installs skiff, skiff-jailer, skiff-static, skiff.1, completion" install_ok
 ok_if "the man page and completion name every option --help names" generated_ok
 ok_if "the link checker finds a missing file and a missing heading" links_checker_ok
 ok_if "every relative link in the docs resolves (tests/check-links.py)" tests/check-links.py
