@@ -253,6 +253,11 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 
 static void bar_set_addr(struct pci_device *dev, unsigned int i, uint64_t addr)
 {
+	if (i == PCI_ROM_SLOT) { /* placed, not enabled: the guest enables it */
+		uint32_t rom = (uint32_t)addr;
+		memcpy(&dev->cfg[PCI_ROM_ADDRESS], &rom, 4);
+		return;
+	}
 	uint32_t lo = (uint32_t)addr | dev->bars[i].flags, hi = (uint32_t)(addr >> 32);
 	memcpy(&dev->cfg[PCI_BAR0 + 4 * i], &lo, 4);
 	if (dev->bars[i].flags & PCI_BAR_MEM_TYPE_64)
@@ -286,9 +291,9 @@ static uint64_t window_fit(const struct pci_bus *b, const uint64_t *next, enum p
  * fit; otherwise names the BAR that did not in err. */
 static int bars_place(struct pci_bus *b, struct pci_device *dev, char *err, size_t errlen)
 {
-	uint64_t next[3], addr[PCI_NUM_BARS] = {0};
+	uint64_t next[3], addr[PCI_NUM_RES] = {0};
 	memcpy(next, b->next, sizeof(next));
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
+	for (unsigned int i = 0; i < PCI_NUM_RES; i++) {
 		const struct pci_bar *bar = &dev->bars[i];
 		if (!bar->size)
 			continue;
@@ -301,9 +306,9 @@ static int bars_place(struct pci_bus *b, struct pci_device *dev, char *err, size
 		}
 		if (!addr[i]) {
 			snprintf(err, errlen,
-				 "%s: BAR%u (%llu MiB) does not fit what is left of the PCI %s "
+				 "%s: %s (%llu MiB) does not fit what is left of the PCI %s "
 				 "window",
-				 dev->name, i, (unsigned long long)(bar->size >> 20),
+				 dev->name, pci_res_name(i), (unsigned long long)(bar->size >> 20),
 				 w == PCI_WIN_IO       ? "I/O"
 				 : w == PCI_WIN_MMIO64 ? "64-bit MMIO"
 						       : "32-bit MMIO");
@@ -311,7 +316,7 @@ static int bars_place(struct pci_bus *b, struct pci_device *dev, char *err, size
 		}
 		next[w] = addr[i] + bar->size;
 	}
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i++)
+	for (unsigned int i = 0; i < PCI_NUM_RES; i++)
 		if (dev->bars[i].size)
 			bar_set_addr(dev, i, addr[i]);
 	memcpy(b->next, next, sizeof(next));

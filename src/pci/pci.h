@@ -33,8 +33,22 @@ struct pci_bus;
 struct pci_device;
 struct pci_msix;
 
-#define PCI_MAX_DEVICES	 LAYOUT_PCI_SLOTS /* slots on bus 0; slot 0 is the host bridge */
-#define PCI_NUM_BARS	 6
+#define PCI_MAX_DEVICES LAYOUT_PCI_SLOTS /* slots on bus 0; slot 0 is the host bridge */
+#define PCI_NUM_BARS	6
+/* The expansion ROM is resource 6 (bars[PCI_ROM_SLOT]): its register is
+ * PCI_ROM_ADDRESS, decoded with COMMAND.MEMORY and its own enable bit. */
+#define PCI_ROM_SLOT	 6
+#define PCI_NUM_RES	 7
+#define PCI_ROM_MIN_SIZE 0x800
+#define PCI_ROM_ENABLE	 0x1
+
+/* "BAR0".."BAR5", "ROM": a resource's name in messages. */
+static inline const char *pci_res_name(unsigned int i)
+{
+	static const char *const names[PCI_NUM_RES] = {"BAR0", "BAR1", "BAR2", "BAR3",
+						       "BAR4", "BAR5", "ROM"};
+	return i < PCI_NUM_RES ? names[i] : "BAR?";
+}
 #define PCI_CFG_SIZE	 256
 #define PCI_BAR_MIN_SIZE 0x1000 /* a page: no two memory BARs share one */
 #define PCI_IO_BAR_MIN	 4
@@ -128,9 +142,9 @@ struct pci_bar {
 };
 
 struct pci_device {
-	uint8_t cfg[PCI_CFG_SIZE];   /* configuration space image */
-	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may change */
-	struct pci_bar bars[PCI_NUM_BARS];
+	uint8_t cfg[PCI_CFG_SIZE];	  /* configuration space image */
+	uint8_t wmask[PCI_CFG_SIZE];	  /* bits the guest may change */
+	struct pci_bar bars[PCI_NUM_RES]; /* six BARs, then the ROM */
 	const struct pci_device_ops *ops;
 	const char *name;
 	struct pci_bus *bus; /* set by pci_bus_add_device */
@@ -185,6 +199,11 @@ MUST_CHECK int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint
  * whatever the slots leave uncovered. Returns 0 or -1. */
 MUST_CHECK int pci_device_add_bar_flags(struct pci_device *dev, unsigned int bar, uint64_t size,
 					uint32_t flags, const struct bus_region *r);
+/* Declares an expansion ROM of size bytes (a power of 2, 2 KiB to
+ * 16 MiB), read through r, placed in the 32-bit window; the guest maps it
+ * by setting the enable bit of PCI_ROM_ADDRESS. Returns 0 or -1. */
+MUST_CHECK int pci_device_add_rom(struct pci_device *dev, uint64_t size,
+				  const struct bus_region *r);
 /* Appends a capability (cap[0] = ID; cap[1], the next pointer, is filled
  * in) and returns its config offset, or -1 if config space is full. All
  * bytes start read-only; see pci_device_set_wmask. */

@@ -77,6 +77,23 @@ int pci_device_add_bar_flags(struct pci_device *dev, unsigned int bar, uint64_t 
 	return 0;
 }
 
+int pci_device_add_rom(struct pci_device *dev, uint64_t size, const struct bus_region *r)
+{
+	if (size < PCI_ROM_MIN_SIZE || size > (16u << 20) || (size & (size - 1)) ||
+	    dev->bars[PCI_ROM_SLOT].size || !r->handler)
+		return -1;
+	struct pci_bar *b = &dev->bars[PCI_ROM_SLOT];
+	b->size = size;
+	b->flags = 0;
+	b->region = *r;
+	b->region.len = size;
+	/* Address bits [31:11] above the size and the enable bit. */
+	uint32_t mask = (uint32_t) ~(size - 1) | PCI_ROM_ENABLE;
+	memset(&dev->cfg[PCI_ROM_ADDRESS], 0, 4);
+	memcpy(&dev->wmask[PCI_ROM_ADDRESS], &mask, 4);
+	return 0;
+}
+
 int pci_device_add_bar(struct pci_device *dev, unsigned int bar, uint64_t size,
 		       const struct bus_region *r)
 {
@@ -112,6 +129,10 @@ void pci_device_set_wmask(struct pci_device *dev, uint32_t off, const void *mask
 static uint64_t bar_addr(const struct pci_device *dev, unsigned int i)
 {
 	uint32_t lo, hi = 0;
+	if (i == PCI_ROM_SLOT) {
+		memcpy(&lo, &dev->cfg[PCI_ROM_ADDRESS], 4);
+		return lo & ~(uint32_t)(PCI_ROM_MIN_SIZE - 1);
+	}
 	memcpy(&lo, &dev->cfg[PCI_BAR0 + 4 * i], 4);
 	if (dev->bars[i].flags & PCI_BAR_IO)
 		return lo & ~0x3u;
@@ -149,8 +170,8 @@ static void bar_map(struct pci_device *dev, unsigned int i, uint64_t addr)
 		 * would decode both; we decode the first and say so. */
 		if (!b->failed) /* rate-limited: a guest can flip BARs */
 			log_rl_at(&dev->bar_log_rl, LOG_WARN,
-				  "%s: BAR%u at 0x%llx overlaps another device; not mapped",
-				  dev->name, i, (unsigned long long)addr);
+				  "%s: %s at 0x%llx overlaps another device; not mapped", dev->name,
+				  pci_res_name(i), (unsigned long long)addr);
 		b->failed = true;
 		return;
 	}
@@ -164,12 +185,14 @@ static void bar_map(struct pci_device *dev, unsigned int i, uint64_t addr)
 void pci_bars_update(struct pci_device *dev)
 {
 	uint16_t cmd = cfg_get16(dev, PCI_COMMAND);
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
+	for (unsigned int i = 0; i < PCI_NUM_RES; i++) {
 		struct pci_bar *b = &dev->bars[i];
 		if (!b->size)
 			continue;
 		bool io = b->flags & PCI_BAR_IO;
 		bool on = cmd & (io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY);
+		if (i == PCI_ROM_SLOT)
+			on = on && (dev->cfg[PCI_ROM_ADDRESS] & PCI_ROM_ENABLE);
 		uint64_t addr = bar_addr(dev, i);
 		/* Address 0 is "unassigned"; one that wraps (or leaves the
 		 * 16-bit port space) cannot decode. */
@@ -184,7 +207,7 @@ void pci_bars_update(struct pci_device *dev)
 
 void pci_bars_unmap(struct pci_device *dev)
 {
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i++)
+	for (unsigned int i = 0; i < PCI_NUM_RES; i++)
 		bar_unmap(dev, i);
 }
 
@@ -218,7 +241,8 @@ void pci_cfg_write(struct pci_device *dev, uint32_t off, const uint8_t *data, ui
 	if (overlaps(off, len, PCI_COMMAND, 2)) {
 		pci_bars_update(dev);
 		pci_intx_update(dev);
-	} else if (overlaps(off, len, PCI_BAR0, 4 * PCI_NUM_BARS)) {
+	} else if (overlaps(off, len, PCI_BAR0, 4 * PCI_NUM_BARS) ||
+		   (dev->bars[PCI_ROM_SLOT].size && overlaps(off, len, PCI_ROM_ADDRESS, 4))) {
 		pci_bars_update(dev);
 	}
 	if (dev->msix)

@@ -49,7 +49,7 @@ const struct dm_kind dm_kinds[] = {
      .create = e1000_new_device},
     {.option = "vfio-pci",
      .prefix = "vfio",
-     .metavar = "ADDR[,mmap=on|off]",
+     .metavar = "ADDR[,mmap=on|off][,rom=on|off]",
      .help = "pass a host PCI device through (bound to vfio-pci; repeatable)",
      .spec = &vfio_spec_table,
      .spec_size = sizeof(struct vfio_spec),

@@ -653,6 +653,40 @@ static uint64_t bar64_rd(struct bus *b, unsigned int slot)
 							      << 32;
 }
 
+/* An expansion ROM (issue 37.1): placed below 4 GiB, sized through
+ * PCI_ROM_ADDRESS like a BAR, decoded only with COMMAND.MEMORY and its
+ * enable bit, and moved by the guest. */
+static void test_rom(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	struct tdev *t = tdev_new(false);
+	struct bus_region r = {.handler = tdev_bar, .opaque = t, .name = t->name};
+	assert_int_equal(pci_device_add_rom(&t->pci, 0x400, &r), -1); /* under 2 KiB */
+	assert_int_equal(pci_device_add_rom(&t->pci, 0x1000, &r), 0);
+	assert_int_equal(pci_device_add_rom(&t->pci, 0x10000, &r), -1); /* one ROM only */
+	char err[128];
+	assert_int_equal(pci_bus_add_device(f->pci, &t->pci, err, sizeof(err)), 0);
+	uint32_t rom = cfg_rd(b, 1, PCI_ROM_ADDRESS, 4);
+	assert_int_equal(rom & PCI_ROM_ENABLE, 0);
+	assert_true(rom >= LAYOUT_PCI_MMIO_START && rom + 0x1000 <= LAYOUT_PCI_MMIO_END);
+	assert_int_equal(rom % 0x1000, 0);
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, 0xfffff800);
+	assert_int_equal(cfg_rd(b, 1, PCI_ROM_ADDRESS, 4), 0xfffff000);
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, rom);
+	struct bus_region out;
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_false(bus_find(b, BUS_MMIO, rom, &out)); /* not enabled */
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, rom | PCI_ROM_ENABLE);
+	assert_true(bus_find(b, BUS_MMIO, rom + 0xfff, &out));
+	assert_int_equal(out.len, 0x1000);
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, 0xe0000000 | PCI_ROM_ENABLE);
+	assert_false(bus_find(b, BUS_MMIO, rom, &out));
+	assert_true(bus_find(b, BUS_MMIO, 0xe0000000, &out));
+	cfg_wr(b, 1, PCI_COMMAND, 2, 0);
+	assert_false(bus_find(b, BUS_MMIO, 0xe0000000, &out));
+}
+
 /* A small 64-bit prefetchable BAR goes above 4 GiB too (as OVMF places
  * them), a small 64-bit non-prefetchable one below. */
 static void test_bar_mmio64_small(void **state)
@@ -794,6 +828,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fuzz, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_mmio64, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_mmio64_small, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_rom, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_mmio64_layout),
 	    cmocka_unit_test(test_aml_resources),
 	    cmocka_unit_test(test_dsdt_pci_root),

@@ -39,7 +39,7 @@ struct fv_call {
 struct fake_vfio {
 	uint8_t cfg[256];
 	struct vfio_region regions[VFIO_PCI_NUM_REGIONS];
-	uint8_t bar[PCI_NUM_BARS][FV_BAR_BYTES];
+	uint8_t bar[PCI_NUM_RES][FV_BAR_BYTES]; /* the ROM region last */
 	uint32_t irqs[VFIO_PCI_NUM_IRQS];
 	struct fv_call calls[32];
 	int nr_calls;
@@ -92,7 +92,7 @@ static uint8_t *fv_bytes(struct fake_vfio *f, uint64_t off, size_t len)
 	uint64_t rel = off & ((1ull << 40) - 1);
 	if (index == VFIO_PCI_CONFIG_REGION_INDEX)
 		return rel + len <= sizeof(f->cfg) ? f->cfg + rel : NULL;
-	if (index < PCI_NUM_BARS && rel + len <= FV_BAR_BYTES)
+	if (index < PCI_NUM_RES && rel + len <= FV_BAR_BYTES)
 		return f->bar[index] + rel;
 	return NULL;
 }
@@ -1031,6 +1031,53 @@ static void test_no_intx_and_huge_bar(void **state)
 	assert_int_equal(big.closed, 1);
 }
 
+/* Issue 37.1: rom=on shows the device's ROM as the guest's ROM BAR (sized,
+ * placed, enabled by the guest, read from VFIO's ROM region, writes
+ * dropped); rom=off (the default) keeps it hidden: 0x30 reads 0 and takes
+ * no address. */
+static void test_rom(void **state)
+{
+	struct fx *f = *state;
+	struct bus *b = &f->trap;
+	f->dev.regions[VFIO_PCI_ROM_REGION_INDEX] =
+	    (struct vfio_region){.flags = VFIO_REGION_INFO_FLAG_READ, .size = 0x3000};
+	memcpy(f->dev.bar[VFIO_PCI_ROM_REGION_INDEX], "\x55\xaaROM", 5);
+	struct vfio_ctx ctx = {.host = f, .memslot_add = slot_add, .memslot_del = slot_del};
+	char err[200] = "";
+	assert_int_equal(vfio_pci_create_with(&fv_ops, &f->dev, "0000:00:04.0",
+					      VFIO_F_MMAP | VFIO_F_ROM, &ctx, &f->v, err,
+					      sizeof(err)),
+			 0);
+	assert_int_equal(pci_bus_add_device(f->pci, vfio_pci_dev(f->v), err, sizeof(err)), 0);
+	assert_int_equal(vfio_pci_start(f->v, err, sizeof(err)), 0);
+	uint32_t rom = cfg_rd(b, 1, PCI_ROM_ADDRESS, 4);
+	assert_true(rom >= LAYOUT_PCI_MMIO_START && rom < LAYOUT_PCI_MMIO_END && rom % 0x4000 == 0);
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, 0xfffff800);
+	assert_int_equal(cfg_rd(b, 1, PCI_ROM_ADDRESS, 4), 0xffffc000); /* 12 KiB -> 16 KiB */
+	cfg_wr(b, 1, PCI_ROM_ADDRESS, 4, rom | PCI_ROM_ENABLE);
+	cfg_wr(b, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_int_equal(mmio_rd(b, rom, 4), 0x4f52aa55); /* 55 aa 'R' 'O' */
+	int writes = f->dev.bar_writes;
+	mmio_wr(b, rom, 4, 0x01020304);
+	assert_int_equal(f->dev.bar_writes, writes);
+	assert_int_equal(mmio_rd(b, rom, 4), 0x4f52aa55);
+	/* Its exit-accounting name */
+	struct bus_region r;
+	assert_true(bus_find(b, BUS_MMIO, rom, &r));
+	assert_string_equal(r.reg_name(r.opaque, 0, false), "ROM");
+}
+
+static void test_rom_off(void **state)
+{
+	struct fx *f = *state;
+	f->dev.regions[VFIO_PCI_ROM_REGION_INDEX] =
+	    (struct vfio_region){.flags = VFIO_REGION_INFO_FLAG_READ, .size = 0x3000};
+	fx_add(f, true);
+	assert_int_equal(cfg_rd(&f->trap, 1, PCI_ROM_ADDRESS, 4), 0);
+	cfg_wr(&f->trap, 1, PCI_ROM_ADDRESS, 4, 0xfffff801);
+	assert_int_equal(cfg_rd(&f->trap, 1, PCI_ROM_ADDRESS, 4), 0);
+}
+
 /* Issue 37.1: a 64-bit prefetchable BAR of 8 GiB (ivshmem's, a GPU's) is
  * declared and placed in the 64-bit window, naturally aligned; without
  * room there the bus names the BAR. */
@@ -1198,6 +1245,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_intx_and_msi, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_no_intx_and_huge_bar, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_huge_bar_64, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_rom, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_rom_off, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_msi_resetup, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cmd_before_slots, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_slot_del_fails, fx_setup, fx_teardown),

@@ -64,12 +64,16 @@ int vfio_kvm_group_add(int vm_fd, int *kvm_dev, int group_fd);
 /* Opens the device at addr ("DDDD:BB:DD.F" or "BB:DD.F"), maps guest RAM
  * for its DMA and builds its PCI function. Returns 0, or -1 with a one-line
  * reason in err (bad input: the caller exits with status 2). */
-int vfio_pci_create(const char *addr, bool mmap, const struct vfio_ctx *ctx, struct vfio_pci **out,
-		    char *err, size_t errlen);
+/* flags: VFIO_F_MMAP maps BARs into the guest (KVM slots), VFIO_F_ROM shows
+ * the device's expansion ROM (read-only, through VFIO's ROM region). */
+#define VFIO_F_MMAP 1u
+#define VFIO_F_ROM  2u
+int vfio_pci_create(const char *addr, unsigned int flags, const struct vfio_ctx *ctx,
+		    struct vfio_pci **out, char *err, size_t errlen);
 /* The same over any device (tests): ops/h stand for the device fd. */
-int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *name, bool mmap,
-			 const struct vfio_ctx *ctx, struct vfio_pci **out, char *err,
-			 size_t errlen);
+int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *name,
+			 unsigned int flags, const struct vfio_ctx *ctx, struct vfio_pci **out,
+			 char *err, size_t errlen);
 
 struct pci_device *vfio_pci_dev(struct vfio_pci *v);
 /* After pci_bus_add_device: resets the device and connects INTx. 0 or

@@ -15,8 +15,6 @@
 #include "devices/vfio/vfio_priv.h"
 #include "x86/layout.h"
 
-static const char *const bar_names[PCI_NUM_BARS] = {"BAR0", "BAR1", "BAR2", "BAR3", "BAR4", "BAR5"};
-
 static uint64_t pow2_up(uint64_t x)
 {
 	uint64_t p = 1;
@@ -36,6 +34,8 @@ static void bar_trap(void *opaque, struct bus_access *acc)
 	struct vfio_pci *v = b->v;
 	if (vfio_msix_access(v, b->index, acc->offset, acc->data, acc->len, acc->is_write))
 		return;
+	if (b->index == PCI_ROM_SLOT && acc->is_write)
+		return; /* a ROM: writes go nowhere */
 	if (acc->offset >= b->size || acc->len > b->size - acc->offset) {
 		if (!acc->is_write)
 			memset(acc->data, 0xff, acc->len);
@@ -62,7 +62,7 @@ static const char *bar_reg_name(void *opaque, uint64_t off, bool is_write)
 	if (mx->cap && b->index == mx->pba_bar &&
 	    in_range(off, mx->pba_off, (mx->nr + 63) / 64 * 8))
 		return "MSI-X PBA";
-	return bar_names[b->index];
+	return pci_res_name(b->index);
 }
 
 /* [lo, hi) in whole pages around [start, start + len). */
@@ -170,6 +170,28 @@ static int bar_init(struct vfio_pci *v, unsigned int i, uint32_t cfgbar, char *e
 	return 0;
 }
 
+/* rom=on: the device's expansion ROM as the guest's ROM BAR, served from
+ * VFIO's ROM region by the trap (a ROM is read once, by a driver or
+ * firmware: no memory slot). A device without one shows none, as QEMU. */
+static int rom_init(struct vfio_pci *v, char *err, size_t errlen)
+{
+	struct vfio_region r;
+	if (v->ops->region_info(v->h, VFIO_PCI_ROM_REGION_INDEX, &r) < 0 || !r.size)
+		return 0;
+	uint64_t size = pow2_up(r.size < PCI_ROM_MIN_SIZE ? PCI_ROM_MIN_SIZE : r.size);
+	struct vfio_bar *b = &v->bars[PCI_ROM_SLOT];
+	*b = (struct vfio_bar){.v = v, .index = PCI_ROM_SLOT, .size = r.size, .offset = r.offset};
+	struct bus_region br = {
+	    .handler = bar_trap, .reg_name = bar_reg_name, .opaque = b, .name = v->name};
+	if (!size || pci_device_add_rom(&v->pci, size, &br) < 0) {
+		snprintf(err, errlen,
+			 "%s: its expansion ROM (%llu bytes) cannot be shown (16 MiB at most)",
+			 v->name, (unsigned long long)r.size);
+		return -1;
+	}
+	return 0;
+}
+
 int vfio_bars_init(struct vfio_pci *v, const uint8_t *devcfg, char *err, size_t errlen)
 {
 	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
@@ -181,6 +203,8 @@ int vfio_bars_init(struct vfio_pci *v, const uint8_t *devcfg, char *err, size_t 
 		if (!(cfgbar & PCI_BAR_IO) && (cfgbar & 0x6) == PCI_BAR_MEM_TYPE_64)
 			i++;
 	}
+	if (v->rom && rom_init(v, err, errlen) < 0)
+		return -1;
 	const struct vfio_msix *mx = &v->msix;
 	if (mx->cap && (mx->table_bar >= PCI_NUM_BARS || !v->bars[mx->table_bar].size ||
 			mx->table_off + (uint64_t)mx->nr * 16 > v->bars[mx->table_bar].size)) {
@@ -208,7 +232,7 @@ static int slot_del(struct vfio_pci *v, struct vfio_slot *s)
 
 void vfio_bars_free(struct vfio_pci *v)
 {
-	for (unsigned int i = 0; i < PCI_NUM_BARS; i++) {
+	for (unsigned int i = 0; i < PCI_NUM_RES; i++) {
 		struct vfio_bar *b = &v->bars[i];
 		bool held = false;
 		for (unsigned int s = 0; s < b->nr_slots; s++)

@@ -1,4 +1,4 @@
-/* --vfio-pci ADDR[,mmap=on|off]: the passthrough device kind. */
+/* --vfio-pci ADDR[,mmap=on|off][,rom=on|off]: the passthrough device kind. */
 #include "devices/vfio/vfio_kind.h"
 
 #include <stdio.h>
@@ -41,6 +41,12 @@ static const struct opt vfio_opts[] = {
      .hint = "use on or off",
      .metavar = "on|off",
      .help = "map BARs into the guest (default on); off traps every access"},
+    {.name = "rom",
+     .type = OPT_ONOFF,
+     .off = offsetof(struct vfio_spec, rom),
+     .hint = "use on or off",
+     .metavar = "on|off",
+     .help = "show the device's expansion ROM to the guest (default off)"},
 };
 const struct opt_table vfio_spec_table = OPT_TABLE(vfio_opts, "option", NULL);
 
@@ -87,7 +93,8 @@ int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *
 			      .memslot_del = ctx->host->memslot_del,
 			      .kvm_vfio_add = ctx->host->kvm_vfio_add};
 	struct vfio_pci *v;
-	if (vfio_pci_create(s->addr, s->mmap, &vc, &v, err, errlen) < 0)
+	unsigned int flags = (s->mmap ? VFIO_F_MMAP : 0) | (s->rom ? VFIO_F_ROM : 0);
+	if (vfio_pci_create(s->addr, flags, &vc, &v, err, errlen) < 0)
 		return -1;
 	*out = (struct device){.dev = v, .ops = &vfio_dev_ops, .pci = vfio_pci_dev(v)};
 	return 0;

@@ -10,6 +10,7 @@
 struct vfio_spec {
 	char addr[32];
 	bool mmap;
+	bool rom;
 };
 
 extern const struct opt_table vfio_spec_table;

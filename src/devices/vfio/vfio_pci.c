@@ -15,9 +15,9 @@ static const struct pci_device_ops vfio_pci_ops = {
     /* No release: the device manager destroys the device after the bus. */
 };
 
-int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *name, bool mmap,
-			 const struct vfio_ctx *ctx, struct vfio_pci **out, char *err,
-			 size_t errlen)
+int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *name,
+			 unsigned int flags, const struct vfio_ctx *ctx, struct vfio_pci **out,
+			 char *err, size_t errlen)
 {
 	struct vfio_pci *v = calloc(1, sizeof(*v));
 	if (!v) {
@@ -28,7 +28,8 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 	v->ops = ops;
 	v->h = h;
 	v->ctx = *ctx;
-	v->mmap = mmap;
+	v->mmap = flags & VFIO_F_MMAP;
+	v->rom = flags & VFIO_F_ROM;
 	v->intx.trigger = v->intx.unmask = -1;
 	for (unsigned int i = 0; i < VFIO_MSI_MAX; i++)
 		v->msi.vec[i].efd = v->msi.vec[i].gsi = -1;
@@ -51,15 +52,15 @@ int vfio_pci_create_with(const struct vfio_dev_ops *ops, void *h, const char *na
 	return 0;
 }
 
-int vfio_pci_create(const char *addr, bool mmap, const struct vfio_ctx *ctx, struct vfio_pci **out,
-		    char *err, size_t errlen)
+int vfio_pci_create(const char *addr, unsigned int flags, const struct vfio_ctx *ctx,
+		    struct vfio_pci **out, char *err, size_t errlen)
 {
 	const struct vfio_dev_ops *ops;
 	void *h;
 	char canon[16];
 	if (vfio_sys_open(addr, ctx->container, ctx->mem, &ops, &h, canon, err, errlen) < 0)
 		return -1;
-	return vfio_pci_create_with(ops, h, canon, mmap, ctx, out, err, errlen);
+	return vfio_pci_create_with(ops, h, canon, flags, ctx, out, err, errlen);
 }
 
 struct pci_device *vfio_pci_dev(struct vfio_pci *v)

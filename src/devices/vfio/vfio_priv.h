@@ -89,13 +89,13 @@ struct vfio_pci {
 	const struct vfio_dev_ops *ops;
 	void *h;
 	struct vfio_ctx ctx;
-	bool mmap, started;
+	bool mmap, rom, started;
 	uint64_t cfg_offset; /* config region in the device fd */
 	/* Config bytes that are the device's own registers (past the header,
 	 * in no capability): reads and writes pass through. */
 	bool pass[PCI_CFG_SIZE];
-	unsigned int exp_cap; /* the PCIe capability's offset, 0 if none */
-	struct vfio_bar bars[PCI_NUM_BARS];
+	unsigned int exp_cap;		   /* the PCIe capability's offset, 0 if none */
+	struct vfio_bar bars[PCI_NUM_RES]; /* the ROM last, with rom=on */
 	/* MSI, MSI-X and INTx state: config writes (bus lock) and MSI-X
 	 * table writes (any vCPU) both change it. */
 	pthread_mutex_t irq_lock;
