@@ -367,12 +367,41 @@ static void test_request_on_open_stream(void **state)
 	close(lfd);
 }
 
+/* Finding 3 (medium, a local client): clients that connect and never send
+ * their CONNECT line each held a slot for ever; VSOCK_MAX_CONNS of them
+ * (any process that may open the socket) refused every guest REQUEST, so
+ * the guest's streams to the host depended on the goodwill of every local
+ * client. Fix: at most VSOCK_LINE_WAIT_MAX clients wait for their line;
+ * more are closed at once (counted as refused). */
+static void test_silent_clients_starve_guest(void **state)
+{
+	struct fx *f = *state;
+	enum { N = VSOCK_MAX_CONNS };
+	int *fds = calloc(N, sizeof(int));
+	assert_non_null(fds);
+	for (int i = 0; i < N; i++) {
+		fds[i] = host_dial(f->uds);
+		if (i % 16 == 15) /* the device accepts 16 a turn: the backlog never fills */
+			virtio_vsock_poll(f->vdev);
+	}
+	virtio_vsock_poll(f->vdev);
+	rx_post(f, 16);
+	int lfd;
+	int a = guest_stream(f, &lfd); /* RESPONSE, not RST */
+	close(a);
+	close(lfd);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	free(fds);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 	    T(test_partial_line_then_hangup),
 	    T(test_request_on_open_stream),
+	    T(test_silent_clients_starve_guest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

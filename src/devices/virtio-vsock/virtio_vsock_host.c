@@ -271,13 +271,26 @@ bad:
 	vsock_conn_close(v, c, false);
 }
 
+static unsigned int lines_waiting(const struct virtio_vsock *v)
+{
+	unsigned int n = 0;
+	for (unsigned int i = 0; i < v->hw; i++)
+		n += v->conns[i].state == VS_HOST_LINE;
+	return n;
+}
+
+/* Clients that have not sent their line yet are nobody's stream: a
+ * bounded few, or silent ones (any process that may open the socket)
+ * would hold every slot and refuse the guest's own REQUESTs. */
 static void host_accept(struct virtio_vsock *v)
 {
 	for (int i = 0; i < ACCEPT_MAX; i++) {
 		int fd = accept4(v->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct vsock_conn *c = vsock_conn_new(v, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
+		struct vsock_conn *c = lines_waiting(v) < VSOCK_LINE_WAIT_MAX
+					   ? vsock_conn_new(v, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP)
+					   : NULL;
 		if (!c) {
 			counter_add(&v->stats.refused, 1);
 			close(fd);
