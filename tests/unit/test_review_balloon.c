@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/virtio-balloon/virtio_balloon.h"
+#include "devices/virtio-balloon/virtio_balloon_priv.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "virtio/virtio_dev.h"
@@ -125,10 +127,126 @@ static void test_balloon_with_passthrough(void **state)
 	vm_free(m);
 }
 
+/* ---- the device alone, its transport without ioeventfd ---- */
+
+#define QSZ	 64
+#define RING_GPA 0x10000 /* inflate queue's rings */
+#define PFN_GPA	 0x40000
+#define PAGE_GPA 0x200000
+
+struct gx {
+	struct fake_mem fm;
+	struct virtio_dev *vdev;
+	uint16_t avail_idx;
+	int refills; /* chains the guest's other vCPU still posts */
+};
+
+static struct gx *gcur;
+
+static void gx_notify(struct virtio_dev *vdev, unsigned int q)
+{
+	(void)vdev, (void)q;
+}
+
+static void gx_config(struct virtio_dev *vdev)
+{
+	(void)vdev;
+}
+
+/* --no-ioeventfd: the transport has no kick eventfd to come back by. */
+static int gx_resched_none(struct virtio_dev *vdev, unsigned int q)
+{
+	(void)vdev, (void)q;
+	return -1;
+}
+
+static const struct virtio_transport_ops gx_transport = {
+    .notify_queue = gx_notify,
+    .notify_config = gx_config,
+    .queue_resched = gx_resched_none,
+};
+
+/* The guest makes descriptor 0 (one PFN) available once more: two stores
+ * a vCPU of its own repeats without a kick. */
+static void gx_post(struct gx *g)
+{
+	uint16_t *avail = fake_mem_at(&g->fm, RING_GPA + 0x1000);
+	avail[2 + (g->avail_idx % QSZ)] = 0;
+	__atomic_store_n(&avail[1], ++g->avail_idx, __ATOMIC_RELEASE);
+}
+
+/* madvise's stand-in: while the device gives one page back, the guest's
+ * other vCPU posts the next chain. */
+static int reposting_discard(void *host, size_t len)
+{
+	(void)host, (void)len;
+	if (gcur->refills > 0) {
+		gcur->refills--;
+		gx_post(gcur);
+	}
+	return 0;
+}
+
+/* Finding 2 (medium with --no-ioeventfd, a guest): an inflate run on the
+ * kicking vCPU went on past its budget for as long as the guest's other
+ * vCPU re-posted chains, holding the device's mutex all the while: the
+ * stats timer on the shared I/O thread (and every device behind it), the
+ * API's PATCH /balloon and the VM's stop all waited on it. Fix: a run
+ * ends at its budget; the transport calls again when it can, else the
+ * guest's next kick does (Linux's driver keeps one chain in flight per
+ * queue, and kicks it). */
+static void test_run_bounded_without_ioeventfd(void **state)
+{
+	(void)state;
+	struct gx *g = calloc(1, sizeof(*g));
+	assert_non_null(g);
+	assert_int_equal(fake_mem_init(&g->fm, 8 << 20), 0);
+	struct balloon_spec s;
+	balloon_spec_init(&s);
+	char err[200] = "";
+	g->vdev = virtio_balloon_create("virtio-balloon0", &s, &g->fm.gm, err, sizeof(err));
+	assert_non_null(g->vdev);
+	struct virtio_dev *v = g->vdev;
+	v->transport = &gx_transport;
+	v->transport_data = g;
+	for (unsigned int q = 0; q < v->num_queues; q++) {
+		struct virtq *vq = &v->vqs[q];
+		uint64_t r = RING_GPA + q * 0x4000;
+		assert_int_equal(virtq_init(vq, "balloon q", v->queue_max_size, NULL, NULL), 0);
+		assert_int_equal(virtq_set_size(vq, QSZ), 0);
+		assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_DESC, r), 0);
+		assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_AVAIL, r + 0x1000), 0);
+		assert_int_equal(virtq_set_addr(vq, VIRTQ_RING_USED, r + 0x2000), 0);
+		assert_int_equal(virtq_activate(vq, &g->fm.gm), 0);
+	}
+	assert_int_equal(v->ops->activate(v), 0);
+	((struct virtio_balloon *)v->priv)->discard = reposting_discard;
+	uint32_t pfn = PAGE_GPA / 4096;
+	memcpy(fake_mem_at(&g->fm, PFN_GPA), &pfn, sizeof(pfn));
+	struct virtq_desc d = {.addr = PFN_GPA, .len = sizeof(pfn)};
+	memcpy(fake_mem_at(&g->fm, RING_GPA), &d, sizeof(d));
+	gcur = g;
+	g->refills = 10000;
+	gx_post(g);
+	v->ops->queue_notify(v, 0);
+	uint16_t used =
+	    __atomic_load_n((uint16_t *)fake_mem_at(&g->fm, RING_GPA + 0x2002), __ATOMIC_ACQUIRE);
+	assert_true(used <= BALLOON_POP_BUDGET); /* the run ended; chains wait */
+	assert_true(g->refills > 0);
+	/* The next kick goes on where it stopped. */
+	v->ops->queue_notify(v, 0);
+	assert_true(__atomic_load_n((uint16_t *)fake_mem_at(&g->fm, RING_GPA + 0x2002),
+				    __ATOMIC_ACQUIRE) > used);
+	virtio_balloon_destroy(v);
+	fake_mem_free(&g->fm);
+	free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_balloon_with_passthrough),
+	    cmocka_unit_test(test_run_bounded_without_ioeventfd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
