@@ -89,12 +89,31 @@ static unsigned int dm_count_prefix(const struct devmgr *dm, const char *prefix)
 	return n;
 }
 
+/* A device that pins guest RAM and one that gives it back (struct
+ * dm_kind): the second of them is refused. */
+static int dm_ram_clash(const struct devmgr *dm, const struct dm_kind *k, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_kind *o = dm->devs[i].kind;
+		if ((k->pins_ram && o->discards_ram) || (k->discards_ram && o->pins_ram)) {
+			snprintf(err, errlen,
+				 "cannot share a VM with %s: %s pins guest RAM for DMA, and "
+				 "memory the balloon gives back would stay the device's",
+				 dm->devs[i].name, k->pins_ram ? "it" : o->prefix);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *err, size_t errlen)
 {
 	if (dm->nr == DEVMGR_MAX) {
 		snprintf(err, errlen, "too many devices (at most %d)", DEVMGR_MAX);
 		return -1;
 	}
+	if (dm_ram_clash(dm, k, err, errlen) < 0)
+		return -1;
 	struct dm_entry *e = &dm->devs[dm->nr];
 	memset(e, 0, sizeof(*e));
 	e->kind = k;

@@ -43,6 +43,10 @@ struct dm_kind {
 	int (*check)(const void *spec, char *err, size_t errlen);
 	/* Optional: what in a spec needs ioeventfd kicks ("poll="), or NULL. */
 	const char *(*needs_ioeventfd)(const void *spec);
+	/* Guest RAM pinned for a device's DMA (an IOMMU mapping), and guest
+	 * RAM given back to the host (madvise): never in one VM, as a page
+	 * given back would stay the device's, apart from what the guest sees. */
+	bool pins_ram, discards_ram;
 };
 
 extern const struct dm_kind dm_kinds[];

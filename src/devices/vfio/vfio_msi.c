@@ -68,11 +68,15 @@ static void msi_collect(struct vfio_msi *m, unsigned int i)
 
 /* VFIO's side: n vectors, 0 for off. A host that can give fewer says how
  * many; as QEMU, skiff asks again for that many (the guest's other
- * vectors never fire). irq_lock held. */
+ * vectors never fire). Compared with what the guest asked for, not with
+ * what VFIO gave: else every later write to the capability (a mask bit)
+ * set MSI up again, and the teardown dropped what masked vectors had
+ * pending. irq_lock held. */
 static void msi_vfio(struct vfio_pci *v, unsigned int n)
 {
 	struct vfio_msi *m = &v->msi;
-	if (n == m->nr)
+	unsigned int asked = n;
+	if (n == m->asked)
 		return;
 	if (m->nr) {
 		int r = v->ops->set_irqs(v->h, VFIO_PCI_MSI_IRQ_INDEX,
@@ -84,7 +88,7 @@ static void msi_vfio(struct vfio_pci *v, unsigned int n)
 		for (unsigned int i = 0; i < m->nr; i++)
 			msi_collect(m, i);
 		m->pending = 0;
-		m->nr = 0;
+		m->nr = m->asked = 0;
 		m->vfio_on = false;
 	}
 	if (!n)
@@ -106,6 +110,7 @@ static void msi_vfio(struct vfio_pci *v, unsigned int n)
 		return;
 	}
 	m->nr = n;
+	m->asked = asked;
 	m->vfio_on = true;
 }
 

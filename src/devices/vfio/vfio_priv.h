@@ -72,6 +72,7 @@ struct vfio_msi {
 	unsigned int mask_off, pend_off;
 	unsigned int log_max; /* Multiple Message Capable offered */
 	unsigned int nr;      /* vectors VFIO has: 0 when off */
+	unsigned int asked;   /* vectors the guest enabled (2^MME) when VFIO said yes */
 	uint32_t pending;     /* masked vectors that fired */
 	struct vfio_vec vec[VFIO_MSI_MAX];
 	int32_t fds[VFIO_MSI_MAX]; /* their eventfds, for VFIO_DEVICE_SET_IRQS */

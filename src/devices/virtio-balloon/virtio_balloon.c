@@ -167,8 +167,12 @@ static void report_chain(struct virtio_balloon *b, const struct virtq_elem *e)
 	}
 }
 
-/* Runs queue q to empty or to its budget (then the transport calls again,
- * or a trapped kick's vCPU goes on). mu held. */
+/* Runs queue q to empty or to its budget, then the transport calls again
+ * or, without a kick eventfd, the guest's next kick does (Linux's driver
+ * keeps one chain in flight per queue and kicks it). Never on past the
+ * budget: a guest re-posting from another vCPU would hold mu, and the
+ * stats timer's I/O thread, the API's update and the stop behind it, for
+ * as long as it liked. mu held. */
 static void balloon_run(struct virtio_balloon *b, unsigned int q)
 {
 	struct virtq *vq = &b->vdev.vqs[q];
@@ -181,9 +185,9 @@ static void balloon_run(struct virtio_balloon *b, unsigned int q)
 	bool pushed = false;
 	while (b->active) {
 		if (!budget--) {
-			if (t->queue_resched && t->queue_resched(&b->vdev, q) == 0)
-				break;
-			budget = BALLOON_POP_BUDGET;
+			if (t->queue_resched)
+				t->queue_resched(&b->vdev, q);
+			break;
 		}
 		if (virtq_pop(vq, gm, &b->elem) <= 0)
 			break;

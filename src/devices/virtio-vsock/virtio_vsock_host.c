@@ -237,8 +237,11 @@ static uint32_t pick_local_port(struct virtio_vsock *v)
 	}
 }
 
-/* A host peer's first line; the rest of its bytes stay in the socket. */
-static void host_line(struct virtio_vsock *v, struct vsock_conn *c)
+/* A host peer's first line; the rest of its bytes stay in the socket.
+ * events: what epoll saw (0 right after accept). A peer that hung up
+ * without a whole line is done: the peek keeps finding its unread bytes,
+ * never EOF, and an edge-triggered socket raises no other event for it. */
+static void host_line(struct virtio_vsock *v, struct vsock_conn *c, uint32_t events)
 {
 	char buf[VSOCK_LINE_MAX];
 	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
@@ -246,7 +249,8 @@ static void host_line(struct virtio_vsock *v, struct vsock_conn *c)
 		return;
 	char *nl = n > 0 ? memchr(buf, '\n', (size_t)n) : NULL;
 	if (!nl) {
-		if (n < 0 || n == 0 || (size_t)n == sizeof(buf))
+		if (n <= 0 || (size_t)n == sizeof(buf) ||
+		    (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 			goto bad; /* gone, or a line too long */
 		return;		  /* the rest of the line is still coming */
 	}
@@ -267,20 +271,33 @@ bad:
 	vsock_conn_close(v, c, false);
 }
 
+static unsigned int lines_waiting(const struct virtio_vsock *v)
+{
+	unsigned int n = 0;
+	for (unsigned int i = 0; i < v->hw; i++)
+		n += v->conns[i].state == VS_HOST_LINE;
+	return n;
+}
+
+/* Clients that have not sent their line yet are nobody's stream: a
+ * bounded few, or silent ones (any process that may open the socket)
+ * would hold every slot and refuse the guest's own REQUESTs. */
 static void host_accept(struct virtio_vsock *v)
 {
 	for (int i = 0; i < ACCEPT_MAX; i++) {
 		int fd = accept4(v->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct vsock_conn *c = vsock_conn_new(v, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
+		struct vsock_conn *c = lines_waiting(v) < VSOCK_LINE_WAIT_MAX
+					   ? vsock_conn_new(v, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP)
+					   : NULL;
 		if (!c) {
 			counter_add(&v->stats.refused, 1);
 			close(fd);
 			continue;
 		}
 		c->state = VS_HOST_LINE;
-		host_line(v, c); /* the line may be there already */
+		host_line(v, c, 0); /* the line may be there already */
 	}
 }
 
@@ -293,7 +310,7 @@ static void conn_event(struct virtio_vsock *v, uint64_t tag, uint32_t events)
 	if (c->gen != (uint32_t)(tag >> 32) || c->fd < 0)
 		return; /* an event for a stream closed in this batch */
 	if (c->state == VS_HOST_LINE) {
-		host_line(v, c);
+		host_line(v, c, events);
 		return;
 	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))

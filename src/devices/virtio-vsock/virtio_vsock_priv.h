@@ -13,14 +13,15 @@
 
 enum { VSOCK_RXQ, VSOCK_TXQ, VSOCK_EVQ, VSOCK_NR_QUEUES };
 
-#define VSOCK_EV_LISTEN	  UINT64_MAX
-#define VSOCK_EV_WAKE	  (UINT64_MAX - 1)
-#define VSOCK_EVENTS_MAX  64 /* per epoll_wait: a bounded turn */
-#define VSOCK_HDR_LEN	  ((uint32_t)sizeof(struct virtio_vsock_hdr))
-#define VSOCK_ORPHAN_MAX  64  /* RSTs for unknown connections waiting for RX */
-#define VSOCK_LINE_MAX	  32  /* "CONNECT 4294967295\n" and room */
-#define VSOCK_TX_BUDGET	  256 /* chains per run, then the transport calls again */
-#define VSOCK_CREDIT_STEP (VSOCK_CONN_BUF / 4)
+#define VSOCK_EV_LISTEN	    UINT64_MAX
+#define VSOCK_EV_WAKE	    (UINT64_MAX - 1)
+#define VSOCK_EVENTS_MAX    64 /* per epoll_wait: a bounded turn */
+#define VSOCK_HDR_LEN	    ((uint32_t)sizeof(struct virtio_vsock_hdr))
+#define VSOCK_ORPHAN_MAX    64	/* RSTs for unknown connections waiting for RX */
+#define VSOCK_LINE_MAX	    32	/* "CONNECT 4294967295\n" and room */
+#define VSOCK_LINE_WAIT_MAX 64	/* host clients waiting for their line: more are closed */
+#define VSOCK_TX_BUDGET	    256 /* chains per run, then the transport calls again */
+#define VSOCK_CREDIT_STEP   (VSOCK_CONN_BUF / 4)
 
 enum vsock_state {
 	VS_FREE,

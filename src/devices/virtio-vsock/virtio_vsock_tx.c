@@ -192,9 +192,9 @@ static void tx_packet(struct virtio_vsock *v, const struct virtq_elem *e)
 	counter_add(&v->stats.tx_packets_count, 1);
 	struct vsock_conn *c = vsock_conn_find(v, p.dst_port, p.src_port);
 	if (p.op == VIRTIO_VSOCK_OP_REQUEST) {
-		if (c)
-			vsock_orphan_rst(v, p.dst_port, p.src_port); /* already open */
-		else
+		if (c && c->state != VS_CLOSING) /* open: reset, as Linux does */
+			vsock_conn_close(v, c, true);
+		else if (!c)
 			tx_request(v, &p);
 		return;
 	}
