@@ -201,6 +201,11 @@ tb_pack_kvmtool() {
 # killed; tests/testbed/README.md has how to read it.
 tb_l0_dump() {
 	local i c
+	# Whether L0 still runs L1 at all: QEMU stops a VM whose disk write
+	# failed (werror=enospc: the host's disk full) or that paused, and
+	# then no L1 clock moves (the LAPIC counts below stay put).
+	echo "=== testbed: L0 monitor: info status ==="
+	python3 "$TB_DIR/l0-monitor.py" "info status" 2>&1
 	for i in 1 2; do
 		echo "=== testbed: L0 monitor, sample $i: info registers -a ==="
 		python3 "$TB_DIR/l0-monitor.py" "info registers -a" 2>&1

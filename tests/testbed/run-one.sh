@@ -178,8 +178,10 @@ grep -v "TCG doesn't support requested feature" <<<"$clean" |
 # What the stall recorders saw (guest/lib.sh's watcher, tb_l0_dump), which
 # the tail may have cut: the VMM's threads, then each L1 CPU's RIP, flags
 # and halt state and its LAPIC timer and pending interrupts.
-rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L[01]|^testbed: L1 stuck|RIP=|^(Timer|LVTT|ISR|IRR)' <<<"$clean" |
+rec=$(grep -E '^l2-watch: (L2 silent|task|kvm)|=== testbed: L[01]|^testbed: L1 stuck|RIP=|^(Timer|LVTT|ISR|IRR)|^VM status' <<<"$clean" |
 	head -n 80)
 [ -z "$rec" ] || printf -- '--- stall recorders ---\n%s\n' "$rec"
+# A full disk stops L0's VM (and fails writes in L1): say how full it is.
+echo "--- free space where the testbed writes: $(df -h --output=avail,pcent "$TB_CACHE" 2>/dev/null | tail -n1)"
 echo "---"
 exit 1
