@@ -88,9 +88,11 @@ l1() {
 		echo "net-modes: adaptive polling stopped $NM_adaptive_cont times for contention"
 	[ "$NM_always_stops" = 0 ] || { fail "always polling stopped $NM_always_stops times"; return; }
 	[ "$NM_always_work" -gt 0 ] && [ $((NM_always_kpm * 2)) -lt "$NM_ioeventfd_kpm" ] || { fail "always polling did not cut kicks"; return; }
-	# vhost: no kicks or interrupts pass through skiff
-	# (a kick or two before DRIVER_OK hands the queue over is not data path)
-	[ "$NM_vhost_kpm" = 0 ] && [ "$NM_vhost_traps" = 0 ] && [ "$NM_vhost_irqs" = 0 ] || { fail "vhost mode: data path still in skiff"; return; }
+	# vhost: no kicks or interrupts pass through skiff (a kick or two
+	# before DRIVER_OK hands the queue over is not data path). Counted, not
+	# per MB: a slow run that moved 7 MB made one early kick 14 per 100 MB.
+	[ "$NM_vhost_kicks" -le 2 ] && [ "$NM_vhost_traps" = 0 ] && [ "$NM_vhost_irqs" = 0 ] ||
+		{ fail "vhost mode: data path still in skiff ($NM_vhost_kicks kicks, $NM_vhost_traps trapped, $NM_vhost_irqs irqs)"; return; }
 	pass
 }
 
