@@ -173,6 +173,21 @@ int devmgr_check_arg(const struct devmgr_arg *a, bool use_ioeventfd, char *err, 
 	return parsed ? 0 : -1;
 }
 
+int devmgr_check_api(const struct devmgr_arg *a, bool use_ioeventfd, uint64_t mem_mib, char *err,
+		     size_t errlen)
+{
+	char why[400];
+	const struct dm_kind *k;
+	void *parsed = dm_parse(NULL, a, use_ioeventfd, &k, why, sizeof(why));
+	if (!parsed) {
+		dm_fail(a, why, err, errlen);
+		return -1;
+	}
+	int r = k->api && k->api->check_vm ? k->api->check_vm(parsed, mem_mib, err, errlen) : 0;
+	free(parsed);
+	return r;
+}
+
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
 {
 	struct devmgr_arg a = {.option = option, .spec = spec};

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "core/opt.h"
+#include "devices/dev_api.h"
 #include "core/ratelimit.h"
 #include "devices/device.h"
 
@@ -41,6 +42,8 @@ struct rng_spec {
 };
 extern const struct opt_table rng_spec_table;
 void rng_spec_init(void *spec);
+/* PUT /entropy, --config-file's and /vm/config's section (virtio_rng_api.c). */
+extern const struct dev_api rng_api;
 
 /* The device kind behind --rng (one per VM, as Firecracker's). */
 int virtio_rng_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
