@@ -229,6 +229,9 @@ static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, 
 		   !strcmp(key, "skiff-vfio")) {
 		*drives |= key[0] == 'd';
 		r = file_array(c, key, v, why, len);
+	} else if (unsupported(key) && json_object_get_type(v) == json_type_array &&
+		   !json_object_array_length(v)) {
+		r = 0; /* "pmem": [] as GET /vm/config writes it: none asked for */
 	} else if (unsupported(key)) {
 		snprintf(why, len, "The requested operation is not supported: skiff has no %s.",
 			 key);

@@ -86,6 +86,7 @@ const struct dm_kind dm_kinds[] = {
      .spec_size = sizeof(struct vsock_spec),
      .spec_init = vsock_spec_init,
      .transport = DM_VIRTIO_PCI,
-     .create = virtio_vsock_new_device},
+     .create = virtio_vsock_new_device,
+     .api = &vsock_api},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/opt.h"
+#include "devices/dev_api.h"
 #include "devices/device.h"
 
 #define VSOCK_HOST_CID	 2
@@ -41,6 +42,8 @@ struct vsock_spec {
 };
 extern const struct opt_table vsock_spec_table;
 void vsock_spec_init(void *spec);
+/* PUT /vsock, --config-file's and /vm/config's section (virtio_vsock_api.c). */
+extern const struct dev_api vsock_api;
 
 /* The device kind behind --vsock (one per VM, as Firecracker's). */
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
