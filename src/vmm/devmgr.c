@@ -89,6 +89,21 @@ static unsigned int dm_count_prefix(const struct devmgr *dm, const char *prefix)
 	return n;
 }
 
+/* The kind's own calls into the filters its threads will install (the
+ * threads start after every device is added). */
+static int dm_sandbox(const struct dm_kind *k, char *err, size_t errlen)
+{
+	for (int r = 0; k->sandbox && r < SANDBOX_NR_ROLES; r++) {
+		const struct sandbox_rules *set = &k->sandbox->role[r];
+		if (set->n && sandbox_add_rules((enum sandbox_role)r, set) < 0) {
+			snprintf(err, errlen, "too many rule sets for the %s thread's filter",
+				 sandbox_role_name((enum sandbox_role)r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *err, size_t errlen)
 {
 	if (dm->nr == DEVMGR_MAX) {
@@ -113,7 +128,7 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 			      .nr_vcpus = dm->nr_vcpus};
 	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
-	if (dm_attach(dm, e, io, err, errlen) < 0) {
+	if (dm_sandbox(k, err, errlen) < 0 || dm_attach(dm, e, io, err, errlen) < 0) {
 		e->d.ops->destroy(e->d.dev);
 		return -1;
 	}

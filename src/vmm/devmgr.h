@@ -14,6 +14,7 @@
 #include "core/counter.h"
 #include "core/opt.h"
 #include "devices/dev_api.h"
+#include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 struct pci_bus;
@@ -48,6 +49,9 @@ struct dm_kind {
 	 * and /vm/config section, JSON fields onto spec keys), kept in the
 	 * kind's folder; the API layer serves it from here alone. */
 	const struct dev_api *api;
+	/* Optional: its calls per thread role (devices/dev_sandbox.h), added
+	 * to the filters when a device of the kind is added. */
+	const struct dev_sandbox *sandbox;
 };
 
 extern const struct dm_kind dm_kinds[];

@@ -36,6 +36,7 @@ const struct dm_kind dm_kinds[] = {
      .transport = DM_VIRTIO_PCI,
      .check = virtio_net_spec_check,
      .create = virtio_net_new_device,
+     .sandbox = &virtio_net_sandbox,
      .needs_ioeventfd = virtio_net_needs_ioeventfd},
     {.option = "net",
      .model = "e1000",
@@ -56,7 +57,8 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = vfio_spec_init,
      .check = vfio_spec_check,
      .transport = DM_PCI,
-     .create = vfio_new_device},
+     .create = vfio_new_device,
+     .sandbox = &vfio_sandbox},
     {.option = "rng",
      .prefix = "virtio-rng",
      .metavar = "[bw=SIZE:MS[:BURST]][,ops=...]",
@@ -87,6 +89,7 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = vsock_spec_init,
      .transport = DM_VIRTIO_PCI,
      .create = virtio_vsock_new_device,
-     .api = &vsock_api},
+     .api = &vsock_api,
+     .sandbox = &vsock_sandbox},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);
