@@ -14,6 +14,7 @@
 #include "core/counter.h"
 #include "core/opt.h"
 #include "devices/dev_api.h"
+#include "devices/dev_metrics.h"
 #include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
@@ -52,6 +53,9 @@ struct dm_kind {
 	/* Optional: its calls per thread role (devices/dev_sandbox.h), added
 	 * to the filters when a device of the kind is added. */
 	const struct dev_sandbox *sandbox;
+	/* Optional: its group in Firecracker's metrics line. Kinds that share
+	 * an option (--net) count under the first row's. */
+	const struct dev_metrics *metrics;
 };
 
 extern const struct dm_kind dm_kinds[];

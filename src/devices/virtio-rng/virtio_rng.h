@@ -24,6 +24,7 @@
 
 #include "core/opt.h"
 #include "devices/dev_api.h"
+#include "devices/dev_metrics.h"
 #include "core/ratelimit.h"
 #include "devices/device.h"
 
@@ -56,5 +57,8 @@ struct virtio_dev *virtio_rng_create(const char *name, const struct rng_spec *s,
 void virtio_rng_destroy(struct virtio_dev *vdev);
 /* Its counters (dev_ops.counters): requests, bytes, errors, waits. */
 void virtio_rng_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
+
+/* Its group in the metrics line (virtio_rng_metrics.c). */
+extern const struct dev_metrics virtio_rng_metrics;
 
 #endif
