@@ -53,43 +53,111 @@ static const char *uint_name(uint64_t max)
 				   : "u64";
 }
 
-void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f)
+/* How a field of each type becomes spec keys: bytes written to out, or
+ * -1 with why (a value refused). */
+static int spec_str(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+		    size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	if (d->flags & DEV_API_APART) {
+		a->key = d->key;
+		a->value = v->s;
+		return 0;
+	}
+	if (strchr(v->s, ',')) {
+		snprintf(why, wlen, "%s may not hold a ','", d->name);
+		return -1;
+	}
+	return seen ? snprintf(out, len, ",%s=%s", d->key, v->s) : 0;
+}
+
+static int spec_uint(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)a, (void)why, (void)wlen;
+	return seen ? snprintf(out, len, ",%s=%lld", d->key, (long long)v->i) : 0;
+}
+
+static int spec_bool(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)a, (void)why, (void)wlen;
+	return seen ? snprintf(out, len, ",%s=%s", d->key, v->b ? "on" : "off") : 0;
+}
+
+static int spec_rl(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+		   size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)seen, (void)a, (void)why, (void)wlen;
+	char rl[FC_RL_SPEC_MAX];
+	fc_rate_limiter_spec(&v->rl, d->key, rl, sizeof(rl));
+	return snprintf(out, len, "%s", rl);
+}
+
+static int spec_refused(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+			char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)seen, (void)out, (void)len, (void)a;
+	if (!v->b)
+		return 0;
+	snprintf(why, wlen, "skiff has no %s.", d->key);
+	return -1;
+}
+
+static int spec_none(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)d, (void)v, (void)seen, (void)out, (void)len, (void)a, (void)why, (void)wlen;
+	return 0;
+}
+
+/* Per field type: the JSON field it is (its member of fc_res_val, serde's
+ * name for it; an integer's comes from its range) and its spec keys. */
+static const struct {
+	enum api_ftype ftype;
+	size_t val_off, size;
+	unsigned int flags;
+	const char *expect;
+	int (*spec)(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+		    size_t len, struct devmgr_arg *a, char *why, size_t wlen);
+} types[] = {
+    [DEV_API_STR] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, 0, "a string", spec_str},
+    [DEV_API_UINT] = {AF_INT, offsetof(struct fc_res_val, i), 0, 0, NULL, spec_uint},
+    [DEV_API_BOOL] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_bool},
+    [DEV_API_RATE_LIMITER] = {AF_OBJ, offsetof(struct fc_res_val, rl),
+			      sizeof(struct fc_rate_limiter), 0, "struct RateLimiterConfig",
+			      spec_rl},
+    /* echoed back only if given, as Firecracker's Option */
+    [DEV_API_IGNORED] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, AF_IF_SEEN,
+			 "a string", spec_none},
+    [DEV_API_REFUSED] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_refused},
+};
+#define NR_TYPES (sizeof(types) / sizeof(types[0]))
+
+/* A kind's table, its fields of known types, capped. */
+static size_t nr_fields(const struct dev_api *a)
 {
 	size_t n = a->nr_fields < DEV_API_FIELDS_MAX ? a->nr_fields : DEV_API_FIELDS_MAX;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned int)a->fields[i].type >= NR_TYPES)
+			return i;
+	return n;
+}
+
+void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f)
+{
+	size_t n = nr_fields(a);
 	for (size_t i = 0; i < n; i++) {
 		const struct dev_api_field *d = &a->fields[i];
-		struct api_field *o = &f[i];
-		*o = (struct api_field){.name = d->name,
-					.flags = d->flags & DEV_API_REQUIRED ? AF_REQUIRED : 0};
-		switch (d->type) {
-		case DEV_API_STR:
-		case DEV_API_IGNORED:
-			o->type = AF_STR;
-			o->off = offsetof(struct fc_res, v[i].s);
-			o->size = sizeof(((struct fc_res *)0)->v[i].s);
-			o->expect = "a string";
-			o->flags |= d->type == DEV_API_IGNORED ? AF_IF_SEEN : 0;
-			break;
-		case DEV_API_UINT:
-			o->type = AF_INT;
-			o->off = offsetof(struct fc_res, v[i].i);
-			o->max = d->max > INT64_MAX ? INT64_MAX : (int64_t)d->max;
-			o->expect = uint_name(d->max);
-			break;
-		case DEV_API_BOOL:
-		case DEV_API_REFUSED:
-			o->type = AF_BOOL;
-			o->off = offsetof(struct fc_res, v[i].b);
-			o->expect = "a boolean";
-			break;
-		case DEV_API_RATE_LIMITER:
-			o->type = AF_OBJ;
-			o->off = offsetof(struct fc_res, v[i].rl);
-			o->size = sizeof(struct fc_rate_limiter);
-			o->sub = &fc_rate_limiter_obj;
-			o->expect = "struct RateLimiterConfig";
-			break;
-		}
+		f[i] = (struct api_field){
+		    .name = d->name,
+		    .type = types[d->type].ftype,
+		    .off = offsetof(struct fc_res, v) + i * sizeof(struct fc_res_val) +
+			   types[d->type].val_off,
+		    .size = types[d->type].size,
+		    .max = d->max > INT64_MAX ? INT64_MAX : (int64_t)d->max,
+		    .flags = (d->flags & DEV_API_REQUIRED ? AF_REQUIRED : 0) | types[d->type].flags,
+		    .expect = types[d->type].expect ? types[d->type].expect : uint_name(d->max),
+		    .sub = types[d->type].ftype == AF_OBJ ? &fc_rate_limiter_obj : NULL};
 	}
 	*obj = (struct api_object){
 	    .name = a->schema, .fields = f, .n = n, .seen_off = offsetof(struct fc_res, seen)};
@@ -125,46 +193,10 @@ struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r)
 
 int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name)
 {
-	for (size_t i = 0; i < k->api->nr_fields && i < DEV_API_FIELDS_MAX; i++)
+	for (size_t i = 0; i < nr_fields(k->api); i++)
 		if (k->api->fields[i].type == DEV_API_UINT && !strcmp(k->api->fields[i].name, name))
 			return &r->v[i].i;
 	return NULL;
-}
-
-/* One field's ",key=value" onto the spec at *n; -1 with why if refused. */
-static int field_spec(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
-		      char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
-{
-	char rl[FC_RL_SPEC_MAX];
-	switch (d->type) {
-	case DEV_API_STR:
-		if (d->flags & DEV_API_APART) {
-			a->key = d->key;
-			a->value = v->s;
-			return 0;
-		}
-		if (strchr(v->s, ',')) {
-			snprintf(why, wlen, "%s may not hold a ','", d->name);
-			return -1;
-		}
-		return seen ? snprintf(out, len, ",%s=%s", d->key, v->s) : 0;
-	case DEV_API_UINT:
-		return seen ? snprintf(out, len, ",%s=%lld", d->key, (long long)v->i) : 0;
-	case DEV_API_BOOL:
-		return seen ? snprintf(out, len, ",%s=%s", d->key, v->b ? "on" : "off") : 0;
-	case DEV_API_RATE_LIMITER:
-		fc_rate_limiter_spec(&v->rl, d->key, rl, sizeof(rl));
-		return snprintf(out, len, "%s", rl);
-	case DEV_API_REFUSED:
-		if (v->b) {
-			snprintf(why, wlen, "skiff has no %s.", d->key);
-			return -1;
-		}
-		return 0;
-	case DEV_API_IGNORED:
-		return 0;
-	}
-	return 0;
 }
 
 int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
@@ -173,9 +205,10 @@ int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size
 	size_t n = 0;
 	*a = (struct devmgr_arg){.option = k->option, .spec = spec};
 	spec[0] = '\0';
-	for (size_t i = 0; i < k->api->nr_fields && i < DEV_API_FIELDS_MAX; i++) {
-		int w = field_spec(&k->api->fields[i], &r->v[i], (r->seen >> i) & 1u, spec + n,
-				   len - n, a, err, errlen);
+	for (size_t i = 0; i < nr_fields(k->api); i++) {
+		const struct dev_api_field *d = &k->api->fields[i];
+		int w = types[d->type].spec(d, &r->v[i], (r->seen >> i) & 1u, spec + n, len - n, a,
+					    err, errlen);
 		if (w < 0)
 			return -1;
 		n += (size_t)w;
