@@ -88,15 +88,20 @@ static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *
 	api_reply_none(rep);
 }
 
-/* PUT /entropy: the VM's one virtio-rng; a second PUT replaces it. */
-static void put_entropy(struct api_fc *f, const struct fc_entropy *e, struct api_reply *rep)
+/* PUT of a device kind's resource (/entropy, /balloon, /vsock): checked
+ * through the kind's option table now, as Firecracker builds the device
+ * at PUT; a second PUT replaces the first (one per VM). */
+static void put_kind(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
-	char why[400], spec[FC_RL_SPEC_MAX];
-	fc_entropy_spec(e, spec, sizeof(spec));
-	if (devmgr_check("rng", spec, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "Error creating the entropy device: %s", why);
-	f->cfg.entropy = *e;
-	f->cfg.has_entropy = true;
+	char why[600];
+	struct fc_res_cfg *s = fc_vmcfg_res(&f->cfg, r->kind);
+	if (!s)
+		return api_reply_fault(rep, 500, "no room for %s", r->kind->option);
+	if (fc_res_check(r->kind, &r->u.res, !f->base.no_ioeventfd,
+			 (uint64_t)f->cfg.machine.mem_size_mib, why, sizeof(why)) < 0)
+		return api_reply_fault(rep, 400, "%s", why);
+	s->r = r->u.res;
+	s->has = true;
 	api_reply_none(rep);
 }
 
@@ -174,7 +179,7 @@ static bool pre_boot_only(enum api_op op)
 {
 	return op == OP_BOOT || op == OP_DRIVE_PUT || op == OP_NET_PUT || op == OP_MACHINE_PUT ||
 	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT ||
-	       op == OP_ENTROPY_PUT || op == OP_BALLOON_PUT;
+	       op == OP_KIND_PUT;
 }
 
 /* PATCH /drives path_on_host: the disk's new image (Firecracker opens it
@@ -309,10 +314,9 @@ void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
 		if (!rep->body)
 			api_reply_fault(rep, 500, "out of memory");
 		return;
-	case OP_ENTROPY_PUT:
-		return put_entropy(f, &r->u.entropy, rep);
+	case OP_KIND_PUT:
+		return put_kind(f, r, rep);
 	case OP_BALLOON_GET:
-	case OP_BALLOON_PUT:
 	case OP_BALLOON_PATCH:
 	case OP_BALLOON_STATS_GET:
 	case OP_BALLOON_STATS_PATCH:

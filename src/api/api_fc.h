@@ -36,8 +36,7 @@ struct api_fc {
 	char cmdline[FC_ARGS_MAX + 256];
 	char disk_spec[FC_MAX_DRIVES][FC_DISK_SPEC_MAX];
 	char net_spec[FC_MAX_NETS][FC_NET_SPEC_MAX];
-	char rng_spec[FC_RL_SPEC_MAX];
-	char balloon_spec[96];
+	char res_spec[FC_RES_MAX][FC_RES_SPEC_MAX]; /* the kinds' resources */
 	/* drives[i] is the disk_index[i]-th --disk (the root one first). */
 	unsigned int disk_index[FC_MAX_DRIVES];
 };
@@ -55,9 +54,6 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
  * for devmgr_check_arg at PUT time and vmm_build at InstanceStart. */
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
 void fc_net_spec(const struct fc_net *n, char *out, size_t len);
-void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len);
-/* --balloon's spec for a Balloon (api_balloon.c). */
-void fc_balloon_spec(const struct fc_balloon *b, char *out, size_t len);
 /* GET, PUT and PATCH /balloon and /balloon/statistics. */
 void api_fc_balloon(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
 /* Opens the metrics file or FIFO / the log; 0 or -1 with err. */

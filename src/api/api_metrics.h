@@ -9,13 +9,13 @@
 
 #include <json-c/json.h>
 
-enum fc_metrics_group { FC_METRICS_BLOCK, FC_METRICS_NET, FC_METRICS_ENTROPY, FC_METRICS_NR };
+#include "vmm/devmgr.h"
 
-/* A device behind a group: its counters' owner ("virtio-blk0"), and the
- * API's id for it (drive_id, iface_id), or NULL: then it counts in the
- * aggregate only (a disk from the command line). */
+/* A device behind a group (its kind's row's metrics): its counters' owner
+ * ("virtio-blk0"), and the API's id for it (drive_id, iface_id), or NULL:
+ * then it counts in the aggregate only (a disk from the command line). */
 struct fc_metrics_dev {
-	enum fc_metrics_group group;
+	const struct dev_metrics *group;
 	const char *dev;
 	const char *id;
 };
@@ -26,8 +26,8 @@ struct json_object *fc_metrics_object(const char *flat, const struct fc_metrics_
 				      unsigned int n);
 
 struct api_fc;
-/* The running VM's disks and network cards, with their API ids: at most
- * max of them; none before InstanceStart. */
+/* The running VM's devices of every kind with a metrics group, with their
+ * API ids: at most max of them; none before InstanceStart. */
 unsigned int api_fc_metrics_devs(const struct api_fc *f, struct fc_metrics_dev *devs,
 				 unsigned int max);
 

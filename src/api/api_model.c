@@ -127,18 +127,6 @@ OBJECT(fc_action_obj, struct fc_action, "ActionBody", action_f);
 static const struct api_field vm_state_f[] = {STR(struct fc_vm_state, state, AF_REQUIRED)};
 OBJECT(fc_vm_state_obj, struct fc_vm_state, "Vm", vm_state_f);
 
-static const struct api_field entropy_f[] = {RL(struct fc_entropy, rate_limiter)};
-OBJECT(fc_entropy_obj, struct fc_entropy, "EntropyDeviceConfig", entropy_f);
-
-static const struct api_field balloon_f[] = {
-    INT(struct fc_balloon, amount_mib, 0, UINT32_MAX, AF_REQUIRED, "u32"),
-    BOOL(struct fc_balloon, deflate_on_oom, AF_REQUIRED),
-    INT(struct fc_balloon, stats_polling_interval_s, 0, UINT16_MAX, 0, "u16"),
-    BOOL(struct fc_balloon, free_page_hinting, 0),
-    BOOL(struct fc_balloon, free_page_reporting, 0),
-};
-OBJECT(fc_balloon_obj, struct fc_balloon, "BalloonDeviceConfig", balloon_f);
-
 static const struct api_field balloon_patch_f[] = {
     INT(struct fc_balloon, amount_mib, 0, UINT32_MAX, AF_REQUIRED, "u32"),
 };

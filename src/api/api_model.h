@@ -10,6 +10,7 @@
 
 #include "api/api_json.h"
 #include "core/ratelimit.h"
+#include "vmm/devmgr.h"
 
 #define FC_ID_MAX     64
 #define FC_PATH_MAX   1024
@@ -90,15 +91,29 @@ struct fc_vm_state {
 	uint32_t seen;
 };
 
-/* EntropyDeviceConfig: PUT /entropy, the one virtio-rng. */
-struct fc_entropy {
-	struct fc_rate_limiter rate_limiter;
+/* A device kind's resource (its row's dev_api): field i of the kind's
+ * table is v[i], by its type. */
+struct fc_res_val {
+	char s[FC_PATH_MAX];
+	int64_t i;
+	bool b;
+	struct fc_rate_limiter rl;
+};
+struct fc_res {
+	struct fc_res_val v[DEV_API_FIELDS_MAX];
 	uint32_t seen;
 };
+struct fc_res_cfg {
+	bool has;
+	struct fc_res r;
+};
+#define FC_RES_MAX 8 /* kinds with a resource */
+/* A resource as a spec: its strings but the one apart, rate limiters. */
+#define FC_RES_SPEC_MAX (FC_PATH_MAX + 4 * FC_RL_SPEC_MAX)
 
-/* Balloon: PUT /balloon (BalloonDeviceConfig), PATCH /balloon
- * (BalloonUpdateConfig: amount_mib) and PATCH /balloon/statistics
- * (BalloonUpdateStatsConfig: stats_polling_interval_s) fill it. */
+/* Balloon: PATCH /balloon (BalloonUpdateConfig: amount_mib) and PATCH
+ * /balloon/statistics (BalloonUpdateStatsConfig:
+ * stats_polling_interval_s) fill it; PUT /balloon is the kind's resource. */
 struct fc_balloon {
 	int64_t amount_mib, stats_polling_interval_s;
 	bool deflate_on_oom, free_page_hinting, free_page_reporting;
@@ -112,7 +127,7 @@ struct fc_vfio {
 
 /* Everything configured: what GET /vm/config shows and InstanceStart boots. */
 struct fc_vmcfg {
-	bool has_boot, has_logger, has_metrics, has_entropy, has_balloon;
+	bool has_boot, has_logger, has_metrics;
 	struct fc_boot boot;
 	struct fc_drive drives[FC_MAX_DRIVES];
 	int nr_drives;
@@ -123,14 +138,13 @@ struct fc_vmcfg {
 	struct fc_machine machine;
 	struct fc_logger logger;
 	struct fc_metrics metrics;
-	struct fc_entropy entropy;
-	struct fc_balloon balloon;
+	struct fc_res_cfg res[FC_RES_MAX]; /* by the kinds' rows: fc_vmcfg_res */
 };
 
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
-    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_entropy_obj, fc_balloon_obj,
-    fc_balloon_patch_obj, fc_balloon_stats_patch_obj;
+    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_balloon_patch_obj,
+    fc_balloon_stats_patch_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);
@@ -143,10 +157,6 @@ int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errl
 int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen);
 int fc_net_check(const struct fc_net *n, char *err, size_t errlen);
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);
-/* A Balloon against the machine's memory and what skiff has (no free page
- * hinting); api_balloon.c. */
-int fc_balloon_check(const struct fc_balloon *b, const struct fc_machine *m, char *err,
-		     size_t errlen);
 /* Adds or replaces (same id) in the configuration; -1 when full. */
 int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, size_t errlen);
 int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size_t errlen);
@@ -166,6 +176,35 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c);
 /* Firecracker's --config-file: the same objects under "boot-source",
  * "drives", ... 0 or -1 with one line in err. */
 int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *err, size_t errlen);
+/* The kinds' resources (api_kind.c). The kind behind a PUT route or a
+ * config-file section, or NULL. */
+const struct dm_kind *fc_kind_by_route(const char *path);
+const struct dm_kind *fc_kind_by_section(const char *key);
+/* The kind's slot in the configuration (NULL: the kind has none). */
+struct fc_res_cfg *fc_vmcfg_res(struct fc_vmcfg *c, const struct dm_kind *k);
+/* The JSON table of a kind's resource, built from its fields (f holds
+ * DEV_API_FIELDS_MAX). */
+void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f);
+/* A resource from JSON (an object, or text), strictly; 0 or -1 with
+ * serde's words. */
+int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r, char *err,
+		size_t errlen);
+int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct fc_res *r,
+		     char *err, size_t errlen);
+/* The resource as JSON, as GET /vm/config shows it. */
+struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r);
+/* The integer field NAME of a resource, or NULL. */
+int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name);
+/* The resource as the kind's --OPTION spec (in spec) and a devmgr_arg
+ * (the DEV_API_APART string apart, pointing into r). 0, or -1 with why. */
+int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
+	       struct devmgr_arg *a, char *err, size_t errlen);
+/* The spec through the option's own table and the kind's check against
+ * the machine: 0, or -1 with "FAULT: why" (the kind's fault prefix). */
+int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeventfd,
+		 uint64_t mem_mib, char *err, size_t errlen);
+/* fc_res_check for every configured resource: "SECTION: FAULT: why". */
+int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen);
 /* An id from a path: Firecracker's rule (alphanumerics and '_'). */
 bool fc_id_ok(const char *id);
 

@@ -27,17 +27,17 @@ enum api_op {
 	OP_VM_CONFIG,
 	OP_STATS,
 	OP_VFIO_PUT,
-	OP_ENTROPY_PUT,
 	OP_BALLOON_GET,
-	OP_BALLOON_PUT,
 	OP_BALLOON_PATCH,
 	OP_BALLOON_STATS_GET,
 	OP_BALLOON_STATS_PATCH,
+	OP_KIND_PUT, /* a device kind's resource: kind says which */
 };
 
 struct api_req {
 	enum api_op op;
-	char desc[96]; /* Put request on "/drives/rootfs", for the log */
+	char desc[96];		    /* Put request on "/drives/rootfs", for the log */
+	const struct dm_kind *kind; /* OP_KIND_PUT */
 	union {
 		struct fc_boot boot;
 		struct fc_drive drive;
@@ -48,7 +48,7 @@ struct api_req {
 		struct fc_metrics metrics;
 		struct fc_logger logger;
 		struct fc_vfio vfio;
-		struct fc_entropy entropy;
+		struct fc_res res;
 		struct fc_balloon balloon;
 	} u;
 };

@@ -1,5 +1,6 @@
 /* One table of routes: method, path (with an {id} or not), the operation
- * and the JSON object its body holds. Errors use Firecracker's words. */
+ * and the JSON object its body holds; then the device kinds' PUT routes
+ * from their rows (api_kind.c). Errors use Firecracker's words. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,9 +35,7 @@ static const struct route routes[] = {
     {API_GET, "/vm/config", OP_VM_CONFIG, NULL, NULL},
     {API_GET, "/stats", OP_STATS, NULL, NULL},
     {API_PUT, "/skiff/vfio/", OP_VFIO_PUT, &fc_vfio_obj, "vfio_id"},
-    {API_PUT, "/entropy", OP_ENTROPY_PUT, &fc_entropy_obj, NULL},
     {API_GET, "/balloon", OP_BALLOON_GET, NULL, NULL},
-    {API_PUT, "/balloon", OP_BALLOON_PUT, &fc_balloon_obj, NULL},
     {API_PATCH, "/balloon", OP_BALLOON_PATCH, &fc_balloon_patch_obj, NULL},
     {API_GET, "/balloon/statistics", OP_BALLOON_STATS_GET, NULL, NULL},
     {API_PATCH, "/balloon/statistics", OP_BALLOON_STATS_PATCH, &fc_balloon_stats_patch_obj, NULL},
@@ -103,6 +102,27 @@ static int route_id(const struct route *r, const char *id, const struct api_req 
 	return 0;
 }
 
+static int body_fault(struct api_reply *rep, const char *why)
+{
+	api_reply_fault(
+	    rep, 400, "An error occurred when deserializing the json body of a request: %s.", why);
+	return 1;
+}
+
+/* PUT of a device kind's resource: its body by the kind's own table. */
+static int route_kind(struct api_req *req, const char *body, size_t len, struct api_reply *rep)
+{
+	char why[480];
+	req->op = OP_KIND_PUT;
+	if (!len) {
+		api_reply_fault(rep, 400, "Empty PUT request.");
+		return 1;
+	}
+	if (fc_res_fill_text(req->kind, body, len, &req->u.res, why, sizeof(why)) < 0)
+		return body_fault(rep, why);
+	return 0;
+}
+
 static bool route_match(const struct route *t, const char *path)
 {
 	size_t n = strlen(t->path);
@@ -130,6 +150,8 @@ int api_route(enum api_method m, const char *mname, const char *url, const char 
 		 path);
 	for (char *d = req->desc + 1; *d && *d != ' '; d++)
 		*d = (char)tolower((unsigned char)*d);
+	if (!r && m == API_PUT && (req->kind = fc_kind_by_route(path)))
+		return route_kind(req, body, len, rep);
 	if (!r) {
 		api_reply_fault(rep, 400, "Invalid request method and/or path: %s %s.", mname,
 				path);
@@ -159,12 +181,8 @@ int api_route(enum api_method m, const char *mname, const char *url, const char 
 		obj = &patch;
 		req->u.machine.seen = 0;
 	}
-	if (api_json_fill_text(obj, body, len, &req->u, why, sizeof(why)) < 0) {
-		api_reply_fault(
-		    rep, 400,
-		    "An error occurred when deserializing the json body of a request: %s.", why);
-		return 1;
-	}
+	if (api_json_fill_text(obj, body, len, &req->u, why, sizeof(why)) < 0)
+		return body_fault(rep, why);
 	if (r->id_field)
 		return route_id(r, plen < strlen(r->path) ? "" : path + strlen(r->path), req, rep);
 	return 0;

@@ -82,14 +82,6 @@ void fc_net_spec(const struct fc_net *n, char *out, size_t len)
 		memmove(out, out + 1, strlen(out));
 }
 
-/* --rng's keys: the limiter's bw= and ops= (without the leading comma). */
-void fc_entropy_spec(const struct fc_entropy *e, char *out, size_t len)
-{
-	char rl[FC_RL_SPEC_MAX];
-	fc_rate_limiter_spec(&e->rate_limiter, "", rl, sizeof(rl));
-	snprintf(out, len, "%s", rl[0] == ',' ? rl + 1 : rl);
-}
-
 static void add_dev(struct vmm_config *c, const char *option, const char *spec, const char *key,
 		    const char *value)
 {
@@ -125,13 +117,17 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 	}
 	for (int i = 0; i < f->cfg.nr_vfio; i++)
 		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options, NULL, NULL);
-	if (f->cfg.has_entropy) {
-		fc_entropy_spec(&f->cfg.entropy, f->rng_spec, sizeof(f->rng_spec));
-		add_dev(c, "rng", f->rng_spec, NULL, NULL);
-	}
-	if (f->cfg.has_balloon) {
-		fc_balloon_spec(&f->cfg.balloon, f->balloon_spec, sizeof(f->balloon_spec));
-		add_dev(c, "balloon", f->balloon_spec, NULL, NULL);
+	/* The kinds' resources, in row order; each was checked at PUT. */
+	for (size_t i = 0, s = 0; i < dm_nr_kinds && s < FC_RES_MAX; i++) {
+		struct fc_res_cfg *r = fc_vmcfg_res(&f->cfg, &dm_kinds[i]);
+		struct devmgr_arg a;
+		char why[400];
+		if (!r)
+			continue;
+		if (r->has && fc_res_arg(&dm_kinds[i], &r->r, f->res_spec[s],
+					 sizeof(f->res_spec[s]), &a, why, sizeof(why)) == 0)
+			add_dev(c, a.option, a.spec, a.key, a.value);
+		s++;
 	}
 }
 

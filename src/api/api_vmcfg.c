@@ -104,8 +104,7 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 		return NULL;
 	}
 	/* Optional sections: null unless configured (below), as Firecracker's. */
-	static const char *const none[] = {"balloon",	     "cpu-config",  "entropy",
-					   "memory-hotplug", "mmds-config", "vsock"};
+	static const char *const none[] = {"cpu-config", "memory-hotplug", "mmds-config"};
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
 		json_object_object_add(o, none[i], NULL);
 	json_object_object_add(o, "pmem", json_object_new_array());
@@ -122,10 +121,12 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 			       c->has_logger ? api_json_from(&fc_logger_obj, &c->logger) : NULL);
 	json_object_object_add(o, "metrics",
 			       c->has_metrics ? api_json_from(&fc_metrics_obj, &c->metrics) : NULL);
-	if (c->has_entropy)
-		json_object_object_add(o, "entropy", api_json_from(&fc_entropy_obj, &c->entropy));
-	if (c->has_balloon)
-		json_object_object_add(o, "balloon", api_json_from(&fc_balloon_obj, &c->balloon));
+	for (size_t i = 0; i < dm_nr_kinds; i++) {
+		const struct fc_res_cfg *r = fc_vmcfg_res((struct fc_vmcfg *)c, &dm_kinds[i]);
+		if (r)
+			json_object_object_add(o, dm_kinds[i].api->section,
+					       r->has ? fc_res_json(&dm_kinds[i], &r->r) : NULL);
+	}
 	if (c->nr_vfio) {
 		struct json_object *v = json_object_new_array();
 		for (int i = 0; v && i < c->nr_vfio; i++)
@@ -177,10 +178,9 @@ static int file_array(struct fc_vmcfg *c, const char *key, struct json_object *a
 }
 
 /* Firecracker's sections skiff has no device for: refused when given (a
- * VM without the vsock it was promised is worse than no VM); null is as
+ * VM without the MMDS it was promised is worse than no VM); null is as
  * absent. */
-static const char *const fc_unsupported[] = {"vsock", "mmds-config", "cpu-config", "memory-hotplug",
-					     "pmem"};
+static const char *const fc_unsupported[] = {"mmds-config", "cpu-config", "memory-hotplug", "pmem"};
 
 static bool unsupported(const char *key)
 {
@@ -195,6 +195,7 @@ static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, 
 		    char *why, size_t len)
 {
 	bool null = json_object_get_type(v) == json_type_null;
+	struct fc_res_cfg *res;
 	int r = 0;
 	if (!strcmp(key, "boot-source") || !strcmp(key, "drives")) {
 		if (null) {
@@ -220,16 +221,17 @@ static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, 
 	} else if (!strcmp(key, "metrics")) {
 		r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, len);
 		c->has_metrics = true;
-	} else if (!strcmp(key, "entropy")) {
-		r = api_json_fill(&fc_entropy_obj, v, &c->entropy, why, len);
-		c->has_entropy = true;
-	} else if (!strcmp(key, "balloon")) {
-		r = api_json_fill(&fc_balloon_obj, v, &c->balloon, why, len);
-		c->has_balloon = true; /* checked once machine-config is known */
+	} else if ((res = fc_vmcfg_res(c, fc_kind_by_section(key)))) {
+		/* a kind's section: checked once machine-config is known */
+		r = fc_res_fill(fc_kind_by_section(key), v, &res->r, why, len);
+		res->has = true;
 	} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
 		   !strcmp(key, "skiff-vfio")) {
 		*drives |= key[0] == 'd';
 		r = file_array(c, key, v, why, len);
+	} else if (unsupported(key) && json_object_get_type(v) == json_type_array &&
+		   !json_object_array_length(v)) {
+		r = 0; /* "pmem": [] as GET /vm/config writes it: none asked for */
 	} else if (unsupported(key)) {
 		snprintf(why, len, "The requested operation is not supported: skiff has no %s.",
 			 key);
@@ -264,10 +266,8 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, why);
 	}
-	if (!r && c->has_balloon && fc_balloon_check(&c->balloon, &c->machine, why, sizeof(why))) {
-		snprintf(err, errlen, "balloon: %s", why);
+	if (!r && fc_vmcfg_check_res(c, err, errlen) < 0)
 		r = -1;
-	}
 	if (!r && (!c->has_boot || !drives)) {
 		snprintf(err, errlen, "missing field `%s`", c->has_boot ? "drives" : "boot-source");
 		r = -1;

@@ -32,7 +32,7 @@ static const char *const role_names[SANDBOX_NR_ROLES] = {
     [SANDBOX_API] = "api",
     [SANDBOX_MAIN] = "main",
     [SANDBOX_CONTROLLER] = "controller",
-    [SANDBOX_VSOCK] = "vsock",
+    [SANDBOX_DEVICE] = "device",
 };
 
 const char *sandbox_role_name(enum sandbox_role role)
@@ -185,6 +185,52 @@ static int rule_add(scmp_filter_ctx ctx, const struct sandbox_rule *r, uint64_t 
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r->nr, r->ncmp, cmp);
 }
 
+/* The sets device kinds added per role (sandbox_add_rules): written by
+ * the main thread before it creates the threads that read them. */
+static struct {
+	const struct sandbox_rules *set[SANDBOX_EXTRA_MAX];
+	size_t n;
+} extra[SANDBOX_NR_ROLES];
+
+/* The roles whose added sets a role takes too: the controller is the main
+ * thread with more, so a kind's calls for main are its calls as well. */
+static const int extra_also[SANDBOX_NR_ROLES] = {
+    [SANDBOX_VCPU] = -1,
+    [SANDBOX_IO] = -1,
+    [SANDBOX_BLK] = -1,
+    [SANDBOX_CONSOLE] = -1,
+    [SANDBOX_API] = -1,
+    [SANDBOX_MAIN] = -1,
+    [SANDBOX_CONTROLLER] = SANDBOX_MAIN,
+    [SANDBOX_DEVICE] = -1,
+};
+
+int sandbox_add_rules(enum sandbox_role role, const struct sandbox_rules *rules)
+{
+	if ((unsigned int)role >= SANDBOX_NR_ROLES)
+		return -EINVAL;
+	for (size_t i = 0; i < extra[role].n; i++)
+		if (extra[role].set[i] == rules)
+			return 0;
+	if (extra[role].n == SANDBOX_EXTRA_MAX)
+		return -ENOSPC;
+	extra[role].set[extra[role].n++] = rules;
+	return 0;
+}
+
+void sandbox_clear_rules(void)
+{
+	memset(extra, 0, sizeof(extra));
+}
+
+static int rules_add(scmp_filter_ctx ctx, const struct sandbox_rules *g, uint64_t pid)
+{
+	int r = 0;
+	for (size_t i = 0; i < g->n && r == 0; i++)
+		r = rule_add(ctx, &g->rule[i], pid);
+	return r;
+}
+
 static int filter_load(enum sandbox_role role)
 {
 	const struct sandbox_table *t = &sandbox_tables[role];
@@ -196,8 +242,11 @@ static int filter_load(enum sandbox_role role)
 	int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	uint64_t pid = (uint64_t)getpid();
 	for (size_t g = 0; g < t->n && r == 0; g++)
-		for (size_t i = 0; i < t->group[g].n && r == 0; i++)
-			r = rule_add(ctx, &t->group[g].rule[i], pid);
+		r = rules_add(ctx, &t->group[g], pid);
+	const int from[2] = {(int)role, extra_also[role]};
+	for (size_t j = 0; j < 2 && from[j] >= 0 && r == 0; j++)
+		for (size_t g = 0; g < extra[from[j]].n && r == 0; g++)
+			r = rules_add(ctx, extra[from[j]].set[g], pid);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

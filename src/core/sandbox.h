@@ -4,7 +4,10 @@
  * it touches anything the guest or a client controls: a vCPU before its
  * first KVM_RUN, an I/O, disk, console or API thread before its loop, the
  * main thread after it has started all the others. The tables are in
- * sandbox_rules.c, one per role; SECURITY.md says what each role may do.
+ * sandbox_rules.c, one per role, and hold no device kind's calls: each
+ * kind keeps its own (its folder's *_sandbox.c, named by its row) and the
+ * VM's builder adds those of the kinds it has (sandbox_add_rules) before
+ * any thread filters itself; SECURITY.md says what each role may do.
  *
  * Why the main thread goes last: a filter is inherited by the threads its
  * thread creates and filters stack (the strictest answer wins), so a thread
@@ -17,8 +20,8 @@
  * What every role shares: ioctls only by exact request number, tgkill only
  * to skiff's own pid, mmap/mprotect never executable, no path lookups (no
  * open, stat, unlink...; the controller alone opens existing files, never
- * creating one), no sockets but the API's accept and vsock's Unix
- * streams, no exec, no new
+ * creating one), no sockets but the API's accept and what a device kind
+ * adds for its own thread (vsock's Unix streams), no exec, no new
  * threads or processes. Anything else is trapped: a SIGSYS handler writes
  * one line naming the role and the call ("skiff: seccomp: io thread made
  * forbidden system call openat (257)") and the process dies by SIGSYS. */
@@ -37,9 +40,9 @@ enum sandbox_role {
 	/* The main thread serving an API: main's calls, and opening an
 	 * existing file (a disk's new image: PATCH /drives). */
 	SANDBOX_CONTROLLER,
-	/* virtio-vsock's thread: streams to host Unix sockets, accepted on
-	 * its listener or connected to "<uds>_<port>" as the guest asks. */
-	SANDBOX_VSOCK,
+	/* A device kind's own thread (virtio-vsock's): the common calls,
+	 * interrupts, and only what the VM's kinds add for it. */
+	SANDBOX_DEVICE,
 	SANDBOX_NR_ROLES,
 };
 
@@ -59,10 +62,21 @@ int sandbox_enter(enum sandbox_role role);
  * writes one line and ends the process (a thread must not go on
  * unfiltered). */
 void sandbox_enter_or_die(enum sandbox_role role);
+struct sandbox_rules;
+/* Adds a device kind's rules to role's allowlist, for the filters
+ * installed from now on (the controller takes main's too, as its table
+ * holds main's). The main thread calls it while it builds the VM, before
+ * it creates the threads, which read the sets when they filter
+ * themselves (thread creation orders the two). A set added twice counts
+ * once. 0, or -ENOSPC (more than SANDBOX_EXTRA_MAX sets for the role). */
+#define SANDBOX_EXTRA_MAX 16
+int sandbox_add_rules(enum sandbox_role role, const struct sandbox_rules *rules);
+/* Forgets every added set: a new VM is about to be built. */
+void sandbox_clear_rules(void);
 /* Whether the calling thread runs under a filter. */
 bool sandbox_active(void);
-/* "vcpu", "io", "blk", "console", "api", "main", "controller", "vsock"; NULL if
- * out of range. */
+/* "vcpu", "io", "blk", "console", "api", "main", "controller", "device";
+ * NULL if out of range. */
 const char *sandbox_role_name(enum sandbox_role role);
 
 #endif

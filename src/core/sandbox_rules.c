@@ -3,14 +3,13 @@
  * arguments; ioctls are listed by exact request number (the kernel reads
  * the request as 32 bits, so only those are compared). Anything not listed
  * kills skiff. Calls that need a path (open, stat, unlink...) are in no
- * table: files, disks, taps and sockets are all opened during setup. */
+ * table: files, disks, taps and sockets are all opened during setup. No
+ * device kind's own ioctls or thread calls are here: each kind keeps them
+ * in its folder and the VM's builder adds them (sandbox_add_rules). */
 #include "core/sandbox_rules.h"
 
 #include <fcntl.h>
-#include <linux/if_tun.h>
 #include <linux/kvm.h>
-#include <linux/vfio.h>
-#include <linux/vhost.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -64,8 +63,8 @@ static const struct sandbox_rule irq[] = {
 
 /* A vCPU runs the guest and every register access: device set-up when the
  * driver starts it (MSI routes, irqfds, ioeventfds, memory slots for
- * moved BARs, batched MMIO zones, vhost, tap offloads, VFIO interrupts and
- * reset), tap queues detached at a reset, queue work done on a trapped
+ * moved BARs, batched MMIO zones; a kind's own ioctls, such as vhost's,
+ * the tap's and VFIO's, come from the kind), queue work done on a trapped
  * kick, the console's output. */
 static const struct sandbox_rule vcpu[] = {
     IOCTL(KVM_RUN),
@@ -76,20 +75,6 @@ static const struct sandbox_rule vcpu[] = {
     IOCTL(KVM_SET_USER_MEMORY_REGION),
     IOCTL(KVM_REGISTER_COALESCED_MMIO),
     IOCTL(KVM_UNREGISTER_COALESCED_MMIO),
-    IOCTL(TUNSETOFFLOAD),
-    IOCTL(TUNSETQUEUE), /* virtio-net pairs: reset, a trapped control kick */
-    IOCTL(VHOST_SET_FEATURES),
-    IOCTL(VHOST_SET_MEM_TABLE),
-    IOCTL(VHOST_SET_VRING_NUM),
-    IOCTL(VHOST_SET_VRING_BASE),
-    IOCTL(VHOST_GET_VRING_BASE),
-    IOCTL(VHOST_SET_VRING_ADDR),
-    IOCTL(VHOST_SET_VRING_KICK),
-    IOCTL(VHOST_SET_VRING_CALL),
-    IOCTL(VHOST_SET_VRING_BUSYLOOP_TIMEOUT),
-    IOCTL(VHOST_NET_SET_BACKEND),
-    IOCTL(VFIO_DEVICE_SET_IRQS),
-    IOCTL(VFIO_DEVICE_RESET),
     ALLOW(read),
     ALLOW(readv),
     ALLOW(writev),
@@ -102,8 +87,7 @@ static const struct sandbox_rule vcpu[] = {
     ALLOW(ppoll),
 };
 
-/* An I/O thread waits for fds and moves packets between taps and rings;
- * a virtio-net control command attaches or detaches tap queues. */
+/* An I/O thread waits for fds and moves packets between taps and rings. */
 static const struct sandbox_rule io[] = {
     ALLOW(epoll_wait),
     ALLOW(epoll_pwait),
@@ -113,7 +97,6 @@ static const struct sandbox_rule io[] = {
     ALLOW(writev),
     ALLOW(timerfd_settime),
     ALLOW(io_uring_enter), /* submitting a disk's ring */
-    IOCTL(TUNSETQUEUE),	   /* virtio-net's control queue enables pairs */
     ALLOW(poll),	   /* a full tap arms its write-space wakeup */
     ALLOW(ppoll),
 };
@@ -174,8 +157,8 @@ static const struct sandbox_rule api[] = {
 /* The main thread waits for the VM to end (or serves the API's requests
  * once the guest runs), then stops the others and tears down: the
  * terminal restored, KVM's counters read, the irqfds, ioeventfds, memory
- * slots and vhost rings taken apart, a passed-through device reset, fds
- * closed. */
+ * slots taken apart (a kind's own, vhost rings or a passed-through
+ * device's reset, come from the kind), fds closed. */
 static const struct sandbox_rule main_thread[] = {
     ALLOW(poll),
     ALLOW(ppoll),
@@ -197,11 +180,6 @@ static const struct sandbox_rule main_thread[] = {
     IOCTL(KVM_IOEVENTFD),
     IOCTL(KVM_SET_USER_MEMORY_REGION),
     IOCTL(KVM_UNREGISTER_COALESCED_MMIO),
-    IOCTL(TUNSETOFFLOAD),
-    IOCTL(VHOST_NET_SET_BACKEND),
-    IOCTL(VHOST_GET_VRING_BASE),
-    IOCTL(VFIO_DEVICE_SET_IRQS),
-    IOCTL(VFIO_DEVICE_RESET),
     IOCTL(KVM_GET_CLOCK), /* vmm_pause, for the API's PATCH /vm */
     IOCTL(KVM_SET_CLOCK), /* vmm_resume */
 };
@@ -223,27 +201,6 @@ static const struct sandbox_rule controller[] = {
     ALLOW(timerfd_settime), /* PATCH of a rate limiter ends its wait at once */
 };
 
-/* virtio-vsock's own thread (devices/virtio-vsock/virtio_vsock.h): its queues and
- * its host streams. Unix sockets only: accepted on the listener set up
- * before, or connected to "<uds>_<port>" when the guest asks (a path,
- * the one exception to "no path lookups", as Firecracker's vsock
- * connects at run time too); closed when a stream ends. */
-static const struct sandbox_rule vsock[] = {
-    ALLOW(epoll_wait),
-    ALLOW(epoll_pwait),
-    ALLOW(epoll_ctl),
-    ALLOW(read),
-    ALLOW(readv),
-    ARG_IS(socket, 0, AF_UNIX),
-    ALLOW(connect),
-    ALLOW(accept4),
-    ALLOW(recvfrom),
-    ALLOW(sendto),
-    ALLOW(sendmsg),
-    ALLOW(shutdown),
-    ALLOW(close),
-};
-
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};
 static const struct sandbox_rules io_groups[] = {GROUP(common), GROUP(irq), GROUP(io)};
 static const struct sandbox_rules blk_groups[] = {GROUP(common), GROUP(irq), GROUP(blk)};
@@ -252,7 +209,7 @@ static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
 static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
 static const struct sandbox_rules controller_groups[] = {GROUP(common), GROUP(irq),
 							 GROUP(main_thread), GROUP(controller)};
-static const struct sandbox_rules vsock_groups[] = {GROUP(common), GROUP(irq), GROUP(vsock)};
+static const struct sandbox_rules device_groups[] = {GROUP(common), GROUP(irq)};
 
 const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {
     [SANDBOX_VCPU] = GROUP(vcpu_groups),
@@ -262,6 +219,6 @@ const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {
     [SANDBOX_API] = GROUP(api_groups),
     [SANDBOX_MAIN] = GROUP(main_groups),
     [SANDBOX_CONTROLLER] = GROUP(controller_groups),
-    [SANDBOX_VSOCK] = GROUP(vsock_groups),
+    [SANDBOX_DEVICE] = GROUP(device_groups),
 };
 /* clang-format on */

@@ -1,10 +1,13 @@
-/* The per-role allowlists (sandbox_rules.c), read by the mechanism in
- * sandbox.c. Internal to the sandbox. */
+/* The shape of an allowlist: the per-role tables (sandbox_rules.c) and
+ * the sets a device kind adds for the threads that run its code (its
+ * folder's *_sandbox.c; sandbox_add_rules), both read by the mechanism in
+ * sandbox.c. */
 #ifndef SKIFF_SANDBOX_RULES_H
 #define SKIFF_SANDBOX_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 
 #include "core/sandbox.h"
 
@@ -37,5 +40,32 @@ struct sandbox_table {
 };
 
 extern const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES];
+
+/* Writing rules: a call by its name (the native architecture's number,
+ * as libseccomp's SCMP_SYS gives it), with argument i & mask == val, an
+ * ioctl by its exact request number (the 32 bits the kernel reads). */
+#define SANDBOX_ALLOW(name)                                                                        \
+	{                                                                                          \
+		__NR_##name, 0,                                                                    \
+		{                                                                                  \
+			{                                                                          \
+				0, 0, 0, 0                                                         \
+			}                                                                          \
+		}                                                                                  \
+	}
+#define SANDBOX_ARG(name, i, m, val)                                                               \
+	{                                                                                          \
+		__NR_##name, 1,                                                                    \
+		{                                                                                  \
+			{                                                                          \
+				i, 0, m, val                                                       \
+			}                                                                          \
+		}                                                                                  \
+	}
+#define SANDBOX_IOCTL(req) SANDBOX_ARG(ioctl, 1, 0xffffffffull, (uint32_t)(req))
+#define SANDBOX_RULES(arr)                                                                         \
+	{                                                                                          \
+		arr, sizeof(arr) / sizeof((arr)[0])                                                \
+	}
 
 #endif

@@ -106,6 +106,21 @@ static int dm_ram_clash(const struct devmgr *dm, const struct dm_kind *k, char *
 	return 0;
 }
 
+/* The kind's own calls into the filters its threads will install (the
+ * threads start after every device is added). */
+static int dm_sandbox(const struct dm_kind *k, char *err, size_t errlen)
+{
+	for (int r = 0; k->sandbox && r < SANDBOX_NR_ROLES; r++) {
+		const struct sandbox_rules *set = &k->sandbox->role[r];
+		if (set->n && sandbox_add_rules((enum sandbox_role)r, set) < 0) {
+			snprintf(err, errlen, "too many rule sets for the %s thread's filter",
+				 sandbox_role_name((enum sandbox_role)r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *err, size_t errlen)
 {
 	if (dm->nr == DEVMGR_MAX) {
@@ -132,7 +147,7 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 			      .nr_vcpus = dm->nr_vcpus};
 	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
-	if (dm_attach(dm, e, io, err, errlen) < 0) {
+	if (dm_sandbox(k, err, errlen) < 0 || dm_attach(dm, e, io, err, errlen) < 0) {
 		e->d.ops->destroy(e->d.dev);
 		return -1;
 	}
@@ -190,6 +205,21 @@ int devmgr_check_arg(const struct devmgr_arg *a, bool use_ioeventfd, char *err, 
 		dm_fail(a, why, err, errlen);
 	free(parsed);
 	return parsed ? 0 : -1;
+}
+
+int devmgr_check_api(const struct devmgr_arg *a, bool use_ioeventfd, uint64_t mem_mib, char *err,
+		     size_t errlen)
+{
+	char why[400];
+	const struct dm_kind *k;
+	void *parsed = dm_parse(NULL, a, use_ioeventfd, &k, why, sizeof(why));
+	if (!parsed) {
+		dm_fail(a, why, err, errlen);
+		return -1;
+	}
+	int r = k->api && k->api->check_vm ? k->api->check_vm(parsed, mem_mib, err, errlen) : 0;
+	free(parsed);
+	return r;
 }
 
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)

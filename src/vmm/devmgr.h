@@ -13,6 +13,9 @@
 
 #include "core/counter.h"
 #include "core/opt.h"
+#include "devices/dev_api.h"
+#include "devices/dev_metrics.h"
+#include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 struct pci_bus;
@@ -47,6 +50,16 @@ struct dm_kind {
 	 * RAM given back to the host (madvise): never in one VM, as a page
 	 * given back would stay the device's, apart from what the guest sees. */
 	bool pins_ram, discards_ram;
+	/* Optional: its Firecracker API resource (PUT route, --config-file
+	 * and /vm/config section, JSON fields onto spec keys), kept in the
+	 * kind's folder; the API layer serves it from here alone. */
+	const struct dev_api *api;
+	/* Optional: its calls per thread role (devices/dev_sandbox.h), added
+	 * to the filters when a device of the kind is added. */
+	const struct dev_sandbox *sandbox;
+	/* Optional: its group in Firecracker's metrics line. Kinds that share
+	 * an option (--net) count under the first row's. */
+	const struct dev_metrics *metrics;
 };
 
 extern const struct dm_kind dm_kinds[];
@@ -84,6 +97,11 @@ struct devmgr_arg {
 /* devmgr_check and devmgr_add for a devmgr_arg. */
 int devmgr_check_arg(const struct devmgr_arg *a, bool use_ioeventfd, char *err, size_t errlen);
 int devmgr_add_arg(struct devmgr *dm, const struct devmgr_arg *a, char *err, size_t errlen);
+/* devmgr_check_arg, then the kind's API check against the machine
+ * (dev_api.check_vm, memory in MiB). Its reason is the kind's own words,
+ * without the "--OPTION SPEC: " a bad spec gets. */
+int devmgr_check_api(const struct devmgr_arg *a, bool use_ioeventfd, uint64_t mem_mib, char *err,
+		     size_t errlen);
 /* Checks `--OPTION SPEC` without creating anything (before the VM
  * exists): 0, or -1 with the same one-line reason devmgr_add would give. */
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err,

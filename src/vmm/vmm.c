@@ -156,6 +156,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 		goto fail;
 	}
 	sandbox_enable(!c->no_seccomp);
+	sandbox_clear_rules(); /* the kinds of this VM's devices add theirs */
 	vmm_idle_setup(v, c);
 	v->disk_replace = c->disk_replace;
 	v->console_filter = c->console_filter;

@@ -216,6 +216,26 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     expect(api, "GET", "/balloon/statistics", None, 400, "not supported before starting")
     expect(api, "PATCH", "/balloon/statistics", {"stats_polling_interval_s": 2}, 400,
            "not supported before starting")
+    # The vsock (issue 33.1): Firecracker's Vsock body (vsock_id taken and
+    # dropped), the CID and the path checked by --vsock's table before any
+    # VM; a second PUT replaces the first.
+    vsock = {"guest_cid": 3, "uds_path": os.path.join(tmp, "v.sock")}
+    expect(api, "PUT", "/vsock", {"guest_cid": 3}, 400, "missing field `uds_path`", valid=False)
+    expect(api, "PUT", "/vsock", {**vsock, "guest_cid": "3"}, 400,
+           "invalid type: string, expected u32", valid=False)
+    expect(api, "PUT", "/vsock", {**vsock, "frob": 1}, 400, "unknown field `frob`", valid=False)
+    expect(api, "PUT", "/vsock", {**vsock, "guest_cid": 2}, 400,
+           "Cannot create backend for vsock device: ", valid=False)
+    expect(api, "PUT", "/vsock", {**vsock, "uds_path": ""}, 400, "empty uds path")
+    expect(api, "PUT", "/vsock", {**vsock, "uds_path": "/" + "u" * 120}, 400,
+           "uds path longer than 96 bytes")
+    expect(api, "PUT", "/vsock", {**vsock, "vsock_id": "v0", "guest_cid": 9}, 204)
+    expect(api, "PUT", "/vsock", vsock, 204)
+    expect(api, "GET", "/vsock", None, 400, "Invalid request method and/or path", valid=False)
+    expect(api, "PATCH", "/vsock", vsock, 400, "Invalid request method and/or path", valid=False)
+    expect(api, "PUT", "/entropy", {"rate_limiter": []}, 400,
+           "invalid type: sequence, expected struct RateLimiterConfig", valid=False)
+    expect(api, "PUT", "/entropy", None, 400, "Empty PUT request.", valid=False)
     expect(api, "PUT", "/machine-config", {"vcpu_count": 2, "mem_size_mib": 256}, 204)
     # The description requires both fields even in a PATCH; Firecracker's
     # server (and skiff) take any subset.
@@ -242,6 +262,7 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
           "GET /vm/config shows the entropy device as the last PUT gave it")
     check(cfg and (cfg.get("balloon") or {}).get("amount_mib") == 16,
           "GET /vm/config shows the balloon")
+    check(cfg and cfg.get("vsock") == vsock, "GET /vm/config shows the vsock as the last PUT gave it")
     stats = expect(api, "GET", "/stats", None, 200)
     check(isinstance(stats, str) and stats.startswith("wall_s\t"), "GET /stats: name<TAB>value lines")
 

@@ -437,6 +437,25 @@ static void test_refused_after_start(void **state)
 	api_fc_fini(&f);
 }
 
+/* A kind's configured resource (NULL if none) and its spec. */
+static struct fc_res_cfg *res_of(struct fc_vmcfg *c, const char *section)
+{
+	struct fc_res_cfg *r = fc_vmcfg_res(c, fc_kind_by_section(section));
+	assert_non_null(r);
+	return r->has ? r : NULL;
+}
+
+static const char *res_spec(struct fc_vmcfg *c, const char *section, char *spec, size_t len)
+{
+	struct devmgr_arg a;
+	char err[200];
+	struct fc_res_cfg *r = res_of(c, section);
+	assert_non_null(r);
+	assert_int_equal(
+	    fc_res_arg(fc_kind_by_section(section), &r->r, spec, len, &a, err, sizeof(err)), 0);
+	return spec;
+}
+
 /* PUT /entropy: Firecracker's body, shown by GET /vm/config, turned into
  * --rng's keys, refused after the start; the config file's "entropy". */
 static void test_entropy(void **state)
@@ -465,12 +484,10 @@ static void test_entropy(void **state)
 	assert_non_null(strstr(rep.body, "\"entropy\":null"));
 	free(rep.body);
 	assert_int_equal(route("PUT", "/entropy", "{}", &req, &rep), 0);
-	assert_int_equal(req.op, OP_ENTROPY_PUT);
+	assert_int_equal(req.op, OP_KIND_PUT);
 	api_fc_handle(&f, &req, &rep);
 	assert_int_equal(rep.status, 204);
-	assert_true(f.cfg.has_entropy);
-	fc_entropy_spec(&f.cfg.entropy, spec, sizeof(spec));
-	assert_string_equal(spec, "");
+	assert_string_equal(res_spec(&f.cfg, "entropy", spec, sizeof(spec)), "");
 	assert_int_equal(route("PUT", "/entropy",
 			       "{\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
 			       "\"one_time_burst\":0,\"refill_time\":100},\"ops\":null}}",
@@ -478,8 +495,7 @@ static void test_entropy(void **state)
 			 0);
 	api_fc_handle(&f, &req, &rep);
 	assert_int_equal(rep.status, 204);
-	fc_entropy_spec(&f.cfg.entropy, spec, sizeof(spec));
-	assert_string_equal(spec, "bw=1000:100:0");
+	assert_string_equal(res_spec(&f.cfg, "entropy", spec, sizeof(spec)), "bw=1000:100:0");
 	assert_int_equal(devmgr_check("rng", spec, true, err, sizeof(err)), 0);
 	assert_int_equal(route("GET", "/vm/config", "", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
@@ -500,9 +516,7 @@ static void test_entropy(void **state)
 	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"entropy\":"
 	    "{\"rate_limiter\":{\"ops\":{\"size\":5,\"refill_time\":100}}}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err)), 0);
-	assert_true(c.has_entropy);
-	fc_entropy_spec(&c.entropy, spec, sizeof(spec));
-	assert_string_equal(spec, "ops=5:100:0");
+	assert_string_equal(res_spec(&c, "entropy", spec, sizeof(spec)), "ops=5:100:0");
 	const char *bad =
 	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],\"entropy\":{\"x\":1}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, bad, strlen(bad), err, sizeof(err)), -1);
@@ -540,7 +554,7 @@ static void test_balloon(void **state)
 	    0);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400, "Balloon config error: Amount of pages requested is too large.");
-	assert_false(f.cfg.has_balloon);
+	assert_null(res_of(&f.cfg, "balloon"));
 	assert_int_equal(
 	    route("PUT", "/balloon",
 		  "{\"amount_mib\":1,\"deflate_on_oom\":false,\"free_page_hinting\":true}", &req,
@@ -553,10 +567,10 @@ static void test_balloon(void **state)
 			       "\"stats_polling_interval_s\":1,\"free_page_reporting\":true}",
 			       &req, &rep),
 			 0);
-	assert_int_equal(req.op, OP_BALLOON_PUT);
+	assert_int_equal(req.op, OP_KIND_PUT);
 	api_fc_handle(&f, &req, &rep);
 	assert_int_equal(rep.status, 204);
-	fc_balloon_spec(&f.cfg.balloon, spec, sizeof(spec));
+	res_spec(&f.cfg, "balloon", spec, sizeof(spec));
 	assert_string_equal(spec, "amount=64,deflate-on-oom=on,stats=1,reporting=on");
 	assert_int_equal(devmgr_check("balloon", spec, true, err, sizeof(err)), 0);
 	assert_int_equal(route("GET", "/balloon", "", &req, &rep), 0);
@@ -597,13 +611,15 @@ static void test_balloon(void **state)
 	assert_int_equal(req.op, OP_BALLOON_PATCH);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400, "Balloon config error: the VM is not running");
-	assert_int_equal(f.cfg.balloon.amount_mib, 64); /* unchanged */
-	f.cfg.balloon.stats_polling_interval_s = 0;
+	const struct dm_kind *bk = fc_kind_by_section("balloon");
+	struct fc_res_cfg *b = res_of(&f.cfg, "balloon");
+	assert_int_equal(*fc_res_int(bk, &b->r, "amount_mib"), 64); /* unchanged */
+	*fc_res_int(bk, &b->r, "stats_polling_interval_s") = 0;
 	assert_int_equal(route("GET", "/balloon/statistics", "", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400,
 		     "Balloon config error: Statistics for the balloon device are not enabled");
-	f.cfg.has_balloon = false;
+	b->has = false;
 	assert_int_equal(route("GET", "/balloon/statistics", "", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400, "Balloon config error: No balloon device found.");
@@ -614,8 +630,9 @@ static void test_balloon(void **state)
 			   "\"balloon\":{\"amount_mib\":200,\"deflate_on_oom\":false},"
 			   "\"machine-config\":{\"vcpu_count\":1,\"mem_size_mib\":256}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err)), 0);
-	assert_true(c.has_balloon);
-	assert_int_equal(c.balloon.amount_mib, 200);
+	assert_non_null(res_of(&c, "balloon"));
+	res_spec(&c, "balloon", spec, sizeof(spec));
+	assert_string_equal(spec, "amount=200,deflate-on-oom=off");
 	const char *big = "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],"
 			  "\"balloon\":{\"amount_mib\":200,\"deflate_on_oom\":false}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, big, strlen(big), err, sizeof(err)), -1);

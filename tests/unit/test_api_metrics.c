@@ -20,6 +20,16 @@
 #include "devices/virtio-blk/virtio_blk.h"
 #include "virtio/virtio_dev.h"
 
+/* A group by its name, from the kinds' rows. */
+static const struct dev_metrics *kind_group(const char *name)
+{
+	for (size_t k = 0; k < dm_nr_kinds; k++)
+		if (dm_kinds[k].metrics && !strcmp(dm_kinds[k].metrics->group, name))
+			return dm_kinds[k].metrics;
+	fail_msg("no metrics group %s", name);
+	return NULL;
+}
+
 static struct json_object *group(struct json_object *o, const char *name)
 {
 	struct json_object *g;
@@ -63,10 +73,10 @@ static void test_groups(void **state)
 {
 	(void)state;
 	const struct fc_metrics_dev devs[] = {
-	    {FC_METRICS_BLOCK, "virtio-blk0", "rootfs"},
-	    {FC_METRICS_BLOCK, "virtio-blk1", NULL},
-	    {FC_METRICS_NET, "virtio-net0", "eth0"},
-	    {FC_METRICS_NET, "e1000-0", "eth1"},
+	    {kind_group("block"), "virtio-blk0", "rootfs"},
+	    {kind_group("block"), "virtio-blk1", NULL},
+	    {kind_group("net"), "virtio-net0", "eth0"},
+	    {kind_group("net"), "e1000-0", "eth1"},
 	};
 	struct json_object *built = fc_metrics_object(flat, devs, 4);
 	assert_non_null(built);
@@ -141,7 +151,7 @@ static void test_entropy_group(void **state)
 				  "counter virtio-rng0 host rng fails\t1\n"
 				  "counter virtio-rng0 rate limiter throttled\t3\n"
 				  "counter virtio-rng0 rate limiter events\t4\n";
-	const struct fc_metrics_dev devs[] = {{FC_METRICS_ENTROPY, "virtio-rng0", NULL}};
+	const struct fc_metrics_dev devs[] = {{kind_group("entropy"), "virtio-rng0", NULL}};
 	struct json_object *o = fc_metrics_object(rng, devs, 1);
 	assert_non_null(o);
 	assert_int_equal(field(o, "entropy", "entropy_event_count"), 7);

@@ -32,6 +32,7 @@
 
 #include "core/sandbox.h"
 #include "core/sandbox_rules.h"
+#include "vmm/devmgr.h"
 #include "sandbox_child.h"
 
 /* fds and a helper thread made before the filter, as skiff's setup does. */
@@ -228,8 +229,8 @@ static int controller_work(void)
 	return bad;
 }
 
-/* vsock: an accept on a listener, a Unix stream made and connected,
- * bytes both ways, a shutdown, epoll, the streams closed. */
+/* device (vsock's thread, its kind's rules): an accept on a listener, a Unix stream made and
+ * connected, bytes both ways, a shutdown, epoll, the streams closed. */
 static int vsock_work(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -253,7 +254,7 @@ static int (*const role_work[SANDBOX_NR_ROLES])(void) = {
     [SANDBOX_API] = api_work,
     [SANDBOX_MAIN] = main_work,
     [SANDBOX_CONTROLLER] = controller_work,
-    [SANDBOX_VSOCK] = vsock_work,
+    [SANDBOX_DEVICE] = vsock_work,
 };
 
 static int child_work(void *arg)
@@ -263,6 +264,12 @@ static int child_work(void *arg)
 	if (setup(&t) < 0)
 		return 100;
 	sandbox_enable(true);
+	/* As a VM with a device of every kind: their calls added. */
+	for (size_t k = 0; k < dm_nr_kinds; k++)
+		for (int i = 0; dm_kinds[k].sandbox && i < SANDBOX_NR_ROLES; i++)
+			if (dm_kinds[k].sandbox->role[i].n &&
+			    sandbox_add_rules((enum sandbox_role)i, &dm_kinds[k].sandbox->role[i]))
+				return 102;
 	if (sandbox_enter(role) != 0)
 		return 101;
 	int r = common_work(t);
@@ -307,10 +314,10 @@ static void test_controller_never_creates(void **state)
 	assert_non_null(strstr(res.err, "controller thread made forbidden system call openat"));
 }
 
-/* Declarative checks on the tables themselves. */
-static void test_tables_never_list(void **state)
+/* Declarative checks on the tables themselves, and on the sets the
+ * device kinds add (role r's). */
+static void check_rule(int r, const struct sandbox_rule *rule)
 {
-	(void)state;
 	static const char *const never[] = {
 	    "open",	  "openat",	"openat2",    "creat",	    "stat",
 	    "lstat",	  "newfstatat", "statx",      "access",	    "faccessat",
@@ -322,56 +329,54 @@ static void test_tables_never_list(void **state)
 	    "ptrace",	  "mount",	"prctl",      "setsockopt", "process_vm_writev",
 	    "kill",	  "tkill",
 	};
+	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rule->nr);
+	assert_non_null(name);
+	/* The controller opens existing files only, and stats open fds
+	 * (glibc's fstat). */
+	bool opens = r == SANDBOX_CONTROLLER &&
+		     ((rule->nr == SCMP_SYS(openat) && rule->ncmp == 1 && rule->cmp[0].arg == 2 &&
+		       rule->cmp[0].val == 0 && (rule->cmp[0].mask & O_CREAT) &&
+		       (rule->cmp[0].mask & O_TRUNC) && (rule->cmp[0].mask & O_PATH)) ||
+		      (rule->nr == SCMP_SYS(newfstatat) && rule->ncmp == 1 &&
+		       rule->cmp[0].arg == 3 && rule->cmp[0].val == AT_EMPTY_PATH));
+	/* A device's own thread (vsock's) makes Unix streams alone:
+	 * socket(AF_UNIX, ...) and connect. */
+	bool streams = r == SANDBOX_DEVICE &&
+		       ((rule->nr == SCMP_SYS(socket) && rule->ncmp == 1 && rule->cmp[0].arg == 0 &&
+			 rule->cmp[0].mask == ~0ull && rule->cmp[0].val == AF_UNIX) ||
+			rule->nr == SCMP_SYS(connect));
+	for (size_t k = 0; !opens && !streams && k < sizeof(never) / sizeof(never[0]); k++)
+		if (!strcmp(name, never[k]))
+			fail_msg("role %s lists %s", sandbox_role_name((enum sandbox_role)r), name);
+	/* ioctls only by exact request, never TIOCSTI */
+	if (rule->nr == SCMP_SYS(ioctl)) {
+		assert_int_equal(rule->ncmp, 1);
+		assert_int_equal(rule->cmp[0].arg, 1);
+		assert_int_equal(rule->cmp[0].mask, 0xffffffffull);
+		assert_int_not_equal(rule->cmp[0].val, TIOCSTI);
+	}
+	/* tgkill only to our own pid */
+	if (rule->nr == SCMP_SYS(tgkill)) {
+		assert_int_equal(rule->ncmp, 1);
+		assert_int_equal(rule->cmp[0].arg, 0);
+		assert_true(rule->cmp[0].pid);
+	}
+	free(name);
+}
+
+static void test_tables_never_list(void **state)
+{
+	(void)state;
 	for (int r = 0; r < SANDBOX_NR_ROLES; r++) {
 		const struct sandbox_table *t = &sandbox_tables[r];
 		assert_true(t->n > 0);
-		for (size_t g = 0; g < t->n; g++) {
-			for (size_t i = 0; i < t->group[g].n; i++) {
-				const struct sandbox_rule *rule = &t->group[g].rule[i];
-				char *name =
-				    seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rule->nr);
-				assert_non_null(name);
-				/* The controller opens existing files only,
-				 * and stats open fds (glibc's fstat). */
-				bool opens =
-				    r == SANDBOX_CONTROLLER &&
-				    ((rule->nr == SCMP_SYS(openat) && rule->ncmp == 1 &&
-				      rule->cmp[0].arg == 2 && rule->cmp[0].val == 0 &&
-				      (rule->cmp[0].mask & O_CREAT) &&
-				      (rule->cmp[0].mask & O_TRUNC) &&
-				      (rule->cmp[0].mask & O_PATH)) ||
-				     (rule->nr == SCMP_SYS(newfstatat) && rule->ncmp == 1 &&
-				      rule->cmp[0].arg == 3 && rule->cmp[0].val == AT_EMPTY_PATH));
-				/* vsock's thread makes Unix streams alone:
-				 * socket(AF_UNIX, ...) and connect. */
-				bool vsock =
-				    r == SANDBOX_VSOCK &&
-				    ((rule->nr == SCMP_SYS(socket) && rule->ncmp == 1 &&
-				      rule->cmp[0].arg == 0 && rule->cmp[0].mask == ~0ull &&
-				      rule->cmp[0].val == AF_UNIX) ||
-				     rule->nr == SCMP_SYS(connect));
-				for (size_t k = 0;
-				     !opens && !vsock && k < sizeof(never) / sizeof(never[0]); k++)
-					if (!strcmp(name, never[k]))
-						fail_msg("role %s lists %s",
-							 sandbox_role_name((enum sandbox_role)r),
-							 name);
-				/* ioctls only by exact request, never TIOCSTI */
-				if (rule->nr == SCMP_SYS(ioctl)) {
-					assert_int_equal(rule->ncmp, 1);
-					assert_int_equal(rule->cmp[0].arg, 1);
-					assert_int_equal(rule->cmp[0].mask, 0xffffffffull);
-					assert_int_not_equal(rule->cmp[0].val, TIOCSTI);
-				}
-				/* tgkill only to our own pid */
-				if (rule->nr == SCMP_SYS(tgkill)) {
-					assert_int_equal(rule->ncmp, 1);
-					assert_int_equal(rule->cmp[0].arg, 0);
-					assert_true(rule->cmp[0].pid);
-				}
-				free(name);
-			}
-		}
+		for (size_t g = 0; g < t->n; g++)
+			for (size_t i = 0; i < t->group[g].n; i++)
+				check_rule(r, &t->group[g].rule[i]);
+		for (size_t k = 0; k < dm_nr_kinds; k++)
+			for (size_t i = 0;
+			     dm_kinds[k].sandbox && i < dm_kinds[k].sandbox->role[r].n; i++)
+				check_rule(r, &dm_kinds[k].sandbox->role[r].rule[i]);
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "core/opt.h"
+#include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 struct vfio_spec {
@@ -18,5 +19,8 @@ void vfio_spec_init(void *spec);
 int vfio_spec_check(const void *spec, char *err, size_t errlen);
 int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
 		    size_t errlen);
+
+/* Its ioctls on the vCPU and main threads (vfio_sandbox.c). */
+extern const struct dev_sandbox vfio_sandbox;
 
 #endif

@@ -38,6 +38,7 @@
 
 #include "core/counter.h"
 #include "core/opt.h"
+#include "devices/dev_api.h"
 #include "devices/device.h"
 
 /* PFNs in one inflate or deflate chain: Linux's driver sends at most 256
@@ -60,6 +61,8 @@ struct balloon_spec {
 };
 extern const struct opt_table balloon_spec_table;
 void balloon_spec_init(void *spec);
+/* PUT /balloon, --config-file's and /vm/config's section (virtio_balloon_api.c). */
+extern const struct dev_api balloon_api;
 
 /* The device kind behind --balloon (one per VM, as Firecracker's). */
 int virtio_balloon_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

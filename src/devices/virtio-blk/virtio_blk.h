@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "devices/dev_metrics.h"
 #include "devices/device.h"
 
 struct virtio_dev;
@@ -58,5 +59,8 @@ void virtio_blk_drain(struct virtio_dev *vdev);
 /* Its counters (dev_ops.counters): requests by type, bytes, errors,
  * kicks, medium changes. */
 void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
+
+/* Its group in the metrics line (virtio_blk_metrics.c). */
+extern const struct dev_metrics virtio_blk_metrics;
 
 #endif

@@ -12,6 +12,8 @@
 #ifndef SKIFF_VIRTIO_NET_H
 #define SKIFF_VIRTIO_NET_H
 
+#include "devices/dev_sandbox.h"
+#include "devices/dev_metrics.h"
 #include "devices/device.h"
 
 /* The device kind behind --net (model=virtio, a struct net_spec whose mac
@@ -23,5 +25,11 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 const char *virtio_net_needs_ioeventfd(const void *spec);
 /* Refuses --net options that only the e1000 has. */
 int virtio_net_spec_check(const void *spec, char *err, size_t errlen);
+
+/* Its ioctls on the vCPU, I/O and main threads (virtio_net_sandbox.c). */
+extern const struct dev_sandbox virtio_net_sandbox;
+
+/* Its group in the metrics line, the e1000's too (virtio_net_metrics.c). */
+extern const struct dev_metrics virtio_net_metrics;
 
 #endif

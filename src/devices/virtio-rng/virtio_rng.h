@@ -23,6 +23,8 @@
 #include <stddef.h>
 
 #include "core/opt.h"
+#include "devices/dev_api.h"
+#include "devices/dev_metrics.h"
 #include "core/ratelimit.h"
 #include "devices/device.h"
 
@@ -41,6 +43,8 @@ struct rng_spec {
 };
 extern const struct opt_table rng_spec_table;
 void rng_spec_init(void *spec);
+/* PUT /entropy, --config-file's and /vm/config's section (virtio_rng_api.c). */
+extern const struct dev_api rng_api;
 
 /* The device kind behind --rng (one per VM, as Firecracker's). */
 int virtio_rng_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
@@ -53,5 +57,8 @@ struct virtio_dev *virtio_rng_create(const char *name, const struct rng_spec *s,
 void virtio_rng_destroy(struct virtio_dev *vdev);
 /* Its counters (dev_ops.counters): requests, bytes, errors, waits. */
 void virtio_rng_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
+
+/* Its group in the metrics line (virtio_rng_metrics.c). */
+extern const struct dev_metrics virtio_rng_metrics;
 
 #endif

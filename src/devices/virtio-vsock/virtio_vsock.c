@@ -287,7 +287,7 @@ static void *vsock_thread(void *arg)
 	struct virtio_dev *vdev = arg;
 	struct virtio_vsock *v = vsock_of(vdev);
 	thread_name_self("vsock");
-	sandbox_enter_or_die(SANDBOX_VSOCK);
+	sandbox_enter_or_die(SANDBOX_DEVICE);
 	while (!atomic_load(&v->stop))
 		vsock_serve(v, -1);
 	return NULL;

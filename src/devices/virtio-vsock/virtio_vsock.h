@@ -13,7 +13,8 @@
  * and never sends the guest more than the guest advertised. A guest that
  * sends past its credit gets its connection reset, never a bigger buffer.
  *
- * Which thread: the device's own ("vsock", sandbox role SANDBOX_VSOCK,
+ * Which thread: the device's own ("vsock", sandbox role SANDBOX_DEVICE with its
+ * kind's rules, virtio_vsock_sandbox.c,
  * the one role that may make Unix streams). Kicks that come to an I/O
  * thread or a vCPU wake it through an eventfd; it waits in one epoll fd
  * for them and for its sockets. One mutex holds everything. Nothing
@@ -25,6 +26,8 @@
 #include <stdint.h>
 
 #include "core/opt.h"
+#include "devices/dev_api.h"
+#include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 #define VSOCK_HOST_CID	 2
@@ -41,6 +44,10 @@ struct vsock_spec {
 };
 extern const struct opt_table vsock_spec_table;
 void vsock_spec_init(void *spec);
+/* PUT /vsock, --config-file's and /vm/config's section (virtio_vsock_api.c). */
+extern const struct dev_api vsock_api;
+/* Its thread's calls (virtio_vsock_sandbox.c). */
+extern const struct dev_sandbox vsock_sandbox;
 
 /* The device kind behind --vsock (one per VM, as Firecracker's). */
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

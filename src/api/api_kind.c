@@ -1,0 +1,252 @@
+/* The device kinds' API resources (devices/dev_api.h), served from their
+ * rows alone: a PUT body or a --config-file section is parsed by a JSON
+ * table built from the kind's fields (serde's words, as every other
+ * object), becomes the spec its command-line option takes, is checked by
+ * that option's own table before any VM exists, and is written back for
+ * GET /vm/config by the same table. Adding a kind with a resource adds
+ * nothing here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api_model.h"
+
+/* The slot of a kind among the kinds with a resource, in row order. */
+static int res_slot(const struct dm_kind *k)
+{
+	int n = 0;
+	for (size_t i = 0; i < dm_nr_kinds; i++) {
+		if (&dm_kinds[i] == k)
+			return k->api && n < FC_RES_MAX ? n : -1;
+		n += dm_kinds[i].api != NULL;
+	}
+	return -1;
+}
+
+const struct dm_kind *fc_kind_by_route(const char *path)
+{
+	for (size_t i = 0; i < dm_nr_kinds; i++)
+		if (dm_kinds[i].api && !strcmp(dm_kinds[i].api->route, path))
+			return &dm_kinds[i];
+	return NULL;
+}
+
+const struct dm_kind *fc_kind_by_section(const char *key)
+{
+	for (size_t i = 0; i < dm_nr_kinds; i++)
+		if (dm_kinds[i].api && !strcmp(dm_kinds[i].api->section, key))
+			return &dm_kinds[i];
+	return NULL;
+}
+
+struct fc_res_cfg *fc_vmcfg_res(struct fc_vmcfg *c, const struct dm_kind *k)
+{
+	int s = k ? res_slot(k) : -1;
+	return s < 0 ? NULL : &c->res[s];
+}
+
+/* serde's name of an unsigned integer type by its range. */
+static const char *uint_name(uint64_t max)
+{
+	return max <= UINT8_MAX	   ? "u8"
+	       : max <= UINT16_MAX ? "u16"
+	       : max <= UINT32_MAX ? "u32"
+				   : "u64";
+}
+
+/* How a field of each type becomes spec keys: bytes written to out, or
+ * -1 with why (a value refused). */
+static int spec_str(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+		    size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	if (d->flags & DEV_API_APART) {
+		a->key = d->key;
+		a->value = v->s;
+		return 0;
+	}
+	if (strchr(v->s, ',')) {
+		snprintf(why, wlen, "%s may not hold a ','", d->name);
+		return -1;
+	}
+	return seen ? snprintf(out, len, ",%s=%s", d->key, v->s) : 0;
+}
+
+static int spec_uint(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)a, (void)why, (void)wlen;
+	return seen ? snprintf(out, len, ",%s=%lld", d->key, (long long)v->i) : 0;
+}
+
+static int spec_bool(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)a, (void)why, (void)wlen;
+	return seen ? snprintf(out, len, ",%s=%s", d->key, v->b ? "on" : "off") : 0;
+}
+
+static int spec_rl(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+		   size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)seen, (void)a, (void)why, (void)wlen;
+	char rl[FC_RL_SPEC_MAX];
+	fc_rate_limiter_spec(&v->rl, d->key, rl, sizeof(rl));
+	return snprintf(out, len, "%s", rl);
+}
+
+static int spec_refused(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+			char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)seen, (void)out, (void)len, (void)a;
+	if (!v->b)
+		return 0;
+	snprintf(why, wlen, "skiff has no %s.", d->key);
+	return -1;
+}
+
+static int spec_none(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)d, (void)v, (void)seen, (void)out, (void)len, (void)a, (void)why, (void)wlen;
+	return 0;
+}
+
+/* Per field type: the JSON field it is (its member of fc_res_val, serde's
+ * name for it; an integer's comes from its range) and its spec keys. */
+static const struct {
+	enum api_ftype ftype;
+	size_t val_off, size;
+	unsigned int flags;
+	const char *expect;
+	int (*spec)(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+		    size_t len, struct devmgr_arg *a, char *why, size_t wlen);
+} types[] = {
+    [DEV_API_STR] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, 0, "a string", spec_str},
+    [DEV_API_UINT] = {AF_INT, offsetof(struct fc_res_val, i), 0, 0, NULL, spec_uint},
+    [DEV_API_BOOL] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_bool},
+    [DEV_API_RATE_LIMITER] = {AF_OBJ, offsetof(struct fc_res_val, rl),
+			      sizeof(struct fc_rate_limiter), 0, "struct RateLimiterConfig",
+			      spec_rl},
+    /* echoed back only if given, as Firecracker's Option */
+    [DEV_API_IGNORED] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, AF_IF_SEEN,
+			 "a string", spec_none},
+    [DEV_API_REFUSED] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_refused},
+};
+#define NR_TYPES (sizeof(types) / sizeof(types[0]))
+
+/* A kind's table, its fields of known types, capped. */
+static size_t nr_fields(const struct dev_api *a)
+{
+	size_t n = a->nr_fields < DEV_API_FIELDS_MAX ? a->nr_fields : DEV_API_FIELDS_MAX;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned int)a->fields[i].type >= NR_TYPES)
+			return i;
+	return n;
+}
+
+void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f)
+{
+	size_t n = nr_fields(a);
+	for (size_t i = 0; i < n; i++) {
+		const struct dev_api_field *d = &a->fields[i];
+		f[i] = (struct api_field){
+		    .name = d->name,
+		    .type = types[d->type].ftype,
+		    .off = offsetof(struct fc_res, v) + i * sizeof(struct fc_res_val) +
+			   types[d->type].val_off,
+		    .size = types[d->type].size,
+		    .max = d->max > INT64_MAX ? INT64_MAX : (int64_t)d->max,
+		    .flags = (d->flags & DEV_API_REQUIRED ? AF_REQUIRED : 0) | types[d->type].flags,
+		    .expect = types[d->type].expect ? types[d->type].expect : uint_name(d->max),
+		    .sub = types[d->type].ftype == AF_OBJ ? &fc_rate_limiter_obj : NULL};
+	}
+	*obj = (struct api_object){
+	    .name = a->schema, .fields = f, .n = n, .seen_off = offsetof(struct fc_res, seen)};
+}
+
+int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r, char *err,
+		size_t errlen)
+{
+	struct api_object obj;
+	struct api_field f[DEV_API_FIELDS_MAX];
+	fc_res_object(k->api, &obj, f);
+	memset(r, 0, sizeof(*r));
+	return api_json_fill(&obj, o, r, err, errlen);
+}
+
+int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct fc_res *r,
+		     char *err, size_t errlen)
+{
+	struct api_object obj;
+	struct api_field f[DEV_API_FIELDS_MAX];
+	fc_res_object(k->api, &obj, f);
+	memset(r, 0, sizeof(*r));
+	return api_json_fill_text(&obj, text, len, r, err, errlen);
+}
+
+struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r)
+{
+	struct api_object obj;
+	struct api_field f[DEV_API_FIELDS_MAX];
+	fc_res_object(k->api, &obj, f);
+	return api_json_from(&obj, r);
+}
+
+int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name)
+{
+	for (size_t i = 0; i < nr_fields(k->api); i++)
+		if (k->api->fields[i].type == DEV_API_UINT && !strcmp(k->api->fields[i].name, name))
+			return &r->v[i].i;
+	return NULL;
+}
+
+int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
+	       struct devmgr_arg *a, char *err, size_t errlen)
+{
+	size_t n = 0;
+	*a = (struct devmgr_arg){.option = k->option, .spec = spec};
+	spec[0] = '\0';
+	for (size_t i = 0; i < nr_fields(k->api); i++) {
+		const struct dev_api_field *d = &k->api->fields[i];
+		int w = types[d->type].spec(d, &r->v[i], (r->seen >> i) & 1u, spec + n, len - n, a,
+					    err, errlen);
+		if (w < 0)
+			return -1;
+		n += (size_t)w;
+		if (n >= len) {
+			snprintf(err, errlen, "the spec is too long");
+			return -1;
+		}
+	}
+	if (spec[0] == ',')
+		memmove(spec, spec + 1, n);
+	return 0;
+}
+
+int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeventfd,
+		 uint64_t mem_mib, char *err, size_t errlen)
+{
+	char spec[FC_RES_SPEC_MAX], why[480];
+	struct devmgr_arg a;
+	if (fc_res_arg(k, r, spec, sizeof(spec), &a, why, sizeof(why)) < 0 ||
+	    devmgr_check_api(&a, use_ioeventfd, mem_mib, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s", k->api->fault, why);
+		return -1;
+	}
+	return 0;
+}
+
+int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen)
+{
+	char why[600];
+	for (size_t i = 0; i < dm_nr_kinds; i++) {
+		const struct dm_kind *k = &dm_kinds[i];
+		struct fc_res_cfg *s = fc_vmcfg_res(c, k);
+		if (s && s->has &&
+		    fc_res_check(k, &s->r, true, (uint64_t)c->machine.mem_size_mib, why,
+				 sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s: %s", k->api->section, why);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* virtio-net's calls beyond the roles' tables (devices/dev_sandbox.h). */
+#include <linux/if_tun.h>
+#include <linux/vhost.h>
+
+#include "devices/virtio-net/virtio_net.h"
+
+/* clang-format off */
+/* A register write starts or resets the device: tap offloads, tap queues
+ * detached at a reset (or on a trapped control kick), and with vhost=on
+ * the rings and memory table handed to the kernel. */
+static const struct sandbox_rule net_vcpu[] = {
+    SANDBOX_IOCTL(TUNSETOFFLOAD),
+    SANDBOX_IOCTL(TUNSETQUEUE),
+    SANDBOX_IOCTL(VHOST_SET_FEATURES),
+    SANDBOX_IOCTL(VHOST_SET_MEM_TABLE),
+    SANDBOX_IOCTL(VHOST_SET_VRING_NUM),
+    SANDBOX_IOCTL(VHOST_SET_VRING_BASE),
+    SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
+    SANDBOX_IOCTL(VHOST_SET_VRING_ADDR),
+    SANDBOX_IOCTL(VHOST_SET_VRING_KICK),
+    SANDBOX_IOCTL(VHOST_SET_VRING_CALL),
+    SANDBOX_IOCTL(VHOST_SET_VRING_BUSYLOOP_TIMEOUT),
+    SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
+};
+/* The control queue enables queue pairs: tap queues attached, detached. */
+static const struct sandbox_rule net_io[] = {
+    SANDBOX_IOCTL(TUNSETQUEUE),
+};
+/* The stop: offloads off, vhost's backends and rings taken back. */
+static const struct sandbox_rule net_main[] = {
+    SANDBOX_IOCTL(TUNSETOFFLOAD),
+    SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
+    SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
+};
+/* clang-format on */
+
+const struct dev_sandbox virtio_net_sandbox = {
+    .role[SANDBOX_VCPU] = SANDBOX_RULES(net_vcpu),
+    .role[SANDBOX_IO] = SANDBOX_RULES(net_io),
+    .role[SANDBOX_MAIN] = SANDBOX_RULES(net_main),
+};

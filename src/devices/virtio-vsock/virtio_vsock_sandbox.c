@@ -1,0 +1,30 @@
+/* virtio-vsock's own thread (virtio_vsock.h, role "device"): its queues
+ * and its host streams. Unix sockets only: accepted on the listener set
+ * up before, or connected to "<uds>_<port>" when the guest asks (a path,
+ * the one exception to "no path lookups", as Firecracker's vsock connects
+ * at run time too); closed when a stream ends. */
+#include <sys/socket.h>
+
+#include "devices/virtio-vsock/virtio_vsock.h"
+
+/* clang-format off */
+static const struct sandbox_rule vsock_thread[] = {
+    SANDBOX_ALLOW(epoll_wait),
+    SANDBOX_ALLOW(epoll_pwait),
+    SANDBOX_ALLOW(epoll_ctl),
+    SANDBOX_ALLOW(read),
+    SANDBOX_ALLOW(readv),
+    SANDBOX_ARG(socket, 0, ~0ull, AF_UNIX),
+    SANDBOX_ALLOW(connect),
+    SANDBOX_ALLOW(accept4),
+    SANDBOX_ALLOW(recvfrom),
+    SANDBOX_ALLOW(sendto),
+    SANDBOX_ALLOW(sendmsg),
+    SANDBOX_ALLOW(shutdown),
+    SANDBOX_ALLOW(close),
+};
+/* clang-format on */
+
+const struct dev_sandbox vsock_sandbox = {
+    .role[SANDBOX_DEVICE] = SANDBOX_RULES(vsock_thread),
+};

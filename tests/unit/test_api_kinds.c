@@ -1,0 +1,249 @@
+/* The device kinds' API resources (devices/dev_api.h, api/api_kind.c):
+ * every row's table agrees with its option table, and PUT /vsock, the
+ * config file's "vsock" and GET /vm/config's go through it with
+ * Firecracker's words (issue 33.0 and 33.1). No VM: a PUT is checked
+ * through --vsock's table, which never binds the socket. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_fc.h"
+#include "api/api_model.h"
+#include "api/api_req.h"
+
+static int put(const char *url, const char *body, struct api_req *req, struct api_reply *rep)
+{
+	return api_route(API_PUT, "PUT", url, body, strlen(body), req, rep);
+}
+
+static void expect_fault(struct api_reply *rep, int status, const char *words)
+{
+	assert_int_equal(rep->status, status);
+	assert_non_null(rep->body);
+	if (!strstr(rep->body, words))
+		fail_msg("'%s' lacks '%s'", rep->body, words);
+	free(rep->body);
+	rep->body = NULL;
+}
+
+static struct fc_res_cfg *vsock_of(struct fc_vmcfg *c)
+{
+	struct fc_res_cfg *r = fc_vmcfg_res(c, fc_kind_by_section("vsock"));
+	assert_non_null(r);
+	return r->has ? r : NULL;
+}
+
+/* The configured vsock as --vsock takes it: "uds=PATH (SPEC)". */
+static void vsock_arg(struct fc_vmcfg *c, char *out, size_t len)
+{
+	struct fc_res_cfg *r = vsock_of(c);
+	struct devmgr_arg a;
+	char spec[FC_RES_SPEC_MAX], err[200];
+	assert_non_null(r);
+	assert_int_equal(fc_res_arg(fc_kind_by_section("vsock"), &r->r, spec, sizeof(spec), &a, err,
+				    sizeof(err)),
+			 0);
+	assert_string_equal(a.option, "vsock");
+	snprintf(out, len, "%s=%s (%s)", a.key ? a.key : "", a.value ? a.value : "", a.spec);
+}
+
+/* Each row's resource maps onto keys its own option table has: a field
+ * the spec cannot take would fail only when a VM is built. Routes and
+ * sections are unique, and every table fits the resource. */
+static void test_rows_agree(void **state)
+{
+	(void)state;
+	size_t with_api = 0;
+	for (size_t i = 0; i < dm_nr_kinds; i++) {
+		const struct dm_kind *k = &dm_kinds[i];
+		if (!k->api)
+			continue;
+		with_api++;
+		assert_true(k->api->nr_fields <= DEV_API_FIELDS_MAX);
+		assert_ptr_equal(fc_kind_by_route(k->api->route), k);
+		assert_ptr_equal(fc_kind_by_section(k->api->section), k);
+		for (size_t j = 0; j < k->api->nr_fields; j++) {
+			const struct dev_api_field *f = &k->api->fields[j];
+			if (f->type != DEV_API_STR && f->type != DEV_API_UINT &&
+			    f->type != DEV_API_BOOL)
+				continue;
+			bool found = false;
+			for (size_t o = 0; o < k->spec->n; o++)
+				found |= !strcmp(k->spec->opts[o].name, f->key);
+			if (!found)
+				fail_msg("%s: %s maps onto %s=, which --%s has not", k->api->route,
+					 f->name, f->key, k->option);
+		}
+	}
+	assert_true(with_api >= 3 && with_api <= FC_RES_MAX);
+	assert_non_null(fc_kind_by_route("/vsock"));
+	assert_null(fc_kind_by_route("/drives"));
+}
+
+/* PUT /vsock: Firecracker's body, its strict parsing, skiff's checks of
+ * the CID and the path before any VM; a second PUT replaces the first;
+ * after the start it is refused. */
+static void test_vsock_put(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct api_req req;
+	static struct vmm v;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	char arg[300], body[400];
+	api_fc_init(&f, &v, &base);
+	assert_int_equal(put("/vsock", "", &req, &rep), 1);
+	expect_fault(&rep, 400, "Empty PUT request.");
+	assert_int_equal(put("/vsock", "{\"guest_cid\":3}", &req, &rep), 1);
+	expect_fault(&rep, 400,
+		     "An error occurred when deserializing the json body of a request: missing "
+		     "field `uds_path`");
+	assert_int_equal(put("/vsock", "{\"guest_cid\":\"3\",\"uds_path\":\"/v\"}", &req, &rep), 1);
+	expect_fault(&rep, 400, "invalid type: string, expected u32");
+	assert_int_equal(
+	    put("/vsock", "{\"guest_cid\":4294967296,\"uds_path\":\"/v\"}", &req, &rep), 1);
+	expect_fault(&rep, 400, "invalid value: integer `4294967296`, expected u32");
+	assert_int_equal(
+	    put("/vsock", "{\"guest_cid\":3,\"uds_path\":\"/v\",\"cid\":3}", &req, &rep), 1);
+	expect_fault(&rep, 400, "unknown field `cid`, expected one of `guest_cid`, `uds_path`");
+	/* Parsed, then refused by --vsock's own table: nothing configured. */
+	static const char *const refused[][2] = {
+	    {"{\"guest_cid\":2,\"uds_path\":\"/v\"}", "invalid cid=2"},
+	    {"{\"guest_cid\":0,\"uds_path\":\"/v\"}", "invalid cid=0"},
+	    {"{\"guest_cid\":3,\"uds_path\":\"\"}", "empty uds path"},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(put("/vsock", refused[i][0], &req, &rep), 0);
+		assert_int_equal(req.op, OP_KIND_PUT);
+		api_fc_handle(&f, &req, &rep);
+		expect_fault(&rep, 400, "Cannot create backend for vsock device: ");
+		assert_int_equal(put("/vsock", refused[i][0], &req, &rep), 0);
+		api_fc_handle(&f, &req, &rep);
+		expect_fault(&rep, 400, refused[i][1]);
+		assert_null(vsock_of(&f.cfg));
+	}
+	/* sun_path is 108 bytes, and "_<port>" goes after the path. */
+	snprintf(body, sizeof(body), "{\"guest_cid\":3,\"uds_path\":\"/%0*d\"}", 96, 0);
+	assert_int_equal(put("/vsock", body, &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	expect_fault(&rep, 400, "uds path longer than 96 bytes");
+	assert_null(vsock_of(&f.cfg));
+	/* A comma is part of the path: it goes apart, whole. */
+	assert_int_equal(put("/vsock",
+			     "{\"vsock_id\":\"v\",\"guest_cid\":3,\"uds_path\":\"/a,cid=9\"}", &req,
+			     &rep),
+			 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	vsock_arg(&f.cfg, arg, sizeof(arg));
+	assert_string_equal(arg, "uds=/a,cid=9 (cid=3)");
+	assert_int_equal(
+	    put("/vsock", "{\"guest_cid\":4294967295,\"uds_path\":\"/w\"}", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	vsock_arg(&f.cfg, arg, sizeof(arg));
+	assert_string_equal(arg, "uds=/w (cid=4294967295)");
+	f.state = FC_RUNNING;
+	assert_int_equal(put("/vsock", "{\"guest_cid\":5,\"uds_path\":\"/x\"}", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	expect_fault(&rep, 400,
+		     "The requested operation is not supported after starting the microVM.");
+	vsock_arg(&f.cfg, arg, sizeof(arg));
+	assert_string_equal(arg, "uds=/w (cid=4294967295)");
+	api_fc_fini(&f);
+}
+
+/* GET /vm/config's vsock (null until configured) is a config file's: read
+ * back, it gives the same --vsock. */
+static void test_vsock_vm_config(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct api_req req;
+	static struct fc_vmcfg c;
+	static struct vmm v;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	char err[400], a1[300], a2[300];
+	api_fc_init(&f, &v, &base);
+	assert_int_equal(api_route(API_GET, "GET", "/vm/config", "", 0, &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_non_null(strstr(rep.body, "\"vsock\":null"));
+	free(rep.body);
+	assert_int_equal(
+	    put("/vsock", "{\"guest_cid\":7,\"uds_path\":\"/run/v.sock\"}", &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 204);
+	f.cfg.has_boot = true;
+	snprintf(f.cfg.boot.kernel_image_path, sizeof(f.cfg.boot.kernel_image_path), "/k");
+	assert_int_equal(api_route(API_GET, "GET", "/vm/config", "", 0, &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	assert_int_equal(rep.status, 200);
+	/* vsock_id not given: left out, as Firecracker's Option. */
+	if (!strstr(rep.body, "\"vsock\":{\"guest_cid\":7,\"uds_path\":\"/run/v.sock\"}"))
+		fail_msg("GET /vm/config: %s", rep.body);
+	if (fc_vmcfg_parse_file(&c, rep.body, rep.len, err, sizeof(err)))
+		fail_msg("%s: %s", rep.body, err);
+	free(rep.body);
+	vsock_arg(&f.cfg, a1, sizeof(a1));
+	vsock_arg(&c, a2, sizeof(a2));
+	assert_string_equal(a1, a2);
+	assert_string_equal(a2, "uds=/run/v.sock (cid=7)");
+	api_fc_fini(&f);
+}
+
+/* --config-file's "vsock": the same table and checks, "vsock: " first. */
+static void test_vsock_config_file(void **state)
+{
+	(void)state;
+	static struct fc_vmcfg c;
+	char err[400], arg[300];
+	static const char *const head =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],";
+	static const char *const cases[][2] = {
+	    {"\"vsock\":{\"guest_cid\":3,\"uds_path\":\"/v\"}}", NULL},
+	    {"\"vsock\":null}", NULL},
+	    {"\"vsock\":{\"uds_path\":\"/v\"}}", "vsock: missing field `guest_cid`"},
+	    {"\"vsock\":{\"guest_cid\":3,\"uds_path\":\"/v\",\"x\":1}}",
+	     "vsock: unknown field `x`, expected one of `guest_cid`, `uds_path`, `vsock_id`"},
+	    {"\"vsock\":{\"guest_cid\":1,\"uds_path\":\"/v\"}}",
+	     "vsock: Cannot create backend for vsock device: --vsock uds=/v (cid=1): invalid "
+	     "cid=1"},
+	    {"\"vsock\":[]}", "vsock: invalid type: sequence, expected struct Vsock"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char file[300];
+		snprintf(file, sizeof(file), "%s%s", head, cases[i][0]);
+		int r = fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err));
+		if (!cases[i][1]) {
+			if (r)
+				fail_msg("%s: %s", file, err);
+			continue;
+		}
+		assert_int_equal(r, -1);
+		if (strncmp(err, cases[i][1], strlen(cases[i][1])))
+			fail_msg("%s: '%s', not '%s'", file, err, cases[i][1]);
+	}
+	char file[300];
+	snprintf(file, sizeof(file), "%s%s", head, cases[0][0]);
+	assert_int_equal(fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err)), 0);
+	vsock_arg(&c, arg, sizeof(arg));
+	assert_string_equal(arg, "uds=/v (cid=3)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rows_agree),
+	    cmocka_unit_test(test_vsock_put),
+	    cmocka_unit_test(test_vsock_vm_config),
+	    cmocka_unit_test(test_vsock_config_file),
+	};
+	return cmocka_run_group_tests_name("api_kinds", tests, NULL, NULL);
+}

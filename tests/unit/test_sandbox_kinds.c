@@ -1,0 +1,171 @@
+/* A device kind's own calls (devices/dev_sandbox.h): the roles' tables
+ * hold none of them, a filter has them only once the kind's set is added
+ * (the device manager adds it for the kinds a VM has), the controller
+ * takes main's sets, and a new VM starts with none. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <linux/vhost.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/sandbox.h"
+#include "core/sandbox_rules.h"
+#include "sandbox_child.h"
+#include "vmm/devmgr.h"
+
+/* Every ioctl a kind adds is in no role's table: without the kind, no
+ * filter has it. */
+static void test_tables_name_no_kind(void **state)
+{
+	(void)state;
+	size_t sets = 0;
+	for (size_t k = 0; k < dm_nr_kinds; k++) {
+		const struct dev_sandbox *ks = dm_kinds[k].sandbox;
+		for (int r = 0; ks && r < SANDBOX_NR_ROLES; r++) {
+			sets += ks->role[r].n > 0;
+			for (size_t i = 0; i < ks->role[r].n; i++) {
+				const struct sandbox_rule *kr = &ks->role[r].rule[i];
+				if (kr->nr != SCMP_SYS(ioctl))
+					continue;
+				for (int t = 0; t < SANDBOX_NR_ROLES; t++)
+					for (size_t g = 0; g < sandbox_tables[t].n; g++)
+						for (size_t j = 0; j < sandbox_tables[t].group[g].n;
+						     j++) {
+							const struct sandbox_rule *tr =
+							    &sandbox_tables[t].group[g].rule[j];
+							if (tr->nr == kr->nr &&
+							    tr->cmp[0].val == kr->cmp[0].val)
+								fail_msg(
+								    "role %s's table has %s's "
+								    "ioctl %#llx",
+								    sandbox_role_name(t),
+								    dm_kinds[k].prefix,
+								    (unsigned long long)kr->cmp[0]
+									.val);
+						}
+			}
+		}
+	}
+	assert_true(sets >= 4); /* virtio-net (3 roles), vfio, vsock */
+}
+
+static const struct dev_sandbox *kind_sandbox(const char *prefix)
+{
+	for (size_t k = 0; k < dm_nr_kinds; k++)
+		if (!strcmp(dm_kinds[k].prefix, prefix))
+			return dm_kinds[k].sandbox;
+	return NULL;
+}
+
+struct probe {
+	enum sandbox_role role;	    /* entered */
+	const char *kind;	    /* whose set is added (NULL: none) */
+	enum sandbox_role kind_for; /* for which role */
+	bool clear;		    /* sandbox_clear_rules after adding */
+	unsigned long req;	    /* an ioctl made after the filter */
+};
+
+/* Exits 0 if the ioctl reached the kernel (ENOTTY on a pipe); dies by
+ * SIGSYS if the filter refused it. */
+static int probe_child(void *arg)
+{
+	const struct probe *p = arg;
+	int fds[2];
+	char buf[512] = {0};
+	if (pipe(fds) < 0)
+		return 100;
+	sandbox_enable(true);
+	if (p->kind) {
+		const struct dev_sandbox *s = kind_sandbox(p->kind);
+		if (!s || sandbox_add_rules(p->kind_for, &s->role[p->kind_for]) < 0)
+			return 101;
+		/* twice is once */
+		if (sandbox_add_rules(p->kind_for, &s->role[p->kind_for]) < 0)
+			return 104;
+	}
+	if (p->clear)
+		sandbox_clear_rules();
+	if (sandbox_enter(p->role) != 0)
+		return 102;
+	return ioctl(fds[0], p->req, buf) < 0 && errno == ENOTTY ? 0 : 103;
+}
+
+static void expect_probe(const struct probe *p, bool allowed)
+{
+	struct child_result res;
+	child_run(probe_child, (void *)p, &res);
+	if (allowed ? !child_exited_ok(&res) : !child_died_by_sigsys(&res))
+		fail_msg("%s thread, %s's set for %s%s, ioctl %#lx: status %#x, \"%s\"",
+			 sandbox_role_name(p->role), p->kind ? p->kind : "no kind",
+			 sandbox_role_name(p->kind_for), p->clear ? " cleared" : "", p->req,
+			 res.status, res.err);
+}
+
+static void test_added_sets_only(void **state)
+{
+	(void)state;
+	/* No virtio-net in the VM: a vCPU has no vhost ioctl. */
+	expect_probe(&(struct probe){SANDBOX_VCPU, NULL, 0, false, VHOST_SET_FEATURES}, false);
+	expect_probe(
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES},
+	    true);
+	/* Added for another role only: still refused. */
+	expect_probe(
+	    &(struct probe){SANDBOX_IO, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES},
+	    false);
+	/* A new VM forgets the last one's kinds. */
+	expect_probe(
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, true, VHOST_SET_FEATURES},
+	    false);
+	/* The controller is main with more: main's sets are its too. */
+	expect_probe(&(struct probe){SANDBOX_CONTROLLER, "virtio-net", SANDBOX_MAIN, false,
+				     VHOST_NET_SET_BACKEND},
+		     true);
+	expect_probe(&(struct probe){SANDBOX_CONTROLLER, NULL, 0, false, VHOST_NET_SET_BACKEND},
+		     false);
+}
+
+/* The device role alone (no vsock in the VM) makes no socket. */
+static int device_socket(void *arg)
+{
+	bool add = *(bool *)arg;
+	sandbox_enable(true);
+	if (add &&
+	    sandbox_add_rules(SANDBOX_DEVICE, &kind_sandbox("virtio-vsock")->role[SANDBOX_DEVICE]))
+		return 101;
+	if (sandbox_enter(SANDBOX_DEVICE) != 0)
+		return 102;
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	return s >= 0 ? 0 : 103;
+}
+
+static void test_device_role(void **state)
+{
+	(void)state;
+	struct child_result res;
+	bool add = false;
+	child_run(device_socket, &add, &res);
+	assert_true(child_died_by_sigsys(&res));
+	assert_non_null(strstr(res.err, "device thread made forbidden system call socket"));
+	add = true;
+	child_run(device_socket, &add, &res);
+	assert_true(child_exited_ok(&res));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_tables_name_no_kind),
+	    cmocka_unit_test(test_added_sets_only),
+	    cmocka_unit_test(test_device_role),
+	};
+	return cmocka_run_group_tests_name("sandbox_kinds", tests, NULL, NULL);
+}
