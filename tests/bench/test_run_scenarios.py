@@ -129,10 +129,13 @@ class Budget(unittest.TestCase):
         # Bounds are about 2x each scenario's pass in a loaded session-19
         # run (docs: tests/testbed/README.md); a freeze is ended within
         # 90 s by the L0 watcher, so a retry rarely costs its whole bound.
+        # The worst case may take CI's whole 90 min since balloon and
+        # vsock joined the default suite (issue 33.5): 73 min of bounds,
+        # 89.5 with the two retries.
         self.assertLessEqual(total, 75 * 60, f"the default suite's bounds sum to {total} s")
-        self.assertLessEqual(worst, 85 * 60,
+        self.assertLessEqual(worst, 90 * 60,
                              f"the default suite's bounds sum to {total} s, {worst} s with a"
-                             " retry of the two longest: over 85 min")
+                             " retry of the two longest: over CI's 90 min")
 
 
 if __name__ == "__main__":

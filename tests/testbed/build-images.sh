@@ -64,6 +64,14 @@ build() {
 	trap - EXIT
 }
 
+# The vsock scenario's stream ends (AF_VSOCK in L2, the hybrid Unix
+# socket in L1). Linked against the libc both images already carry for
+# ip: 17 KB, where a static build would add ~330 KB (gzip'd) that every
+# L2 boot inflates under emulation.
+build_vsock_io() {
+	cc -O2 -Wall -Wextra -Werror -o "$1/bin/vsock-io" "$TB_DIR/guest/vsock-io.c"
+}
+
 fill_l2() {
 	local d=$1 b
 	tb_add_skeleton "$d"
@@ -75,6 +83,7 @@ fill_l2() {
 	cp "$TB_DIR/guest/lib.sh" "$d/testbed/lib.sh"
 	cp "$TB_DIR/guest/profile" "$d/etc/profile"
 	install -m 755 "$TB_DIR/guest/l2-init" "$d/init"
+	build_vsock_io "$d"
 }
 
 fill_l1() {
@@ -93,6 +102,7 @@ fill_l1() {
 	cp "$(tb_vmlinuz)" "$d/l2/vmlinuz"
 	install -m 755 "$TB_DIR/guest/l1-init" "$d/init"
 	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/kvm-hold" "$TB_DIR/guest/kvm-hold.c"
+	build_vsock_io "$d"
 	# skiff decompresses a bzImage's kernel once and caches it; do that here,
 	# natively, instead of in emulated L1 on every scenario's first boot.
 	if [ -x "$TB_SKIFF" ]; then

@@ -201,3 +201,54 @@ write('virtio_balloon', 'stats-tick', bal_pre +
 write('virtio_balloon', 'report-update-reset', bal_pre +
       b'\x3a' + chain([seg(0x03, 0x2000, 0x4000), seg(0x01, 0x7100, 200)], 0) + b'\x33' +
       b'\x07\x01' + u16(64) + b'\x07\x00' + u16(3) + b'\x03' + b'\x00' + b'\x01' + b'\0')
+
+# ---- virtio_vsock: no mutations, features (0 = all), queue sizes 256 x 3,
+# then ops are op % 16 (fuzz_virtio_vsock.c): 0 DRIVER_OK, 1 a kick of
+# queue (op >> 4) % 3 (0x01 RX, 0x11 TX), 2 a poll of the host side, 3 a
+# reset, 5 a TX packet, 6 RX buffers, 7 a host peer connects to uds_path,
+# 8 its first line, 9/10 a host peer's write (0x09), read (0x19),
+# SHUT_WR (0x29), close (0x49), 11 an accept at uds_path_1000/1001,
+# 12 a device stream's send buffer shrunk, 13 a flood of REQUESTs.
+vs_pre = bytes([0x00, 0x00, 0x08, 0x08, 0x08]) + b'\x00'
+vs_rx = b'\x06' + bytes([0x0f, 0x02]) + b''.join(u16(0x1000 * (i % 7)) for i in range(16))
+
+def vs_pkt(op, sport=0, dport=0, lenb=0, flags=0, ba=3, lay=0, at=0x6000, extra=b'', lenx=b''):
+    """A TX packet (make_hdr's encoding): guest port 5000 + sport, dport
+    a pick_dst_port byte (0: 1000, 1: 1001, 2: 1002, 3: the device's first
+    host port), lenb a pick_len byte, ba a buf_alloc byte (3: 256 KiB),
+    fwd_cnt honest, lay the layout byte (bit 3: payload bytes follow);
+    lenx the length's own bytes when lenb asks for them (lenb % 4 == 1: a u16)."""
+    return (b'\x05' + bytes([0, op, sport, dport, lenb]) + lenx + bytes([flags, ba, 0, lay]) +
+            u16(at) + extra)
+
+write('virtio_vsock', 'guest-connect-stream', vs_pre + vs_rx +
+      vs_pkt(1) + b'\x11' + b'\x0b\x00' + b'\x02' +
+      vs_pkt(5, lenb=0x03 | (10 << 2), lay=8, extra=b'skiff' * 13) + b'\x11' +
+      b'\x19\x00' + u16(0xffff) + b'\x09\x00' + u16(3000) + b'\x02\x01' +
+      vs_pkt(6, ba=2) + b'\xff\xff\x00\x00' + b'\x11\x02\x01' +
+      vs_pkt(4, flags=3) + b'\x11\x49\x00\x02\x01')
+write('virtio_vsock', 'host-connect-stream', vs_pre + vs_rx +
+      b'\x07\x08\x00\x00\x02' + vs_pkt(2, dport=3) + b'\x11' +
+      b'\x19\x00' + u16(64) + b'\x09\x00' + u16(5000) + b'\x02\x01' +
+      vs_pkt(7, dport=3) + b'\x11\x02\x01' + b'\x29\x00\x02\x01' +
+      vs_pkt(5, dport=3, lenb=0x01, lenx=u16(0x4000), lay=1) + b'\x11\x0c' + u16(0) +
+      vs_pkt(5, dport=3, lenb=0x0a) + b'\x11\x02\x03\x02')
+write('virtio_vsock', 'request-flood', vs_pre + vs_rx +
+      b'\x0d\xff\x00' + u16(0) + b'\x11\x01' + vs_rx + b'\x01' +
+      b'\x0d\xff\x01' + u16(300) + b'\x11\x01\x02\x03\x00\x01')
+write('virtio_vsock', 'bad-lines-lies', vs_pre + vs_rx +
+      b'\x07\x07\x07' + b'\x08\x01\x02' + bytes([24]) + b'CONNECT 99999999999999\n' +
+      b'\x08\x02\x03' + b'\x02' + b'\x08\x02\x02' + bytes([2]) + b'0\n' + b'\x02' +
+      vs_pkt(1, dport=1) + b'\x11\x0b\x01' +
+      vs_pkt(5, dport=1, lenb=0x06, lay=0x04) + u16(8) + b'\x11' +
+      vs_pkt(1, sport=1, dport=1) + b'\x11\x0b\x01\x0c' + u16(1) +
+      vs_pkt(5, sport=1, dport=1, lenb=0x01, lenx=u16(0xffff)) + b'\x11' +
+      vs_pkt(5, sport=1, dport=1, lenb=0x01, lenx=u16(0xffff)) + b'\x11' +
+      vs_pkt(3, sport=1, dport=1) + b'\x11\x02\x01')
+# The guest grants 1 KiB of credit, the host peer writes 5000 bytes: the
+# device must stop at 1 KiB until the guest's CREDIT_UPDATE (honest fwd_cnt).
+write('virtio_vsock', 'small-credit', vs_pre + vs_rx +
+      b'\x07\x08\x00\x00\x02' + vs_pkt(2, dport=3, ba=0x01 | (10 << 2)) + b'\x11' +
+      b'\x09\x00' + u16(5000) + b'\x02\x01\x02\x01' +
+      vs_pkt(6, dport=3, ba=0x01 | (11 << 2)) + b'\x11\x02\x01' +
+      vs_pkt(6, dport=3, ba=0x01 | (13 << 2)) + b'\x11\x02\x01')
