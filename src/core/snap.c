@@ -358,6 +358,7 @@ int snap_get(const struct snap_image *img, uint32_t id, uint32_t instance, void 
 			 snap_id_name(id), instance, s->len, n);
 		return -1;
 	}
-	memcpy(dst, s->data, n);
+	if (n)
+		memcpy(dst, s->data, n);
 	return 0;
 }

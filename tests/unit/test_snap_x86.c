@@ -13,7 +13,7 @@
 #include "core/arch.h"
 #include "core/snap.h"
 
-static uint8_t zeros[64 << 10];
+static uint8_t zeros[128 << 10];
 
 /* A vCPU's sections as a save writes them; skip: one id left out,
  * resize: that id's length instead. */
