@@ -262,13 +262,9 @@ static void patch_post_boot(struct api_fc *f, const struct api_req *r, struct ap
 	api_reply_none(rep);
 }
 
-void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
+static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
-	struct api_fc *f = opaque;
 	char why[600];
-	api_fc_log(f, "Info", "The API server received a %s.", r->desc);
-	if (pre_boot_only(r->op) && f->state != FC_NOT_STARTED)
-		return api_reply_fault(rep, 400, POST_BOOT);
 	switch (r->op) {
 	case OP_INFO:
 		return info(f, rep);
@@ -325,6 +321,22 @@ void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
 		if (fc_vmcfg_put_vfio(&f->cfg, &r->u.vfio, why, sizeof(why)) < 0)
 			return api_reply_fault(rep, 400, "%s", why);
 		return api_reply_none(rep);
+	case OP_SNAPSHOT_CREATE:
+	case OP_SNAPSHOT_LOAD:
+		return api_fc_snapshot(f, r, rep);
 	}
 	api_reply_fault(rep, 500, "unknown operation");
+}
+
+void api_fc_handle(void *opaque, const struct api_req *r, struct api_reply *rep)
+{
+	struct api_fc *f = opaque;
+	api_fc_log(f, "Info", "The API server received a %s.", r->desc);
+	if (pre_boot_only(r->op) && f->state != FC_NOT_STARTED)
+		return api_reply_fault(rep, 400, POST_BOOT);
+	dispatch(f, r, rep);
+	/* Firecracker's rule for /snapshot/load: the logger and metrics may
+	 * come first, nothing boot-specific that was taken. */
+	if (pre_boot_only(r->op) && r->op != OP_LOGGER && r->op != OP_METRICS && rep->status < 300)
+		f->configured = true;
 }

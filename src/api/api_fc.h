@@ -32,6 +32,8 @@ struct api_fc {
 	void (*on_vm)(struct vm *vm); /* the VM exists: signals may stop it */
 	int metrics_fd, log_fd;
 	int start_status; /* of a failed start from --config-file */
+	/* Something boot-specific was configured: /snapshot/load refused. */
+	bool configured;
 	/* What vmm_config points into. */
 	char cmdline[FC_ARGS_MAX + 256];
 	char disk_spec[FC_MAX_DRIVES][FC_DISK_SPEC_MAX];
@@ -64,6 +66,8 @@ int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, s
 void api_fc_flush_metrics(struct api_fc *f);
 void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* PUT /snapshot/create and /snapshot/load (api_snapshot.c). */
+void api_fc_snapshot(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
 /* GET /stats: the "name<TAB>value" lines `skiff stat` reads. */
 char *api_fc_stats_text(struct api_fc *f, size_t *len);
 

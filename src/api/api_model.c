@@ -127,6 +127,31 @@ OBJECT(fc_action_obj, struct fc_action, "ActionBody", action_f);
 static const struct api_field vm_state_f[] = {STR(struct fc_vm_state, state, AF_REQUIRED)};
 OBJECT(fc_vm_state_obj, struct fc_vm_state, "Vm", vm_state_f);
 
+static const struct api_field snapshot_create_f[] = {
+    STR(struct fc_snapshot_create, snapshot_path, AF_REQUIRED),
+    STR(struct fc_snapshot_create, mem_file_path, AF_REQUIRED),
+    STR(struct fc_snapshot_create, snapshot_type, 0),
+};
+OBJECT(fc_snapshot_create_obj, struct fc_snapshot_create, "SnapshotCreateParams",
+       snapshot_create_f);
+
+static const struct api_field mem_backend_f[] = {
+    STR(struct fc_mem_backend, backend_type, AF_REQUIRED),
+    STR(struct fc_mem_backend, backend_path, AF_REQUIRED),
+};
+OBJECT(fc_mem_backend_obj, struct fc_mem_backend, "MemoryBackend", mem_backend_f);
+
+/* Order matters: FC_LOAD_SEEN_* are bits of it. */
+static const struct api_field snapshot_load_f[] = {
+    STR(struct fc_snapshot_load, snapshot_path, AF_REQUIRED),
+    STR(struct fc_snapshot_load, mem_file_path, 0),
+    OBJ(struct fc_snapshot_load, mem_backend, fc_mem_backend_obj, "struct MemoryBackend"),
+    BOOL(struct fc_snapshot_load, resume_vm, 0),
+    BOOL(struct fc_snapshot_load, track_dirty_pages, 0),
+    BOOL(struct fc_snapshot_load, enable_diff_snapshots, 0),
+};
+OBJECT(fc_snapshot_load_obj, struct fc_snapshot_load, "SnapshotLoadParams", snapshot_load_f);
+
 static const struct api_field balloon_patch_f[] = {
     INT(struct fc_balloon, amount_mib, 0, UINT32_MAX, AF_REQUIRED, "u32"),
 };

@@ -91,6 +91,30 @@ struct fc_vm_state {
 	uint32_t seen;
 };
 
+/* SnapshotCreateParams: PUT /snapshot/create. */
+struct fc_snapshot_create {
+	char snapshot_type[8]; /* "Full" (the default) or "Diff" */
+	char snapshot_path[FC_PATH_MAX], mem_file_path[FC_PATH_MAX];
+	uint32_t seen;
+};
+
+/* MemoryBackend and SnapshotLoadParams: PUT /snapshot/load. */
+struct fc_mem_backend {
+	char backend_type[8]; /* "File" or "Uffd" */
+	char backend_path[FC_PATH_MAX];
+	uint32_t seen;
+};
+
+struct fc_snapshot_load {
+	char snapshot_path[FC_PATH_MAX], mem_file_path[FC_PATH_MAX];
+	struct fc_mem_backend mem_backend;
+	bool resume_vm, track_dirty_pages, enable_diff_snapshots;
+	uint32_t seen;
+};
+/* seen bits of fc_snapshot_load (snapshot_load_f's order, api_model.c) */
+#define FC_LOAD_SEEN_MEM_FILE (1u << 1)
+#define FC_LOAD_SEEN_BACKEND  (1u << 2)
+
 /* A device kind's resource (its row's dev_api): field i of the kind's
  * table is v[i], by its type. */
 struct fc_res_val {
@@ -144,7 +168,7 @@ struct fc_vmcfg {
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
     fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_balloon_patch_obj,
-    fc_balloon_stats_patch_obj;
+    fc_balloon_stats_patch_obj, fc_snapshot_create_obj, fc_snapshot_load_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);

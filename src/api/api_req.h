@@ -32,6 +32,8 @@ enum api_op {
 	OP_BALLOON_STATS_GET,
 	OP_BALLOON_STATS_PATCH,
 	OP_KIND_PUT, /* a device kind's resource: kind says which */
+	OP_SNAPSHOT_CREATE,
+	OP_SNAPSHOT_LOAD,
 };
 
 struct api_req {
@@ -50,6 +52,8 @@ struct api_req {
 		struct fc_vfio vfio;
 		struct fc_res res;
 		struct fc_balloon balloon;
+		struct fc_snapshot_create snap_create;
+		struct fc_snapshot_load snap_load;
 	} u;
 };
 

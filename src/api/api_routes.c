@@ -39,6 +39,8 @@ static const struct route routes[] = {
     {API_PATCH, "/balloon", OP_BALLOON_PATCH, &fc_balloon_patch_obj, NULL},
     {API_GET, "/balloon/statistics", OP_BALLOON_STATS_GET, NULL, NULL},
     {API_PATCH, "/balloon/statistics", OP_BALLOON_STATS_PATCH, &fc_balloon_stats_patch_obj, NULL},
+    {API_PUT, "/snapshot/create", OP_SNAPSHOT_CREATE, &fc_snapshot_create_obj, NULL},
+    {API_PUT, "/snapshot/load", OP_SNAPSHOT_LOAD, &fc_snapshot_load_obj, NULL},
 };
 
 void api_reply_fault(struct api_reply *rep, int status, const char *fmt, ...)

@@ -39,6 +39,24 @@ int guest_mem_alloc(struct guest_mem *gm, uint64_t size)
 	return 0;
 }
 
+int guest_mem_map_file(struct guest_mem *gm, uint64_t size, int fd)
+{
+	int r = guest_mem_alloc(gm, size);
+	if (r < 0)
+		return r;
+	/* Over the aligned reservation: the alignment stays, the pages are
+	 * the file's. */
+	void *p =
+	    mmap(gm->host, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0);
+	if (p == MAP_FAILED) {
+		r = -errno;
+		guest_mem_free(gm);
+		return r;
+	}
+	madvise(p, size, MADV_DONTDUMP);
+	return 0;
+}
+
 void guest_mem_free(struct guest_mem *gm)
 {
 	if (gm->host)

@@ -28,6 +28,10 @@ void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size);
 
 /* Maps `size` bytes of anonymous memory; returns 0 or -errno. */
 int guest_mem_alloc(struct guest_mem *gm, uint64_t size);
+/* Maps `size` bytes of the file fd privately (a snapshot's memory file:
+ * pages are read as the guest touches them, and its writes never reach
+ * the file), aligned as guest_mem_alloc; returns 0 or -errno. */
+int guest_mem_map_file(struct guest_mem *gm, uint64_t size, int fd);
 void guest_mem_free(struct guest_mem *gm);
 
 /* Host pointer for [gpa, gpa + len) if the whole range lies inside one RAM

@@ -201,6 +201,31 @@ static const struct sandbox_rule controller[] = {
     ALLOW(timerfd_settime), /* PATCH of a rate limiter ends its wait at once */
 };
 
+/* The main thread serving an API takes snapshots (PUT /snapshot/create,
+ * vmm_snap.c) of a paused VM: every vCPU's and the VM's state read
+ * (KVM_GET_*), then written into files that already exist (the open above
+ * creates none), cut to length. */
+static const struct sandbox_rule snapshot[] = {
+    IOCTL(KVM_CHECK_EXTENSION),
+    IOCTL(KVM_GET_MSR_INDEX_LIST),
+    IOCTL(KVM_GET_REGS),
+    IOCTL(KVM_GET_SREGS),
+    IOCTL(KVM_GET_XSAVE),
+    IOCTL(KVM_GET_XSAVE2),
+    IOCTL(KVM_GET_FPU),
+    IOCTL(KVM_GET_XCRS),
+    IOCTL(KVM_GET_MSRS),
+    IOCTL(KVM_GET_LAPIC),
+    IOCTL(KVM_GET_VCPU_EVENTS),
+    IOCTL(KVM_GET_DEBUGREGS),
+    IOCTL(KVM_GET_TSC_KHZ),
+    IOCTL(KVM_GET_MP_STATE),
+    IOCTL(KVM_GET_IRQCHIP),
+    IOCTL(KVM_GET_PIT2),
+    ALLOW(ftruncate),
+    ALLOW(fsync),
+};
+
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};
 static const struct sandbox_rules io_groups[] = {GROUP(common), GROUP(irq), GROUP(io)};
 static const struct sandbox_rules blk_groups[] = {GROUP(common), GROUP(irq), GROUP(blk)};
@@ -208,7 +233,8 @@ static const struct sandbox_rules console_groups[] = {GROUP(common), GROUP(conso
 static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
 static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
 static const struct sandbox_rules controller_groups[] = {GROUP(common), GROUP(irq),
-							 GROUP(main_thread), GROUP(controller)};
+							 GROUP(main_thread), GROUP(controller),
+							 GROUP(snapshot)};
 static const struct sandbox_rules device_groups[] = {GROUP(common), GROUP(irq)};
 
 const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {

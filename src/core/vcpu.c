@@ -126,6 +126,17 @@ static uint64_t vcpu_rip(struct vcpu *v)
 	return ioctl(v->fd, KVM_GET_REGS, &regs) < 0 ? 0 : regs.rip;
 }
 
+/* KVM finishes a port or MMIO exit (an IN's data into RAX, RIP past the
+ * instruction) only on the next KVM_RUN: run once with immediate_exit, so
+ * that a parked vCPU is between two instructions and its saved state
+ * (a snapshot) is whole. Returns at once with EINTR. */
+void vcpu_complete_exit(struct vcpu *v)
+{
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	ioctl(v->fd, KVM_RUN, 0);
+	__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -137,6 +148,7 @@ static void *vcpu_thread(void *arg)
 		if (vcpu_gate_closed(&vm->gate)) {
 			/* Paused: asleep here, so no CPU time (the guest time
 			 * the stats report) is spent. */
+			vcpu_complete_exit(v);
 			vcpu_gate_park(&vm->gate);
 			continue;
 		}

@@ -50,6 +50,9 @@ int vcpu_start(struct vcpu *v);
 /* Makes a running KVM_RUN return so the thread sees the exit request. */
 void vcpu_kick(struct vcpu *v);
 void vcpu_join(struct vcpu *v);
+/* From the vCPU's own thread, out of KVM_RUN: lets KVM finish the exit
+ * just handled, without entering the guest (before a pause parks it). */
+void vcpu_complete_exit(struct vcpu *v);
 /* Installs the no-op signal used by vcpu_kick; call once, early. */
 void vcpu_signals_init(void);
 

@@ -24,6 +24,7 @@
 #include "core/ratelimit.h"
 
 struct iothread;
+struct snap_writer;
 struct virtio_dev;
 struct pci_device;
 struct vfio_container;
@@ -77,6 +78,15 @@ struct dev_ops {
 	 * kind's own (a balloon's new target), from the main thread. 0, or -1
 	 * with a reason. */
 	int (*update)(void *dev, const char *spec, char *err, size_t errlen);
+	/* Optional: the device's state for a snapshot (core/snap.h), on a
+	 * paused VM, as one section (id, instance) of its own in w; a kind
+	 * without it cannot be snapshotted. 0, or -1 with a reason. */
+	int (*save)(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		    size_t errlen);
+	/* With save: that section's payload back, on a device whose guest has
+	 * not run yet. Checks all of it before it changes anything: 0, or -1
+	 * with a reason and the device as it was. */
+	int (*restore)(void *dev, const void *data, size_t len, char *err, size_t errlen);
 };
 
 enum { DEV_RL_RX, DEV_RL_TX };

@@ -20,6 +20,8 @@
 
 struct pci_bus;
 struct iothread;
+struct snap_writer;
+struct snap_image;
 
 #define DEVMGR_MAX 64
 
@@ -60,6 +62,9 @@ struct dm_kind {
 	/* Optional: its group in Firecracker's metrics line. Kinds that share
 	 * an option (--net) count under the first row's. */
 	const struct dev_metrics *metrics;
+	/* Why this kind can never be snapshotted (its state is outside skiff),
+	 * or NULL: then it can once its dev_ops have save and restore. */
+	const char *no_snapshot;
 };
 
 extern const struct dm_kind dm_kinds[];
@@ -134,6 +139,18 @@ int devmgr_update(struct devmgr *dm, const char *option, unsigned int index, con
 const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned int index);
 /* Every device's and transport's counters. */
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
+/* Snapshots (core/snap.h): every device's state, as section
+ * (SNAP_ID_DEVICE, its place in the manager), on a paused VM. Refused, in
+ * one line naming the first device, if any device's kind saves no state.
+ * devmgr_can_save says so without writing anything. */
+int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen);
+int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_t errlen);
+/* Each device's section back, on devices built from the same
+ * configuration whose guest has not run: first that every section is
+ * there, then each device in turn (each checks its own payload before it
+ * changes anything). On -1 the VM is half-restored: its owner discards
+ * it, as a failed /snapshot/load does. */
+int devmgr_restore(struct devmgr *dm, const struct snap_image *img, char *err, size_t errlen);
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
 const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);
 

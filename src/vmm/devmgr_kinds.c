@@ -61,7 +61,9 @@ const struct dm_kind dm_kinds[] = {
      .pins_ram = true,
      .transport = DM_PCI,
      .create = vfio_new_device,
-     .sandbox = &vfio_sandbox},
+     .sandbox = &vfio_sandbox,
+     .no_snapshot = "a VFIO passthrough device's state is in the host's hardware"},
+
     {.option = "rng",
      .prefix = "virtio-rng",
      .metavar = "[bw=SIZE:MS[:BURST]][,ops=...]",

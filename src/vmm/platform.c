@@ -80,7 +80,7 @@ static int platform_devices(struct vmm *v)
 	return power_register(&v->vm);
 }
 
-static int platform_vcpus(struct vm *vm, uint64_t entry, char *err, size_t errlen)
+static int platform_vcpus(struct vm *vm, uint64_t entry, bool boot, char *err, size_t errlen)
 {
 	struct kvm_cpuid2 *cpuid = cpuid_get_supported(vm->kvm_fd);
 	if (!cpuid) {
@@ -96,6 +96,8 @@ static int platform_vcpus(struct vm *vm, uint64_t entry, char *err, size_t errle
 		}
 	}
 	free(cpuid);
+	if (!boot)
+		return 0;
 	/* Only the boot CPU gets registers; the others wait for INIT/SIPI
 	 * from the guest, which the in-kernel LAPIC handles. */
 	int r = x86_vcpu_set_boot_regs(vm->vcpus[0]->fd, entry, LAYOUT_ZERO_PAGE);
@@ -114,7 +116,9 @@ int platform_build(struct vmm *v, struct boot_image *img, char *err, size_t errl
 		snprintf(err, errlen, "cannot register the platform devices");
 		return -1;
 	}
+	if (!img) /* a snapshot's RAM and registers come instead */
+		return platform_vcpus(&v->vm, 0, false, err, errlen);
 	if (boot_image_load(img, &v->vm.mem, v->vm.nr_cpus, &entry, err, errlen) < 0)
 		return -1;
-	return platform_vcpus(&v->vm, entry, err, errlen);
+	return platform_vcpus(&v->vm, entry, true, err, errlen);
 }

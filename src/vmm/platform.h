@@ -16,7 +16,8 @@ struct vmm_config;
 int platform_open_kernel(struct boot_image *img, const struct vmm_config *c, char *err,
 			 size_t errlen);
 /* Registers the UART, the i8042 and the power controls, loads the kernel into RAM and
- * creates the vCPUs with the boot CPU at its entry point. 0 or -1. */
+ * creates the vCPUs with the boot CPU at its entry point (img NULL: no
+ * kernel and no boot registers, for a snapshot's restore). 0 or -1. */
 int platform_build(struct vmm *v, struct boot_image *img, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,9 @@
 #include "vmm/vmm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,10 +134,31 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 	return 0;
 }
 
+/* A snapshot's memory file: exactly the RAM the VM has. */
+static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, size_t errlen)
+{
+	struct stat st;
+	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, &st) < 0) {
+		snprintf(err, errlen, "cannot open the memory file %s: %s", c->mem_file,
+			 strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != c->mem) {
+		snprintf(err, errlen,
+			 "the memory file %s is %llu bytes, the snapshot's VM has %llu",
+			 c->mem_file, (unsigned long long)st.st_size, (unsigned long long)c->mem);
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
 	      size_t errlen)
 {
-	struct boot_image img;
+	struct boot_image img = {.initrd_fd = -1};
 	memset(v, 0, sizeof(*v));
 	v->kvm_vfio = -1;
 	pthread_mutex_init(&v->ctl_lock, NULL);
@@ -146,9 +169,15 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	for (int i = 0; i < c->nr_devs; i++)
 		if (devmgr_check_arg(&DEV_ARG(&c->devs[i]), !c->no_ioeventfd, err, errlen) < 0)
 			return -1;
-	if (vmm_pins_check(c, err, errlen) < 0 || platform_open_kernel(&img, c, err, errlen) < 0)
+	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
-	int r = vm_create(&v->vm, c->mem, c->cpus, err, errlen);
+	int mem_fd = -1;
+	if (c->mem_file ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
+			: platform_open_kernel(&img, c, err, errlen) < 0)
+		return -1;
+	int r = vm_create_mem(&v->vm, c->mem, mem_fd, c->cpus, err, errlen);
+	if (mem_fd >= 0)
+		close(mem_fd); /* the mapping holds the file */
 	v->vm_created = true;
 	if (r < 0) {
 		/* Not being able to use /dev/kvm is a setup problem, like bad input. */
@@ -173,7 +202,8 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (vmm_devices(v, c, err, errlen) < 0)
 		goto fail;
 	*status = EXIT_RUNTIME;
-	if (platform_build(v, &img, err, errlen) < 0 || devmgr_start(&v->dm, err, errlen) < 0)
+	if (platform_build(v, c->mem_file ? NULL : &img, err, errlen) < 0 ||
+	    devmgr_start(&v->dm, err, errlen) < 0)
 		goto fail;
 	vmm_pins_apply(v, c);
 	boot_image_close(&img);

@@ -58,6 +58,9 @@ struct vmm_config {
 	/* An API may change disks' images while the guest runs: the main
 	 * thread's filter lets it open existing files (SANDBOX_CONTROLLER). */
 	bool disk_replace;
+	/* A snapshot's restore (vmm_snapshot_load): guest RAM is this file,
+	 * mapped privately, and no kernel is loaded. */
+	const char *mem_file;
 	int unpack;	    /* 0 host, 1 guest */
 	int console_filter; /* enum console_filter_mode; 0: by stdout */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];
@@ -121,6 +124,22 @@ void vmm_destroy(struct vmm *v);
 int vmm_pause(struct vmm *v);
 int vmm_resume(struct vmm *v);
 int vmm_ctrl_alt_del(struct vmm *v);
+/* Snapshots (docs/SNAPSHOT.md), from the thread that runs vmm_wait's
+ * serve. vmm_snapshot_create, on a paused VM: the state into state_path,
+ * guest RAM into mem_path. 0, or -1 with one line in err (a device that
+ * cannot be saved is named before any file is written).
+ *
+ * vmm_snapshot_load, on a vmm never built: reads and checks the whole
+ * state file, builds the VM it describes (base: skiff's own settings)
+ * over mem_path mapped privately, restores every piece and starts it
+ * paused; resume lets the guest run. 0, or -1 with one line in err and the
+ * exit status in *status, the VM destroyed (never half-restored and run). */
+int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
+			size_t errlen);
+int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
+		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
+		      size_t errlen);
+
 /* The index-th --disk gets the image at path (virtio_blk_replace): from
  * the thread that runs vmm_wait's serve. 0, or -1 with a reason. */
 int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *err, size_t errlen);

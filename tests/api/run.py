@@ -19,6 +19,7 @@ import time
 from validate import Spec, body_json
 import fc_test_api
 import issue32
+import snapshot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC = os.path.join(HERE, "firecracker-v1.16.1.yaml")
@@ -136,6 +137,7 @@ def main():
     try:
         issue32.run(skiff, check)
         fc_test_api.run(skiff, check)
+        snapshot.run(skiff, check)
         return exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc)
     except Exception as e:  # a test that breaks is a failure, and skiff goes
         check(False, f"the tests stopped: {e!r}")

@@ -1,6 +1,9 @@
 #include "devices/legacy/i8042.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "core/snap.h"
 
 #define KBD_ACK	   0xfa
 #define KBD_BAT_OK 0xaa
@@ -312,4 +315,74 @@ int i8042_ctrl_alt_del(struct i8042 *k)
 void i8042_bus_handler(void *opaque, struct bus_access *acc)
 {
 	i8042_access(opaque, (uint16_t)acc->addr, acc->data, acc->len, acc->is_write);
+}
+
+/* The saved form: fixed layout, the queue from its head, AUX bits as a
+ * mask. */
+struct i8042_state {
+	uint8_t status, ctr, outp, pending, kbd_pending, q_count;
+	uint16_t q_aux;
+	uint8_t q[I8042_QUEUE];
+};
+_Static_assert(sizeof(struct i8042_state) == 8 + I8042_QUEUE, "i8042_state is packed");
+
+int i8042_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+	       size_t errlen)
+{
+	struct i8042 *k = dev;
+	struct i8042_state s;
+	pthread_mutex_lock(&k->lock);
+	s = (struct i8042_state){k->status,	      k->ctr, k->outp, k->pending, k->kbd_pending,
+				 (uint8_t)k->q_count, 0,      {0}};
+	for (unsigned int i = 0; i < k->q_count; i++) {
+		unsigned int j = (k->q_head + i) % I8042_QUEUE;
+		s.q[i] = k->q[j].byte;
+		s.q_aux |= (uint16_t)(k->q[j].aux << i);
+	}
+	pthread_mutex_unlock(&k->lock);
+	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
+		return 0;
+	snprintf(err, errlen, "i8042: out of memory saving its state");
+	return -1;
+}
+
+/* Only what the command tables can leave behind. */
+static int i8042_state_check(const struct i8042_state *s, char *err, size_t errlen)
+{
+	const struct ctl_cmd *c = s->pending ? ctl_find(s->pending) : NULL;
+	const struct kbd_cmd *kc = s->kbd_pending ? kbd_find(s->kbd_pending) : NULL;
+	bool ok = s->q_count <= I8042_QUEUE && !(s->q_aux >> s->q_count) &&
+		  !(s->status & ~(I8042_STR_SYS | I8042_STR_CMD | I8042_STR_UNLOCK)) &&
+		  (s->ctr & I8042_CTR_AUXDIS) && (!s->pending || (c && c->takes_data)) &&
+		  (!s->kbd_pending || (kc && kc->takes_param));
+	if (!ok)
+		snprintf(err, errlen, "i8042: saved state is not valid");
+	return ok ? 0 : -1;
+}
+
+int i8042_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
+{
+	struct i8042 *k = dev;
+	struct i8042_state s;
+	if (len != sizeof(s)) {
+		snprintf(err, errlen, "i8042: saved state is %zu bytes, expected %zu", len,
+			 sizeof(s));
+		return -1;
+	}
+	memcpy(&s, data, sizeof(s));
+	if (i8042_state_check(&s, err, errlen) < 0)
+		return -1;
+	pthread_mutex_lock(&k->lock);
+	k->status = s.status;
+	k->ctr = s.ctr;
+	k->outp = s.outp;
+	k->pending = s.pending;
+	k->kbd_pending = s.kbd_pending;
+	k->q_head = 0;
+	k->q_count = s.q_count;
+	for (unsigned int i = 0; i < I8042_QUEUE; i++)
+		k->q[i].byte = s.q[i], k->q[i].aux = (s.q_aux >> i) & 1;
+	i8042_update_irq(k);
+	pthread_mutex_unlock(&k->lock);
+	return 0;
 }

@@ -66,6 +66,13 @@ void i8042_access(struct i8042 *k, uint16_t port, uint8_t *data, uint32_t len, b
 /* Queues the Ctrl+Alt+Del presses and releases and raises the keyboard
  * IRQ if the guest enabled it; -1 if the queue has no room for them all. */
 int i8042_ctrl_alt_del(struct i8042 *k);
+/* Snapshot state, with struct dev_ops' save and restore signatures (dev:
+ * the i8042): status, controller byte, output port, pending commands and
+ * the output queue. */
+struct snap_writer;
+int i8042_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+	       size_t errlen);
+int i8042_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
 /* Trap-table glue: one region per port, both with the device as opaque. */
 void i8042_bus_handler(void *opaque, struct bus_access *acc);
 

@@ -1,6 +1,9 @@
 #include "devices/legacy/uart8250.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "core/snap.h"
 
 void uart_init(struct uart8250 *u, uart_irq_fn set_irq, uart_tx_fn tx, void *opaque)
 {
@@ -187,4 +190,80 @@ const char *uart_reg_name(void *opaque, uint64_t offset, bool is_write)
 	static const char *rd[8] = {"RBR", "IER", "IIR", "LCR", "MCR", "LSR", "MSR", "SCR"};
 	static const char *wr[8] = {"THR", "IER", "FCR", "LCR", "MCR", "LSR", "MSR", "SCR"};
 	return offset < UART_NR_REGS ? (is_write ? wr : rd)[offset] : "none";
+}
+
+/* The saved form: fixed layout, the FIFO from its head. */
+struct uart_state {
+	uint8_t ier, lcr, mcr, scr, dll, dlm, fcr, thr_ipending;
+	uint16_t rx_count;
+	uint8_t zero[6];
+	uint8_t rx[UART_RX_FIFO];
+};
+_Static_assert(sizeof(struct uart_state) == 16 + UART_RX_FIFO, "uart_state is packed");
+
+int uart_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+	      size_t errlen)
+{
+	struct uart8250 *u = dev;
+	struct uart_state s = {0};
+	pthread_mutex_lock(&u->lock);
+	s = (struct uart_state){u->ier,
+				u->lcr,
+				u->mcr,
+				u->scr,
+				u->dll,
+				u->dlm,
+				u->fcr,
+				u->thr_ipending,
+				(uint16_t)u->rx_count,
+				{0},
+				{0}};
+	for (unsigned int i = 0; i < u->rx_count; i++)
+		s.rx[i] = u->rx[(u->rx_head + i) % UART_RX_FIFO];
+	pthread_mutex_unlock(&u->lock);
+	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
+		return 0;
+	snprintf(err, errlen, "uart: out of memory saving its state");
+	return -1;
+}
+
+/* What uart_write can leave in each register, and nothing else. */
+static int uart_state_check(const struct uart_state *s, char *err, size_t errlen)
+{
+	static const uint8_t zero[sizeof(s->zero)];
+	if ((s->ier & ~0x0f) || (s->fcr & ~0xc9) || (s->mcr & ~0x1f) || s->thr_ipending > 1 ||
+	    s->rx_count > UART_RX_FIFO || memcmp(s->zero, zero, sizeof(zero))) {
+		snprintf(err, errlen, "uart: saved state is not valid");
+		return -1;
+	}
+	return 0;
+}
+
+int uart_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
+{
+	struct uart8250 *u = dev;
+	struct uart_state s;
+	if (len != sizeof(s)) {
+		snprintf(err, errlen, "uart: saved state is %zu bytes, expected %zu", len,
+			 sizeof(s));
+		return -1;
+	}
+	memcpy(&s, data, sizeof(s));
+	if (uart_state_check(&s, err, errlen) < 0)
+		return -1;
+	pthread_mutex_lock(&u->lock);
+	u->ier = s.ier;
+	u->lcr = s.lcr;
+	u->mcr = s.mcr;
+	u->scr = s.scr;
+	u->dll = s.dll;
+	u->dlm = s.dlm;
+	u->fcr = s.fcr;
+	u->thr_ipending = s.thr_ipending;
+	u->rx_head = 0;
+	u->rx_count = s.rx_count;
+	memcpy(u->rx, s.rx, sizeof(u->rx));
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
 }

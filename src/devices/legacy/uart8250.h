@@ -63,6 +63,12 @@ void uart_init(struct uart8250 *u, uart_irq_fn set_irq, uart_tx_fn tx, void *opa
 void uart_access(struct uart8250 *u, unsigned int offset, uint8_t *data, bool is_write);
 /* Host input; returns how many bytes fit in the receive FIFO. */
 size_t uart_receive(struct uart8250 *u, const uint8_t *buf, size_t len);
+/* Snapshot state, with struct dev_ops' save and restore signatures (dev:
+ * the uart8250): the registers and the receive FIFO. */
+struct snap_writer;
+int uart_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+	      size_t errlen);
+int uart_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
 /* Trap-table glue. */
 void uart_bus_handler(void *opaque, struct bus_access *acc);
 const char *uart_reg_name(void *opaque, uint64_t offset, bool is_write);

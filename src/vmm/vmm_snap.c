@@ -1,0 +1,213 @@
+/* Snapshots of a whole VM (docs/SNAPSHOT.md): the state file (core/snap.h)
+ * from its parts' own save functions, guest RAM in a file of its own; and
+ * back, into a VM built afresh from what the state file describes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/arch.h"
+#include "core/coalesced_mmio.h"
+#include "core/sandbox.h"
+#include "core/snap.h"
+#include "core/vcpu.h"
+#include "vmm/vmm.h"
+
+/* The VM's shape, enough to build it again. */
+struct snap_vm_config {
+	uint64_t mem;
+	uint32_t cpus;
+	uint32_t nr_devs;
+};
+
+/* Under the controller's seccomp filter the files must exist already
+ * (it creates none: SECURITY.md); without it they are created. Either
+ * way the file ends up exactly len bytes long. */
+static int snap_file_write(const char *path, const void *buf, size_t len, char *err, size_t errlen)
+{
+	int flags = O_WRONLY | O_CLOEXEC | (sandbox_active() ? 0 : O_CREAT);
+	int fd = open(path, flags, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s%s", path, strerror(errno),
+			 errno == ENOENT && sandbox_active()
+			     ? " (under seccomp skiff writes only files that exist)"
+			     : "");
+		return -1;
+	}
+	const uint8_t *b = buf;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, b + off, len - off > (1u << 30) ? 1u << 30 : len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "cannot write %s: %s", path,
+				 n < 0 ? strerror(errno) : "short write");
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	if (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_t errlen)
+{
+	struct snap_vm_config sc = {v->vm.mem.size, (uint32_t)v->vm.nr_cpus, v->dm.nr};
+	if (snap_put(w, SNAP_ID_VM_CONFIG, 0, &sc, sizeof(sc)) < 0 ||
+	    snap_put(w, SNAP_ID_VM_CLOCK, 0, &v->paused_clock, sizeof(v->paused_clock)) < 0 ||
+	    arch_vm_save(v->vm.vm_fd, w, err, errlen) < 0)
+		return -1;
+	for (int i = 0; i < v->vm.nr_cpus; i++)
+		if (arch_vcpu_save(v->vm.kvm_fd, v->vm.vm_fd, v->vm.vcpus[i]->fd, (uint32_t)i, w,
+				   err, errlen) < 0)
+			return -1;
+	if (uart_save(&v->uart, w, SNAP_ID_UART, 0, err, errlen) < 0 ||
+	    i8042_save(&v->kbd, w, SNAP_ID_I8042, 0, err, errlen) < 0)
+		return -1;
+	return devmgr_save(&v->dm, w, err, errlen);
+}
+
+int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
+			size_t errlen)
+{
+	err[0] = '\0';
+	pthread_mutex_lock(&v->ctl_lock);
+	int r = -1;
+	struct snap_writer w;
+	snap_writer_init(&w);
+	if (!v->paused) {
+		snprintf(err, errlen, "the microVM is not paused");
+		goto out;
+	}
+	/* Refused before anything is written. */
+	if (devmgr_can_save(&v->dm, err, errlen) < 0)
+		goto out;
+	/* Batched MMIO writes belong to the devices' state: apply them. */
+	cmmio_flush(&v->vm);
+	size_t len;
+	const uint8_t *img;
+	if (vmm_snap_state(v, &w, err, errlen) < 0 || !(img = snap_writer_image(&w, &len))) {
+		if (!err[0])
+			snprintf(err, errlen, "out of memory building the snapshot");
+		goto out;
+	}
+	if (snap_file_write(mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
+	    snap_file_write(state_path, img, len, err, errlen) < 0)
+		goto out;
+	r = 0;
+out:
+	snap_writer_free(&w);
+	pthread_mutex_unlock(&v->ctl_lock);
+	return r;
+}
+
+/* Everything checked before the VM exists: the file whole, the shape
+ * sane, every vCPU's and the VM's sections there and sized right. */
+static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *sc, char *err,
+			  size_t errlen)
+{
+	if (snap_get(img, SNAP_ID_VM_CONFIG, 0, sc, sizeof(*sc), err, errlen) < 0)
+		return -1;
+	if (sc->cpus < 1 || sc->cpus > VM_MAX_CPUS || !sc->mem || sc->mem % 4096 ||
+	    sc->nr_devs > VMM_MAX_DEVICES) {
+		snprintf(err, errlen, "snapshot describes an impossible VM (%u vCPUs, %llu bytes)",
+			 sc->cpus, (unsigned long long)sc->mem);
+		return -1;
+	}
+	/* Only device-less VMs can be saved today (devmgr_can_save). */
+	if (sc->nr_devs) {
+		snprintf(err, errlen, "snapshot has %u devices, which skiff cannot restore yet",
+			 sc->nr_devs);
+		return -1;
+	}
+	uint64_t ns;
+	if (snap_get(img, SNAP_ID_VM_CLOCK, 0, &ns, sizeof(ns), err, errlen) < 0 ||
+	    arch_vm_check(img, err, errlen) < 0)
+		return -1;
+	for (uint32_t i = 0; i < sc->cpus; i++)
+		if (arch_vcpu_check(img, i, err, errlen) < 0)
+			return -1;
+	static const uint32_t platform[] = {SNAP_ID_UART, SNAP_ID_I8042};
+	for (size_t i = 0; i < sizeof(platform) / sizeof(platform[0]); i++)
+		if (!snap_find(img, platform[i], 0)) {
+			snprintf(err, errlen, "snapshot has no %s state",
+				 snap_id_name(platform[i]));
+			return -1;
+		}
+	return 0;
+}
+
+/* On a VM built from the snapshot, not yet run: the chips first (a
+ * device's restored line then meets the chip's restored state), the
+ * vCPUs, the devices. */
+static int vmm_snap_apply(struct vmm *v, const struct snap_image *img, char *err, size_t errlen)
+{
+	if (arch_vm_restore(v->vm.vm_fd, img, err, errlen) < 0 ||
+	    snap_get(img, SNAP_ID_VM_CLOCK, 0, &v->paused_clock, sizeof(v->paused_clock), err,
+		     errlen) < 0 ||
+	    vm_clock_set(&v->vm, v->paused_clock) < 0)
+		return err[0] ? -1 : (snprintf(err, errlen, "KVM_SET_CLOCK failed"), -1);
+	for (int i = 0; i < v->vm.nr_cpus; i++)
+		if (arch_vcpu_restore(v->vm.kvm_fd, v->vm.vm_fd, v->vm.vcpus[i]->fd, (uint32_t)i,
+				      img, err, errlen) < 0)
+			return -1;
+	const struct snap_section *u = snap_find(img, SNAP_ID_UART, 0);
+	const struct snap_section *k = snap_find(img, SNAP_ID_I8042, 0);
+	if (uart_restore(&v->uart, u->data, u->len, err, errlen) < 0 ||
+	    i8042_restore(&v->kbd, k->data, k->len, err, errlen) < 0)
+		return -1;
+	return devmgr_restore(&v->dm, img, err, errlen);
+}
+
+int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
+		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
+		      size_t errlen)
+{
+	struct snap_image img;
+	struct snap_vm_config sc;
+	err[0] = '\0';
+	*status = 2;
+	if (snap_read_file(&img, state_path, err, errlen) < 0)
+		return -1;
+	if (vmm_snap_check(&img, &sc, err, errlen) < 0) {
+		snap_image_free(&img);
+		return -1;
+	}
+	struct vmm_config c = *base;
+	c.mem = sc.mem;
+	c.cpus = (int)sc.cpus;
+	c.nr_devs = 0;
+	c.nr_vcpu_pin = 0;
+	c.mem_file = mem_path;
+	c.kernel = c.initrd = NULL;
+	if (c.iothreads < 1)
+		c.iothreads = 1;
+	int r = vmm_build(v, &c, start_ns, status, err, errlen);
+	if (r == 0) {
+		*status = 1;
+		r = vmm_snap_apply(v, &img, err, errlen);
+	}
+	snap_image_free(&img);
+	if (r < 0)
+		goto fail;
+	/* Started paused: the vCPU threads park before their first KVM_RUN,
+	 * and a resume sets the snapshot's clock again (vmm_resume). */
+	v->paused = true;
+	vcpu_gate_close(&v->vm.gate, NULL, NULL);
+	if (vmm_start(v, false, err, errlen) < 0 || (resume && vmm_resume(v) < 0)) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot resume the restored VM");
+		goto fail;
+	}
+	return 0;
+fail:
+	vmm_destroy(v);
+	return -1;
+}

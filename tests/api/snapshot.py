@@ -1,0 +1,84 @@
+"""Issue 34: PUT /snapshot/create and PUT /snapshot/load before a guest
+runs (no KVM needed): wrong state, missing and conflicting fields, what
+skiff does not have yet, and bad state files, each refused in one line
+with Firecracker's words where it has them. Every case on a fresh
+`skiff run --api-sock`, which must still answer afterwards."""
+import struct
+
+from issue32 import Skiff, fault
+
+PRE_BOOT = "The requested operation is not supported before starting the microVM."
+LOAD_LATE = "Loading a microVM snapshot not allowed after configuring boot-specific resources."
+
+
+def header(version=1, arch=1, total=40):
+    """A SKIFFSNP header (docs/SNAPSHOT.md) without a valid checksum:
+    version and arch are checked before it."""
+    return b"SKIFFSNP" + struct.pack("<IIQII", version, arch, total, 0, 0) + b"\0" * 8
+
+
+def cases(sk):
+    mem = sk.path("mem", 1 << 20)
+    good = {"snapshot_path": sk.path("state", 0), "mem_backend":
+            {"backend_type": "File", "backend_path": mem}}
+    files = {
+        "garbage": (b"not a snapshot at all, longer than forty bytes.....",
+                    "not a skiff snapshot"),
+        "short": (b"SKIFFSNP\1\0", "truncated"),
+        "version": (header(version=2), "snapshot format version 2, this skiff reads version 1"),
+        "arch": (header(arch=7), "snapshot of another architecture (7)"),
+        "corrupt": (header(), "snapshot header is corrupted"),
+    }
+    yield ("PUT", "/snapshot/create", {"snapshot_path": "s", "mem_file_path": "m"}, PRE_BOOT)
+    yield ("PUT", "/snapshot/create", {"snapshot_path": "s", "mem_file_path": "m",
+                                       "snapshot_type": "Diff"}, PRE_BOOT)
+    yield ("PUT", "/snapshot/create", {"snapshot_path": "s"}, "missing field `mem_file_path`")
+    yield ("PUT", "/snapshot/load", {"mem_file_path": mem}, "missing field `snapshot_path`")
+    yield ("PUT", "/snapshot/load", {"snapshot_path": good["snapshot_path"]},
+           "missing field: either `mem_backend` or `mem_file_path` is required.")
+    yield ("PUT", "/snapshot/load", {**good, "mem_file_path": mem},
+           "too many fields: either `mem_backend` or `mem_file_path` exclusively is required.")
+    yield ("PUT", "/snapshot/load", {**good, "mem_backend": {"backend_type": "Uffd",
+                                                             "backend_path": mem}},
+           "the Uffd memory backend is not supported by skiff yet")
+    yield ("PUT", "/snapshot/load", {**good, "mem_backend": {"backend_type": "Disk",
+                                                             "backend_path": mem}},
+           "unknown variant `Disk`, expected `File` or `Uffd`")
+    yield ("PUT", "/snapshot/load", {**good, "mem_backend": {"backend_type": "File"}},
+           "missing field `backend_path`")
+    yield ("PUT", "/snapshot/load", {**good, "track_dirty_pages": True},
+           "dirty page tracking (track_dirty_pages) is not supported by skiff yet")
+    yield ("PUT", "/snapshot/load", {**good, "network_overrides": []}, "unknown field")
+    yield ("PUT", "/snapshot/load", {**good, "snapshot_path": sk.path("nope")},
+           "Load snapshot error: cannot open snapshot")
+    yield ("PUT", "/snapshot/load", good, "Load snapshot error: snapshot is truncated")
+    for name, (data, words) in files.items():
+        p = sk.path(name)
+        with open(p, "wb") as f:
+            f.write(data)
+        yield ("PUT", "/snapshot/load", {**good, "snapshot_path": p}, words)
+
+
+def run(skiff, check):
+    with Skiff(skiff) as sk:
+        # The logger may come first (Firecracker's rule): loads still get
+        # as far as the file.
+        status, _, _ = sk.request("PUT", "/logger", {"log_path": sk.path("log", 0)})
+        check(status == 204, "snapshot: PUT /logger before a load")
+        for method, path, body, words in cases(sk):
+            status, _, resp = sk.request(method, path, body)
+            msg = fault(resp)
+            check(status == 400 and words in msg and "\n" not in msg,
+                  f"snapshot: {path} {sorted(body)} -> {status} {msg!r} (want {words!r})")
+        status, _, resp = sk.request("GET", "/")
+        check(status == 200 and resp.get("state") == "Not started",
+              "snapshot: skiff still answers, not started, after every refusal")
+    with Skiff(skiff) as sk:
+        status, _, _ = sk.request("PUT", "/boot-source",
+                                  {"kernel_image_path": sk.path("k", 4096)})
+        check(status == 204, "snapshot: PUT /boot-source")
+        status, _, resp = sk.request("PUT", "/snapshot/load", {
+            "snapshot_path": sk.path("s", 0), "mem_backend":
+            {"backend_type": "File", "backend_path": sk.path("m", 4096)}})
+        check(status == 400 and fault(resp) == LOAD_LATE,
+              f"snapshot: load after /boot-source refused ({fault(resp)!r})")

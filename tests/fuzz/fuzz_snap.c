@@ -1,0 +1,116 @@
+/* The snapshot state file (src/core/snap.c) and what a restore checks
+ * before it applies anything: the x86 machine state's sections
+ * (arch_vcpu_check, arch_vm_check) and the UART's and i8042's payloads
+ * (uart_restore, i8042_restore), which then run on the restored devices.
+ *
+ * The first byte picks the form: odd, the rest is a state file as it is
+ * (the checksums make almost all of it refused: what is checked is that
+ * nothing is read before it is checked); even, the rest is a list of
+ * sections (id, instance, length, payload) wrapped into a valid file, so
+ * the payloads' own checks are reached.
+ *
+ * Checked beyond ASan/UBSan: a parsed image's sections lie inside the
+ * input, end to end; a refused payload leaves its device as it was; a
+ * restored device's queue and FIFO stay within their bounds. */
+#include <string.h>
+
+#include "core/arch.h"
+#include "core/snap.h"
+#include "devices/legacy/i8042.h"
+#include "devices/legacy/uart8250.h"
+#include "fuzz_common.h"
+
+static void nop_irq(void *opaque, int level)
+{
+	(void)opaque, (void)level;
+}
+
+static void sections_inside(const struct snap_image *img, const uint8_t *b, size_t len)
+{
+	size_t total = SNAP_HDR_SIZE;
+	for (uint32_t i = 0; i < img->nr; i++) {
+		const struct snap_section *s = &img->sec[i];
+		FZ_CHECK(s->data >= b + SNAP_HDR_SIZE && s->data + s->len <= b + len);
+		total += SNAP_SEC_HDR_SIZE + s->len;
+	}
+	FZ_CHECK(total == len);
+}
+
+static void legacy(const struct snap_image *img)
+{
+	char err[256];
+	const struct snap_section *s = snap_find(img, SNAP_ID_UART, 0);
+	if (s) {
+		struct uart8250 u, before;
+		uart_init(&u, nop_irq, NULL, NULL);
+		before = u;
+		if (uart_restore(&u, s->data, s->len, err, sizeof(err)) < 0) {
+			FZ_CHECK(u.rx_count == before.rx_count && u.ier == before.ier);
+		} else {
+			FZ_CHECK(u.rx_count <= UART_RX_FIFO && u.rx_head < UART_RX_FIFO);
+			uint8_t lcr = 0, v;
+			uart_access(&u, UART_LCR, &lcr, true);
+			for (unsigned int i = 0; i < UART_RX_FIFO + 2; i++)
+				uart_access(&u, UART_RBR_THR, &v, false);
+			FZ_CHECK(u.rx_count == 0);
+		}
+		pthread_mutex_destroy(&u.lock);
+	}
+	s = snap_find(img, SNAP_ID_I8042, 0);
+	if (s) {
+		struct i8042 k;
+		i8042_init(&k, nop_irq, NULL, NULL);
+		uint8_t ctr = k.ctr;
+		if (i8042_restore(&k, s->data, s->len, err, sizeof(err)) < 0) {
+			FZ_CHECK(k.q_count == 0 && k.ctr == ctr);
+		} else {
+			FZ_CHECK(k.q_count <= I8042_QUEUE);
+			uint8_t v;
+			for (unsigned int i = 0; i < I8042_QUEUE + 1; i++)
+				i8042_access(&k, I8042_DATA_PORT, &v, 1, false);
+			FZ_CHECK(k.q_count == 0);
+		}
+		i8042_destroy(&k);
+	}
+}
+
+static void checks(const uint8_t *b, size_t len)
+{
+	struct snap_image img;
+	char err[256];
+	if (snap_parse(&img, b, len, err, sizeof(err)) < 0) {
+		FZ_CHECK(err[0] && !strchr(err, '\n'));
+		return;
+	}
+	sections_inside(&img, b, len);
+	for (uint32_t cpu = 0; cpu < 4; cpu++)
+		(void)arch_vcpu_check(&img, cpu, err, sizeof(err));
+	(void)arch_vm_check(&img, err, sizeof(err));
+	legacy(&img);
+	snap_image_free(&img);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!size)
+		return 0;
+	if (data[0] & 1) {
+		checks(data + 1, size - 1);
+		return 0;
+	}
+	fz_begin_noram(data + 1, size - 1);
+	struct snap_writer w;
+	snap_writer_init(&w);
+	static uint8_t payload[8192];
+	while (fz_more()) {
+		uint32_t id = fz_u8(), inst = fz_u8() & 7;
+		size_t n = fz_bytes(payload, fz_u16() % sizeof(payload));
+		(void)snap_put(&w, id, inst, payload, n);
+	}
+	size_t len;
+	const uint8_t *b = snap_writer_image(&w, &len);
+	if (b)
+		checks(b, len);
+	snap_writer_free(&w);
+	return 0;
+}

@@ -1,0 +1,161 @@
+/* vmm_snapshot_create / vmm_snapshot_load up to where /dev/kvm is needed
+ * (the rest: test_snap_guest): create refuses a VM that is not paused;
+ * load reads and checks the whole state file, then the memory file,
+ * before it builds anything, and says what is wrong in one line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/snap.h"
+#include "vmm/vmm.h"
+
+#define MEM (2u << 20)
+
+static uint8_t zeros[8192];
+
+struct shape {
+	uint64_t mem;
+	uint32_t cpus, nr_devs;
+};
+
+/* A state file with every section a 2-vCPU VM needs; skip_id leaves that
+ * id out for vCPU 1. */
+static void write_state(const char *path, struct shape sc, uint32_t skip_id)
+{
+	static const struct {
+		uint32_t id;
+		size_t size;
+	} vcpu[] = {
+	    {SNAP_ID_VCPU_TSC_KHZ, 4},
+	    {SNAP_ID_VCPU_MP_STATE, sizeof(struct kvm_mp_state)},
+	    {SNAP_ID_VCPU_REGS, sizeof(struct kvm_regs)},
+	    {SNAP_ID_VCPU_SREGS, sizeof(struct kvm_sregs)},
+	    {SNAP_ID_VCPU_XSAVE, 4096},
+	    {SNAP_ID_VCPU_DEBUGREGS, sizeof(struct kvm_debugregs)},
+	    {SNAP_ID_VCPU_LAPIC, sizeof(struct kvm_lapic_state)},
+	    {SNAP_ID_VCPU_MSRS, 0},
+	    {SNAP_ID_VCPU_EVENTS, sizeof(struct kvm_vcpu_events)},
+	};
+	struct snap_writer w;
+	snap_writer_init(&w);
+	assert_int_equal(snap_put(&w, SNAP_ID_VM_CONFIG, 0, &sc, sizeof(sc)), 0);
+	assert_int_equal(snap_put(&w, SNAP_ID_VM_CLOCK, 0, zeros, 8), 0);
+	assert_int_equal(snap_put(&w, SNAP_ID_PIT, 0, zeros, sizeof(struct kvm_pit_state2)), 0);
+	for (uint32_t c = 0; c < 3; c++) {
+		struct kvm_irqchip chip = {.chip_id = c};
+		assert_int_equal(snap_put(&w, SNAP_ID_IRQCHIP, c, &chip, sizeof(chip)), 0);
+	}
+	for (uint32_t cpu = 0; cpu < 2; cpu++)
+		for (size_t i = 0; i < sizeof(vcpu) / sizeof(vcpu[0]); i++)
+			if (!(cpu == 1 && vcpu[i].id == skip_id))
+				assert_int_equal(snap_put(&w, vcpu[i].id, cpu, zeros, vcpu[i].size),
+						 0);
+	assert_int_equal(snap_put(&w, SNAP_ID_UART, 0, zeros, 272), 0);
+	assert_int_equal(snap_put(&w, SNAP_ID_I8042, 0, zeros, 24), 0);
+	char err[200];
+	assert_int_equal(snap_write_file(&w, path, err, sizeof(err)), 0);
+	snap_writer_free(&w);
+}
+
+struct fx {
+	char dir[64], state[96], mem[96];
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/skiff-vmmsnap-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+	snprintf(f->mem, sizeof(f->mem), "%s/mem", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	unlink(f->state);
+	unlink(f->mem);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static int load(struct fx *f, char *err, size_t errlen, int *status)
+{
+	static struct vmm v;
+	struct vmm_config base = {.iothreads = 1, .no_seccomp = true};
+	int r = vmm_snapshot_load(&v, &base, f->state, f->mem, true, 0, status, err, errlen);
+	assert_false(v.nr_vcpus_started); /* nothing ran */
+	return r;
+}
+
+static void test_create_needs_pause(void **state)
+{
+	(void)state;
+	static struct vmm v;
+	pthread_mutex_init(&v.ctl_lock, NULL);
+	char err[200];
+	assert_int_equal(
+	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", err, sizeof(err)), -1);
+	assert_string_equal(err, "the microVM is not paused");
+	pthread_mutex_destroy(&v.ctl_lock);
+}
+
+static void test_load_checks_state_first(void **state)
+{
+	struct fx *f = *state;
+	char err[300];
+	int status;
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_non_null(strstr(err, "cannot open snapshot"));
+	assert_int_equal(status, 2);
+	/* vCPU 1's LAPIC missing, and no memory file: the state is what is
+	 * named, so it was checked before the memory file was looked at. */
+	write_state(f->state, (struct shape){MEM, 2, 0}, SNAP_ID_VCPU_LAPIC);
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_string_equal(err, "snapshot has no LAPIC for vCPU 1");
+	write_state(f->state, (struct shape){MEM, 0, 0}, 0);
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_non_null(strstr(err, "impossible VM (0 vCPUs"));
+	write_state(f->state, (struct shape){MEM, 2, 1}, 0);
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_string_equal(err, "snapshot has 1 devices, which skiff cannot restore yet");
+}
+
+static void test_load_checks_memory_file(void **state)
+{
+	struct fx *f = *state;
+	char err[300], want[300];
+	int status;
+	write_state(f->state, (struct shape){MEM, 2, 0}, 0);
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_non_null(strstr(err, "cannot open the memory file"));
+	FILE *m = fopen(f->mem, "w");
+	assert_non_null(m);
+	assert_int_equal(fwrite(zeros, 1, 4096, m), 4096);
+	fclose(m);
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	snprintf(want, sizeof(want), "the memory file %s is 4096 bytes, the snapshot's VM has %u",
+		 f->mem, MEM);
+	assert_string_equal(err, want);
+	assert_int_equal(status, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_create_needs_pause),
+	    cmocka_unit_test_setup_teardown(test_load_checks_state_first, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_load_checks_memory_file, fx_setup, fx_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
