@@ -55,6 +55,7 @@ const struct dm_kind dm_kinds[] = {
      .spec_size = sizeof(struct vfio_spec),
      .spec_init = vfio_spec_init,
      .check = vfio_spec_check,
+     .check_set = vfio_spec_check_set,
      .transport = DM_PCI,
      .create = vfio_new_device},
     {.option = "rng",
