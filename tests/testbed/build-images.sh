@@ -75,6 +75,7 @@ fill_l2() {
 	cp "$TB_DIR/guest/lib.sh" "$d/testbed/lib.sh"
 	cp "$TB_DIR/guest/profile" "$d/etc/profile"
 	install -m 755 "$TB_DIR/guest/l2-init" "$d/init"
+	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/pci-mem" "$TB_DIR/guest/pci-mem.c"
 }
 
 fill_l1() {
@@ -93,6 +94,7 @@ fill_l1() {
 	cp "$(tb_vmlinuz)" "$d/l2/vmlinuz"
 	install -m 755 "$TB_DIR/guest/l1-init" "$d/init"
 	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/kvm-hold" "$TB_DIR/guest/kvm-hold.c"
+	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/pci-mem" "$TB_DIR/guest/pci-mem.c"
 	# skiff decompresses a bzImage's kernel once and caches it; do that here,
 	# natively, instead of in emulated L1 on every scenario's first boot.
 	if [ -x "$TB_SKIFF" ]; then
