@@ -293,8 +293,9 @@ static void mk_class(const char *addr, const char *cls)
 
 /* Issue 37.6: a group given in part is one line naming the function left
  * out, about the device whose group it is, before the VM exists; given
- * whole it passes, and a bridge in the group (the requester ID the
- * functions behind it alias to) need not be given. */
+ * whole it passes, and neither a bridge in the group (the requester ID the
+ * functions behind it alias to) nor a function parked off VFIO need be
+ * given. */
 static void test_group_given_whole(void **state)
 {
 	(void)state;
@@ -313,6 +314,15 @@ static void test_group_given_whole(void **state)
 	mk_dev("0000:06:00.0", 20, "pcieport");
 	mk_class("0000:07:01.0", "0x010802");
 	mk_class("0000:06:00.0", "0x060400");
+	/* A bridge on vfio-pci too; functions parked without a driver or on
+	 * pci-stub, which the kernel's viability rule lets stay out. */
+	mk_dev("0000:07:03.0", 20, "vfio-pci");
+	mk_class("0000:07:03.0", "0x060400");
+	mk_dev("0000:07:04.0", 20, "pci-stub");
+	mk_dev("0000:07:05.0", 20, "vfio-pci");
+	char p[512];
+	snprintf(p, sizeof(p), "%s/sys/0000:07:05.0/driver", root);
+	assert_int_equal(unlink(p), 0);
 	const char *nvme[] = {"07:01.0", "07:02.0"};
 	assert_int_equal(vfio_groups_whole(nvme, 2, &bad, err, sizeof(err)), 0);
 	assert_int_equal(vfio_groups_whole(nvme, 1, &bad, err, sizeof(err)), -1);

@@ -1,10 +1,13 @@
-/* A passthrough IOMMU group is given whole: every function in it that can
- * do DMA (all but bridges, which the group holds for the requester IDs
- * they alias) named with --vfio-pci. One left out would stay reachable by
- * the guest's DMA through the group's shared IOMMU domain while the host
- * believes it idle, and a later VM could not take it (the group is in
- * use): Documentation/driver-api/vfio.rst's group is the unit of
- * ownership. Checked before the VM exists. */
+/* A passthrough IOMMU group is given whole: every function in it that is
+ * bound to a VFIO driver (so meant for a guest) is named with --vfio-pci,
+ * bridges aside (the group holds them for the requester IDs they alias).
+ * One left out would be reachable by the guest's DMA through the group's
+ * shared IOMMU domain while nobody drives it, and no other VM could take
+ * it while this one holds the group: Documentation/driver-api/vfio.rst's
+ * group is the unit of ownership. Functions parked without a driver or
+ * on pci-stub stay out, as the kernel's viability rule lets them; one on a
+ * host driver was refused already (vfio_sys.c). Checked before the VM
+ * exists. */
 #include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -29,6 +32,20 @@ static bool is_bridge(const char *dir, const char *name)
 	int n = fscanf(f, "%x", &cls);
 	fclose(f);
 	return n == 1 && (cls >> 8 == 0x0604 || cls >> 8 == 0x0609);
+}
+
+/* Bound to vfio-pci or a variant built on vfio-pci-core. */
+static bool on_vfio(const char *dir, const char *name)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s/driver", dir, name) >= (int)sizeof(path))
+		return false;
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = 0;
+	const char *base = strrchr(target, '/');
+	return strstr(base ? base + 1 : target, "vfio") != NULL;
 }
 
 static bool given(char (*canon)[16], unsigned int n, const char *name)
@@ -57,7 +74,8 @@ static int group_given(char (*canon)[16], unsigned int n, unsigned int i, char *
 	struct dirent *e;
 	int r = 0;
 	while (r == 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || given(canon, n, e->d_name) || is_bridge(dir, e->d_name))
+		if (e->d_name[0] == '.' || given(canon, n, e->d_name) || !on_vfio(dir, e->d_name) ||
+		    is_bridge(dir, e->d_name))
 			continue;
 		snprintf(err, errlen,
 			 "its IOMMU group %s also holds %s, which is not given: a group passes "
