@@ -71,12 +71,13 @@ vmulti_take() {
 	done
 	for d in "$addr" "$nv0" "$nv1" "$ivs"; do
 		g=$(vmulti_group "$d")
-		echo "vmulti: $d ($(cat "/sys/bus/pci/devices/$d/device")) in IOMMU group $g:" \
-			"$(ls "/sys/kernel/iommu_groups/$g/devices" | tr '\n' ' ')"
+		members=""
+		for m in "/sys/kernel/iommu_groups/$g/devices/"*; do members="$members ${m##*/}"; done
+		echo "vmulti: $d ($(cat "/sys/bus/pci/devices/$d/device")) in IOMMU group $g:$members"
 	done
 	[ "$(vmulti_group "$nv0")" = "$(vmulti_group "$nv1")" ] ||
 		{ VFIO_WHY="the two NVMe behind the bridge are in different IOMMU groups"; return 1; }
-	echo "vmulti: /dev/vfio: $(ls /dev/vfio | tr '\n' ' ')"
+	echo "vmulti: /dev/vfio:" /dev/vfio/*
 }
 
 # vmulti_ivshmem_check PATTERN: ivshmem off vfio-pci, its memory decoding
