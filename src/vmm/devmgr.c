@@ -222,6 +222,57 @@ int devmgr_check_api(const struct devmgr_arg *a, bool use_ioeventfd, uint64_t me
 	return r;
 }
 
+/* The specs of args that are kind k's, to its check_set. */
+static int dm_check_set(const struct dm_kind *k, const struct devmgr_arg *args,
+			const struct dm_kind *const *kinds, void *const *parsed, unsigned int n,
+			char *err, size_t errlen)
+{
+	const void *set[DEVMGR_MAX];
+	unsigned int idx[DEVMGR_MAX], m = 0, bad = 0;
+	char why[400];
+	for (unsigned int i = 0; i < n; i++)
+		if (kinds[i] == k) {
+			idx[m] = i;
+			set[m++] = parsed[i];
+		}
+	if (k->check_set(set, m, &bad, why, sizeof(why)) == 0)
+		return 0;
+	dm_fail(&args[idx[bad < m ? bad : 0]], why, err, errlen);
+	return -1;
+}
+
+int devmgr_check_args(const struct devmgr_arg *args, unsigned int n, bool use_ioeventfd, char *err,
+		      size_t errlen)
+{
+	const struct dm_kind *kinds[DEVMGR_MAX];
+	void *parsed[DEVMGR_MAX];
+	unsigned int nr = 0;
+	int r = 0;
+	if (n > DEVMGR_MAX) {
+		snprintf(err, errlen, "more than %d devices", DEVMGR_MAX);
+		return -1;
+	}
+	for (; nr < n && r == 0; nr++) {
+		char why[400];
+		parsed[nr] = dm_parse(NULL, &args[nr], use_ioeventfd, &kinds[nr], why, sizeof(why));
+		if (!parsed[nr]) {
+			dm_fail(&args[nr], why, err, errlen);
+			r = -1;
+		}
+	}
+	/* Each kind once, at its first spec. */
+	for (unsigned int i = 0; r == 0 && i < n; i++) {
+		bool first = true;
+		for (unsigned int j = 0; j < i; j++)
+			first = first && kinds[j] != kinds[i];
+		if (first && kinds[i]->check_set)
+			r = dm_check_set(kinds[i], args, kinds, parsed, n, err, errlen);
+	}
+	for (unsigned int i = 0; i < nr; i++)
+		free(parsed[i]);
+	return r;
+}
+
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
 {
 	struct devmgr_arg a = {.option = option, .spec = spec};

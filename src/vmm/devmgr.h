@@ -46,6 +46,11 @@ struct dm_kind {
 	/* Optional: checks a parsed spec against the host (0, or -1 with a
 	 * reason), before the VM exists. */
 	int (*check)(const void *spec, char *err, size_t errlen);
+	/* Optional: checks the kind's n specs together, for what no spec
+	 * tells alone (a passthrough group given in part): 0, or -1 with a
+	 * reason about specs[*bad]. */
+	int (*check_set)(const void *const *specs, unsigned int n, unsigned int *bad, char *err,
+			 size_t errlen);
 	/* Optional: what in a spec needs ioeventfd kicks ("poll="), or NULL. */
 	const char *(*needs_ioeventfd)(const void *spec);
 	/* Guest RAM pinned for a device's DMA (an IOMMU mapping), and guest
@@ -107,6 +112,11 @@ int devmgr_add_arg(struct devmgr *dm, const struct devmgr_arg *a, char *err, siz
  * without the "--OPTION SPEC: " a bad spec gets. */
 int devmgr_check_api(const struct devmgr_arg *a, bool use_ioeventfd, uint64_t mem_mib, char *err,
 		     size_t errlen);
+/* Every device of a VM checked, each alone (devmgr_check_arg) and then
+ * each kind's together (dm_kind.check_set): 0, or -1 with the reason
+ * about the first at fault, in devmgr_check_arg's form. */
+int devmgr_check_args(const struct devmgr_arg *args, unsigned int n, bool use_ioeventfd, char *err,
+		      size_t errlen);
 /* Checks `--OPTION SPEC` without creating anything (before the VM
  * exists): 0, or -1 with the same one-line reason devmgr_add would give. */
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err,

@@ -59,6 +59,7 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = vfio_spec_init,
      .check = vfio_spec_check,
      .pins_ram = true,
+     .check_set = vfio_spec_check_set,
      .transport = DM_PCI,
      .create = vfio_new_device,
      .sandbox = &vfio_sandbox,

@@ -166,9 +166,11 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	*status = EXIT_USAGE;
 	/* Bad input is told before /dev/kvm is touched: devices, then the
 	 * kernel. */
+	struct devmgr_arg args[VMM_MAX_DEVICES];
 	for (int i = 0; i < c->nr_devs; i++)
-		if (devmgr_check_arg(&DEV_ARG(&c->devs[i]), !c->no_ioeventfd, err, errlen) < 0)
-			return -1;
+		args[i] = DEV_ARG(&c->devs[i]);
+	if (devmgr_check_args(args, (unsigned int)c->nr_devs, !c->no_ioeventfd, err, errlen) < 0)
+		return -1;
 	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
 	int mem_fd = -1;

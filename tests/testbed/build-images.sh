@@ -84,6 +84,7 @@ fill_l2() {
 	cp "$TB_DIR/guest/profile" "$d/etc/profile"
 	install -m 755 "$TB_DIR/guest/l2-init" "$d/init"
 	build_vsock_io "$d"
+	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/pci-mem" "$TB_DIR/guest/pci-mem.c"
 }
 
 fill_l1() {
@@ -103,6 +104,7 @@ fill_l1() {
 	install -m 755 "$TB_DIR/guest/l1-init" "$d/init"
 	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/kvm-hold" "$TB_DIR/guest/kvm-hold.c"
 	build_vsock_io "$d"
+	cc -static -O2 -Wall -Wextra -Werror -o "$d/bin/pci-mem" "$TB_DIR/guest/pci-mem.c"
 	# skiff decompresses a bzImage's kernel once and caches it; do that here,
 	# natively, instead of in emulated L1 on every scenario's first boot.
 	if [ -x "$TB_SKIFF" ]; then

@@ -316,6 +316,24 @@ tb_boot_l0() {
 	return "$rc"
 }
 
+# tb_l0_files SCENARIO SPECS ARGS: L0_FILES made for one trial. Each
+# NAME:SIZE in SPECS becomes a fresh sparse file of SIZE (truncate's
+# units) in TB_CACHE, and each @NAME@ in ARGS its path: sets TB_L0_ARGS
+# to ARGS so rewritten, and appends the files' paths to TB_L0_FILE_PATHS
+# (the caller removes them after the trial). Names: letters and digits.
+tb_l0_files() {
+	local name=$1 specs=$2 args=$3 spec fname size f
+	for spec in $specs; do
+		fname=${spec%%:*} size=${spec#*:}
+		case "$fname" in '' | *[!a-z0-9]*) tb_die "L0_FILES: bad name in '$spec'" ;; esac
+		f=$(mktemp "$TB_CACHE/run.$name.$fname.XXXXXX")
+		TB_L0_FILE_PATHS="$TB_L0_FILE_PATHS $f"
+		truncate -s "$size" "$f" || tb_die "L0_FILES: bad size in '$spec'"
+		args=${args//@$fname@/$f}
+	done
+	TB_L0_ARGS=$args
+}
+
 # --- Per-run images: the small overlays appended to the cached bases. ---
 
 # Copy build/skiff (or $SKIFF) and its libraries into the L1 staging tree.
@@ -362,7 +380,7 @@ tb_drop_base_libs() {
 # shell assignments to eval: S_TIMEOUT, S_SLOW, S_PEERS, S_EXPECT, S_HAS_L2,
 # S_L2_FILES, S_L2_MODULES, S_L0_ARGS, S_L1_APPEND, S_L1_MODULES, S_L1_FILES,
 # S_TRIALS (TB_TRIALS in the environment overrides it), S_DISK_MB,
-# S_KILL_AFTER, S_KILL_DELAY_MS, S_PHASE2.
+# S_L0_FILES, S_KILL_AFTER, S_KILL_DELAY_MS, S_PHASE2.
 # Scenarios live in tests/testbed/scenarios/; the benchmark's round is
 # bench/bench-round.sh, found the same way by name.
 # TB_SCENARIOS (a folder) replaces tests/testbed/scenarios (the tests of
@@ -388,7 +406,7 @@ tb_scenario_settings() {
 	(
 		TIMEOUT=600 SLOW=0 PEERS="" EXPECT="" L2_EXTRA_FILES="" L2_EXTRA_MODULES=""
 		L0_EXTRA_ARGS="" L1_EXTRA_APPEND="" L1_EXTRA_MODULES="" L1_EXTRA_FILES=""
-		TRIALS=1 L0_DISK_MB="" L0_KILL_AFTER="" L0_KILL_DELAY_MS=0 L1_PHASE2=""
+		TRIALS=1 L0_DISK_MB="" L0_FILES="" L0_KILL_AFTER="" L0_KILL_DELAY_MS=0 L1_PHASE2=""
 		# A quick form (SCENARIO_BASE=NAME) starts from its full scenario's
 		# settings and functions and overrides some.
 		base=$(tb_scenario_base "$file")
@@ -402,9 +420,10 @@ tb_scenario_settings() {
 		printf 'S_L2_FILES=%q S_L2_MODULES=%q ' "$L2_EXTRA_FILES" "$L2_EXTRA_MODULES"
 		printf 'S_L0_ARGS=%q S_L1_APPEND=%q S_L1_MODULES=%q S_L1_FILES=%q ' \
 			"$L0_EXTRA_ARGS" "$L1_EXTRA_APPEND" "$L1_EXTRA_MODULES" "$L1_EXTRA_FILES"
-		printf 'S_TRIALS=%q S_DISK_MB=%q S_KILL_AFTER=%q S_KILL_DELAY_MS=%q S_PHASE2=%q\n' \
-			"${TB_TRIALS:-$TRIALS}" "$L0_DISK_MB" "$L0_KILL_AFTER" "$L0_KILL_DELAY_MS" \
-			"$L1_PHASE2"
+		printf 'S_TRIALS=%q S_DISK_MB=%q S_L0_FILES=%q S_KILL_AFTER=%q S_KILL_DELAY_MS=%q ' \
+			"${TB_TRIALS:-$TRIALS}" "$L0_DISK_MB" "$L0_FILES" "$L0_KILL_AFTER" \
+			"$L0_KILL_DELAY_MS"
+		printf 'S_PHASE2=%q\n' "$L1_PHASE2"
 	)
 }
 
@@ -447,7 +466,7 @@ tb_add_l2_extras() {
 tb_build_run_initrd() {
 	local name=$1 out=$2 work file f base S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
 		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES S_L1_FILES S_TRIALS \
-		S_DISK_MB S_KILL_AFTER S_KILL_DELAY_MS S_PHASE2
+		S_DISK_MB S_L0_FILES S_KILL_AFTER S_KILL_DELAY_MS S_PHASE2
 	eval "$(tb_scenario_settings "$name")"
 	file=$(tb_scenario_file "$name")
 	work=$(mktemp -d "$TB_CACHE/run.XXXXXX")

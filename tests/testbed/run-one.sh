@@ -23,7 +23,9 @@ mkdir -p "$TB_LOGS"
 LOG=$TB_LOGS/$NAME.log
 METRICS=$TB_LOGS/$NAME.metrics
 INITRD=$(mktemp "$TB_CACHE/run.$NAME.XXXXXX")
-trap 'rm -f "$INITRD" "$INITRD.2" ${DISK:+"$DISK"}; [ -z "${TAIL_PID:-}" ] || kill "$TAIL_PID" 2>/dev/null || true' EXIT
+TB_L0_FILE_PATHS=""
+# shellcheck disable=SC2086 # a list of paths
+trap 'rm -f "$INITRD" "$INITRD.2" ${DISK:+"$DISK"} $TB_L0_FILE_PATHS; [ -z "${TAIL_PID:-}" ] || kill "$TAIL_PID" 2>/dev/null || true' EXIT
 
 [ -x "$TB_SKIFF" ] || tb_say "warning: no $TB_SKIFF; scenarios that run skiff will fail"
 tb_build_run_initrd "$NAME" "$INITRD"
@@ -71,6 +73,11 @@ run_trial() {
 		truncate -s "${S_DISK_MB}M" "$DISK"
 		l0args="$l0args -drive file=$DISK,if=virtio,format=raw,cache=writeback"
 	fi
+	# The scenario's own files for L0 (NVMe images, a memory backend).
+	if [ -n "$S_L0_FILES" ]; then
+		tb_l0_files "$NAME" "$S_L0_FILES" "$l0args"
+		l0args=$TB_L0_ARGS
+	fi
 	append="${S_L1_APPEND:+$S_L1_APPEND }testbed.trial=$t"
 	[ "$S_TRIALS" = 1 ] || echo "=== testbed: $NAME trial $t phase 1 ===" >>"$LOG"
 	tb_boot_l0 "$INITRD" "$PLOG" "$S_TIMEOUT" "$l0args" "$append" \
@@ -111,6 +118,9 @@ run_trial() {
 	rm -f "$PLOG"
 	[ -z "$DISK" ] || rm -f "$DISK"
 	DISK=""
+	# shellcheck disable=SC2086 # a list of paths
+	[ -z "$TB_L0_FILE_PATHS" ] || rm -f $TB_L0_FILE_PATHS
+	TB_L0_FILE_PATHS=""
 }
 
 start=$(date +%s)

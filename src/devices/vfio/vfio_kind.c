@@ -28,6 +28,22 @@ int vfio_spec_check(const void *spec, char *err, size_t errlen)
 	return vfio_sys_check(((const struct vfio_spec *)spec)->addr, err, errlen);
 }
 
+/* The devices together: each IOMMU group given whole. */
+int vfio_spec_check_set(const void *const *specs, unsigned int n, unsigned int *bad, char *err,
+			size_t errlen)
+{
+	const char *addrs[64];
+	if (n > sizeof(addrs) / sizeof(addrs[0])) {
+		snprintf(err, errlen, "more than %zu passthrough devices",
+			 sizeof(addrs) / sizeof(addrs[0]));
+		*bad = 0;
+		return -1;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		addrs[i] = ((const struct vfio_spec *)specs[i])->addr;
+	return vfio_groups_whole(addrs, n, bad, err, errlen);
+}
+
 static const struct opt vfio_opts[] = {
     {.name = "addr",
      .type = OPT_CUSTOM,

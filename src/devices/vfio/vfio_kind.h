@@ -17,6 +17,8 @@ struct vfio_spec {
 extern const struct opt_table vfio_spec_table;
 void vfio_spec_init(void *spec);
 int vfio_spec_check(const void *spec, char *err, size_t errlen);
+int vfio_spec_check_set(const void *const *specs, unsigned int n, unsigned int *bad, char *err,
+			size_t errlen);
 int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
 		    size_t errlen);
 

@@ -35,6 +35,11 @@ const char *vfio_dev_root(void)
 	return dev_vfio;
 }
 
+const char *vfio_sysfs_root(void)
+{
+	return sysfs_pci;
+}
+
 /* One open device: its group's fd is the container's (shared with the
  * group's other devices). */
 struct vfio_sys {

@@ -18,6 +18,12 @@ int vfio_addr_parse(const char *addr, char canon[16]);
  * IOMMU group, its driver and /dev/vfio/vfio. 0, or -1 with a reason. */
 int vfio_sys_check(const char *addr, char *err, size_t errlen);
 
+/* Every IOMMU group of the n devices at addrs given whole (bridges
+ * aside): 0, or -1 naming the first function left out, of addrs[*bad]'s
+ * group. */
+int vfio_groups_whole(const char *const *addrs, unsigned int n, unsigned int *bad, char *err,
+		      size_t errlen);
+
 /* Tests: sysfs's PCI device directory and /dev/vfio/, each ending in
  * '/'. */
 void vfio_sys_set_roots(const char *sysfs, const char *dev);
@@ -32,8 +38,9 @@ struct vfio_io {
 extern const struct vfio_io *vfio_io;
 /* Tests: io instead of the kernel (NULL: the kernel again). */
 void vfio_sys_set_io(const struct vfio_io *io);
-/* /dev/vfio/ (or the tests' root). */
+/* /dev/vfio/ and sysfs's PCI devices (or the tests' roots). */
 const char *vfio_dev_root(void);
+const char *vfio_sysfs_root(void);
 
 /* Group `group` attached to the VM's container c: the container opened,
  * its IOMMU set and mem mapped for DMA with the first group; a group
