@@ -139,10 +139,14 @@ qemu-cpupm       qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh cpu-pm
 # The e1000e's side is BENCH_PT_IP (L2, or L1's namespace "benchpt"), L1's
 # virtio-net BENCH_PT_L1_IP. Compare with skiff-e1000-on and
 # skiff-ioeventfd, which reach L1 over tap0 in the same rounds.
+# qemu-vfio (issue 37.4): QEMU passing the same e1000e as its users do
+# (q35, -device vfio-pci,host=ADDR,rombar=0; SeaBIOS, as qemu-pc), its
+# only NIC, in the same rounds as skiff-vfio.
 BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
 pt-native        native pt
 skiff-vfio       skiff --vfio-pci @PT
 skiff-vfio-trap  skiff --vfio-pci @PT,mmap=off
+qemu-vfio        qemu vhost=off machine=q35 pt=@PT
 "
 BENCH_PT_L0_ARGS="-device intel-iommu,intremap=off
 	-device pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=1
@@ -545,12 +549,15 @@ bench_wait_file() {
 # (cpu-pm: -overcommit cpu-pm=on).
 bench_qemu_opts() {
 	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci vm_aio='' vm_iot='' vm_pm=''
+	vm_pt_addr=''
+
 	for vm_a in "$@"; do
 		case "$vm_a" in
 		cpu-pm) vm_pm=1 ;;
 		disk=*) vm_aio=${vm_a#disk=} ;;
 		iothread) vm_iot=1 ;;
 		machine=*) vm_m=${vm_a#machine=} ;;
+		pt=*) vm_pt_addr=${vm_a#pt=} ;;
 		nic=*) vm_nic=${vm_a#nic=} ;;
 		kernel=pvh)
 			vm_k=
@@ -630,18 +637,9 @@ bench_vm() {
 			;;
 		esac
 		case " $* " in *" --net "* | *" --vfio-pci "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
-		# Passthrough: L2's only NIC is the e1000e, at BENCH_PT_IP.
-		case " $* " in *" @PT"*)
-			if ! bench_pt_setup >"$vm_d/setup.err" 2>&1 || ! bench_pt_bind vfio-pci >>"$vm_d/setup.err" 2>&1; then
-				# shellcheck disable=SC2086 # a list of names
-				bench_fail_rest "$vm_c" "passthrough setup: $(tail -n 2 "$vm_d/setup.err" | tr '\n' ' ')" $BENCH_PLAN_WORKLOADS
-				return
-			fi
-			vm_ip=$BENCH_PT_IP vm_cmd=" bench_ip=$BENCH_PT_IP"
-			# shellcheck disable=SC2046 # the words again, @PT replaced
-			set -- $(bench_pt_subst "$BENCH_PT_ADDR" "$@")
-			;;
-		esac
+		bench_vm_pt "$@" || return
+		# shellcheck disable=SC2046,SC2086 # the words again, @PT replaced
+		[ -z "$vm_pt" ] || set -- $vm_pt_args
 		# shellcheck disable=SC2086 # vm_net is two words or none
 		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
 			--cmdline "$L2_CMDLINE$vm_cmd" --mem "$vm_mem" --cpus "$vm_cpus" --timing \
@@ -650,6 +648,10 @@ bench_vm() {
 		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
 		;;
 	qemu)
+		vm_cmd=
+		bench_vm_pt "$@" || return
+		# shellcheck disable=SC2046,SC2086 # the words again, @PT replaced
+		[ -z "$vm_pt" ] || set -- $vm_pt_args
 		bench_qemu_opts "$@"
 		if [ -z "$vm_k" ]; then
 			# shellcheck disable=SC2086 # a list of names
@@ -659,9 +661,14 @@ bench_vm() {
 		set -- qemu-system-x86_64 -M "$vm_m" -enable-kvm -cpu host \
 			-m "$vm_mem" -smp "$vm_cpus" -L /usr/share/qemu -nodefaults -no-user-config \
 			-nographic -serial stdio -no-reboot -name l2,debug-threads=on \
-			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE" \
-			-netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
-			-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
+			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE$vm_cmd"
+		# Passthrough: the e1000e is L2's only NIC, as under skiff.
+		if [ -n "$vm_pt_addr" ]; then
+			set -- "$@" -device "vfio-pci,host=$vm_pt_addr,rombar=0"
+		else
+			set -- "$@" -netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
+				-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
+		fi
 		[ -z "$vm_pm" ] || set -- "$@" -overcommit cpu-pm=on
 		# The test disk as QEMU's users tune it (cache=none: O_DIRECT, no
 		# page cache in L1), on an iothread if asked; fio's disk plain.
@@ -867,13 +874,33 @@ bench_pt_setup() {
 	BENCH_PT_ADDR=$ps_addr
 }
 
+# bench_vm_pt ARGS...: for a configuration with an @PT word (any VMM),
+# L1's side of passthrough: the e1000e bound to vfio-pci, L2 reached at
+# BENCH_PT_IP (vm_ip, and vm_cmd for L2's command line); vm_pt set and the
+# words with @PT replaced in vm_pt_args. Without @PT, vm_pt is empty. On a
+# failure the configuration's workloads fail, and it returns 1.
+bench_vm_pt() {
+	vm_pt='' vm_pt_args=''
+	case " $* " in *" @PT"* | *"=@PT"*) ;; *) return 0 ;; esac
+	if ! bench_pt_setup >"$vm_d/setup.err" 2>&1 || ! bench_pt_bind vfio-pci >>"$vm_d/setup.err" 2>&1; then
+		# shellcheck disable=SC2086 # a list of names
+		bench_fail_rest "$vm_c" "passthrough setup: $(tail -n 2 "$vm_d/setup.err" | tr '\n' ' ')" $BENCH_PLAN_WORKLOADS
+		return 1
+	fi
+	vm_ip=$BENCH_PT_IP vm_cmd="$vm_cmd bench_ip=$BENCH_PT_IP" vm_pt=$BENCH_PT_ADDR
+	vm_pt_args=$(bench_pt_subst "$BENCH_PT_ADDR" "$@")
+}
+
 # bench_pt_subst ADDR WORDS...: the words, each @PT at a word's start
 # replaced by ADDR.
 bench_pt_subst() {
 	su_addr=$1 su_out=
 	shift
 	for su_a in "$@"; do
-		case "$su_a" in @PT*) su_a=$su_addr${su_a#@PT} ;; esac
+		case "$su_a" in
+		@PT*) su_a=$su_addr${su_a#@PT} ;;
+		*=@PT*) su_a=${su_a%%=@PT*}=$su_addr${su_a#*=@PT} ;;
+		esac
 		su_out="$su_out${su_out:+ }$su_a"
 	done
 	echo "$su_out"
@@ -945,7 +972,7 @@ bench_disk_configs() {
 bench_pt_configs() {
 	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r pc_n pc_rest; do
 		case " $pc_rest " in
-		*" @PT"* | " native pt "*) echo "$pc_n" ;;
+		*" @PT"* | *"=@PT"* | " native pt "*) echo "$pc_n" ;;
 		esac
 	done
 	return 0

@@ -22,7 +22,7 @@ class PassthroughRuleTest(unittest.TestCase):
     def test_pt_configs(self):
         names = scenario_sh("bench_pt_configs").split()
         self.assertEqual(sorted(names),
-                         ["pt-native", "skiff-vfio", "skiff-vfio-trap"])
+                         ["pt-native", "qemu-vfio", "skiff-vfio", "skiff-vfio-trap"])
 
     def test_subst_replaces_only_the_placeholder(self):
         out = scenario_sh('bench_pt_subst 0000:01:00.0 --vfio-pci @PT,mmap=off '
@@ -30,6 +30,16 @@ class PassthroughRuleTest(unittest.TestCase):
         self.assertEqual(out.split(),
                          ["--vfio-pci", "0000:01:00.0,mmap=off", "--stats",
                           "x@PT"])
+        # QEMU's form: a key's value (issue 37.4, qemu-vfio)
+        out = scenario_sh('bench_pt_subst 0000:01:00.0 machine=q35 pt=@PT')
+        self.assertEqual(out.split(), ["machine=q35", "pt=0000:01:00.0"])
+
+    def test_qemu_vfio_passes_the_device_not_a_tap(self):
+        """qemu-vfio's words make bench_qemu_opts name the device, which
+        bench_vm gives QEMU as -device vfio-pci instead of its tap NIC."""
+        out = scenario_sh('bench_qemu_opts vhost=off machine=q35 pt=0000:01:00.0; '
+                          'echo "$vm_m|$vm_pt_addr|$vm_o"')
+        self.assertEqual(out.strip(), "q35|0000:01:00.0|,vhost=off")
 
     def test_l0_gets_the_e1000e_and_an_iommu(self):
         args = scenario_sh('echo $BENCH_PT_L0_ARGS')
@@ -44,7 +54,7 @@ class PassthroughRuleTest(unittest.TestCase):
     def test_list_shows_them(self):
         out = subprocess.run([RUN, "--list"], capture_output=True, text=True,
                              check=True).stdout
-        for name in ("pt-native", "skiff-vfio", "skiff-vfio-trap"):
+        for name in ("pt-native", "skiff-vfio", "skiff-vfio-trap", "qemu-vfio"):
             self.assertIn(name, out)
 
 
