@@ -292,7 +292,9 @@ fail:
 int snap_read_file(struct snap_image *img, const char *path, char *err, size_t errlen)
 {
 	*img = (struct snap_image){0};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO's open would wait for a writer, with the API's
+	 * controller inside it; it is refused below instead. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open snapshot %s: %s", path, strerror(errno));
@@ -301,8 +303,11 @@ int snap_read_file(struct snap_image *img, const char *path, char *err, size_t e
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)SNAP_MAX_FILE) {
-		snprintf(err, errlen, "snapshot %s is not a regular file under %u MiB", path,
-			 SNAP_MAX_FILE >> 20);
+		if (S_ISREG(st.st_mode))
+			snprintf(err, errlen, "snapshot %s is larger than %u MiB", path,
+				 SNAP_MAX_FILE >> 20);
+		else
+			snprintf(err, errlen, "snapshot %s is not a regular file", path);
 		close(fd);
 		return -1;
 	}

@@ -95,5 +95,8 @@ int virtq_state_restore(struct virtq *vq, const struct guest_mem *gm, const stru
 	vq->signalled_used = s->signalled_used;
 	vq->signalled_used_valid = s->signalled_used_valid;
 	vq->notify_enabled = s->notify_enabled;
+	/* The shadow of used->flags, checked equal above: left at 0, a
+	 * NO_NOTIFY in guest memory would never be cleared again. */
+	vq->used_flags = s->used_flags;
 	return 0;
 }

@@ -138,13 +138,23 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, size_t errlen)
 {
 	struct stat st;
-	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below). */
+	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0 || fstat(*fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open the memory file %s: %s", c->mem_file,
 			 strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != c->mem) {
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "the memory file %s is not a regular file", c->mem_file);
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	if ((uint64_t)st.st_size != c->mem) {
 		snprintf(err, errlen,
 			 "the memory file %s is %llu bytes, the snapshot's VM has %llu",
 			 c->mem_file, (unsigned long long)st.st_size, (unsigned long long)c->mem);

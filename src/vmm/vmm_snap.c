@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/arch.h"
@@ -22,19 +23,54 @@ struct snap_vm_config {
 };
 
 /* Under the controller's seccomp filter the files must exist already
- * (it creates none: SECURITY.md); without it they are created. Either
- * way the file ends up exactly len bytes long. */
-static int snap_file_write(const char *path, const void *buf, size_t len, char *err, size_t errlen)
+ * (it creates none: SECURITY.md); without it they are created. Opened
+ * O_NONBLOCK, as a FIFO's open would wait for a reader with the API's
+ * controller inside it, and refused unless regular files: guest RAM
+ * "saved" to /dev/null, a pipe or a device is no snapshot. */
+static int snap_file_open(const char *path, int *fd, char *err, size_t errlen)
 {
-	int flags = O_WRONLY | O_CLOEXEC | (sandbox_active() ? 0 : O_CREAT);
-	int fd = open(path, flags, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s%s", path, strerror(errno),
+	int flags = O_WRONLY | O_CLOEXEC | O_NONBLOCK | (sandbox_active() ? 0 : O_CREAT);
+	struct stat st;
+	*fd = open(path, flags, 0600);
+	if (*fd < 0) {
+		/* ENXIO: a FIFO nobody reads, or a socket */
+		snprintf(err, errlen, "cannot open %s: %s%s", path,
+			 errno == ENXIO ? "it is not a regular file" : strerror(errno),
 			 errno == ENOENT && sandbox_active()
 			     ? " (under seccomp skiff writes only files that exist)"
 			     : "");
 		return -1;
 	}
+	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file", path);
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Both files, distinct: one path for both (or two names of one file)
+ * would leave the state written over the memory, and a 204. */
+static int snap_files_open(const char *state_path, const char *mem_path, int fd[2], char *err,
+			   size_t errlen)
+{
+	struct stat a, b;
+	if (snap_file_open(mem_path, &fd[0], err, errlen) < 0 ||
+	    snap_file_open(state_path, &fd[1], err, errlen) < 0)
+		return -1;
+	if (fstat(fd[0], &a) < 0 || fstat(fd[1], &b) < 0 ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+		snprintf(err, errlen, "%s and %s are the same file", state_path, mem_path);
+		return -1;
+	}
+	return 0;
+}
+
+/* The file ends up exactly len bytes long. */
+static int snap_file_write(int fd, const char *path, const void *buf, size_t len, char *err,
+			   size_t errlen)
+{
 	const uint8_t *b = buf;
 	for (size_t off = 0; off < len;) {
 		ssize_t n = write(fd, b + off, len - off > (1u << 30) ? 1u << 30 : len - off);
@@ -43,17 +79,14 @@ static int snap_file_write(const char *path, const void *buf, size_t len, char *
 		if (n <= 0) {
 			snprintf(err, errlen, "cannot write %s: %s", path,
 				 n < 0 ? strerror(errno) : "short write");
-			close(fd);
 			return -1;
 		}
 		off += (size_t)n;
 	}
 	if (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		close(fd);
 		return -1;
 	}
-	close(fd);
 	return 0;
 }
 
@@ -79,7 +112,7 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 {
 	err[0] = '\0';
 	pthread_mutex_lock(&v->ctl_lock);
-	int r = -1;
+	int r = -1, fd[2] = {-1, -1};
 	struct snap_writer w;
 	snap_writer_init(&w);
 	if (!v->paused) {
@@ -87,7 +120,8 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 		goto out;
 	}
 	/* Refused before anything is written. */
-	if (devmgr_can_save(&v->dm, err, errlen) < 0)
+	if (devmgr_can_save(&v->dm, err, errlen) < 0 ||
+	    snap_files_open(state_path, mem_path, fd, err, errlen) < 0)
 		goto out;
 	/* Batched MMIO writes belong to the devices' state: apply them. */
 	cmmio_flush(&v->vm);
@@ -98,11 +132,14 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 			snprintf(err, errlen, "out of memory building the snapshot");
 		goto out;
 	}
-	if (snap_file_write(mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
-	    snap_file_write(state_path, img, len, err, errlen) < 0)
+	if (snap_file_write(fd[0], mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
+	    snap_file_write(fd[1], state_path, img, len, err, errlen) < 0)
 		goto out;
 	r = 0;
 out:
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
 	snap_writer_free(&w);
 	pthread_mutex_unlock(&v->ctl_lock);
 	return r;

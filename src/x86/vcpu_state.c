@@ -192,22 +192,32 @@ static int msrs_check(struct vctx *c, const struct snap_section *s)
 	return -1;
 }
 
+/* KVM takes fewer than MAX_IO_MSRS (256) entries per KVM_SET_MSRS and
+ * refuses more with E2BIG, while a save may keep up to MSRS_MAX: set them
+ * in chunks, as Firecracker does. */
+#define MSRS_PER_SET 255u
+
 static int msrs_restore(struct vctx *c, const struct snap_section *s)
 {
 	uint32_t n = s->len / sizeof(struct kvm_msr_entry);
-	struct kvm_msrs *m = calloc(1, sizeof(*m) + (n ? n : 1) * sizeof(struct kvm_msr_entry));
+	struct kvm_msrs *m = calloc(1, sizeof(*m) + MSRS_PER_SET * sizeof(struct kvm_msr_entry));
 	if (!m)
 		return vfail(c, "MSR buffer");
-	m->nmsrs = n;
-	memcpy(m->entries, s->data, s->len);
-	int set = ioctl(c->fd, KVM_SET_MSRS, m);
 	int r = 0;
-	if (set < 0)
-		r = vfail(c, "KVM_SET_MSRS");
-	else if ((uint32_t)set != n) {
-		snprintf(c->err, c->errlen, "vCPU %u: KVM refused MSR %#x (%d of %u set)", c->index,
-			 m->entries[set].index, set, n);
-		r = -1;
+	for (uint32_t done = 0; done < n && r == 0;) {
+		uint32_t k = n - done < MSRS_PER_SET ? n - done : MSRS_PER_SET;
+		m->nmsrs = k;
+		memcpy(m->entries, s->data + done * sizeof(struct kvm_msr_entry),
+		       k * sizeof(struct kvm_msr_entry));
+		int set = ioctl(c->fd, KVM_SET_MSRS, m);
+		if (set < 0)
+			r = vfail(c, "KVM_SET_MSRS");
+		else if ((uint32_t)set != k) {
+			snprintf(c->err, c->errlen, "vCPU %u: KVM refused MSR %#x (%u of %u set)",
+				 c->index, m->entries[set].index, done + (uint32_t)set, n);
+			r = -1;
+		}
+		done += k;
 	}
 	free(m);
 	return r;
