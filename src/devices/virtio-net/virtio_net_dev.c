@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/snap.h"
 #include <sys/epoll.h>
 
 #include "devices/virtio-net/virtio_net.h"
@@ -95,54 +94,9 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 	counter_emit_fields(emit, ctx, n->name, &n->stats, c, sizeof(c) / sizeof(c[0]));
 }
 
-/* Its rx/tx positions are the transport's (the queues); what is the
- * card's is which card (its MAC, its pairs). A frame the device holds
- * half-placed is dropped, as a real NIC may drop one: its chains stay
- * consumed. vhost keeps its ring positions in the kernel: refused. */
-struct net_snap {
-	uint8_t mac[NET_MAC_LEN], zero[2];
-	uint32_t npairs, curr_pairs;
-};
-
-static int net_dev_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
-			size_t errlen)
-{
-	const struct virtio_net *n = dev;
-	if (n->vhost_on) {
-		snprintf(err, errlen, "cannot snapshot a VM with %s: vhost=on is not saved yet",
-			 n->name);
-		return -1;
-	}
-	struct net_snap s = {.npairs = n->npairs, .curr_pairs = atomic_load(&n->curr_pairs)};
-	memcpy(s.mac, n->mac, sizeof(s.mac));
-	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
-		return 0;
-	snprintf(err, errlen, "out of memory");
-	return -1;
-}
-
-static int net_dev_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
-{
-	const struct virtio_net *n = dev;
-	struct net_snap s;
-	const char *why = len != sizeof(s) ? "its size is wrong" : NULL;
-	if (!why) {
-		memcpy(&s, data, sizeof(s));
-		why = memcmp(s.mac, n->mac, sizeof(s.mac)) || s.zero[0] | s.zero[1]
-			  ? "its MAC differs"
-		      : s.npairs != n->npairs ? "its queue pair count differs"
-		      : s.curr_pairs != 1     ? "multi-queue pairs enabled: not restored yet"
-					      : NULL;
-	}
-	if (!why)
-		return 0;
-	snprintf(err, errlen, "%s: saved state refused: %s", n->name, why);
-	return -1;
-}
-
 static const struct dev_ops net_dev_ops = {
-    .save = net_dev_save,
-    .restore = net_dev_restore,
+    .save = virtio_net_save,
+    .restore = virtio_net_restore,
     .start = net_dev_start,
     .stop = net_dev_stop,
     .destroy = net_dev_destroy,
