@@ -118,10 +118,14 @@ static const char *vp_queue_odd(const struct virtio_pci *vp, const struct vp_sta
 		return "a queue's reserved field is set";
 	if (!vp_vector_ok(vp->vdev, q->vector))
 		return "a queue's vector is out of range";
-	if (q->vq.size > vp->vdev->queue_max_size)
-		return "a queue is larger than the device allows";
+	if (q->vq.size > vp->vdev->queue_max_size || (q->vq.size & (q->vq.size - 1)))
+		return "a queue's size is not a power of 2 the device allows";
 	if (q->vq.enabled && !live)
 		return "a queue is active without DRIVER_OK";
+	/* DRIVER_OK activated every enabled queue, or the device needs a
+	 * reset (an activation failed). */
+	if (live && !q->vq.enabled && !q->vq.broken && !(h->status & VIRTIO_STATUS_NEEDS_RESET))
+		return "an enabled queue is not active after DRIVER_OK";
 	return virtq_state_check(&q->vq);
 }
 

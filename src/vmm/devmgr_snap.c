@@ -87,8 +87,10 @@ int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_
 	}
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		const struct dm_entry *e = &dm->devs[i];
-		if ((e->d.vdev && virtio_pci_save(e->d.vdev, w, i, err, errlen) < 0) ||
-		    e->d.ops->save(e->d.dev, w, SNAP_ID_DEVICE, i, err, errlen) < 0)
+		/* The kind first: virtio-blk drains, and the queues it
+		 * completes into are then saved as they end up. */
+		if (e->d.ops->save(e->d.dev, w, SNAP_ID_DEVICE, i, err, errlen) < 0 ||
+		    (e->d.vdev && virtio_pci_save(e->d.vdev, w, i, err, errlen) < 0))
 			return -1;
 	}
 	return 0;

@@ -13,6 +13,7 @@
 #include "core/sandbox.h"
 #include "core/snap.h"
 #include "core/vcpu.h"
+#include "iothread/iothread.h"
 #include "vmm/vmm.h"
 
 /* The VM's shape, enough to build it again. */
@@ -75,6 +76,22 @@ static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_
 	return devmgr_save(&v->dm, w, err, errlen);
 }
 
+static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const char *state_path,
+			  const char *mem_path, char *err, size_t errlen)
+{
+	size_t len;
+	const uint8_t *img;
+	if (vmm_snap_state(v, w, err, errlen) < 0 || !(img = snap_writer_image(w, &len))) {
+		if (!err[0])
+			snprintf(err, errlen, "out of memory building the snapshot");
+		return -1;
+	}
+	if (snap_file_write(mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
+	    snap_file_write(state_path, img, len, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
 int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
 			size_t errlen)
 {
@@ -92,17 +109,14 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 		goto out;
 	/* Batched MMIO writes belong to the devices' state: apply them. */
 	cmmio_flush(&v->vm);
-	size_t len;
-	const uint8_t *img;
-	if (vmm_snap_state(v, &w, err, errlen) < 0 || !(img = snap_writer_image(&w, &len))) {
-		if (!err[0])
-			snprintf(err, errlen, "out of memory building the snapshot");
-		goto out;
-	}
-	if (snap_file_write(mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
-	    snap_file_write(state_path, img, len, err, errlen) < 0)
-		goto out;
-	r = 0;
+	/* The devices' threads too stop touching guest memory and rings until
+	 * both files are written (a paused VM's I/O threads still take
+	 * packets and complete requests): the state and the memory agree. */
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_hold(&v->io[i]);
+	r = vmm_snap_write(v, &w, state_path, mem_path, err, errlen);
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_release(&v->io[i]);
 out:
 	snap_writer_free(&w);
 	pthread_mutex_unlock(&v->ctl_lock);

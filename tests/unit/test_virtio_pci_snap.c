@@ -204,6 +204,10 @@ static void refused(struct fx *f, struct img *m, bool in_pci, size_t i, uint8_t 
 	assert_non_null(strstr(err, "refused"));
 	assert_int_equal(atomic_load(&g->vdev.status), 0);
 	assert_false(g->vdev.vqs[0].enabled);
+	/* Nothing applied: the PCI function is as built (no decoding, no
+	 * MSI-X route). */
+	assert_int_equal(cfg_rd(&g->trap, 1, PCI_COMMAND, 2), 0);
+	assert_int_equal(g->host.nr_routes, 0);
 	free(bad);
 	fx_free(g);
 }
@@ -222,7 +226,9 @@ static void test_corrupted_refused(void **state)
 	refused(f, &m, false, 34, 0x20);      /* config vector out of range */
 	refused(f, &m, false, 40 + 48, 0x40); /* queue 0's vector */
 	refused(f, &m, false, 40 + 50, 2);    /* queue 0's enable */
-	refused(f, &m, false, 40 + 24, 0xff); /* queue 0: more in flight than its size */
+	refused(f, &m, false, 40 + 24, 0xff); /* queue 0's size: not a power of 2 */
+	refused(f, &m, false, 40 + 26, 0x40); /* queue 0: more in flight than its size */
+	refused(f, &m, false, 40 + 34, 1);    /* queue 0: enabled but not active */
 	refused(f, &m, true, PCI_VENDOR_ID, 1);
 	refused(f, &m, true, 0x100, 1);	  /* its slot */
 	refused(f, &m, true, 0x10c, 0x2); /* a vector control's read-only bit */
