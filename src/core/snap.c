@@ -19,6 +19,7 @@ static const struct {
     {SNAP_ID_VM_CLOCK, "vm-clock"},
     {SNAP_ID_IRQCHIP, "irqchip"},
     {SNAP_ID_PIT, "pit"},
+    {SNAP_ID_DEV_LIST, "device-list"},
     {SNAP_ID_VCPU_REGS, "vcpu-regs"},
     {SNAP_ID_VCPU_SREGS, "vcpu-sregs"},
     {SNAP_ID_VCPU_XSAVE, "vcpu-xsave"},
@@ -33,6 +34,8 @@ static const struct {
     {SNAP_ID_UART, "uart"},
     {SNAP_ID_I8042, "i8042"},
     {SNAP_ID_DEVICE, "device"},
+    {SNAP_ID_PCI_FN, "pci-function"},
+    {SNAP_ID_VIRTIO_PCI, "virtio-pci"},
 };
 
 const char *snap_id_name(uint32_t id)

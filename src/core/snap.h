@@ -38,6 +38,7 @@ enum snap_id {
 	SNAP_ID_VM_CLOCK,      /* kvmclock */
 	SNAP_ID_IRQCHIP,       /* instance: KVM_IRQCHIP_PIC_MASTER.. */
 	SNAP_ID_PIT,
+	SNAP_ID_DEV_LIST,	/* the devices configured: kind and spec each */
 	SNAP_ID_VCPU_REGS = 16, /* instance: the vCPU's index, for each below */
 	SNAP_ID_VCPU_SREGS,
 	SNAP_ID_VCPU_XSAVE,
@@ -52,6 +53,8 @@ enum snap_id {
 	SNAP_ID_UART = 48,
 	SNAP_ID_I8042,
 	SNAP_ID_DEVICE = 64, /* instance: the device's place in the manager */
+	SNAP_ID_PCI_FN,	     /* its PCI function: config space, MSI-X */
+	SNAP_ID_VIRTIO_PCI,  /* its virtio-pci transport and queues */
 };
 
 /* Sections in memory, written out at once. */

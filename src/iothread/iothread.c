@@ -32,6 +32,8 @@ int iothread_init(struct iothread *io, const char *name)
 {
 	memset(io, 0, sizeof(*io));
 	pthread_mutex_init(&io->handlers_lock, NULL);
+	pthread_mutex_init(&io->hold_lock, NULL);
+	pthread_cond_init(&io->hold_cv, NULL);
 	snprintf(io->name, sizeof(io->name), "%s", name);
 	io->pin_cpu = -1;
 	io->cpu_clock = thread_cpu_ns;
@@ -150,6 +152,50 @@ void iothread_poll_once(struct iothread *io, uint64_t now)
 	}
 }
 
+/* stop_fd fired without a stop: iothread_hold wants the loop parked. */
+static void iothread_park(struct iothread *io)
+{
+	uint64_t n;
+	if (read(io->stop_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: a second hold's write was read with the first */
+	}
+	pthread_mutex_lock(&io->hold_lock);
+	while (io->hold) {
+		io->held = true;
+		pthread_cond_broadcast(&io->hold_cv);
+		pthread_cond_wait(&io->hold_cv, &io->hold_lock);
+	}
+	io->held = false;
+	pthread_mutex_unlock(&io->hold_lock);
+}
+
+void iothread_hold(struct iothread *io)
+{
+	if (!io->running)
+		return;
+	pthread_mutex_lock(&io->hold_lock);
+	io->hold = true;
+	pthread_mutex_unlock(&io->hold_lock);
+	uint64_t one = 1;
+	if (write(io->stop_fd, &one, sizeof(one)) < 0) {
+		/* an eventfd write of 1 cannot fail short of a bug */
+	}
+	pthread_mutex_lock(&io->hold_lock);
+	while (!io->held)
+		pthread_cond_wait(&io->hold_cv, &io->hold_lock);
+	pthread_mutex_unlock(&io->hold_lock);
+}
+
+void iothread_release(struct iothread *io)
+{
+	if (!io->running)
+		return;
+	pthread_mutex_lock(&io->hold_lock);
+	io->hold = false;
+	pthread_cond_broadcast(&io->hold_cv);
+	pthread_mutex_unlock(&io->hold_lock);
+}
+
 static void *iothread_loop(void *arg)
 {
 	struct iothread *io = arg;
@@ -168,8 +214,12 @@ static void *iothread_loop(void *arg)
 			counter_add(&io->wakeups, 1);
 		for (int i = 0; i < n; i++) {
 			struct iothread_handler *h = evs[i].data.ptr;
-			if (!h)
+			if (!h && atomic_load(&io->stopping))
 				goto out; /* stop_fd */
+			if (!h) {
+				iothread_park(io);
+				continue;
+			}
 			counter_add(&io->events, 1);
 			h->fn(h->opaque, evs[i].events);
 		}
@@ -194,6 +244,7 @@ void iothread_stop(struct iothread *io)
 {
 	if (!io->running)
 		return;
+	atomic_store(&io->stopping, true);
 	uint64_t one = 1;
 	if (write(io->stop_fd, &one, sizeof(one)) < 0) {
 		/* an eventfd write of 1 cannot fail short of a bug */
@@ -216,4 +267,6 @@ void iothread_destroy(struct iothread *io)
 		free(h);
 	}
 	io->nr_handlers = 0;
+	pthread_mutex_destroy(&io->hold_lock);
+	pthread_cond_destroy(&io->hold_cv);
 }

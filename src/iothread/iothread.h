@@ -7,6 +7,7 @@
 #define SKIFF_IOTHREAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,6 +57,11 @@ struct iothread {
 	pthread_mutex_t handlers_lock;	   /* add_fd/del_fd callers, not the loop */
 	struct iothread_handler *handlers; /* every fd handler added; freed by destroy */
 	unsigned int nr_handlers;	   /* allocated (live or removed) */
+	/* iothread_hold: the loop parks between two batches of handlers. */
+	pthread_mutex_t hold_lock;
+	pthread_cond_t hold_cv;
+	bool hold, held;       /* asked to park; parked (under hold_lock) */
+	_Atomic bool stopping; /* stop_fd means stop, not park */
 };
 
 /* name is copied (at most 15 bytes). */
@@ -77,5 +83,11 @@ void iothread_poll_once(struct iothread *io, uint64_t now);
 int iothread_start(struct iothread *io);
 void iothread_stop(struct iothread *io);
 void iothread_destroy(struct iothread *io);
+/* Parks a running thread between two batches of its handlers and returns
+ * once it is parked: no handler or poller of it runs until
+ * iothread_release (a snapshot saves its devices' state meanwhile). A
+ * thread not started: nothing to do. Main thread only, paired. */
+void iothread_hold(struct iothread *io);
+void iothread_release(struct iothread *io);
 
 #endif

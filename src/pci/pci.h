@@ -226,6 +226,20 @@ void pci_intx_set(struct pci_device *dev, bool level);
 void pci_cfg_read(struct pci_device *dev, uint32_t off, uint8_t *data, uint32_t len);
 void pci_cfg_write(struct pci_device *dev, uint32_t off, const uint8_t *data, uint32_t len);
 
+/* Snapshots (core/snap.h, pci_state.c): the function's config space
+ * image (BAR placement with it) and MSI-X table and PBA, as section
+ * (SNAP_ID_PCI_FN, instance) in w, on a paused VM. 0, or -1 with a reason. */
+struct snap_writer;
+int pci_device_save(struct pci_device *dev, struct snap_writer *w, uint32_t instance, char *err,
+		    size_t errlen);
+/* That payload back onto the same function, built afresh on the same slot:
+ * every byte the guest cannot write must be what this function has, and
+ * the MSI-X state must fit it, before anything changes. Then the BARs map
+ * where the guest left them (the device's bar_map hooks: ioeventfds), the
+ * INTx mask, MSI-X routes and irqfds follow. 0, or -1 with a reason. */
+MUST_CHECK int pci_device_restore(struct pci_device *dev, const void *data, size_t len, char *err,
+				  size_t errlen);
+
 /* Internal to src/pci: (un)maps BARs after a command or BAR write. */
 void pci_bars_update(struct pci_device *dev);
 void pci_bars_unmap(struct pci_device *dev);

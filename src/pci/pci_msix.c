@@ -343,3 +343,43 @@ void pci_msix_destroy(struct pci_device *dev)
 	dev->msix = NULL;
 	msix_free(mx);
 }
+
+void pci_msix_state_save(struct pci_device *dev, struct pci_msix_state *s)
+{
+	struct pci_msix *mx = dev->msix;
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&mx->lock);
+	pba_collect(mx);
+	s->nr = mx->nr;
+	memcpy(s->pba, mx->pba, sizeof(s->pba));
+	for (unsigned int i = 0; i < mx->nr; i++)
+		memcpy(s->entry[i], mx->vec[i].entry, sizeof(s->entry[i]));
+	pthread_mutex_unlock(&mx->lock);
+}
+
+const char *pci_msix_state_check(const struct pci_device *dev, const struct pci_msix_state *s)
+{
+	const struct pci_msix *mx = dev->msix;
+	if (s->nr != mx->nr || s->zero)
+		return "its MSI-X vector count differs";
+	for (unsigned int i = 0; i < PCI_MSIX_MAX_VECTORS; i++) {
+		bool pending = s->pba[i / 64] >> (i % 64) & 1;
+		if (i >= mx->nr &&
+		    (pending || s->entry[i][0] | s->entry[i][1] | s->entry[i][2] | s->entry[i][3]))
+			return "an MSI-X vector beyond its table is set";
+		if (s->entry[i][ENTRY_CTRL] & ~(uint32_t)PCI_MSIX_ENTRY_CTRL_MASKBIT)
+			return "an MSI-X vector control has read-only bits set";
+	}
+	return NULL;
+}
+
+void pci_msix_state_apply(struct pci_device *dev, const struct pci_msix_state *s)
+{
+	struct pci_msix *mx = dev->msix;
+	pthread_mutex_lock(&mx->lock);
+	memcpy(mx->pba, s->pba, sizeof(mx->pba));
+	for (unsigned int i = 0; i < mx->nr; i++)
+		memcpy(mx->vec[i].entry, s->entry[i], sizeof(s->entry[i]));
+	pthread_mutex_unlock(&mx->lock);
+	pci_msix_cfg_write(dev, mx->cap + PCI_MSIX_FLAGS, 2);
+}

@@ -61,4 +61,21 @@ int pci_msix_vector_fd(struct pci_device *dev, unsigned int vector);
  * picks up enable and function-mask changes. */
 void pci_msix_cfg_write(struct pci_device *dev, uint32_t off, uint32_t len);
 
+/* The guest-visible MSI-X state for a snapshot: the table and the PBA
+ * (enable and function mask are in config space). Fixed layout. */
+struct pci_msix_state {
+	uint32_t nr, zero;
+	uint64_t pba[PCI_MSIX_MAX_VECTORS / 64];
+	uint32_t entry[PCI_MSIX_MAX_VECTORS][4];
+};
+/* The table and the PBA, with what a backend left in a masked vector's
+ * eventfd counted as pending (as a guest reading the PBA would see). */
+void pci_msix_state_save(struct pci_device *dev, struct pci_msix_state *s);
+/* What is wrong with s for this function, or NULL. */
+const char *pci_msix_state_check(const struct pci_device *dev, const struct pci_msix_state *s);
+/* Checked s into the function, then its enable and mask bits from config
+ * space: every deliverable vector gets its route and irqfd, and a pending
+ * one fires. */
+void pci_msix_state_apply(struct pci_device *dev, const struct pci_msix_state *s);
+
 #endif

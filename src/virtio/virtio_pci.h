@@ -84,4 +84,22 @@ int virtio_pci_attach(const struct virtio_pci_env *env, struct virtio_dev *vdev,
  * polling per queue, configuration interrupts) and its queues'. */
 void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
 
+/* Snapshots (core/snap.h, virtio_pci_state.c), on a paused VM: the PCI
+ * function (SNAP_ID_PCI_FN) and the transport with its queues
+ * (SNAP_ID_VIRTIO_PCI: status, features, selectors, vectors, config
+ * generation, ISR, each queue's virtq_state), both as `instance`.
+ * 0, or -1 with a reason. */
+struct snap_writer;
+int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w, uint32_t instance, char *err,
+		    size_t errlen);
+/* Both payloads back onto vdev attached afresh, its guest not yet run
+ * (guest memory restored): both checked whole first; then the PCI state,
+ * the transport's, each queue through virtq_state_restore, and after
+ * DRIVER_OK the device's activate and live kicks, as the driver left it;
+ * each live queue gets one kick, for a guest kick taken but not served
+ * before the save. On -1 the transport is reset (a failed load discards
+ * the VM anyway). */
+int virtio_pci_restore(struct virtio_dev *vdev, const void *pci, size_t pci_len, const void *vp,
+		       size_t vp_len, char *err, size_t errlen);
+
 #endif

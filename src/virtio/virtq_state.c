@@ -27,7 +27,7 @@ void virtq_state_save(const struct virtq *vq, struct virtq_state *s)
 }
 
 /* What no driver and no device can leave behind. */
-static const char *vq_state_odd(const struct virtq_state *s)
+const char *virtq_state_check(const struct virtq_state *s)
 {
 	static const uint8_t zero[sizeof(s->zero)];
 	if ((s->enabled | s->event_idx | s->indirect | s->signalled_used_valid | s->notify_enabled |
@@ -71,7 +71,8 @@ static const char *vq_state_rings(struct virtq *vq, const struct virtq_state *s)
 int virtq_state_restore(struct virtq *vq, const struct guest_mem *gm, const struct virtq_state *s,
 			char *err, size_t errlen)
 {
-	const char *why = vq->enabled || vq->broken ? "the queue is not fresh" : vq_state_odd(s);
+	const char *why =
+	    vq->enabled || vq->broken ? "the queue is not fresh" : virtq_state_check(s);
 	if (!why && vq_state_config(vq, s) != 0)
 		why = "its size or a ring address is refused";
 	if (!why && s->enabled && !s->broken && virtq_activate(vq, gm) < 0)

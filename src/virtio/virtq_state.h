@@ -20,6 +20,9 @@ struct virtq_state {
 	uint8_t zero[7];
 };
 
+/* What no driver and no device can leave behind in s, or NULL: for a
+ * caller that checks every queue before it restores any. */
+const char *virtq_state_check(const struct virtq_state *s);
 void virtq_state_save(const struct virtq *vq, struct virtq_state *s);
 /* Onto a queue as virtq_init or virtq_reset leave it, with gm the restored
  * guest memory. 0, or -1 with one line in err and the queue reset. */

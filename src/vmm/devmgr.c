@@ -279,6 +279,32 @@ int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char 
 	return devmgr_check_arg(&a, use_ioeventfd, err, errlen);
 }
 
+static void dm_free_arg(struct dm_entry *e)
+{
+	free(e->arg_option);
+	free(e->arg_key);
+	free(e->arg_value);
+	free(e->arg_spec);
+	e->arg_option = e->arg_key = e->arg_value = e->arg_spec = NULL;
+}
+
+static char *dm_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* The device stays (its owner destroys the VM on -1, freeing it). */
+static int dm_keep_arg(struct dm_entry *e, const struct devmgr_arg *a)
+{
+	e->arg_option = dm_strdup(a->option);
+	e->arg_spec = dm_strdup(a->spec ? a->spec : "");
+	e->arg_key = dm_strdup(a->key);
+	e->arg_value = dm_strdup(a->key ? a->value : NULL);
+	if (e->arg_option && e->arg_spec && (!a->key || (e->arg_key && e->arg_value)))
+		return 0;
+	return -1;
+}
+
 int devmgr_add_arg(struct devmgr *dm, const struct devmgr_arg *a, char *err, size_t errlen)
 {
 	char why[400];
@@ -288,6 +314,10 @@ int devmgr_add_arg(struct devmgr *dm, const struct devmgr_arg *a, char *err, siz
 	free(parsed);
 	if (r < 0)
 		dm_fail(a, why, err, errlen);
+	if (r == 0 && dm_keep_arg(&dm->devs[dm->nr - 1], a) < 0) {
+		snprintf(err, errlen, "out of memory");
+		r = -1;
+	}
 	return r;
 }
 
@@ -322,8 +352,10 @@ void devmgr_stop(struct devmgr *dm)
 void devmgr_destroy(struct devmgr *dm)
 {
 	devmgr_stop(dm);
-	for (unsigned int i = dm->nr; i-- > 0;)
+	for (unsigned int i = dm->nr; i-- > 0;) {
 		dm->devs[i].d.ops->destroy(dm->devs[i].d.dev);
+		dm_free_arg(&dm->devs[i]);
+	}
 	dm->nr = 0;
 }
 

@@ -80,6 +80,9 @@ struct dm_entry {
 	char name[24];
 	struct device d;
 	uint8_t mac[6]; /* is_net kinds */
+	/* What asked for it (devmgr_arg, copied): a snapshot's device list,
+	 * so a load builds the same device again. */
+	char *arg_option, *arg_key, *arg_value, *arg_spec;
 };
 
 struct devmgr {
@@ -161,6 +164,18 @@ int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_
  * changes anything). On -1 the VM is half-restored: its owner discards
  * it, as a failed /snapshot/load does. */
 int devmgr_restore(struct devmgr *dm, const struct snap_image *img, char *err, size_t errlen);
+/* A snapshot's device list (SNAP_ID_DEV_LIST), checked: what to ask
+ * devmgr_add_arg for, in order, to build the saved VM's devices again.
+ * Strings in buf (free it). 0, or -1 with one line in err. */
+struct devmgr_snap_list {
+	unsigned int nr;
+	struct devmgr_arg arg[DEVMGR_MAX];
+	const char *name[DEVMGR_MAX];
+	char *buf;
+};
+int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, char *err,
+		     size_t errlen);
+
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
 const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);
 

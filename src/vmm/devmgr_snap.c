@@ -1,8 +1,14 @@
-/* The device manager's part of a snapshot: each device's own state, as
- * one section named by its place in the manager (devmgr.h). */
+/* The device manager's part of a snapshot (docs/SNAPSHOT.md): the device
+ * list (what asked for each device, so a load builds the same ones: the
+ * disk's path opened and locked again, the tap opened by name), and per
+ * device, as sections named by its place in the manager, its PCI function
+ * and virtio transport, then the kind's own state (dev_ops.save). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/snap.h"
+#include "virtio/virtio_pci.h"
 #include "vmm/devmgr.h"
 
 int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen)
@@ -14,7 +20,7 @@ int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen)
 				 e->kind->no_snapshot);
 			return -1;
 		}
-		if (!e->d.ops->save || !e->d.ops->restore) {
+		if (!e->d.ops->save || !e->d.ops->restore || e->kind->transport != DM_VIRTIO_PCI) {
 			snprintf(err, errlen,
 				 "cannot snapshot a VM with %s: its kind saves no state yet",
 				 e->name);
@@ -24,31 +30,172 @@ int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen)
 	return 0;
 }
 
+/* The list: a count, then per device five strings (name, option, key,
+ * value, spec), each a 16-bit length and its bytes; "" for a NULL key. */
+struct dm_list_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int list_put(struct dm_list_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > UINT16_MAX)
+		return -1;
+	if (b->len + 2 + n > b->cap) {
+		size_t cap = (b->cap + 2 + n) * 2;
+		uint8_t *p = realloc(b->p, cap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	b->p[b->len++] = (uint8_t)n;
+	b->p[b->len++] = (uint8_t)(n >> 8);
+	memcpy(b->p + b->len, s ? s : "", n);
+	b->len += n;
+	return 0;
+}
+
+static int devmgr_save_list(const struct devmgr *dm, struct snap_writer *w)
+{
+	struct dm_list_buf b = {0};
+	uint8_t nr[4] = {(uint8_t)dm->nr};
+	int r = list_put(&b, NULL); /* room; the count replaces it */
+	b.len = 0;
+	for (unsigned int i = 0; r == 0 && i < 4; i++)
+		b.p[b.len++] = nr[i];
+	for (unsigned int i = 0; r == 0 && i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		r = list_put(&b, e->name) | list_put(&b, e->kind->option) |
+		    list_put(&b, e->arg_key) | list_put(&b, e->arg_value) |
+		    list_put(&b, e->arg_spec);
+	}
+	if (r == 0)
+		r = snap_put(w, SNAP_ID_DEV_LIST, 0, b.p, b.len);
+	free(b.p);
+	return r;
+}
+
 int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_t errlen)
 {
 	if (devmgr_can_save(dm, err, errlen) < 0)
 		return -1;
+	if (devmgr_save_list(dm, w) < 0) {
+		snprintf(err, errlen, "out of memory saving the device list");
+		return -1;
+	}
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		const struct dm_entry *e = &dm->devs[i];
-		if (e->d.ops->save(e->d.dev, w, SNAP_ID_DEVICE, i, err, errlen) < 0)
+		/* The kind first: virtio-blk drains, and the queues it
+		 * completes into are then saved as they end up. */
+		if (e->d.ops->save(e->d.dev, w, SNAP_ID_DEVICE, i, err, errlen) < 0 ||
+		    (e->d.vdev && virtio_pci_save(e->d.vdev, w, i, err, errlen) < 0))
 			return -1;
 	}
 	return 0;
 }
 
+/* The next string of the list into out (NUL-terminated), or NULL. */
+static const char *list_get(const uint8_t *d, size_t len, size_t *off, char **out)
+{
+	if (len - *off < 2)
+		return NULL;
+	size_t n = (size_t)d[*off] | (size_t)d[*off + 1] << 8;
+	*off += 2;
+	if (len - *off < n || memchr(d + *off, '\0', n))
+		return NULL;
+	char *s = *out;
+	memcpy(s, d + *off, n);
+	s[n] = '\0';
+	*off += n;
+	*out += n + 1;
+	return s;
+}
+
+int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, char *err,
+		     size_t errlen)
+{
+	const struct snap_section *s = snap_find(img, SNAP_ID_DEV_LIST, 0);
+	memset(l, 0, sizeof(*l));
+	if (!s && !snap_find(img, SNAP_ID_DEVICE, 0))
+		return 0; /* a VM without devices */
+	if (!s || s->len < 4) {
+		snprintf(err, errlen, "snapshot has no device list");
+		return -1;
+	}
+	uint32_t nr = (uint32_t)s->data[0] | (uint32_t)s->data[1] << 8 |
+		      (uint32_t)s->data[2] << 16 | (uint32_t)s->data[3] << 24;
+	char *p = l->buf = malloc(s->len); /* each string: one byte less than it took */
+	size_t off = 4;
+	bool ok = l->buf && nr <= DEVMGR_MAX;
+	for (uint32_t i = 0; ok && i < nr; i++) {
+		const char *f[5];
+		for (int k = 0; ok && k < 5; k++)
+			ok = (f[k] = list_get(s->data, s->len, &off, &p)) != NULL;
+		if (ok && (!f[0][0] || !f[1][0] || !f[2][0] != !f[3][0]))
+			ok = false;
+		if (ok) {
+			l->name[i] = f[0];
+			l->arg[i] = (struct devmgr_arg){f[1], f[4], f[2][0] ? f[2] : NULL,
+							f[2][0] ? f[3] : NULL};
+		}
+	}
+	if (!ok || off != s->len) {
+		snprintf(err, errlen, "snapshot's device list is malformed");
+		free(l->buf);
+		l->buf = NULL;
+		return -1;
+	}
+	l->nr = nr;
+	return 0;
+}
+
+/* Every device's sections there, and the devices the ones listed. */
+static int devmgr_restore_check(const struct devmgr *dm, const struct snap_image *img, char *err,
+				size_t errlen)
+{
+	struct devmgr_snap_list l;
+	if (devmgr_snap_list(img, &l, err, errlen) < 0)
+		return -1;
+	int r = 0;
+	if (l.nr != dm->nr) {
+		snprintf(err, errlen, "snapshot has %u devices, the VM %u", l.nr, dm->nr);
+		r = -1;
+	}
+	for (unsigned int i = 0; r == 0 && i < dm->nr; i++) {
+		static const uint32_t ids[] = {SNAP_ID_PCI_FN, SNAP_ID_VIRTIO_PCI, SNAP_ID_DEVICE};
+		if (strcmp(l.name[i], dm->devs[i].name)) {
+			snprintf(err, errlen, "snapshot device %u is %s, not %s", i, l.name[i],
+				 dm->devs[i].name);
+			r = -1;
+		}
+		/* A device without a transport (tests) has its own section only. */
+		for (size_t k = dm->devs[i].d.vdev ? 0 : 2;
+		     r == 0 && k < sizeof(ids) / sizeof(ids[0]); k++)
+			if (!snap_find(img, ids[k], i)) {
+				snprintf(err, errlen, "snapshot has no %s state for %s",
+					 snap_id_name(ids[k]), dm->devs[i].name);
+				r = -1;
+			}
+	}
+	free(l.buf);
+	return r;
+}
+
 int devmgr_restore(struct devmgr *dm, const struct snap_image *img, char *err, size_t errlen)
 {
-	if (devmgr_can_save(dm, err, errlen) < 0)
+	if (devmgr_can_save(dm, err, errlen) < 0 || devmgr_restore_check(dm, img, err, errlen) < 0)
 		return -1;
-	for (unsigned int i = 0; i < dm->nr; i++)
-		if (!snap_find(img, SNAP_ID_DEVICE, i)) {
-			snprintf(err, errlen, "snapshot has no state for %s", dm->devs[i].name);
-			return -1;
-		}
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		struct dm_entry *e = &dm->devs[i];
+		const struct snap_section *p = snap_find(img, SNAP_ID_PCI_FN, i);
+		const struct snap_section *t = snap_find(img, SNAP_ID_VIRTIO_PCI, i);
 		const struct snap_section *s = snap_find(img, SNAP_ID_DEVICE, i);
-		if (e->d.ops->restore(e->d.dev, s->data, s->len, err, errlen) < 0)
+		/* The kind's section first: it refuses before the transport changes. */
+		if (e->d.ops->restore(e->d.dev, s->data, s->len, err, errlen) < 0 ||
+		    (e->d.vdev && virtio_pci_restore(e->d.vdev, p->data, p->len, t->data, t->len,
+						     err, errlen) < 0))
 			return -1;
 	}
 	return 0;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "core/sandbox.h"
 #include "core/snap.h"
 #include "core/vcpu.h"
+#include "iothread/iothread.h"
 #include "vmm/vmm.h"
 
 /* The VM's shape, enough to build it again. */
@@ -107,6 +109,22 @@ static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_
 	return devmgr_save(&v->dm, w, err, errlen);
 }
 
+static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const int fd[2],
+			  const char *state_path, const char *mem_path, char *err, size_t errlen)
+{
+	size_t len;
+	const uint8_t *img;
+	if (vmm_snap_state(v, w, err, errlen) < 0 || !(img = snap_writer_image(w, &len))) {
+		if (!err[0])
+			snprintf(err, errlen, "out of memory building the snapshot");
+		return -1;
+	}
+	if (snap_file_write(fd[0], mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
+	    snap_file_write(fd[1], state_path, img, len, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
 int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
 			size_t errlen)
 {
@@ -125,17 +143,14 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 		goto out;
 	/* Batched MMIO writes belong to the devices' state: apply them. */
 	cmmio_flush(&v->vm);
-	size_t len;
-	const uint8_t *img;
-	if (vmm_snap_state(v, &w, err, errlen) < 0 || !(img = snap_writer_image(&w, &len))) {
-		if (!err[0])
-			snprintf(err, errlen, "out of memory building the snapshot");
-		goto out;
-	}
-	if (snap_file_write(fd[0], mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
-	    snap_file_write(fd[1], state_path, img, len, err, errlen) < 0)
-		goto out;
-	r = 0;
+	/* The devices' threads too stop touching guest memory and rings until
+	 * both files are written (a paused VM's I/O threads still take
+	 * packets and complete requests): the state and the memory agree. */
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_hold(&v->io[i]);
+	r = vmm_snap_write(v, &w, fd, state_path, mem_path, err, errlen);
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_release(&v->io[i]);
 out:
 	for (int i = 0; i < 2; i++)
 		if (fd[i] >= 0)
@@ -147,8 +162,8 @@ out:
 
 /* Everything checked before the VM exists: the file whole, the shape
  * sane, every vCPU's and the VM's sections there and sized right. */
-static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *sc, char *err,
-			  size_t errlen)
+static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *sc,
+			  struct devmgr_snap_list *l, char *err, size_t errlen)
 {
 	if (snap_get(img, SNAP_ID_VM_CONFIG, 0, sc, sizeof(*sc), err, errlen) < 0)
 		return -1;
@@ -156,12 +171,6 @@ static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *s
 	    sc->nr_devs > VMM_MAX_DEVICES) {
 		snprintf(err, errlen, "snapshot describes an impossible VM (%u vCPUs, %llu bytes)",
 			 sc->cpus, (unsigned long long)sc->mem);
-		return -1;
-	}
-	/* Only device-less VMs can be saved today (devmgr_can_save). */
-	if (sc->nr_devs) {
-		snprintf(err, errlen, "snapshot has %u devices, which skiff cannot restore yet",
-			 sc->nr_devs);
 		return -1;
 	}
 	uint64_t ns;
@@ -178,7 +187,24 @@ static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *s
 				 snap_id_name(platform[i]));
 			return -1;
 		}
+	if (devmgr_snap_list(img, l, err, errlen) < 0)
+		return -1;
+	if (l->nr != sc->nr_devs) {
+		snprintf(err, errlen, "snapshot lists %u devices, its VM had %u", l->nr,
+			 sc->nr_devs);
+		free(l->buf);
+		return -1;
+	}
 	return 0;
+}
+
+/* The saved VM's devices, asked for again as they were. */
+static void vmm_snap_devs(struct vmm_config *c, const struct devmgr_snap_list *l)
+{
+	c->nr_devs = (int)l->nr;
+	for (unsigned int i = 0; i < l->nr; i++)
+		c->devs[i] = (struct vmm_dev_arg){l->arg[i].option, l->arg[i].spec, l->arg[i].key,
+						  l->arg[i].value};
 }
 
 /* On a VM built from the snapshot, not yet run: the chips first (a
@@ -209,24 +235,26 @@ int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *
 {
 	struct snap_image img;
 	struct snap_vm_config sc;
+	struct devmgr_snap_list l;
 	err[0] = '\0';
 	*status = 2;
 	if (snap_read_file(&img, state_path, err, errlen) < 0)
 		return -1;
-	if (vmm_snap_check(&img, &sc, err, errlen) < 0) {
+	if (vmm_snap_check(&img, &sc, &l, err, errlen) < 0) {
 		snap_image_free(&img);
 		return -1;
 	}
 	struct vmm_config c = *base;
 	c.mem = sc.mem;
 	c.cpus = (int)sc.cpus;
-	c.nr_devs = 0;
+	vmm_snap_devs(&c, &l);
 	c.nr_vcpu_pin = 0;
 	c.mem_file = mem_path;
 	c.kernel = c.initrd = NULL;
 	if (c.iothreads < 1)
 		c.iothreads = 1;
 	int r = vmm_build(v, &c, start_ns, status, err, errlen);
+	free(l.buf);
 	if (r == 0) {
 		*status = 1;
 		r = vmm_snap_apply(v, &img, err, errlen);

@@ -9,16 +9,25 @@
  * sections (id, instance, length, payload) wrapped into a valid file, so
  * the payloads' own checks are reached.
  *
+ * Also the device list (devmgr_snap_list) and a virtio-pci function's
+ * sections (virtio_pci_restore) onto a fresh device on a fake PCI bus.
+ *
  * Checked beyond ASan/UBSan: a parsed image's sections lie inside the
- * input, end to end; a refused payload leaves its device as it was; a
- * restored device's queue and FIFO stay within their bounds. */
+ * input, end to end; a refused payload leaves its device as it was (a
+ * refused transport: reset, no queue active); a restored device's queue
+ * and FIFO stay within their bounds; a parsed device list has an option
+ * for every device. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/arch.h"
 #include "core/snap.h"
 #include "devices/legacy/i8042.h"
 #include "devices/legacy/uart8250.h"
+#include "fake_pci_host.h"
 #include "fuzz_common.h"
+#include "virtio/virtio_pci.h"
+#include "vmm/devmgr.h"
 
 static void nop_irq(void *opaque, int level)
 {
@@ -74,7 +83,63 @@ static void legacy(const struct snap_image *img)
 	}
 }
 
-static void checks(const uint8_t *b, size_t len)
+static void fz_notify(struct virtio_dev *vdev, unsigned int q)
+{
+	(void)vdev, (void)q;
+}
+
+static const struct virtio_dev_ops fz_vops = {.queue_notify = fz_notify};
+
+/* Instance 0's PCI function and transport onto a fresh two-queue device. */
+static void transport(const struct snap_image *img)
+{
+	const struct snap_section *p = snap_find(img, SNAP_ID_PCI_FN, 0);
+	const struct snap_section *t = snap_find(img, SNAP_ID_VIRTIO_PCI, 0);
+	if (!p || !t)
+		return;
+	struct bus trap;
+	static struct fake_host host;
+	memset(&host, 0, sizeof(host));
+	bus_init(&trap);
+	struct pci_bus *pci = pci_bus_create_with(&trap, &fake_host_ops, &host);
+	struct virtio_dev vdev = {.name = "virtio-fuzz0",
+				  .device_id = 2,
+				  .host_features = 1ULL << 6,
+				  .num_queues = 2,
+				  .queue_max_size = 256,
+				  .ops = &fz_vops};
+	struct virtio_pci_env env = {.pci = pci, .gm = &fz_gm};
+	char err[256];
+	FZ_CHECK(pci && virtio_pci_attach(&env, &vdev, err, sizeof(err)) == 0);
+	if (virtio_pci_restore(&vdev, p->data, p->len, t->data, t->len, err, sizeof(err)) < 0) {
+		FZ_CHECK(err[0] && !strchr(err, '\n'));
+		FZ_CHECK(atomic_load(&vdev.status) == 0);
+		for (unsigned int q = 0; q < vdev.num_queues; q++)
+			FZ_CHECK(!vdev.vqs[q].enabled);
+	} else {
+		for (unsigned int q = 0; q < vdev.num_queues; q++)
+			FZ_CHECK(!vdev.vqs[q].enabled || vdev.vqs[q].size <= 256);
+	}
+	pci_bus_destroy(pci);
+	bus_destroy(&trap);
+}
+
+static void device_list(const struct snap_image *img)
+{
+	struct devmgr_snap_list l;
+	char err[256];
+	if (devmgr_snap_list(img, &l, err, sizeof(err)) < 0) {
+		FZ_CHECK(err[0] && !strchr(err, '\n'));
+		return;
+	}
+	FZ_CHECK(l.nr <= DEVMGR_MAX);
+	for (unsigned int i = 0; i < l.nr; i++)
+		FZ_CHECK(l.name[i][0] && l.arg[i].option[0] && l.arg[i].spec &&
+			 !l.arg[i].key == !l.arg[i].value);
+	free(l.buf);
+}
+
+static void checks(const uint8_t *b, size_t len, bool with_ram)
 {
 	struct snap_image img;
 	char err[256];
@@ -87,6 +152,9 @@ static void checks(const uint8_t *b, size_t len)
 		(void)arch_vcpu_check(&img, cpu, err, sizeof(err));
 	(void)arch_vm_check(&img, err, sizeof(err));
 	legacy(&img);
+	device_list(&img);
+	if (with_ram) /* fz_gm is set up */
+		transport(&img);
 	snap_image_free(&img);
 }
 
@@ -95,10 +163,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	if (data[0] & 1) {
-		checks(data + 1, size - 1);
+		checks(data + 1, size - 1, false);
 		return 0;
 	}
-	fz_begin_noram(data + 1, size - 1);
+	fz_begin(data + 1, size - 1); /* zeroed RAM: restored rings are found */
 	struct snap_writer w;
 	snap_writer_init(&w);
 	static uint8_t payload[8192];
@@ -110,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len;
 	const uint8_t *b = snap_writer_image(&w, &len);
 	if (b)
-		checks(b, len);
+		checks(b, len, true);
 	snap_writer_free(&w);
 	return 0;
 }

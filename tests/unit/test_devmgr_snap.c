@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/snap.h"
@@ -89,7 +90,7 @@ static void test_round_trip(void **state)
 	add(&c, &counter_kind, &saving_ops, &c1);
 	add(&c, &counter_kind, &saving_ops, &c2);
 	assert_int_equal(devmgr_restore(&c, &img, err, sizeof(err)), -1);
-	assert_string_equal(err, "snapshot has no state for counter2");
+	assert_string_equal(err, "snapshot has 2 devices, the VM 3");
 	assert_int_equal(c0.value, 0);
 	snap_image_free(&img);
 	snap_writer_free(&w);
@@ -125,10 +126,103 @@ static void test_kind_without_state_refuses(void **state)
 	assert_int_equal(devmgr_can_save(&none, err, sizeof(err)), 0);
 }
 
+/* The image of img with section (id, 0)'s payload cut to n bytes and byte
+ * flip (if < n) xored with 0x20. */
+static uint8_t *reimage(const struct snap_image *img, uint32_t id, size_t n, size_t flip,
+			size_t *len)
+{
+	struct snap_writer w;
+	snap_writer_init(&w);
+	for (uint32_t i = 0; i < img->nr; i++) {
+		const struct snap_section *s = &img->sec[i];
+		uint8_t *p = malloc(s->len + 1);
+		memcpy(p, s->data, s->len);
+		size_t l = s->len;
+		if (s->id == id && s->instance == 0) {
+			l = n;
+			if (flip < n)
+				p[flip] ^= 0x20;
+		}
+		assert_int_equal(snap_put(&w, s->id, s->instance, p, l), 0);
+		free(p);
+	}
+	const uint8_t *b = snap_writer_image(&w, len);
+	uint8_t *copy = malloc(*len);
+	memcpy(copy, b, *len);
+	snap_writer_free(&w);
+	return copy;
+}
+
+/* The device list: what asked for each device comes back as it was, and a
+ * list cut anywhere, or naming other devices, is refused before any device
+ * changes. */
+static void test_device_list(void **state)
+{
+	(void)state;
+	struct devmgr a = {0}, b = {0};
+	struct counter_dev a0 = {11}, a1 = {22}, b0 = {0}, b1 = {0};
+	add(&a, &counter_kind, &saving_ops, &a0);
+	add(&a, &counter_kind, &saving_ops, &a1);
+	a.devs[0].arg_spec = strdup("x=1,y=2");
+	a.devs[1].arg_spec = strdup("");
+	a.devs[1].arg_key = strdup("path");
+	a.devs[1].arg_value = strdup("/a,b");
+	add(&b, &counter_kind, &saving_ops, &b0);
+	add(&b, &counter_kind, &saving_ops, &b1);
+	struct snap_writer w;
+	snap_writer_init(&w);
+	char err[200];
+	assert_int_equal(devmgr_save(&a, &w, err, sizeof(err)), 0);
+	size_t n;
+	const uint8_t *ib = snap_writer_image(&w, &n);
+	struct snap_image img;
+	assert_int_equal(snap_parse(&img, ib, n, err, sizeof(err)), 0);
+	struct devmgr_snap_list l;
+	assert_int_equal(devmgr_snap_list(&img, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.nr, 2);
+	assert_string_equal(l.name[1], "counter1");
+	assert_string_equal(l.arg[0].option, "counter");
+	assert_string_equal(l.arg[0].spec, "x=1,y=2");
+	assert_null(l.arg[0].key);
+	assert_string_equal(l.arg[1].key, "path");
+	assert_string_equal(l.arg[1].value, "/a,b");
+	free(l.buf);
+	const struct snap_section *ls = snap_find(&img, SNAP_ID_DEV_LIST, 0);
+	size_t full = ls->len;
+	for (size_t cut = 0; cut < full; cut++) {
+		size_t len;
+		uint8_t *bad = reimage(&img, SNAP_ID_DEV_LIST, cut, SIZE_MAX, &len);
+		struct snap_image bi;
+		assert_int_equal(snap_parse(&bi, bad, len, err, sizeof(err)), 0);
+		assert_int_equal(devmgr_restore(&b, &bi, err, sizeof(err)), -1);
+		assert_int_equal(b0.value, 0);
+		snap_image_free(&bi);
+		free(bad);
+	}
+	/* A name changed: "counter0" becomes "cOunter0". */
+	size_t len;
+	uint8_t *bad = reimage(&img, SNAP_ID_DEV_LIST, full, 4 + 2 + 1, &len);
+	struct snap_image bi;
+	assert_int_equal(snap_parse(&bi, bad, len, err, sizeof(err)), 0);
+	assert_int_equal(devmgr_restore(&b, &bi, err, sizeof(err)), -1);
+	assert_string_equal(err, "snapshot device 0 is cOunter0, not counter0");
+	assert_int_equal(b0.value, 0);
+	snap_image_free(&bi);
+	free(bad);
+	snap_image_free(&img);
+	snap_writer_free(&w);
+	for (int i = 0; i < 2; i++) {
+		free(a.devs[i].arg_spec);
+		free(a.devs[i].arg_key);
+		free(a.devs[i].arg_value);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_device_list),
 	    cmocka_unit_test(test_vfio_refuses),
 	    cmocka_unit_test(test_kind_without_state_refuses),
 	};

@@ -128,7 +128,7 @@ static void test_load_checks_state_first(void **state)
 	assert_non_null(strstr(err, "impossible VM (0 vCPUs"));
 	write_state(f->state, (struct shape){MEM, 2, 1}, 0);
 	assert_int_equal(load(f, err, sizeof(err), &status), -1);
-	assert_string_equal(err, "snapshot has 1 devices, which skiff cannot restore yet");
+	assert_string_equal(err, "snapshot lists 0 devices, its VM had 1");
 }
 
 static void test_load_checks_memory_file(void **state)

@@ -399,6 +399,8 @@ static const struct dev_ops blk_dev_ops = {
     .counters = blk_dev_counters,
     .replace = blk_dev_replace,
     .limit = blk_dev_limit,
+    .save = virtio_blk_save,
+    .restore = virtio_blk_restore,
 };
 
 int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

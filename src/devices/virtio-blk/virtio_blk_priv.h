@@ -137,4 +137,10 @@ void blk_uring_kick(struct blk_queue *q);
 /* A queue's disk thread with aio=io_uring: answers completions in batches. */
 void *blk_uring_worker(void *arg);
 
+/* virtio_blk_snap.c: dev_ops.save and restore (devices/device.h). */
+struct snap_writer;
+int virtio_blk_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		    size_t errlen);
+int virtio_blk_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
+
 #endif

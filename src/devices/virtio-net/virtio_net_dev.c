@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
 #include <sys/epoll.h>
 
 #include "devices/virtio-net/virtio_net.h"
@@ -94,6 +95,8 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 }
 
 static const struct dev_ops net_dev_ops = {
+    .save = virtio_net_save,
+    .restore = virtio_net_restore,
     .start = net_dev_start,
     .stop = net_dev_stop,
     .destroy = net_dev_destroy,

@@ -284,4 +284,10 @@ void virtio_net_coal_reset(struct virtio_net_coal *c);
  * Returns the ack. */
 uint8_t virtio_net_coal_set(struct virtio_net *n, unsigned int dir, const uint8_t *data);
 
+/* virtio_net_snap.c: dev_ops.save and restore (devices/device.h). */
+struct snap_writer;
+int virtio_net_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		    size_t errlen);
+int virtio_net_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
+
 #endif
