@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # skiff — see README.md and CONTRIBUTING.md. `make` builds, `make check`
 # tests (no root, QEMU or network), `make test` runs everything (CI: it
 # installs what is missing first), `make run` boots, `make install` installs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One round of the benchmark harness (bench/run.sh): in one L1 boot, every
 # configuration of the plan once, in the plan's order. A VM configuration
 # boots L2 once (the "boot" workload times that boot) and runs every other

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write BENCHMARKS.md from the committed runs docs/bench/HEADLINE.json
 names (bench/skiffbench/headline.py).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # Builds kvmtool, the benchmark's third peer, from a pinned commit:
 #

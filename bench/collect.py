@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Append one run's sample to a results JSON, parsing the raw tool outputs.
 
 usage: bench/collect.py RESULTS.json --config C --workload W --rep K

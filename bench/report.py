@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn a benchmark results JSON into DIR/report.md, DIR/<workload>.png
 (gnuplot) and a byte-for-byte copy DIR/results.json.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # The benchmark suite: configurations x workloads in the nested testbed,
 # interleaved, with statistics against a baseline. See docs/bench/METHODS.md.

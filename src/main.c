@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skiff: a small, fast KVM virtual machine monitor. */
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make check-layers`: every #include "dir/..." in src/ must follow the
 # layers cli -> api -> vmm -> devices -> virtio/pci -> core, with x86/ reached
 # from vmm and cli only (core through core/arch.h, which x86 implements;

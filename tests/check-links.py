@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every relative link in the documentation resolves (issue 35.2).
 
 Checks the Markdown links `[text](target)` and `[name]: target` of the

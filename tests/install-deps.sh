@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install what skiff needs to build and test, and fetch the guest kernel:
 # everything .ci/run uses (format-check, lint, make test and its parts),
 # clang for the fuzz targets only on their first use (--fuzz).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make lint`: shellcheck over every shell script, and the include layers
 # (tests/check-layers.sh). Scenario files and the guests' scripts are POSIX
 # sh fragments read by the testbed: their settings look unused to the

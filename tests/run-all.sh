@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make check` and `make test`: unit tests, the same under ASan+UBSan, the
 # benchmark harness's own tests, the CLI and API tests, the fuzz targets
 # briefly on their corpora (clang needed: `make deps-fuzz`), then, unless

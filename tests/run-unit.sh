@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the cmocka unit-test binaries given as arguments and prints one
 # closing line with the totals. Exit status: non-zero if any test failed.
 # Each binary runs under a bound (SKIFF_UNIT_TIMEOUT_S, default 300 s: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Source it. bounded NAME SECS CMD...: runs CMD under timeout(1), SIGTERM
 # after SECS seconds and SIGKILL 5 s later, so that a hang is a failure

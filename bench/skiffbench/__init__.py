@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """skiff benchmark harness: statistics, tool-output parsers and reporting.
 
 Standard library only: the harness runs on the same minimal Debian test

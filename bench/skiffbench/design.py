@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run orders for the rounds: randomised Williams squares.
 
 A round runs every configuration once; within a round the machine drifts

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Report sections beside the comparison table: the position term (does a
 run's place in its round move its result?) and KVM's raw counters.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """BENCHMARKS.md, generated: what skiff wins, ties and loses against its
 peers, from the committed runs docs/bench/HEADLINE.json names.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The host's other users during each run: the per-run idle check.
 
 The host cannot hold L1 between two runs, so instead of a check before

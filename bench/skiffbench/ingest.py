@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """L1's data from a round's console log into the results JSON: unpack
 each configuration's tar.gz (base64 between SKIFF-BENCH-DATA markers),
 turn every run's outputs into a sample (bench/collect.py), mark positions

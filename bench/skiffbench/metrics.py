@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Metric names, their direction, and the mapping from tool output to them.
 
 This is the one place that says whether a bigger number is better. The

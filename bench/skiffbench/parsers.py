@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parsers for the raw outputs of the benchmark tools.
 
 Each parser takes the tool's text exactly as captured (possibly with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gnuplot plots: one image per workload, one panel per metric, each
 configuration's runs as points and its median as a bar.
 

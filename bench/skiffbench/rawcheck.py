@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Does each counted sample's raw directory hold the run it was made from?
 
 Before issue 35.1, an extra ("makeup") round unpacked into raw/r<rep>/,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Results JSON -> markdown report (+ gnuplot images, + a copy of the JSON).
 
 Results schema (version 1):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host side of bench/run.sh's rounds in the nested testbed.
 
 One round is one L0+L1 boot that runs every configuration once, in a

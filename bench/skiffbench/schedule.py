@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Interleaved run schedule and a progress line with a time-left estimate.
 
 Runs are ordered round by round (rep 1 of everything, then rep 2, ...) and

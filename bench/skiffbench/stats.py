@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Small-sample statistics for benchmark comparisons (standard library only).
 
 Benchmarks here have ~5 runs per configuration, so everything is built for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The headline table of a benchmark: one row per workload and key metric,
 one column per configuration, the baseline first.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Verdicts over a whole table of comparisons.
 
 A report compares every configuration with the baseline on every metric

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skiff driven like Firecracker: `skiff run` with --api-sock (an HTTP API
  * on a unix socket), --config-file (Firecracker's JSON) or --kernel. The
  * main thread serves the controller while no VM runs and while one runs;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The balloon's endpoints, as Firecracker's: PUT /balloon before the
  * start (the kind's resource, from its row: api_kind.c); GET /balloon; after the start PATCH
  * /balloon (a new target), GET /balloon/statistics and PATCH /balloon/statistics (a new polling

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The controller channel: the API thread hands one parsed request at a
  * time to the main thread (eventfd wake-up) and waits for its reply, as
  * Firecracker's API thread hands VmmActions to its VMM thread. The API

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The controller: Firecracker's semantics for each API request, run on
  * the main thread (api_ctl hands requests over). It holds the
  * configuration until InstanceStart, then builds and starts the VM. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One HTTP/1.1 connection of the API socket: bytes in through
  * libhttp-parser (nodejs http-parser), complete requests out, with limits
  * on what a client may send. No I/O here: the server reads and writes. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What json-c lets through but Firecracker's serde refuses, found in the
  * raw text after json-c has parsed it: duplicate keys (json-c keeps the
  * last), "\u0000", lone surrogates in \u escapes, invalid UTF-8, NaN,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* JSON bodies (json-c) into typed C structs, strictly: a table per object
  * names each field, its type and range; unknown fields, wrong types and
  * missing required fields are refused with serde's wording, as

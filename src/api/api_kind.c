@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device kinds' API resources (devices/dev_api.h), served from their
  * rows alone: a PUT body or a --config-file section is parsed by a JSON
  * table built from the kind's fields (serde's words, as every other

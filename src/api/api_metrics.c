@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The metrics line: skiff's counters under Firecracker's names (see
  * api_metrics.h). The mapping is each device kind's table, named by its
  * row (devices/dev_metrics.h): a Firecracker field is the sum of at most

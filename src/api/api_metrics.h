@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The metrics line (PUT /metrics, FlushMetrics, the end of the run):
  * Firecracker's groups and field names ("block", "block_<drive_id>",
  * "net", "net_<iface_id>", "entropy", "vcpu") where skiff has the numbers, beside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Firecracker's API objects as C structs, each with the field table that
  * parses and prints it (api_model.c). Names are Firecracker's; fields
  * starting with skiff_ are skiff's own (docs/CLI.md: "Driving skiff from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the API writes besides its replies: metrics (PUT /metrics,
  * FlushMetrics), the log (PUT /logger) and the statistics text (GET
  * /stats). Files are opened here, on the main thread, before the VM's

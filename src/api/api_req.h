@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A parsed API request (the API thread fills it from HTTP and JSON) and
  * its reply (the main thread's controller fills it). */
 #ifndef SKIFF_API_REQ_H

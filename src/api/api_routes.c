@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One table of routes: method, path (with an {id} or not), the operation
  * and the JSON object its body holds; then the device kinds' PUT routes
  * from their rows (api_kind.c). Errors use Firecracker's words. */

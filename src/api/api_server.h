@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The API thread: accepts connections on the control socket (its owner
  * and root only), reads HTTP requests with limits on size and time, parses
  * them, hands each to the controller and writes the reply. It only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PUT /snapshot/create and PUT /snapshot/load, as Firecracker: create on
  * a paused VM, load on a fresh process before anything but the logger and
  * metrics is configured. What skiff does not have yet (Diff snapshots,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* InstanceStart: Firecracker's objects become a struct vmm_config (device
  * specs in the --disk/--net syntax, so one parser checks both), then the
  * VM is built and started on the main thread. */

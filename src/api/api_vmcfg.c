@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The configuration as a whole: resources added by id, GET /vm/config,
  * and Firecracker's --config-file. */
 #include <stdbool.h>

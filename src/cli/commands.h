@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The skiff subcommands. Each returns the process exit status. */
 #ifndef SKIFF_COMMANDS_H
 #define SKIFF_COMMANDS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `skiff --help`, `skiff --version`, and the man page and bash completion
  * `make install` installs: all printed from the table of commands below
  * and the option tables behind `skiff run --help`, so none of them can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The options of `skiff run`: one table (opts.c) behind the parser,
  * `--help` and the synopsis in docs/CLI.md. Device options (--disk, --net, ...)
  * come from the device manager's table of kinds. Exit statuses: 2 for bad

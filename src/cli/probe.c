@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `skiff probe`: what this host's KVM offers, and whether guest kernel code
  * runs natively. A software KVM (such as PVM) runs guest user mode natively
  * but emulates ring 0, so a tiny guest times the same loop in both rings. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `skiff run`: options -> the API layer (it builds and runs the VM from
  * --kernel, --config-file or API requests, and stops it) -> report ->
  * vmm_destroy. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `skiff stat PATH`: a live view of a running skiff's exit accounting (GET
  * /stats on its API socket), like
  * kvm_stat: every second, each counter's total and rate, the busiest first.

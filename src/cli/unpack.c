@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `skiff unpack KERNEL`: decompress a bzImage's kernel into the cache ahead
  * of time (e.g. when building an image that will boot many VMs), so even
  * the first boot skips the decompression. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What core code needs from the architecture (src/x86/ implements it): the
  * one-time setup of a new vCPU, and its state for snapshots. Everything else arch-specific is
  * reached from src/vmm/ through the arch's own headers. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The trap table: one sorted table per address space (port I/O and MMIO)
  * mapping guest address ranges to device handlers. vCPU threads dispatch
  * concurrently; registration (e.g. a PCI BAR moving) takes a write lock. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Time in nanoseconds: monotonic wall time and the calling thread's CPU. */
 #ifndef SKIFF_CLOCK_H
 #define SKIFF_CLOCK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/coalesced_mmio.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* KVM coalesced MMIO: guest writes to a registered zone do not exit; KVM
  * appends them to a ring shared with user space (one page of the vCPU
  * mmap, at KVM_COALESCED_MMIO_PAGE_OFFSET) and skiff replays them later,

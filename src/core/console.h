@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The host side of the serial console: stdin to the guest's UART, the
  * terminal in raw mode while the guest runs (restored on every exit path),
  * and the Ctrl-A escape (Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A), as in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The console's output filter (console_filter.h): a byte-at-a-time state
  * machine after the VT500 parser's shape (vt100.net/emu/dec_ansi_parser),
  * reduced to what it must tell apart. It never emits part of a sequence:

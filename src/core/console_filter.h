@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What of the guest's console output reaches the user's terminal.
  *
  * A guest's shell and full-screen programs need CSI sequences (colours,

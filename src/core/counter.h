@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Counters: every statistic a device, transport or thread keeps is a
  * counter_t, bumped with counter_add (a relaxed atomic add: a counter
  * orders nothing, it only must not tear or lose updates when two vCPUs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Host CPU lists in Linux's cpulist syntax ("0-3,6", as taskset -c and
  * /sys/devices/system/cpu/online write them), for pinning threads
  * (--cpus N,pin=LIST, --iothreads N,pin=LIST), and starting a thread on

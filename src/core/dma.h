@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* DMA accessors: the only way device models touch guest memory.
  *
  * Two kinds of address:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/guest_mem.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Guest physical memory: the one checked translation from guest addresses to
  * host pointers. Device models do not use it directly: they go through the DMA
  * accessors in core/dma.h, which also state the memory-ordering rule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The logger (log.h): a global level, one write(2) per line, once-only
  * flags and lock-free rate limits for what a guest can trigger. */
 #include "core/log.h"

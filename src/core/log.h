@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One logger for the whole VMM, as kvmtool's pr_err/pr_warning/pr_info/
  * pr_debug and Firecracker's logger: four levels, error < warn < info <
  * debug, and one global level, set once from --log-level (or by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Declarative options. One table per command or device kind gives each
  * option's name, type, range, default and help; one parser reads both
  * command lines (`--name VALUE`) and device specs (`key=value,...`), and

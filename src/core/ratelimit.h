@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Token buckets, as Firecracker's rate limiters: one for bytes and one
  * for operations, each with a size (the capacity, refilled at size per
  * refill_ms milliseconds), a one_time_burst (spent first, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The system-call filters skiff runs under once the VM is set up
  * (libseccomp). Each long-lived thread has a role and installs its role's
  * allowlist for itself alone (no TSYNC) when its setup is done and before

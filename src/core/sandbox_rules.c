@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What each thread role may do once its filter is in (see sandbox.h and
  * SECURITY.md). A rule is a system call, optionally with conditions on its
  * arguments; ioctls are listed by exact request number (the kernel reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The shape of an allowlist: the per-role tables (sandbox_rules.c) and
  * the sets a device kind adds for the threads that run its code (its
  * folder's *_sandbox.c; sandbox_add_rules), both read by the mechanism in

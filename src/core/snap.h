@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skiff's snapshot file: a checked, versioned container of typed sections
  * (docs/SNAPSHOT.md). Core knows only the container; what a section holds
  * belongs to whoever wrote it (x86/ the vCPUs and the irqchip, each device

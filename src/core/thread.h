@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Thread names: every long-lived thread names itself ("vcpu0", "io1",
  * "blk0", "console", "api") so that /proc/PID/task/TID/comm, top -H and
  * the benchmark harness's per-thread CPU can tell skiff's threads apart. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A vCPU: its KVM fd, the shared kvm_run page, one thread running the exit
  * loop, and per-reason exit counters. The loop passes the VM's vcpu_gate
  * on every turn: a pause kicks the thread out of KVM_RUN and parks it

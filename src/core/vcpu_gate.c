@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/vcpu_gate.h"
 
 void vcpu_gate_init(struct vcpu_gate *g)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The gate vCPU threads pass on every turn of their exit loop, so the
  * VMM can pause them: closing it asks every thread to park (the caller
  * kicks them out of KVM_RUN) and returns once all have; opening it lets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A KVM virtual machine: the /dev/kvm and VM fds, guest RAM, the in-kernel
  * irqchip and PIT, the trap table, and the interrupt routing helpers that
  * devices use. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A device kind's Firecracker API resource, as data the kind's folder
  * keeps and its row (vmm/devmgr_kinds.c) names: the route, the section of
  * --config-file and GET /vm/config, and a table mapping each JSON field

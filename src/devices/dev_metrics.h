@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A device kind's group in Firecracker's metrics line ("block", "net",
  * "entropy"): each Firecracker field is the sum of at most two of the
  * device's own counters (dev_ops.counters, by their names), or 0 where

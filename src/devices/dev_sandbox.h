@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A device kind's own system calls and ioctls, per thread role: what the
  * threads that run its code need beyond their role's table (vhost's ring
  * ioctls on a vCPU when the driver starts a queue, a passed-through

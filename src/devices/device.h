@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What every device kind gives the device manager (src/vmm/), and what it
  * gets from it. A device is created from its parsed options and a context;
  * it returns the model the manager puts on a transport (a virtio device

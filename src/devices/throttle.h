@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A device's rate limiter (core/ratelimit.h) with what waiting needs: a
  * timerfd on the device's I/O thread that calls the device back once
  * tokens exist, and a lock, because a device's data path runs on several

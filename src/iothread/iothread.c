@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iothread/iothread.h"
 
 #include "core/cpulist.h"

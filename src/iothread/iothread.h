@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* An I/O thread: an epoll loop that runs device work (queue kicks from
  * ioeventfds, tap events, polled queues) off the vCPU threads. An idle
  * I/O thread sleeps in epoll_wait. A VM has 1 to IOTHREAD_MAX of them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The polling options shared by --net and --disk specs:
  * poll=off|adaptive|always, poll-start=K (kicks within poll-window=USEC
  * start polling), poll-idle=USEC, poll-max=USEC. POLL_OPT_ROWS(base) are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Adaptive polling policy for a virtqueue served by an I/O thread: start
  * polling when kicks arrive faster than a threshold, stop after a short idle
  * time or a cap on continuous polling. While polling, guest notifications

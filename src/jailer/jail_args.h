@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skiff-jailer's command line, Firecracker's jailer interface where it
  * applies (docs/jailer.md there): every argument checked before anything
  * is created, since the jailer runs as root. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The jail's cgroup v2 leaf, <root>/<parent>/<id>: the parent's
  * controllers enabled for it, each --cgroup FILE=VALUE written, and a
  * process moved in. The root is /sys/fs/cgroup unless the environment's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device nodes inside a jail: /dev/kvm and /dev/net/tun always, the
  * rest only when asked (--device), each with the host node's numbers. */
 #ifndef SKIFF_JAIL_DEV_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The jailer's last steps, in this order: namespaces and pivot_root into
  * the jail, resource limits, privileges dropped, inherited fds closed,
  * exec. Each returns 0, or -1 with one line in err. */

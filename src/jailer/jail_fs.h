@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The jail's directory: <base>/<exec file name>/<id>/root, made fresh
  * (an existing one is refused), with the exec file and device nodes in
  * it, and removed again when the jailer fails before its exec. */

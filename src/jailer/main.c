@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skiff-jailer: starts skiff (or any static program) in a jail of its own,
  * as Firecracker's jailer does: a fresh chroot with only its device
  * nodes, a cgroup v2 leaf, a network and mount namespace, an unprivileged

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The tap backend of virtio-net: an existing Linux tap interface, attached
  * through /dev/net/tun with a 12-byte virtio-net header in front of every
  * packet (IFF_VNET_HDR, TUNSETVNETHDRSZ), non-blocking.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The vhost-net backend: the kernel's /dev/vhost-net moves packets between
  * the virtqueues and the tap, so no data-path work happens in skiff. skiff
  * hands it the guest memory table, the ring addresses, and the same eventfds

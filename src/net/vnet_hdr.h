@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The virtio-net header both NIC models exchange with the tap (virtio 1.2
  * 5.1.6; TUNSETVNETHDRSZ 12): struct virtio_net_hdr_v1 and its flags come
  * from the kernel's uapi header, not a copy. With VERSION_1 the header

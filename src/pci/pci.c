@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PCI bus 0: slots, the host bridge, the type-1 configuration ports
  * (0xcf8 address latch, 0xcf9 reset control, 0xcfc-0xcff data), BAR
  * placement in the MMIO window and shared INTx lines. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PCI: bus 0 with a host bridge at 00:00.0, type-1 configuration access
  * through ports 0xcf8/0xcfc, 64-bit memory BARs placed in the 32-bit MMIO
  * window and I/O BARs in the I/O window, capability lists, INTx through

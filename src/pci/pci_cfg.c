@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A type-0 configuration space: the header image with per-bit write masks,
  * BAR sizing and mapping, the capability list. The guest can write only
  * the bits in wmask, so sizing (write all ones, read back the mask) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MSI-X: capability, table and PBA, delivery through irqfds. See
  * pci_msix.h. One lock per function orders table writes, mask changes and
  * deliveries, so a pending bit is never lost between "masked, set pending"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MSI-X (PCI local bus spec 3.0, 6.8.2): the capability, the vector table
  * and the pending bit array in a BAR of their own, and delivery through KVM
  * GSI routing: each vector gets one MSI route and one irqfd the first time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A PCI function's state in a snapshot (docs/SNAPSHOT.md): what the guest
  * wrote into its config space (command, BARs, capabilities it may write)
  * and its MSI-X table and PBA. Restore onto the function built afresh from

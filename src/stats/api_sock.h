@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The control socket's file (--api-sock PATH): a unix stream socket only
  * its owner can open, and accepted connections only from its owner's uid
  * and root. The HTTP API (src/api/) serves it. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Exit accounting by source: how many port-I/O and MMIO exits each device
  * register caused ("uart0 THR write"), and which unclaimed addresses the
  * guest touched. Lock-free counting from vCPU threads; the table only grows. */

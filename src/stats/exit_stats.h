@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The exit-accounting report: exits by reason (skiff's and KVM's own
  * counters), by device register, unclaimed addresses, published counters
  * (kicks, interrupts, polling, I/O-thread wakeups) and CPU time per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* KVM's own counters through the binary stats interface (KVM_GET_STATS_FD,
  * Linux 5.14+): exits by kind as the kernel counts them, including the ones
  * skiff never sees (halts and interrupts handled in the kernel). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device-side helpers shared by every virtio device model and transport
  * (declared in virtio_dev.h). */
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The contract between virtio device models (blk, net, ...) and virtio
  * transports (virtio-pci). A device knows nothing about PCI; a transport
  * knows nothing about disks or packets (kvmtool's split).

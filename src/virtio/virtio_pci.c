@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci: the PCI function (IDs, BARs, capabilities), the register BAR
  * dispatch, the PCI-config window, ioeventfds following the BAR, and
  * attaching a device. Common configuration: virtio_pci_common.c; kicks

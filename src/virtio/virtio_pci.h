@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio over PCI, modern transport only (virtio 1.2 §4.1): a device model
  * fills in a struct virtio_dev and calls virtio_pci_add(); the transport
  * does everything PCI and virtio-generic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci common configuration (virtio 1.2 §4.1.4.3): feature
  * negotiation, the device status state machine, queue configuration and
  * reset. Everything here runs on vCPU threads under vp->lock; what the I/O

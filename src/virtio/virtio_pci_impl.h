@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci internals shared by virtio_pci.c (device, BARs, kicks,
  * interrupts) and virtio_pci_common.c (common configuration and the status
  * state machine), and used by the unit tests. Register layout: virtio 1.2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci notifications both ways: queue kicks from the driver
  * (trapped notify writes or ioeventfds polled by the I/O thread) and
  * interrupts to the driver (MSI-X vectors, or the ISR with INTx). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The virtio-pci transport's state in a snapshot (docs/SNAPSHOT.md), in a
  * fixed layout: what the driver negotiated and configured, and each
  * queue's positions (virtq_state.h). A restore checks every field against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Split virtqueue, device side. See virtq.h for the trust model.
  *
  * Memory ordering follows the rule in core/dma.h: ring memory is

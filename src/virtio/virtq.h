@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Split virtqueues (virtio 1.2 §2.7), device side: the one ring layer every
  * virtio device uses over any transport.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A virtqueue's state in a snapshot (docs/SNAPSHOT.md): the driver's
  * configuration and the device's indices, fixed layout. Restore goes
  * through the same checked setters and activation the transport uses, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device manager: creates the devices the command line asks for from
  * one table of device kinds (devmgr_kinds.c), names them ("virtio-blk0"),
  * settles what belongs to the VM rather than to a device (default and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device kinds: one row each. Adding a kind is a row here plus the
  * device's own files (docs/ARCHITECTURE.md, "Where a new device goes").
  * The command line's --OPTION, its --help lines and its key=value options

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device manager's part of a snapshot (docs/SNAPSHOT.md): the device
  * list (what asked for each device, so a load builds the same ones: the
  * disk's path opened and locked again, the tap opened by name), and per

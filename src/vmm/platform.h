@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The platform around the devices: the kernel image, the boot, the serial
  * port, the keyboard controller and the power controls, and the vCPUs. The x86 specifics stay in
  * src/x86/ behind boot.h and cpu.h. */

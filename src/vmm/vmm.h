@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A running VM and everything around it, with an explicit lifecycle:
  *
  *   vmm_build   VM, RAM, irqchip, PCI bus, I/O threads (not running),

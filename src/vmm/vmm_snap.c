@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Snapshots of a whole VM (docs/SNAPSHOT.md): the state file (core/snap.h)
  * from its parts' own save functions, guest RAM in a file of its own; and
  * back, into a VM built afresh from what the state file describes. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Minimal ACPI tables for a hardware-reduced platform: RSDP, XSDT, FADT,
  * DSDT (only \_S5 so Linux can power off) and MADT (one local APIC per vCPU
  * and the IOAPIC). The FADT also tells Linux there is no VGA and no CMOS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A tiny AML (ACPI Machine Language) writer: just the constructs skiff's
  * DSDT needs (scopes, devices, named integers, EISA IDs, resource
  * buffers, packages, nested packages for _PRT). Nested objects are written in place and their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Loading a Linux bzImage, initrd and command line into guest memory and
  * building the zero page, ACPI tables and boot page tables. */
 #ifndef SKIFF_X86_BOOT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Parsing and validating a Linux x86 bzImage (Documentation/arch/x86/boot.rst). */
 #ifndef SKIFF_BZIMAGE_H
 #define SKIFF_BZIMAGE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Per-vCPU x86 state: CPUID, boot MSRs, LAPIC LINT pins, and the 64-bit
  * entry state for the boot CPU. */
 #ifndef SKIFF_X86_CPU_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <asm/kvm_para.h>
 #include <errno.h>
 #include <linux/kvm.h>

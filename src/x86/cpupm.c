@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --cpu-pm on: the guest's idle instructions stay in the guest. What skiff
  * asks for and what it then tells the guest are QEMU's for
  * `-overcommit cpu-pm=on` (target/i386/kvm/kvm.c: kvm_arch_init's

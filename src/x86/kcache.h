@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A cache of host-decompressed kernels, keyed by a hash of the bzImage, so
  * the decompression is paid once per kernel, not once per boot. Directory:
  * $SKIFF_CACHE_DIR (empty disables), else $XDG_CACHE_HOME/skiff, else

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where the x86 boot code puts things in guest physical memory. Everything
  * below 1 MiB except the BIOS areas is ordinary RAM that the kernel may
  * reclaim once it has copied what it needs. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Intel MultiProcessor Specification 1.4 table: a floating pointer
  * structure in the EBDA's first KiB and a configuration table in the BIOS
  * area, describing the same platform as the ACPI MADT and _PRT. Linux uses

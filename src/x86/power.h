@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Power and reset controls: the ACPI hardware-reduced sleep control and
  * status registers (poweroff via S5), the FADT reset register and
  * pvpanic. The i8042 reset pulse that `reboot=k` uses belongs to the

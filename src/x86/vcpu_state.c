@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A vCPU's state to and from a snapshot (core/arch.h): one table, in the
  * order Firecracker's restore_state uses, which is also a safe order to
  * save in. Why this order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The VM's own state to and from a snapshot (core/arch.h): the in-kernel
  * irqchip (PIC master, PIC slave, IOAPIC) and the PIT. The kvmclock is
  * core's (vm_clock_get at the pause). Restored PIT first, then the chips,

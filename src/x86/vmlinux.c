@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "x86/vmlinux.h"
 
 #include <elf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Host-side kernel decompression: a bzImage carries its kernel as a
  * compressed ELF (vmlinux) that it would otherwise unpack itself, inside the
  * guest, on every boot. Unpacking once on the host and entering the ELF at

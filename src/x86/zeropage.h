@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The zero page (struct boot_params): e820 map, command line, initrd. */
 #ifndef SKIFF_ZEROPAGE_H
 #define SKIFF_ZEROPAGE_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Firecracker's own API tests, ported: the cases of
 tests/integration_tests/functional/test_api.py (firecracker-microvm/firecracker)
 that hold before InstanceStart, for every endpoint skiff has. One function

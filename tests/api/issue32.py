@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue 32's API findings, each against a fresh `skiff run --api-sock`
 (no KVM needed, no guest booted): run(skiff, check) runs them all and
 reports each with check(ok, what)."""

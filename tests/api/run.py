@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The API tests (no KVM needed): start `skiff run --api-sock` unconfigured,
 exercise every endpoint and the bad requests, and check every request and
 response against Firecracker's OpenAPI description (validate.py). skiff

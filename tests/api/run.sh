@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The API tests (tests/api/run.py): skiff unconfigured on its API socket,
 # every endpoint and the bad requests, each exchange checked against
 # Firecracker's OpenAPI description. No KVM needed. Uses Debian's python3

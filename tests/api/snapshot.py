@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue 34: PUT /snapshot/create and PUT /snapshot/load before a guest
 runs (no KVM needed): wrong state, missing and conflicting fields, what
 skiff does not have yet, and bad state files, each refused in one line

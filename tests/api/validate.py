@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks HTTP exchanges against Firecracker's OpenAPI (Swagger 2.0)
 description: the path and method exist, the request body validates
 against the body parameter's schema, the status is declared (or a

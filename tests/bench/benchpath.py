@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Make bench/skiffbench importable from the tests without installing it."""
 
 import os

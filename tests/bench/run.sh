@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Unit tests of the benchmark harness (bench/skiffbench): statistics,
 # parsers, schedule, report. Python standard library only; gnuplot is
 # optional (the plot test is skipped without it).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run every tests/bench/test_*.py and end with the exact summary line
 `bench: N passed, N failed` that tests/run-all.sh style scripts grep for.
 Skipped tests are neither (they are listed on a line of their own)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Block I/O workloads (fio in L2): the fio JSON parser on real outputs
 (tests/bench/fixtures/fio_*.json, fio 3.33 on this host, libaio,
 direct=1), the blk_* metrics and their directions, and which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/testbed/classify-failure.py: a failed scenario is retried only on
 a recognised testbed signature (issue 32.4); anything naming skiff, or not
 recognised, is skiff's. The logs are built from the lines run-one.sh,

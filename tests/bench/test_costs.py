@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Costs per unit of work: the arithmetic, and that a cost per run or per
 second gets no direction where configurations do different work."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run orders: Williams squares and their randomised blocks."""
 
 import itertools

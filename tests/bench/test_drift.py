@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Report sections: the position term and KVM's counters per unit."""
 
 import unittest

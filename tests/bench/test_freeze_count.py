@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/testbed/wilson.py (a 95% Wilson score interval) and
 tests/testbed/freeze-count.sh (issue 39.1) with a fake run-one.sh and a
 fake L0 QEMU: one line per life in the results file, outcomes classified,

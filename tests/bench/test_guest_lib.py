@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The testbed's guest library (tests/testbed/guest/lib.sh) as L1 runs it,
 in busybox sh on the host: vmm_boot_l2's watcher, which reports a VMM
 whose guest has gone silent, with a stand-in VMM (sh printing lines)."""

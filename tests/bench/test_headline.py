@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """BENCHMARKS.md is what `make benchmarks-md` writes (issue 35.1), and
 the generator refuses runs it cannot stand behind."""
 

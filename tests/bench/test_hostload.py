@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The per-run idle check: others' share of the host from /proc, the
 run windows the console markers open and close, and what ingest does with
 a contaminated run (recorded, not counted, queued for a redo) and with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/testbed/l1-stuck.py: finds an L1 CPU that L0's TCG left halted
 over a deliverable interrupt, from tb_l0_dump's output. The fixture is the
 first such dump caught (2026-12-04, net-mq): CPU 0 halted with IRR 236

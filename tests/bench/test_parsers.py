@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parsers on real tool outputs (tests/bench/fixtures, captured on loopback
 with iperf3 3.12, sockperf 3.7, busybox and iputils ping) plus a few
 hand-written variants of formats not installed here, and the mapping of

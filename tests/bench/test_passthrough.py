@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The harness's passthrough configurations (issue 11): which ones need
 L0's e1000e and L1's vfio, how @PT becomes the device's address, and that
 bench/run.sh treats pt-native as a configuration without a VM."""

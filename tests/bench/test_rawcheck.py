@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/skiffbench/rawcheck.py: the samples whose raw files (replaced
 by an extra round's before issue 35.1) do not reproduce them."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Report generation on a small synthetic results JSON, the CLIs, and a
 collect.py -> report.py round trip on the captured tool outputs."""
 

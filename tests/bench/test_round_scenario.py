@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The L1 side of a benchmark round (bench/bench-round.sh):
 its snapshot and delta functions, run by busybox sh on the host as they
 run in L1, and its configuration table as bench/run.sh reads it."""

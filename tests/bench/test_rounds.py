@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Rounds of bench/run.sh: plan, console data transfer, ingest, progress,
 and the headline summary."""
 

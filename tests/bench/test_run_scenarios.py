@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/testbed/run-scenarios.sh's retry policy (issue 32.4) and budget
 (issue 39.4), with a fake run-one.sh (TB_RUN_ONE), scenario files
 (TB_SCENARIOS) and guest kernel (TB_KCACHE) of its own: only a testbed

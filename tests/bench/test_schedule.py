@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Interleaved schedule and progress line."""
 
 import io

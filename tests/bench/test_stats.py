@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Statistics: quantiles, Mann-Whitney U against hand-computed and
 brute-force values, bootstrap determinism, and the verdict rules."""
 

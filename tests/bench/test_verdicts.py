@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Table-level verdicts: Benjamini-Hochberg on known vectors, the
 agreement rule between rank test and bootstrap CI, and the minimal
 detectable effect."""

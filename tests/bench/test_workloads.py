@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The workloads of issue 13 point 4: TCP request/response (sockperf
 --tcp), UDP 64 B at a fixed offered rate both ways, the idle VM, and the
 configuration words (mem=, cpus=) of bench/bench-round.sh. Fixtures were

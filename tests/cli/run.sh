@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Host-side command-line tests: bad input must give exactly one line on
 # stderr and exit status 2, before any guest runs (so these need no usable
 # KVM). Prints "cli: N passed, N failed". Every command runs under a bound

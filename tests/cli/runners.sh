@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The test runners' bounds (issue 32.4): a unit test binary, a CLI command
 # and the API tests that hang each fail with their name, and the runner
 # goes on (run-unit.sh) or ends (api) instead of stalling until CI's limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The API's request parsing (src/api/): bytes as a client sends them, cut
  * into reads of the sizes byte 0 picks, through the HTTP framing
  * (libhttp-parser with skiff's limits), the route table, the strict JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The bzImage boot header parser (src/x86/bzimage.c) and the boot path
  * that trusts it (src/x86/boot.c: boot_image_open's size checks, initrd
  * placement, boot_image_load into guest RAM, the zero page): the input is

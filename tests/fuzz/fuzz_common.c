@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Input cursor, fake guest RAM and the memory mutator: see fuzz_common.h. */
 #include "fuzz_common.h"
 

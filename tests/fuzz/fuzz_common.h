@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shared pieces of the libFuzzer targets (tests/fuzz/README.md).
  *
  * The input: byte 0 says how many 4-byte mutation records sit at the END of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The console's output filter (src/core/console_filter.c) on what a guest
  * writes to its UART: any bytes, cut into writes of any size as the UART
  * hands them over. The first byte picks the mode (safe or caret) and the

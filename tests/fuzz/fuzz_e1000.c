@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The e1000 (src/devices/e1000/e1000*.c) driven as its guest driver, KVM and
  * the host would: MMIO of 1/2/4/8 bytes anywhere in BAR 0, port I/O of
  * 1/2/4 bytes in and around the I/O BAR (IOADDR/IODATA), coalesce=off/

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The i8042 keyboard controller (src/devices/legacy/i8042.c) through the trap
  * table as the vCPU loop drives it: port I/O of every width (1..8 bytes)
  * at every port from 0x5c to 0x6b (the device owns 0x60 and 0x64),

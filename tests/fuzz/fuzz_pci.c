@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PCI (src/pci/): configuration cycles through ports 0xcf8/0xcfc (every
  * width and byte offset, string I/O as the vCPU loop splits it, the reset
  * port), BAR sizing and relocation (BARs moved onto each other, onto the

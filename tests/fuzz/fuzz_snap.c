@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The snapshot state file (src/core/snap.c) and what a restore checks
  * before it applies anything: the x86 machine state's sections
  * (arch_vcpu_check, arch_vm_check) and the UART's and i8042's payloads

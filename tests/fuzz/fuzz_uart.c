@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The 16550A UART (src/devices/legacy/uart8250.c) through the trap table as the
  * vCPU loop drives it: port I/O of every width (1..8 bytes) at every port
  * from just below COM1 to just past it, string I/O (count accesses),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* VFIO passthrough (src/devices/vfio/) over a fake device whose configuration
  * space, regions and interrupt counts come from the input: building the
  * virtual config space from a hostile device (capability lists that loop,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-balloon (src/devices/virtio-balloon/virtio_balloon*.c): fuzz bytes build chains
  * on its four queues (inflate, deflate, stats, reporting: the features the
  * driver takes decide which is which), kick them, fire the stats timer,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk (src/devices/virtio-blk/virtio_blk.c, blk_req.c) on a 64 KiB memfd
  * image: fuzz bytes build request chains (header, data, status; direct or
  * indirect), kick, reset and read the config space, on a read-write and a

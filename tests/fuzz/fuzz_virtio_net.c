@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net TX and RX (src/devices/virtio-net/virtio_net*.c) with a SOCK_SEQPACKET
  * socketpair as the tap (tap_from_fd, one packet per message, 12-byte vnet
  * header in front): fuzz bytes pick the negotiated features (offloads,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci (src/virtio/virtio_pci*.c) as a guest driver sees it: a
  * sequence of register accesses of every width (1..8) to the common
  * configuration, ISR, device configuration, notify area, MSI-X table and

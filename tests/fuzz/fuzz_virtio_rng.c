@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-rng (src/devices/virtio-rng/virtio_rng.c): fuzz bytes build chains (direct
  * or indirect, readable, empty, huge), kick, reset, and decide what the
  * host source does each call (fills, stops short, EINTR, EAGAIN); one

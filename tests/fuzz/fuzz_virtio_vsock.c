@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-vsock (src/devices/virtio-vsock/virtio_vsock*.c): fuzz bytes play
  * both of the device's ends. The guest's: chains on the RX, TX and event
  * queues (headers well-formed or not: unknown connections, wrong CIDs and

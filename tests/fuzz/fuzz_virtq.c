@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Split virtqueue (src/virtio/virtq.c), device side: fuzz bytes configure
  * the queue (size, ring addresses, features, activation), write rings and
  * descriptor tables (direct and indirect) as a driver would, and drive the

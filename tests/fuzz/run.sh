@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the libFuzzer targets built by `make fuzz-build` (tests/fuzz/README.md).
 #   run.sh --secs N NAME...   each target N seconds (make fuzz SECS=N)
 #   run.sh --ci NAME...       each target briefly on its committed corpus

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # Build the testbed's base initramfs images, if their inputs changed:
 #   .cache/testbed/l2-base.cpio.gz  the guest skiff boots (L2)

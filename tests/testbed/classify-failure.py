@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Says whose a failed testbed run is: the testbed's (L0's software CPU,
 which run-scenarios.sh may retry) or skiff's (which fails at once).
 

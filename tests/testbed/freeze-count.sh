@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # How often the testbed itself fails (issue 39.1): N bare L1 boots, each
 # with one L2 life (boot, ping, 16 MiB each way checked by sha256,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Send one command to the running L0's QEMU monitor and print the answer.
 
 usage: tests/testbed/l0-monitor.py [COMMAND]   (default: info registers -a)

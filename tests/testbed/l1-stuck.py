@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reads what tb_l0_dump printed (L0's `info registers -a` and `info lapic
 N`) on stdin and says which L1 CPUs are halted with interrupts enabled
 while their LAPIC holds a deliverable interrupt: an IRR vector whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Variables here are used by the scripts that source this file; the commas
 # in TB_L0_CMD are QEMU's.

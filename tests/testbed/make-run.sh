@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # What `make run` does after building: boot a Linux guest under skiff.
 # - Hardware KVM here (`skiff probe --quiet` exits 0: guest kernel code runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # Run one testbed scenario: tests/testbed/run-one.sh NAME
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # Run testbed scenarios one after another (one L0 at a time: 2 cores).
 #   tests/testbed/run-scenarios.sh [NAME...]

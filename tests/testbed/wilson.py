@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Events per 100 trials with a 95% Wilson score interval.
 
 usage: tests/testbed/wilson.py K N

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fixture for the e1000's unit tests (test_e1000_offload.c,
  * test_e1000_ioport.c): the device on a fake PCI bus and fake guest RAM, a
  * SOCK_SEQPACKET socketpair standing in for the tap (one packet per message

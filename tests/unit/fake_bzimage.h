@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A minimal bzImage that passes skiff's header checks: a setup header
  * (protocol 2.15, 64-bit, relocatable) and an empty protected-mode part.
  * The caller frees it. */

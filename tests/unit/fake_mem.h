@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fake guest RAM for unit tests: an anonymous mapping starting at GPA 0,
  * registered with guest_mem_init. It is mmap'd (not malloc'd) so a test can
  * revoke access with fake_mem_protect() and prove code touches no guest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fake PCI host for unit tests: records interrupt lines, MSI routes,
  * irqfds, ioeventfds and reset requests instead of calling KVM, and
  * helpers that drive config space through the real 0xcf8/0xcfc handlers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* For tests of direct I/O on a host that wants more than BLK_DIRECT_ALIGN:
  * a loop device of 16 KiB logical blocks over an image file (root and a
  * free loop device; the kernels of this machine kind have both). */

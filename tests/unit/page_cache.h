@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* For tests of direct I/O: how many pages of a file's [off, off + len) are
  * in the host page cache (mincore of a shared mapping of its first size
  * bytes). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Runs a function in a forked child with stderr captured, for the sandbox
  * tests: a filter cannot be removed, so each case gets its own process.
  * No KVM is needed: a role's filter is installed by hand in the child. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The API layer without a VM: HTTP framing and its limits, strict JSON,
  * the route table, the controller's refusals after start, and the
  * controller channel's close (what lets skiff stop while a request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device kinds' API resources (devices/dev_api.h, api/api_kind.c):
  * every row's table agrees with its option table, and PUT /vsock, the
  * config file's "vsock" and GET /vm/config's go through it with

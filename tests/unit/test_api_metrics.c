@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The metrics line (src/api/api_metrics.c): Firecracker's groups and
  * field names, parsed back with json-c. Once from a made-up statistics
  * text (every mapping), once through api_fc_flush_metrics with a VM that

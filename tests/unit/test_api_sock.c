@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The control socket (src/stats/api_sock.c): a file only its owner can
  * open whatever the umask, accepts only its owner's uid and root, never
  * replaces a file that is not a socket, and is removed at close. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* blk_backend with direct (O_DIRECT beside the buffered file): which open
  * file a transfer takes, that aligned ones leave the host page cache alone
  * (mincore of the image), and that the two files agree on the data. */

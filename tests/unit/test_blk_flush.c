@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A FLUSH must make every write the guest saw completed durable before it
  * is answered (issue 32.4), on both block paths. The powercut scenario
  * cannot see a flush answered just before its fdatasync (README of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk polling: the --disk poll options, and a polled request queue
  * on the real virtio-pci transport. The test plays the guest driver (fake
  * RAM, kicks only when EVENT_IDX says so) and the I/O thread (it calls the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* x86 boot: bzImage header parsing and rejection, e820, initrd placement,
  * command-line limits, zero page, ACPI checksums. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The console's output filter (core/console_filter.h): what a guest's
  * shell and full-screen programs need reaches the terminal, what attacks
  * it does not, whole or split across writes, whatever the guest sends. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Core helpers: the guest-address helper, the trap table, the console
  * escape. */
 #include <setjmp.h>

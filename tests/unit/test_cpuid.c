@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The guest's CPUID: what skiff adds to KVM's supported table (the
  * TSC-deadline timer KVM emulates) and the per-vCPU patch keeping it, on a
  * made-up table. The testbed's boot scenario checks what L2 sees. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The dedicated-CPU mode's talks with KVM, against a fake host: which idle
  * exits --cpu-pm asks KVM_CAP_X86_DISABLE_EXITS for, given what
  * KVM_CHECK_EXTENSION answered, what it reports kept, and --halt-poll's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device manager: kinds from a table, names, I/O threads round-robin,
  * the VM's rules (MACs, ioeventfd), transports, and the orderly stop. */
 #include <setjmp.h>

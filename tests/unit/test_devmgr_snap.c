@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device manager's snapshot part (vmm/devmgr_snap.c): each device's
  * state in a section of its own and back; a VFIO device, or a kind that
  * saves nothing yet, refuses the snapshot in one line. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* DMA accessors (src/core/dma.c): guest-physical copies, scatter-gather
  * copies over a chain's buffers, and slices handed to system calls. Only
  * the bytes are tested: ordering cannot be observed from one thread. */

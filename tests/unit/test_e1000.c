@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the e1000 (src/devices/e1000/e1000*.c): the test plays Linux's
  * e1000 driver through the real PCI config and MMIO handlers, on fake guest
  * RAM, with a SOCK_SEQPACKET socketpair standing in for the tap (one packet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the e1000's interrupt delay timers (src/devices/
  * e1000_delay.c): RDTR/RADV hold RXT0, TIDV/TADV hold TXDW for descriptors
  * with IDE, FPD releases at once. The clock is the test's; the timer's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the e1000's I/O BAR and its TX and RX state across a
  * reset or a driver's down/up (issue 32, src/devices/e1000/e1000_io.c, e1000.c,
  * e1000_tx.c): Linux's 82540 reset goes through IOADDR/IODATA, a packet

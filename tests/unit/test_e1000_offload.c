@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the e1000's transmit offloads and VLAN tags (issue 32,
  * src/devices/e1000/e1000_tx.c, e1000_rx.c): TSO contexts the host's GSO would
  * misread are dropped and counted, the legacy descriptor's checksum

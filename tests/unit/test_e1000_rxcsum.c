@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the e1000's receive offloads (src/devices/e1000/e1000_rx.c,
  * e1000_rx_gso.c) and its checksum helper: a frame whose TCP checksum the
  * host left partial (NEEDS_CSUM) reaches the guest completed, and reported

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* i8042 keyboard controller: the commands Linux's i8042 and atkbd drivers
  * send, the reset pulse, Ctrl-Alt-Del and its IRQ, the bounded queue, and
  * random guest accesses. */

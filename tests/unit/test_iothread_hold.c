@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iothread_hold/iothread_release (a snapshot's quiet devices): once hold
  * returns, no handler of the thread runs, whatever becomes ready; release
  * lets what became ready meanwhile run; stop still stops a released

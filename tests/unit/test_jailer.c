@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skiff-jailer (src/jailer/): its arguments (IDs, paths, cgroup files,
  * resource limits, devices) refused before anything is made; the cgroup
  * writer against a temporary cgroup root; the resource limits set in a

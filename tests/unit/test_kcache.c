@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The decompressed-kernel cache: the key follows the bzImage's bytes, and
  * an entry stored is the entry found. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Each virtio kind's own snapshot section (dev_ops.save and restore):
  * virtio-blk, virtio-net and virtio-rng round-trip onto a fresh device of
  * the same configuration; a section of another disk size, another MAC,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The UART's and the i8042's snapshot state (uart_save/restore,
  * i8042_save/restore): a round trip gives a device the guest cannot tell
  * from the first, and hostile state is refused with the device untouched. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The logger (core/log.c): the level filters, level names (ours and
  * Firecracker's), log_once, the rate limit on an injected clock and its
  * "suppressed" summary, long lines, and whole lines from concurrent

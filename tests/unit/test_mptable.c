@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* x86 MP table: where Linux finds the floating pointer, both checksums,
  * the entries (per CPU count, APIC IDs as in the MADT, INTx as in the
  * _PRT) and the e820 reservation around both structures. */

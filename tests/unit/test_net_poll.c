@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net multiqueue on the real virtio-pci transport with a polled
  * I/O thread: the test plays the guest driver (fake RAM, two queue pairs
  * and the control queue) and the I/O thread (it calls the kick handler

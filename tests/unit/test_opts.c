@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The option tables: the command line of `skiff run`, device specs, and
  * the help and synopsis printed from the same rows. */
 #include <setjmp.h>

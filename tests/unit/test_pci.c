@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PCI: the host bridge and type-1 config ports, BAR sizing, mapping and
  * relocation, capability lists, slots, shared INTx, MSI-X masking and PBA,
  * the AML the DSDT's PCI root is built from. Everything goes through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The I/O thread's loop, and adaptive polling: when to start and stop,
  * and the stop/kick race. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Rate limiters: the token bucket (core/ratelimit.c) on an injected clock
  * (burst, refill, a request larger than the bucket, update, off), the
  * spec keys that carry a limiter to a device, and Firecracker's

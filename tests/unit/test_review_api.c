@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A hostile review of the API's newer parts (review 3): JSON that json-c
  * lets through but Firecracker's serde refuses, and the --api-sock probe
  * of a socket that is still there. Each test failed on the code before

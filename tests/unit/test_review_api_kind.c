@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Review of the kind-row API parser (api/api_kind.c) as a hostile API
  * client or config file would attack it: what a field's value could
  * smuggle into the --KIND spec, and what GET /vm/config writes back. No

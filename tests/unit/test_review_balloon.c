@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Review of virtio-balloon (src/devices/virtio-balloon/) as a hostile
  * guest driver, and of what it shares a VM with. Each test is a finding's
  * proof: it failed before the fix named in its comment. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Hostile review of the console filter (src/core/console_filter.c): what
  * a guest writing to its UART can make reach the user's terminal. */
 #include <setjmp.h>

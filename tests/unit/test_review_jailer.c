@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A hostile review of skiff-jailer (review 3), as root with temporary
  * directories: what an orchestrator's arguments, environment or a user
  * with write access below the chroot base can make the root jailer do.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Review of virtio-rng (src/devices/virtio-rng/virtio_rng.c) as a hostile guest would
  * attack it. Each test is a finding's proof: it failed before the fix
  * named in its comment. The fixture is test_virtio_rng.c's, cut down: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Review of the snapshot paths (core/snap.c, vmm/vmm_snap.c, vmm.c's memory
  * file, virtio/virtq_state.c) as a hostile local API client or a hostile
  * file would attack them. Each test is a finding's proof: it failed before

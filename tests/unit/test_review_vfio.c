@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Review of VFIO's multi-vector MSI and per-vector masking
  * (src/devices/vfio/vfio_msi.c) as a guest driver drives them. Each test
  * is a finding's proof: it failed before the fix named in its comment.

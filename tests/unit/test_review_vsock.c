@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Review of virtio-vsock (src/devices/virtio-vsock/) as a hostile local
  * client of its Unix socket and a hostile guest driver would attack it.
  * Each test is a finding's proof: it failed before the fix named in its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The per-role seccomp filters: every role dies by SIGSYS, with one line
  * naming the role and the call, on what no role may do; the test-only
  * switch makes a role's thread attempt a call; a filter binds only the

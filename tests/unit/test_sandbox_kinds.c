@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A device kind's own calls (devices/dev_sandbox.h): the roles' tables
  * hold none of them, a filter has them only once the kind's set is added
  * (the device manager adds it for the kinds a VM has), the controller

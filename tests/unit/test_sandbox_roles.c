@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The per-role seccomp tables: under its filter each role can still do its
  * work (the calls it makes in skiff, on fds made beforehand: an allowed
  * ioctl reaches the kernel, which answers ENOTTY on a pipe), and no table

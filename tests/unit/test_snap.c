@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The snapshot container (core/snap.h): round trip, and every damaged
  * file refused with a line that names the damage, never a crash. */
 #include <setjmp.h>

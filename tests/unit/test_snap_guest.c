@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A tiny real guest through a snapshot (needs /dev/kvm; skipped without
  * it): it counts in memory and writes the count to a port; after five
  * counts its state is saved (core/snap.h, arch_vm_save, arch_vcpu_save)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* x86 machine state in a snapshot (x86/vcpu_state.c, vm_state.c): what a
  * restore checks before it sets anything. The ioctls themselves need
  * /dev/kvm: test_snap_vm.c runs them on a tiny guest. */

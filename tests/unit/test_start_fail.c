@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A VM whose build fails after KVM_CREATE_VM (here: a tap that does not
  * exist) ends in one line and exit 2, and is destroyed once: the failed
  * start destroys it, and `skiff run` must not again (it hung, or read the

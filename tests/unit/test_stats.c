@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Exit accounting: per-register counting through the trap table, unclaimed
  * addresses, sorting, published counters. */
 #include <setjmp.h>

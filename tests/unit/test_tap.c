@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Taps for an unprivileged skiff (issue 36): a tap owned by the user is
  * attached without any capability; one it does not own is refused with a
  * line naming both ways out; in a jail, with no /sys, a tap still opens

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* 8250 UART: registers, interrupt raise and clear, loopback probe, FIFO. */
 #include <setjmp.h>
 #include <stdarg.h>

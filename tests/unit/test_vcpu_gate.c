@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The vCPU pause gate (core/vcpu_gate.c) with plain threads standing in
  * for vCPUs: a fake "KVM_RUN" waits until kicked, as the real one runs
  * until a signal or immediate_exit makes it return. Every wait on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* VFIO passthrough over a fake device: the virtual config space (BAR
  * sizing and relocation, capabilities kept and hidden, the MSI-X capability,
  * the ROM hidden, read-only bits, command forwarding), BAR memory slots

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Issue 37.2: the VM's one VFIO container, over a made-up sysfs and
  * /dev/vfio and a fake of the kernel calls (struct vfio_io): devices share
  * it (guest RAM mapped once), two functions of one group share the group's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for virtio-balloon (src/devices/virtio-balloon/virtio_balloon*.c): the test
  * plays the guest driver on a fake guest RAM (a real private anonymous
  * mapping, so mincore shows what was given back) and the transport, and

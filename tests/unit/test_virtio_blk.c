@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for virtio-blk (src/devices/virtio-blk/virtio_blk.c, blk_req.c,
  * blk_backend.c): the test plays the guest driver on a fake guest RAM and
  * the transport (a notify_queue that counts), and drives requests through a

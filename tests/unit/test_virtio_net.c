@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for virtio-net (src/devices/virtio-net/virtio_net*.c, src/net/): --net
  * SPEC parsing, and the packet paths with the test playing the guest
  * driver on fake guest RAM and a SOCK_SEQPACKET socketpair standing in for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci: IDs and capabilities, feature negotiation (VERSION_1
  * required), the status state machine, queue configuration frozen at
  * DRIVER_OK, kicks (trapped and ioeventfd), MSI-X and INTx interrupts,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-pci snapshots (virtio_pci_state.c, pci_state.c): a driven device
  * saved, restored onto a fresh one, reads back the same to the driver (status,
  * features, queue configuration, MSI-X) with the same queue positions; and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for virtio-rng (src/devices/virtio-rng/virtio_rng.c): the test plays the
  * guest driver on a fake guest RAM and the transport (a notify_queue and a
  * queue_resched that count), drives chains through a real virtqueue, and

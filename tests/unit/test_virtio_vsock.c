@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for virtio-vsock (src/devices/virtio-vsock/virtio_vsock*.c): the test
  * plays the guest driver on a fake guest RAM (RX, TX and event queues)
  * and the host peers, with real Unix sockets in a temporary directory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the split virtqueue (src/virtio/virtq.c): a fake guest RAM,
  * the test playing the guest driver, positive paths, and malformed rings
  * that must each end with the queue broken exactly once (or the request

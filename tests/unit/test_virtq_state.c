@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A virtqueue's snapshot state (virtio/virtq_state.c): a restored queue
  * goes on where the saved one was (the next chain, the one in flight),
  * and a state that no driver and device could have made, or that does not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vmm_pause / vmm_resume / vmm_ctrl_alt_del outside a running VM (the
  * running case needs /dev/kvm: the gate they use is test_vcpu_gate.c's):
  * before the VM exists and once it is stopping they refuse, and touch

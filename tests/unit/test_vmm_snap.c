@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vmm_snapshot_create / vmm_snapshot_load up to where /dev/kvm is needed
  * (the rest: test_snap_guest): create refuses a VM that is not paused;
  * load reads and checks the whole state file, then the memory file,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fixture of the VFIO tests (test_vfio.c, test_review_vfio.c): a fake
  * device fd (config and BAR bytes in arrays, SET_IRQS calls recorded, the
  * ROM region after the BARs), a fake PCI host recording routes, irqfds and

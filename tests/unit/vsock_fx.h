@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fixture of the vsock tests (test_virtio_vsock.c,
  * test_review_vsock.c): a device on fake guest memory in a temporary
  * directory for its Unix sockets, the guest driver's side (RX buffers, TX

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A raw disk image on the host: a regular file or a block device, read and
  * written in place with preadv/pwritev. No format, no cache of our own: the
  * host page cache is the disk's write-back cache, and blk_backend_flush

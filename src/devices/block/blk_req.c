@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/block/blk_req.h"
 
 #include <string.h>

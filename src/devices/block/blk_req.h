@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk requests (virtio 1.2 §5.2.6): turning a popped chain into a
  * checked request, and carrying it out against a blk_backend.
  *

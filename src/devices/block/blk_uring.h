@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk's asynchronous engine (--disk ...,aio=io_uring): requests go to
  * an io_uring with real queue depth and come back in batches, one
  * interrupt per batch where the guest's event index allows.

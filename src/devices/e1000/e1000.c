@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000 (82540EM): setup, the register file, interrupts and the coalesced
  * MMIO zones. EEPROM/PHY in e1000_eeprom.c, packets in e1000_tx.c and
  * e1000_rx.c. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* An emulated Intel 82540EM (PCI 8086:100e) on a tap, for guests without
  * virtio drivers: Linux's unmodified e1000 driver binds to it.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000: the interrupt delay timers (8254x manual, "Receive Interrupt
  * Delay" and "Transmit Interrupt Delay"), in 1.024 us units:
  *  - RDTR restarts on every received packet, RADV bounds the wait from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000: the EEPROM (a 64-word microwire part, bit-banged by the driver
  * through EECD; EERD reads a word directly) and the PHY behind MDIC (a
  * Marvell 88E1011 at address 1 with the link up and autonegotiation done). */

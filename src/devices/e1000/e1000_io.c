@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000: the I/O BAR (8254x manual, "I/O-Mapped Internal Register Access").
  * Two dwords: IOADDR at 0 selects a register of the memory BAR, IODATA at
  * 4 reads or writes it, with the memory BAR's effects. Linux's e1000 finds

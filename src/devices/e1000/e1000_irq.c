@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000: interrupt causes (ICR, IMS/IMC, ICS) on PCI INTx, with the
  * throttling interval (ITR) kept by a timerfd on the I/O thread. */
 #include <sys/timerfd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --net tap=NAME,model=e1000[,mac=MAC][,coalesce=off|on|all]: the e1000 as
  * a device kind. It shares --net's option table and tap backend with
  * virtio-net; the options only virtio-net has are refused here. */

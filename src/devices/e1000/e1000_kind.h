@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The e1000 device kind for the device manager (--net ...,model=e1000). */
 #ifndef SKIFF_E1000_KIND_H
 #define SKIFF_E1000_KIND_H

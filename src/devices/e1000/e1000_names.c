@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000: names for statistics and exit accounting: the device's counters
  * ("tx packets") and its registers ("TDT write", "ICR read"). */
 #include <stdatomic.h>

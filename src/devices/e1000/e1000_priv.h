@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000 internals shared by e1000.c (setup, registers, interrupts),
  * e1000_eeprom.c (EEPROM and PHY), e1000_tx.c, e1000_rx.c and the tests.
  *

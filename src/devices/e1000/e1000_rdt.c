@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000: a parked receive looks for a batched RDT write on a timer.
  *
  * With coalesce=on, RDT writes wait in KVM's coalesced ring until some

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* 82540EM register offsets and bits (PCI/PCI-X Family of Gigabit Ethernet
  * Controllers Software Developer's Manual, ch. 13), and descriptor layouts
  * (ch. 3). Only what skiff's model uses. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000 receive: frames from the tap through the receive address and
  * multicast filters into legacy RX descriptors from RDH up to RDT.
  *

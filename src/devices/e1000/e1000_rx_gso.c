@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000 receive segmentation. With TUN_F_TSO4/6 the host hands a TCP
  * stream's frames over up to 64 KiB at a time, in one read, instead of
  * segmenting each and queueing ~45 frames that take a read each. The 82540

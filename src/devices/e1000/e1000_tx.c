@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* e1000 transmit: the TX ring from TDH to TDT, with legacy, context and
  * data descriptors. Checksum offload and TSO pass through to the tap in its
  * 12-byte virtio-net header (NEEDS_CSUM, GSO_TCPV4/6): the host kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* An i8042 keyboard controller with a keyboard behind it, as much as
  * Linux's i8042 and atkbd drivers need to bind, and what Firecracker uses
  * it for: the guest's reset pulse (command 0xfe, `reboot=k`) and a

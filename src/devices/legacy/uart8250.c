@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/legacy/uart8250.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A 16550A-compatible UART (8250 family), enough for Linux's 8250 driver:
  * 8 registers, a receive FIFO, THRE/RDA interrupts, loopback for the
  * driver's probe. Transport-independent: the owner supplies the IRQ line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PCI passthrough through VFIO: a host PCI device bound to vfio-pci, put
  * on skiff's PCI bus with its configuration space virtualized.
  *

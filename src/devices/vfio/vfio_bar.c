@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The passthrough BARs. Each BAR keeps the device's kind (I/O or memory,
  * 32- or 64-bit, prefetchable) and gets a size that src/pci can place: the
  * region's, rounded up to a power of two and at least a page for memory.

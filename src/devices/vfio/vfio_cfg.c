@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The passthrough function's configuration space: built once from the
  * device's own, then served by src/pci from the image. The guest can only
  * change what the write masks allow; writes that matter to the device (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The VM's one VFIO container (Documentation/driver-api/vfio.rst): every
  * passthrough device's IOMMU group is attached to it, so guest RAM is
  * mapped for DMA once (and pinned once against RLIMIT_MEMLOCK), and two

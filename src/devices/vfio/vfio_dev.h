@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kernel side of one VFIO device, as function pointers: the real one
  * (vfio_sys.c) issues ioctls and pread/pwrite on the device fd; unit tests
  * supply a fake. Indices and flags are linux/vfio.h's. */

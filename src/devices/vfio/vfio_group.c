@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A passthrough IOMMU group is given whole: every function in it that is
  * bound to a VFIO driver (so meant for a guest) is named with --vfio-pci,
  * bridges aside (the group holds them for the requester IDs they alias).

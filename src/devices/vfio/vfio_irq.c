@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* INTx for a passthrough function, and what MSI and MSI-X vectors share
  * (vfio_msi.c, vfio_msix.c): a vector's route and irqfd.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* --vfio-pci ADDR[,mmap=on|off][,rom=on|off]: the passthrough device kind. */
 #include "devices/vfio/vfio_kind.h"
 

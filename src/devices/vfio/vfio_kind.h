@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The passthrough device kind for the device manager. */
 #ifndef SKIFF_VFIO_KIND_H
 #define SKIFF_VFIO_KIND_H

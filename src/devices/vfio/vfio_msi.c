@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MSI for a passthrough function: up to 32 vectors, each an eventfd that
  * VFIO signals and KVM injects through an irqfd on a route built from the
  * guest's address and data (vector i: the data with its low MME bits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MSI-X for a passthrough function: the guest's table is emulated (the
  * device's real table is programmed by the host kernel with the host's
  * vectors); each vector is an eventfd that VFIO signals and KVM injects

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A passthrough function's life: create, start, stop, release. */
 #include <errno.h>
 #include <linux/vfio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Internal to src/devices/vfio: one passthrough function's state. */
 #ifndef SKIFF_VFIO_PRIV_H
 #define SKIFF_VFIO_PRIV_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* VFIO passthrough's calls beyond the roles' tables (devices/dev_sandbox.h):
  * the guest's MSI/MSI-X and command-register writes (re)route the host
  * device's interrupts and may reset it, on a vCPU; the stop resets it on

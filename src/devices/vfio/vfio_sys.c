@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kernel side of VFIO (Documentation/driver-api/vfio.rst): the host
  * checks (sysfs, the IOMMU group, drivers), the device fd from its group in
  * the VM's container (vfio_container.c, guest RAM mapped there), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The real VFIO device: sysfs checks, the type1 container, the group, the
  * device fd, and guest RAM mapped for DMA. */
 #ifndef SKIFF_VFIO_SYS_H

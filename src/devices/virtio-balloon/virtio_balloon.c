@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/virtio-balloon/virtio_balloon.h"
 
 #include <errno.h>

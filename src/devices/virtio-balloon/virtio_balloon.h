@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-balloon (virtio 1.2 §5.5, the traditional balloon): the host asks
  * the guest for memory back, Firecracker's "balloon" device. The host sets
  * a target (config num_pages, in 4 KiB pages); the guest gives pages on

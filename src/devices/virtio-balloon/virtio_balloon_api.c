@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Firecracker's PUT /balloon (BalloonDeviceConfig) onto --balloon's keys.
  * GET and PATCH /balloon and /balloon/statistics are the API's
  * (api/api_balloon.c): they read this resource and reach the running

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-balloon's state, for its own files and its tests. */
 #ifndef SKIFF_VIRTIO_BALLOON_PRIV_H
 #define SKIFF_VIRTIO_BALLOON_PRIV_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-balloon's statistics (virtio 1.2 §5.5.6.3) and the device kind.
  *
  * The driver puts one device-readable buffer of (le16 tag, le64 value)

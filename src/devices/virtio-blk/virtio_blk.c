@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/virtio-blk/virtio_blk.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk (virtio 1.2 §5.2): a raw image file as a guest disk.
  *
  * 1 to BLK_QUEUES_MAX request queues (VIRTIO_BLK_F_MQ when more than one;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk in Firecracker's metrics line: its "block" group. */
 #include "devices/virtio-blk/virtio_blk.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk's insides, shared by virtio_blk.c (the device),
  * virtio_blk_queue.c (a request queue, the thread path) and
  * virtio_blk_uring.c (the io_uring path). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One virtio-blk request queue: popping and checking requests, its disk
  * thread, completions. Everything here runs under the queue's own lock
  * (q->mu): kicks on different queues never contend.

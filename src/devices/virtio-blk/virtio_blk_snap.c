@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk's state in a snapshot: its queues are the transport's
  * (virtio_pci_save); what is the disk's is that no request is in flight
  * (each queue is drained first: the VM is paused, so what the backend has

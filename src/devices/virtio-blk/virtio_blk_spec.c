@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/virtio-blk/virtio_blk_spec.h"
 
 #include <stdio.h>

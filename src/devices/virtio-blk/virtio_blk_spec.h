@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `--disk SPEC` for virtio-blk:
  * PATH[,ro][,aio=io_uring|threads][,queues=N][,poll=off|adaptive|always]
  * [,poll-start=K][,poll-window=USEC][,poll-idle=USEC][,poll-max=USEC]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk's counters: what each answered request did, by type, size
  * and status, plus kicks and medium changes, over all queues. Relaxed
  * atomics like every counter_t: bumped by any queue under its own lock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-blk with aio=io_uring, a ring per queue: the I/O thread (or a
  * vCPU on a trapped kick) puts each checked request into its queue's ring
  * and submits once per run of the available ring; the queue's disk thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net over a tap: `--net tap=NAME[,mac=MAC][,queues=N]`. Setup,
  * the virtio device ops and the I/O thread handlers; the packet paths are
  * in virtio_net_rx.c and virtio_net_tx.c, the control queue in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net (virtio 1.2 §5.1) on an existing Linux tap: rx/tx queue
  * pairs, checksum and TSO offloads both ways, mergeable rx buffers.
  *

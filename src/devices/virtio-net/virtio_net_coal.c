@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net notification coalescing (VIRTIO_NET_F_NOTF_COAL, virtio 1.3
  * 5.1.6.5.6): the driver sets, per direction, max_packets and usecs
  * through the control queue (Linux: ethtool -C rx-frames/rx-usecs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net's control queue (virtio 1.2 5.1.6.5, VIRTIO_NET_F_CTRL_VQ),
  * for VIRTIO_NET_F_MQ's enabling of pairs and VIRTIO_NET_F_NOTF_COAL's
  * coalescing parameters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net as a device kind: what the device manager calls (build from a
  * `--net` spec, start and stop on the I/O thread, rate limits, counters).
  * The virtio device itself is in virtio_net.c. */

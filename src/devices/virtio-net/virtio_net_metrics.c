@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net in Firecracker's metrics line: its "net" group, the e1000's
  * too (the first --net row's group counts every card). */
 #include "devices/virtio-net/virtio_net.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net internals shared by virtio_net.c (setup, ops, I/O thread
  * handlers), virtio_net_rx.c, virtio_net_tx.c, virtio_net_ctrl.c and the
  * unit tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net receive: frames from the tap into the guest's rx queue.
  *
  * One frame: pop a chain, readv() the tap straight into it (the 12-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net's calls beyond the roles' tables (devices/dev_sandbox.h). */
 #include <linux/if_tun.h>
 #include <linux/vhost.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net's state in a snapshot: its rx/tx positions are the
  * transport's (the queues, virtio_pci_save); what is the card's is which
  * card it is (its MAC, its pairs). */

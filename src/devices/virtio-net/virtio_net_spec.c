@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/virtio-net/virtio_net_spec.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `--net SPEC` for virtio-net: tap=NAME[,mac=MAC][,queues=N]
  * [,poll=off|adaptive|always][,poll-start=K][,poll-idle=USEC][,poll-max=USEC]
  * [,vhost=on|off][,vhost-busyloop=USEC][,rx-bw=SIZE:MS[:BURST]][,rx-ops=...]

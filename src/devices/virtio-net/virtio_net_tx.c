@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net transmit: chains from the guest's tx queue to the tap.
  *
  * A chain is a 12-byte virtio_net_hdr and the frame, in any split across

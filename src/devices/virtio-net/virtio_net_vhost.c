@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-net with vhost=on: at activate each pair's rings, the guest
  * memory table and the eventfds KVM already uses (ioeventfd kicks, irqfd
  * interrupts) go to that pair's /dev/vhost-net, with the pair's tap queue

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/virtio-rng/virtio_rng.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-rng (virtio 1.2 §5.4): entropy for the guest, Firecracker's
  * "entropy" device. One request queue; the guest posts device-writable
  * buffers and gets them back filled from the host's getrandom(2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Firecracker's PUT /entropy (EntropyDeviceConfig) onto --rng's keys. */
 #include "devices/virtio-rng/virtio_rng.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-rng in Firecracker's metrics line: its "entropy" group. */
 #include "devices/virtio-rng/virtio_rng.h"
 

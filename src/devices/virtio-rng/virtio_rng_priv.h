@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-rng's state, for its own files and its tests. */
 #ifndef SKIFF_VIRTIO_RNG_PRIV_H
 #define SKIFF_VIRTIO_RNG_PRIV_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "devices/virtio-vsock/virtio_vsock.h"
 
 #include <endian.h>

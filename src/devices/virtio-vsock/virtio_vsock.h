@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-vsock (virtio 1.2 §5.10) with Firecracker's hybrid host side:
  * the host end of every guest stream is a Unix socket.
  *

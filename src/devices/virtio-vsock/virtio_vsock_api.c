@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Firecracker's PUT /vsock (Vsock) onto --vsock's keys. uds_path goes
  * apart, whole (a path may hold a comma); vsock_id is taken and dropped,
  * as Firecracker (deprecated there) does. --vsock's own table checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-vsock's host side: the listening Unix socket, the streams to
  * host peers, the connection table. Every function runs with mu held;
  * every socket is non-blocking, so none waits. */

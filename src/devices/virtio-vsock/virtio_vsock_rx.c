@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-vsock's RX queue: packets to the guest (virtio 1.2 §5.10.6).
  * RSTs for unknown connections go first, then the streams round robin:
  * each gives its owed control packet, or bytes read from its host socket

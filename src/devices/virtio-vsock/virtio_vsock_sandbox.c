@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-vsock's own thread (virtio_vsock.h, role "device"): its queues
  * and its host streams. Unix sockets only: accepted on the listener set
  * up before, or connected to "<uds>_<port>" when the guest asks (a path,

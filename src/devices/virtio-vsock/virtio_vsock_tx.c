@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* virtio-vsock's TX queue: the guest's packets (virtio 1.2 §5.10.6). Every
  * header is checked before anything acts on it: length within the chain
  * and VSOCK_PKT_MAX, STREAM type, the guest's own CID as source, the host

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the hand-made seed inputs of tests/fuzz/corpus/ (well-formed
 requests a fuzzer takes long to find on its own). The encoding follows
 fuzz_common.c (fzq_driver_op / fzq_chain) and each target's op switch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kvm-hold: keeps one KVM VM, with one vCPU that never runs, alive in L1
  * for the whole boot.
  *

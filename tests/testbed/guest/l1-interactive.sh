@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC1091 # /testbed/lib.sh exists in the guest only
 # L1's part of `make run` on a host without hardware KVM: skiff boots L2
 # with its console on L1's console (so on your terminal); L2's /init gives

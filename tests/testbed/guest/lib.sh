@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
 # Functions for scenario scripts inside L1 and L2 (busybox ash: POSIX sh).
 # Installed at /testbed/lib.sh; the generated /scenario-l1.sh and

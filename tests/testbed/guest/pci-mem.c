@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* pci-mem: reads, or writes then reads back, one 64-bit word of a PCI
  * memory BAR through its sysfs file (/sys/bus/pci/devices/ADDR/resourceN).
  *

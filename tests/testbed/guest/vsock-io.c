@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vsock-io: the testbed's vsock stream ends, in L2 (AF_VSOCK) and in L1
  * (Firecracker's hybrid Unix-socket protocol, as skiff's --vsock speaks it).
  *

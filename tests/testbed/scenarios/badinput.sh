@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # skiff refuses bad input cleanly: exit status 2 and exactly one line on
 # stderr, for each case below. Runs in L1 where /dev/kvm is real, so a
 # check that skiff skips would show up as a guest starting (bounded by

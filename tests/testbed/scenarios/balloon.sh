@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-balloon (issue 33.3) driven like Firecracker: in L1, `skiff run
 # --api-sock` gets boot-source, a drive, 256 MiB and PUT /balloon
 # (amount_mib 0, deflate_on_oom, stats every second, no free page

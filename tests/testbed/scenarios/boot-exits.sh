@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Boot cost in KVM exits: L1's KVM counters (/sys/kernel/debug/kvm/*, the
 # sums over every vCPU, e.g. exits, invlpg, io_exits) from skiff's start to
 # L2's "SKIFF-L2: init" line, as metrics kvm_to_init.NAME (nonzero deltas

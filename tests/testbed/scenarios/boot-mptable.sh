@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The MP table alone: L2 boots with acpi=off, so Linux takes its CPUs, its
 # IOAPIC and its IRQ routing from skiff's MP table (spec 1.4) instead of the
 # MADT and _PRT. With --cpus 2 it must report 2 CPUs, and the console (COM1,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Where an L2 boot's KVM exits go: L1 traces kvm_exit and kvm_emulate_insn
 # from skiff's start to L2's "SKIFF-L2: init" line (--cpus 1, nokaslr so
 # the RIPs are the link addresses), then prints "SKIFF-TRACE: reason N

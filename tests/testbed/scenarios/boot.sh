@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # L2 boots under skiff once per vCPU count in BOOT_CPUS and sees that many
 # CPUs; skiff exits 0 each time L2 powers off. Reports skiff's start→first
 # KVM_RUN and start→L2 init per boot (metrics keyed by the count). L2's

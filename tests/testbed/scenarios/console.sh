@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The console's output filter (src/core/console_filter.h) on the real data
 # path: L2 prints a colour sequence, the cursor-position query, a
 # title-setting OSC, a clipboard OSC and an 8-bit CSI between text; skiff

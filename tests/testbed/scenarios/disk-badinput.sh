@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --disk refuses bad input before the guest starts: exit status 2 and one
 # line on stderr about the problem. Cases: an empty path, a missing file, a
 # directory (read-write and ",ro"), a character device, an unknown option,

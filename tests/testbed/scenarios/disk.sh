@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-blk end to end with a file system, in two boots of L2 on raw
 # images in L1's tmpfs.
 # Both boots give L2 2 vCPUs: a disk has a request queue per vCPU unless

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Acknowledged flushes survive a VMM crash: DUR_TRIALS times, L2 writes
 # numbered 512-byte records to /dev/vda, each with fsync (write + FLUSH), and
 # prints each record's number once fsync has returned. L1 watches L2's

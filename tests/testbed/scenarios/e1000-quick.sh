@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The quick form of e1000 for the default suite (issue 32.4): one L2 boot
 # with --net tap=tap0,model=e1000,coalesce=on under Linux's e1000 driver:
 # ping, iperf3 both ways (2 s each) and E1K_XFER_MB MiB each way checked

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The emulated e1000 (--net tap=tap0,model=e1000) under Linux's own e1000
 # driver, once per coalesce mode. L1 makes tap0 (169.254.12.1/24); L2
 # (169.254.12.2/24) checks that e1000 drives eth0, pings L1, runs iperf3

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # skiff driven like Firecracker (docs/CLI.md: "Driving skiff from an
 # orchestrator"). In L1, `skiff run --api-sock` waits unconfigured; curl
 # (L1_EXTRA_FILES) PUTs boot-source, drives, network-interfaces and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # skiff jailed (issue 36): in L1, skiff-jailer starts the static skiff as
 # UID 1000 in /srv/jailer/skiff-static/jail1/root, in a cgroup v2 leaf
 # with memory.max and pids.max, on a tap owned by UID 1000. curl

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The i8042 keyboard controller: Linux's i8042 and atkbd bind to it, and
 # Ctrl+Alt+Del on that keyboard restarts L2 (its /init is a shell, so the
 # kernel handles the keys itself), which ends skiff as a reboot. L2 types

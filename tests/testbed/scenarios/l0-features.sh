@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What L0's emulated CPU gives L1 and L2 (issue 39): L1's SVM features
 # (nrip_save, npt, vgif, ...) and XSAVE, then one L2 boot with 50 pings and
 # L2's CPU flags (xsave, x2apic) and its XSAVE line from dmesg. Metrics:

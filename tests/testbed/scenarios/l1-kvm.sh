@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # L1 alone: the testbed itself works (kvm-amd gives /dev/kvm, a tap can be
 # made with a link-local address, guest/kvm-hold.c holds its VM and vCPU so
 # VMM starts and stops do not make L1 patch its own text: the SLOW

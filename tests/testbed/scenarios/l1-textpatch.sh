@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Whether L1's kernel patches its own text when a VMM starts and stops: L1
 # function-traces the two places every static-key flip goes through
 # (arch_jump_label_transform_queue per site, _apply per batch) around two

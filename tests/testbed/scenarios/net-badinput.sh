@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --net refuses bad input before the guest starts: exit status 2 and one
 # line on stderr about the problem. Cases: empty tap=, a tap that does not
 # exist, a tun (not tap) device, a tap already in use, a malformed MAC, a

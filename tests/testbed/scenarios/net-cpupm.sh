@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The dedicated-CPU mode (issue 38): the network scenario's path with
 # --cpu-pm on and pinned vCPUs, so that L2 idles in HLT without exiting and
 # must still wake for its timer, virtio-net's interrupts and its IPIs.

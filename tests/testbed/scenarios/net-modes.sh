@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The net path in every I/O mode, and the shape of the exit accounting:
 # trapped kicks exit to skiff's vCPU per notification; ioeventfd removes
 # those exits; polling cuts kicks per MB under a stream; vhost leaves no

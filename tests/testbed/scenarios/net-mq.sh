@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net multiqueue: L1 makes tap0 multi_queue and boots L2 with
 # --cpus 2 and no queues= (so a pair per vCPU), once with the built-in data
 # path and once with vhost=on. L2 sees MQ and CTRL_VQ negotiated and two

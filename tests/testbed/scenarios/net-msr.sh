@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Which MSRs a pinging guest writes, and whether its EOIs go the
 # paravirtual way: L1 counts kvm_msr (by MSR and direction), kvm_pv_eoi
 # (EOIs the guest did in memory, by vector) and kvm_exit (by SVM exit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net reset under traffic: while data streams both ways (L2 sends
 # zeros to an echo server in L1), L2 unbinds and rebinds the virtio_net
 # driver three times (each a device reset, then renegotiation); the new

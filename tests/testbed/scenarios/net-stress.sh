@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A hunt for the rare L2 failures seen under network load (issue 3): a
 # guest that stops answering with its vCPU busy in KVM, or a silent reset
 # (KVM_EXIT_SHUTDOWN, "triple fault"). L1 boots L2 under each VMM of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Where a network workload's KVM exits go: L1 counts kvm_exit (by reason
 # and guest RIP) and kvm_emulate_insn (by RIP) with in-kernel histogram
 # triggers (a text trace of a stream is too big to read back under L0's

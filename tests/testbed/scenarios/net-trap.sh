@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net with --no-ioeventfd: queue kicks trap to the vCPU thread, so
 # TX runs there while RX runs on the I/O thread. L2 pings L1 and runs
 # iperf3 both ways (metrics as in net.sh, with a _trap suffix), then once

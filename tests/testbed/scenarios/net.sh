@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net over a tap: L1 makes tap0 (169.254.10.1/24) and boots L2 with
 # --net tap=tap0; L2 (169.254.10.2/24) checks the negotiated features and
 # the default MAC, pings L1, runs iperf3 both ways, and moves NET_XFER_MB

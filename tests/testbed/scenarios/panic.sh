@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A guest kernel panic ends skiff with status 1 and one line saying so
 # (the guest's pvpanic driver reports it), even with panic=-1, which would
 # otherwise look like a reboot.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # skiff's PCI bus and virtio-pci transport as L2 sees them, in two boots
 # with a small virtio-blk disk:
 #  1. default: the ACPI PNP0A03 root (\_SB.PCI0) leads Linux to bus 0, the

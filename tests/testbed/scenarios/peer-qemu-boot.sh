@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # QEMU (microvm) as the VMM in L1 instead of skiff: a reference for the
 # boot scenarios and a check of the testbed's L2 path that does not depend
 # on skiff. Not in the default set (SLOW=1): run it by name.

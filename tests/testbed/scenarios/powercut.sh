@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A power cut: L2's disk is L1's own disk (/dev/vda, an L0 virtio drive
 # backed by a fresh host file per trial), and L0 dies by SIGKILL in the
 # middle of L2's writes, so L1 loses its RAM, page cache included. Per

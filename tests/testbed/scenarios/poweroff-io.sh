@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The orderly stop under load: POWER_TRIALS times, L2 starts writing its
 # disk (direct I/O, 1 MiB requests, several in flight) and sending iperf3
 # traffic to L1 at once, then powers off in the middle of it, after a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A guest reboot ends skiff with status 0 and one line saying it treated the
 # reboot as a shutdown (skiff does not restart guests).
 TIMEOUT=90

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-rng (--rng): Linux's virtio_rng binds to it and becomes the hwrng
 # (rng_current names it), and /dev/hwrng reads give bytes from the host's
 # getrandom: 256 bytes twice, not all zero, not the same twice. skiff's

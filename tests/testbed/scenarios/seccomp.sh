@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Each thread role runs under its own seccomp filter: with the test-only
 # SKIFF_SECCOMP_TEST=ROLE:CALL, a thread of that role attempts CALL right
 # after installing its filter, and skiff must die by SIGSYS (status 159) with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Snapshot and restore on a real KVM (issue 34.2). In L1, curl
 # (L1_EXTRA_FILES) configures `skiff run --api-sock` with an L2 that has
 # no virtio device (the console is the UART): L2 prints a numbered tick

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Soak (issue 12, point 5): one L2 boot per configuration of SOAK_CONFIGS
 # (polling off and on, vhost off and on), each with a virtio-net card on
 # tap0 and a virtio-blk disk (a sparse image in L1's tmpfs). L2 runs rounds

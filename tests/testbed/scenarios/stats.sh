@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Exit accounting: while L2 runs, `skiff stat --once` reads the control
 # socket; at exit --stats-json holds exits by register and KVM's counters.
 # Also two I/O threads (--iothreads 2) serving two disks, the first one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Several devices through one VFIO container (issue 37.3, 37.5, 37.6): L0
 # gives L1 an IOMMU (intremap=off, first), an e1000e below a PCIe root port
 # (as vfio.sh), two NVMe controllers (1b36:0010) behind a PCIe-to-PCI

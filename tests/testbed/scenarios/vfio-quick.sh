@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The quick form of vfio (issue 32.4), SLOW since vfio-multi (issue 37.5)
 # passes the same e1000e with NVMe and ivshmem in the default suite (ping
 # and the rebind included; its DMA checks are the NVMe's): the e1000e

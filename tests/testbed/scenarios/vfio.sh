@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PCI passthrough: L0 gives L1 an IOMMU (intremap=off) and two NICs on one
 # hub: an e1000e (8086:10d3), alone below a PCIe root port, that L1 binds
 # to vfio-pci and skiff passes to L2, and a virtio-net that L1 keeps (169.254.20.1/24). L2 drives the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Host→guest TCP with vhost=on against the built-in path, in one L1 boot,
 # and the guest's received packets per MB: a tap without offloads hands the
 # guest MTU-sized frames (the host segments and checksums every one: ~730

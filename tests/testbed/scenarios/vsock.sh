@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-vsock (--vsock cid=3,uds=PATH, issue 33.5) with Firecracker's
 # hybrid host side, both ends by /bin/vsock-io (guest/vsock-io.c):
 # - guest -> host: L2 connects to CID 2 port 5001; skiff connects that to
