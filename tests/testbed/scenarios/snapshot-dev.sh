@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: Apache-2.0
+# Snapshot and restore of a guest with devices, on a real KVM (issue 34.1,
+# 34.4). In L1, curl configures `skiff run --api-sock` with a virtio-blk
+# drive (a 16 MiB image), a virtio-net interface on tap0 and an entropy
+# device. L2 runs an iperf3 stream to L1 (TCP, 2 Mbit/s for 20 s of its
+# time) and, every tick, writes a numbered 512-byte record to vda
+# (O_DIRECT), reads back every record written so far and compares them,
+# pings L1 and reads /dev/hwrng. Once L2 ticked 6 times with all four ok,
+# it is paused, snapshotted and its skiff SIGKILLed; a fresh skiff loads
+# the snapshot (the drive reopened and locked at its path, tap0 by name).
+# L2 must go on from its next tick with the same token, every check still
+# ok (the records from before the snapshot read back from the image), L1
+# pings it, its iperf3 stream ends with success (the TCP connection lived
+# through the kill), and after SendCtrlAltDel the image holds the first
+# and the last tick's records. Metrics: snapdev_create_ms,
+# snapdev_state_bytes, snapdev_load_ms, snapdev_load_to_tick_ms.
+TIMEOUT=150
+L1_EXTRA_FILES="/usr/bin/curl"
+L2_EXTRA_MODULES="virtio_rng"
+EXPECT="SKIFF-L2: init
+snapshot-dev: restored"
+
+SD_L1=169.254.31.1
+SD_L2=169.254.31.2
+SD_MAC=06:00:AC:10:1F:02
+SD_IMG=/tmp/sd.img
+SD_S1=/tmp/sd1.sock
+SD_S2=/tmp/sd2.sock
+SD_STATE=/tmp/sd.state
+SD_MEM=/tmp/sd.mem
+
+# sd_want SOCK METHOD PATH JSON WANT: one request whose status must be WANT.
+sd_want() {
+	code=$(/usr/bin/curl -s -o /tmp/sd.body -w '%{http_code}' -X "$2" --unix-socket "$1" \
+		-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
+	echo "snapshot-dev: $2 $3 -> $code $(cat /tmp/sd.body 2>/dev/null)"
+	[ "$code" = "$5" ]
+}
+
+sd_start() {
+	rm -f "$1"
+	(vmm_boot_l2 skiff run --api-sock "$1") &
+	boot_pid=$!
+	i=0
+	while [ ! -S "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -S "$1" ]
+}
+
+sd_stop() {
+	kill -KILL "$(pidof skiff)" 2>/dev/null
+	wait "$boot_pid"
+}
+
+# sd_ticks: L2's tick lines with every check ok.
+sd_ticks() {
+	c=$(grep -c '^SKIFF-L2-MARK tick .* disk=ok net=ok rng=ok' /tmp/l2.log 2>/dev/null)
+	echo "${c:-0}"
+}
+
+sd_wait_ticks() {
+	i=0
+	while [ "$(sd_ticks)" -lt "$1" ] && [ $i -lt $(($2 * 5)) ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	[ "$(sd_ticks)" -ge "$1" ]
+}
+
+# sd_tick FILE FIELD first|last: a field of a tick line (3: number, 5: token).
+sd_tick() {
+	grep '^SKIFF-L2-MARK tick ' "$1" | if [ "$3" = first ]; then head -n1; else tail -n1; fi |
+		cut -d' ' -f"$2"
+}
+
+sd_boot_and_save() {
+	sd_start "$SD_S1" || { SD_WHY="no API socket"; return 1; }
+	sd_want "$SD_S1" PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"console=ttyS0 reboot=k panic=1 quiet\"}" 204 &&
+		sd_want "$SD_S1" PUT /drives/data "{\"drive_id\": \"data\", \"path_on_host\": \"$SD_IMG\", \"is_root_device\": false, \"is_read_only\": false}" 204 &&
+		sd_want "$SD_S1" PUT /network-interfaces/eth0 "{\"iface_id\": \"eth0\", \"guest_mac\": \"$SD_MAC\", \"host_dev_name\": \"tap0\"}" 204 &&
+		sd_want "$SD_S1" PUT /entropy '{}' 204 &&
+		sd_want "$SD_S1" PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 256}' 204 &&
+		sd_want "$SD_S1" PUT /actions '{"action_type": "InstanceStart"}' 204 ||
+		{ SD_WHY="configuration refused"; return 1; }
+	sd_wait_ticks 6 180 || { SD_WHY="L2 did not tick 6 times with its devices ok"; return 1; }
+	sd_want "$SD_S1" PATCH /vm '{"state": "Paused"}' 204 || { SD_WHY="pause refused"; return 1; }
+	: >"$SD_STATE" && : >"$SD_MEM"
+	t0=$(now_ns)
+	sd_want "$SD_S1" PUT /snapshot/create "{\"snapshot_type\": \"Full\", \"snapshot_path\": \"$SD_STATE\", \"mem_file_path\": \"$SD_MEM\"}" 204 ||
+		{ SD_WHY="create refused"; return 1; }
+	metric snapdev_create_ms $((($(now_ns) - t0) / 1000000))
+	metric snapdev_state_bytes "$(wc -c <"$SD_STATE")"
+	sd_stop
+	cp /tmp/l2.log /tmp/l2-before.log
+}
+
+sd_load_and_check() {
+	sd_start "$SD_S2" || { SD_WHY="no API socket"; return 1; }
+	t0=$(now_ns)
+	sd_want "$SD_S2" PUT /snapshot/load "{\"snapshot_path\": \"$SD_STATE\", \"mem_backend\": {\"backend_type\": \"File\", \"backend_path\": \"$SD_MEM\"}, \"resume_vm\": true}" 204 ||
+		{ SD_WHY="load refused"; return 1; }
+	metric snapdev_load_ms $((($(now_ns) - t0) / 1000000))
+	sd_wait_ticks 1 60 || { SD_WHY="no tick with every device ok after the load: $(grep 'MARK tick' /tmp/l2.log | tail -n1)"; return 1; }
+	metric snapdev_load_to_tick_ms $((($(now_ns) - t0) / 1000000))
+	sd_wait_ticks 5 60 || { SD_WHY="L2 ticked $(sd_ticks) times ok after the load, not 5: $(grep 'MARK tick' /tmp/l2.log | tail -n1)"; return 1; }
+	last=$(sd_tick /tmp/l2-before.log 3 last) next=$(sd_tick /tmp/l2.log 3 first)
+	tok0=$(sd_tick /tmp/l2-before.log 5 last) tok1=$(sd_tick /tmp/l2.log 5 last)
+	echo "snapshot-dev: tick $last before, $next after; token $tok0 / $tok1"
+	[ "$next" -gt "$last" ] && [ "$next" -le $((last + 2)) ] ||
+		{ SD_WHY="L2 went on from tick $next after tick $last"; return 1; }
+	! grep -q '^SKIFF-L2: init' /tmp/l2.log || { SD_WHY="L2 booted again"; return 1; }
+	[ -n "$tok0" ] && [ "$tok0" = "$tok1" ] || { SD_WHY="L2's token changed"; return 1; }
+	! grep -q '^SKIFF-L2-MARK tick .*=bad' /tmp/l2.log ||
+		{ SD_WHY="a check failed after the load: $(grep 'MARK tick .*=bad' /tmp/l2.log | head -n1)"; return 1; }
+	ping -c 3 -W 3 "$SD_L2" >/dev/null || { SD_WHY="L1 cannot ping the restored L2"; return 1; }
+	i=0
+	while ! grep -q '^SKIFF-L2-MARK iperf3 rc=' /tmp/l2.log && [ $i -lt 300 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	grep -q '^SKIFF-L2-MARK iperf3 rc=0' /tmp/l2.log ||
+		{ SD_WHY="L2's iperf3 stream did not survive: $(grep 'MARK iperf3' /tmp/l2.log) $(tail -n 3 /tmp/iperf3-s.log)"; return 1; }
+	echo "snapshot-dev: restored"
+	sd_want "$SD_S2" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
+		{ SD_WHY="SendCtrlAltDel refused"; return 1; }
+	wait "$boot_pid"
+	rc=$(cat /tmp/vmm.rc 2>/dev/null)
+	[ "$rc" = 0 ] || { SD_WHY="skiff exited '$rc' after SendCtrlAltDel"; return 1; }
+	# The records as the host's image holds them.
+	n=$(sd_tick /tmp/l2.log 3 last)
+	for k in 1 "$n"; do
+		got=$(dd if="$SD_IMG" bs=512 skip="$k" count=1 2>/dev/null | tr -d '\000')
+		[ "$got" = "record $k $tok0" ] || { SD_WHY="the image's record $k is '$got'"; return 1; }
+	done
+}
+
+l1() {
+	SD_WHY=""
+	tap_up "$SD_L1" || { fail "tap0 setup failed"; return; }
+	truncate -s 16M "$SD_IMG"
+	iperf3 -s -1 >/tmp/iperf3-s.log 2>&1 &
+	if ! sd_boot_and_save; then
+		fail "before the snapshot: $SD_WHY"
+		tail -n 20 /tmp/vmm.err
+		sd_stop
+		return
+	fi
+	if ! sd_load_and_check; then
+		fail "restore: $SD_WHY"
+		tail -n 20 /tmp/vmm.err
+		sd_stop
+		return
+	fi
+	pass
+}
+
+# sd_l2_tick N TOKEN: record N on vda, every record read back, a ping, hwrng.
+sd_l2_tick() {
+	printf 'record %s %s' "$1" "$2" | dd of=/dev/vda bs=512 seek="$1" conv=sync oflag=direct 2>/dev/null &&
+		printf 'record %s %s' "$1" "$2" | dd bs=512 conv=sync 2>/dev/null >>/tmp/expect &&
+		dd if=/dev/vda bs=512 skip=1 count="$1" iflag=direct 2>/dev/null | cmp -s - /tmp/expect &&
+		d=ok || d=bad
+	ping -c 1 -W 3 "$SD_L1" >/dev/null 2>&1 && p=ok || p=bad
+	[ "$(timeout 5 head -c 16 /dev/hwrng | wc -c)" = 16 ] && r=ok || r=bad
+	echo "SKIFF-L2-MARK tick $1 $(cut -d' ' -f1 /proc/uptime) $2 disk=$d net=$p rng=$r"
+}
+
+l2() {
+	wait_for /sys/class/net/eth0 && wait_for /dev/vda && wait_for /dev/hwrng ||
+		{ fail "L2 lacks eth0, vda or hwrng"; return; }
+	ip addr add "$SD_L2/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return; }
+	token=$(cat /proc/sys/kernel/random/uuid)
+	: >/tmp/expect
+	(
+		iperf3 -c "$SD_L1" -t 20 -b 2M >/tmp/iperf3-c.log 2>&1
+		echo "SKIFF-L2-MARK iperf3 rc=$? $(grep -E 'sender|receiver' /tmp/iperf3-c.log | tr -s ' ' | tr '\n' ' ')"
+	) &
+	n=0
+	# Until Ctrl-Alt-Del ends it (bounded: 300 ticks).
+	while [ $n -lt 300 ]; do
+		n=$((n + 1))
+		sd_l2_tick "$n" "$token"
+		sleep 0.5
+	done
+}
