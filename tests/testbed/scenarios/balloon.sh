@@ -12,7 +12,7 @@
 # Metrics: balloon_rss_before_mib, balloon_rss_after_mib,
 # balloon_rss_drop_mib, balloon_inflate_ms, balloon_rss_mib_per_s (RSS
 # recovered per second of inflating).
-TIMEOUT=150 # 32 s measured alone, 58 and 83 s beside compiles (issue 33.5)
+TIMEOUT=120 # 32 s measured alone, 58 and 83 s beside compiles; 18, 26 s in clean-clone runs
 L1_EXTRA_FILES="/usr/bin/curl"
 L2_EXTRA_MODULES="virtio_balloon"
 EXPECT="SKIFF-L2: init
