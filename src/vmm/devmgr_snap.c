@@ -3,12 +3,13 @@
  * list (what asked for each device, so a load builds the same ones: the
  * disk's path opened and locked again, the tap opened by name), and per
  * device, as sections named by its place in the manager, its PCI function
- * and virtio transport, then the kind's own state (dev_ops.save). */
+ * (and virtio transport), then the kind's own state (dev_ops.save). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/snap.h"
+#include "pci/pci.h"
 #include "virtio/virtio_pci.h"
 #include "vmm/devmgr.h"
 
@@ -21,7 +22,7 @@ int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen)
 				 e->kind->no_snapshot);
 			return -1;
 		}
-		if (!e->d.ops->save || !e->d.ops->restore || e->kind->transport != DM_VIRTIO_PCI) {
+		if (!e->d.ops->save || !e->d.ops->restore) {
 			snprintf(err, errlen,
 				 "cannot snapshot a VM with %s: its kind saves no state yet",
 				 e->name);
@@ -91,7 +92,8 @@ int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_
 		/* The kind first: virtio-blk drains, and the queues it
 		 * completes into are then saved as they end up. */
 		if (e->d.ops->save(e->d.dev, w, SNAP_ID_DEVICE, i, err, errlen) < 0 ||
-		    (e->d.vdev && virtio_pci_save(e->d.vdev, w, i, err, errlen) < 0))
+		    (e->d.vdev && virtio_pci_save(e->d.vdev, w, i, err, errlen) < 0) ||
+		    (e->d.pci && pci_device_save(e->d.pci, w, i, err, errlen) < 0))
 			return -1;
 	}
 	return 0;
@@ -171,10 +173,12 @@ static int devmgr_restore_check(const struct devmgr *dm, const struct snap_image
 				 dm->devs[i].name);
 			r = -1;
 		}
-		/* A device without a transport (tests) has its own section only. */
-		for (size_t k = dm->devs[i].d.vdev ? 0 : 2;
+		/* A PCI-native device has no transport section; a device
+		 * without a transport (tests) has its own section only. */
+		const struct device *d = &dm->devs[i].d;
+		for (size_t k = d->vdev || d->pci ? 0 : 2;
 		     r == 0 && k < sizeof(ids) / sizeof(ids[0]); k++)
-			if (!snap_find(img, ids[k], i)) {
+			if ((k != 1 || d->vdev) && !snap_find(img, ids[k], i)) {
 				snprintf(err, errlen, "snapshot has no %s state for %s",
 					 snap_id_name(ids[k]), dm->devs[i].name);
 				r = -1;
@@ -196,7 +200,8 @@ int devmgr_restore(struct devmgr *dm, const struct snap_image *img, char *err, s
 		/* The kind's section first: it refuses before the transport changes. */
 		if (e->d.ops->restore(e->d.dev, s->data, s->len, err, errlen) < 0 ||
 		    (e->d.vdev && virtio_pci_restore(e->d.vdev, p->data, p->len, t->data, t->len,
-						     err, errlen) < 0))
+						     err, errlen) < 0) ||
+		    (e->d.pci && pci_device_restore(e->d.pci, p->data, p->len, err, errlen) < 0))
 			return -1;
 	}
 	return 0;

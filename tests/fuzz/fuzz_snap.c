@@ -10,8 +10,9 @@
  * sections (id, instance, length, payload) wrapped into a valid file, so
  * the payloads' own checks are reached.
  *
- * Also the device list (devmgr_snap_list) and a virtio-pci function's
- * sections (virtio_pci_restore) onto a fresh device on a fake PCI bus.
+ * Also the device list (devmgr_snap_list), a virtio-pci function's
+ * sections (virtio_pci_restore) onto a fresh device on a fake PCI bus,
+ * and a balloon's own section (virtio_balloon_restore).
  *
  * Checked beyond ASan/UBSan: a parsed image's sections lie inside the
  * input, end to end; a refused payload leaves its device as it was (a
@@ -25,6 +26,7 @@
 #include "core/snap.h"
 #include "devices/legacy/i8042.h"
 #include "devices/legacy/uart8250.h"
+#include "devices/virtio-balloon/virtio_balloon_priv.h"
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 #include "virtio/virtio_pci.h"
@@ -125,6 +127,31 @@ static void transport(const struct snap_image *img)
 	bus_destroy(&trap);
 }
 
+/* Instance 1's device section as a balloon's (stats=1, deflate-on-oom;
+ * the fuzzer's RAM holds no MiB target) onto a fresh one: refused, the balloon as it was;
+ * taken, a target within RAM and a held head within the queue. */
+static void balloon(const struct snap_image *img)
+{
+	const struct snap_section *s = snap_find(img, SNAP_ID_DEVICE, 1);
+	if (!s)
+		return;
+	struct balloon_spec spec = {.deflate_on_oom = true, .stats_s = 1};
+	char err[256];
+	struct virtio_dev *v =
+	    virtio_balloon_create("virtio-balloon0", &spec, &fz_gm, err, sizeof(err));
+	FZ_CHECK(v != NULL);
+	struct virtio_balloon *b = v->priv;
+	if (virtio_balloon_restore(v, s->data, s->len, err, sizeof(err)) < 0) {
+		FZ_CHECK(err[0] && !strchr(err, '\n'));
+		FZ_CHECK(atomic_load(&b->num_pages) == 0 && b->restored_head == -1 &&
+			 b->spec.stats_s == 1 && !b->gstats.have);
+	} else {
+		FZ_CHECK(atomic_load(&b->num_pages) <= b->ram_pages && b->spec.stats_s &&
+			 b->restored_head >= -1 && b->restored_head < (int)v->queue_max_size);
+	}
+	virtio_balloon_destroy(v);
+}
+
 static void device_list(const struct snap_image *img)
 {
 	struct devmgr_snap_list l;
@@ -154,8 +181,10 @@ static void checks(const uint8_t *b, size_t len, bool with_ram)
 	(void)arch_vm_check(&img, err, sizeof(err));
 	legacy(&img);
 	device_list(&img);
-	if (with_ram) /* fz_gm is set up */
+	if (with_ram) { /* fz_gm is set up */
 		transport(&img);
+		balloon(&img);
+	}
 	snap_image_free(&img);
 }
 

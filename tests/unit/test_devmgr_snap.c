@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/snap.h"
+#include "pci/pci.h"
 #include "vmm/devmgr.h"
 
 struct counter_dev {
@@ -219,13 +220,62 @@ static void test_device_list(void **state)
 	}
 }
 
+/* A PCI-native device (the e1000): its PCI function is saved with its
+ * own section, and a snapshot without it is refused before the device
+ * changes; it has no transport section to ask for. */
+static void test_pci_native(void **state)
+{
+	(void)state;
+	struct devmgr a = {0}, b = {0};
+	struct counter_dev a0 = {7}, b0 = {0};
+	struct pci_device pa, pb;
+	pci_device_init(&pa, "counter0", 0x1af4, 0x1000, 0x020000, 0);
+	pci_device_init(&pb, "counter0", 0x1af4, 0x1000, 0x020000, 0);
+	pa.cfg[PCI_INTERRUPT_LINE] = 9; /* the guest's write */
+	add(&a, &counter_kind, &saving_ops, &a0);
+	add(&b, &counter_kind, &saving_ops, &b0);
+	a.devs[0].d.pci = &pa;
+	b.devs[0].d.pci = &pb;
+	struct snap_writer w;
+	snap_writer_init(&w);
+	char err[200];
+	assert_int_equal(devmgr_save(&a, &w, err, sizeof(err)), 0);
+	size_t n;
+	const uint8_t *ib = snap_writer_image(&w, &n);
+	struct snap_image img;
+	assert_int_equal(snap_parse(&img, ib, n, err, sizeof(err)), 0);
+	assert_non_null(snap_find(&img, SNAP_ID_PCI_FN, 0));
+	assert_null(snap_find(&img, SNAP_ID_VIRTIO_PCI, 0));
+	/* Without its PCI function: refused, the device untouched. */
+	struct snap_writer w2;
+	snap_writer_init(&w2);
+	for (uint32_t i = 0; i < img.nr; i++)
+		if (img.sec[i].id != SNAP_ID_PCI_FN)
+			assert_int_equal(snap_put(&w2, img.sec[i].id, img.sec[i].instance,
+						  img.sec[i].data, img.sec[i].len),
+					 0);
+	size_t n2;
+	const uint8_t *ib2 = snap_writer_image(&w2, &n2);
+	struct snap_image img2;
+	assert_int_equal(snap_parse(&img2, ib2, n2, err, sizeof(err)), 0);
+	assert_int_equal(devmgr_restore(&b, &img2, err, sizeof(err)), -1);
+	assert_string_equal(err, "snapshot has no pci-function state for counter0");
+	assert_int_equal(b0.value, 0);
+	assert_int_equal(devmgr_restore(&b, &img, err, sizeof(err)), 0);
+	assert_int_equal(b0.value, 7);
+	assert_int_equal(pb.cfg[PCI_INTERRUPT_LINE], 9);
+	snap_image_free(&img2);
+	snap_writer_free(&w2);
+	snap_image_free(&img);
+	snap_writer_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_device_list),
-	    cmocka_unit_test(test_vfio_refuses),
-	    cmocka_unit_test(test_kind_without_state_refuses),
+	    cmocka_unit_test(test_round_trip),	 cmocka_unit_test(test_device_list),
+	    cmocka_unit_test(test_vfio_refuses), cmocka_unit_test(test_kind_without_state_refuses),
+	    cmocka_unit_test(test_pci_native),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 /* Each virtio kind's own snapshot section (dev_ops.save and restore):
  * virtio-blk, virtio-net and virtio-rng round-trip onto a fresh device of
  * the same configuration; a section of another disk size, another MAC,
- * vhost, or cut short anywhere is refused with the device as it was. */
+ * or cut short anywhere is refused with the device as it was. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,16 +132,19 @@ static void test_net(void **state)
 	struct virtio_net *a = net_make(mac, &w1);
 	uint8_t *p;
 	size_t n = save(&ops, a, &p);
-	/* vhost's ring positions are in the kernel: refused, in one line. */
+	/* vhost=on whose rings vhost does not run (no DRIVER_OK yet, or
+	 * the built-in path after a fallback): the same section, nothing to
+	 * fetch from the kernel. The running case needs /dev/vhost-net: the
+	 * testbed's. */
 	a->vhost_on = true;
-	struct snap_writer w;
-	snap_writer_init(&w);
-	char err[200] = "";
-	assert_int_equal(virtio_net_save(a, &w, SNAP_ID_DEVICE, 0, err, sizeof(err)), -1);
-	assert_string_equal(err,
-			    "cannot snapshot a VM with virtio-net0: vhost=on is not saved yet");
+	uint8_t *pv;
+	size_t nv = save(&ops, a, &pv);
+	assert_int_equal(nv, n);
+	assert_memory_equal(pv, p, n);
+	assert_false(a->vhost_running);
+	free(pv);
 	a->vhost_on = false;
-	snap_writer_free(&w);
+	char err[200] = "";
 	struct virtio_net *b = net_make(mac, &w2);
 	assert_int_equal(virtio_net_restore(b, p, n, err, sizeof(err)), 0);
 	cuts_refused(&ops, b, p, n);

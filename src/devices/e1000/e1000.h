@@ -19,6 +19,7 @@
 struct e1000;
 struct iothread;
 struct pci_device;
+struct snap_writer;
 
 /* Which register writes may wait in KVM's coalesced ring (e1000.c has the
  * table and the rule). ALL also batches the TX doorbell: it exists only to
@@ -57,6 +58,16 @@ const char *e1000_name(const struct e1000 *d);
 unsigned int e1000_counter_count(void);
 const char *e1000_counter_name(unsigned int i);
 const counter_t *e1000_counter(const struct e1000 *d, unsigned int i);
+
+/* Snapshots (e1000_snap.c, with struct dev_ops' save and restore
+ * signatures): the card's state as section (id, instance) on a paused VM
+ * (the coalesced ring drained first); that payload back onto a card built
+ * the same way whose guest has not run, checked whole before anything
+ * changes. 0, or -1 with one line in err. Its PCI function is saved
+ * apart (pci_device_save). */
+int e1000_save(struct e1000 *d, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+	       size_t errlen);
+int e1000_restore(struct e1000 *d, const void *data, size_t len, char *err, size_t errlen);
 
 /* Moves packets tap -> guest until the tap is empty, the guest has no
  * buffers or the budget is spent (the I/O thread calls it). */

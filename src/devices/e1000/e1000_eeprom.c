@@ -147,3 +147,11 @@ void e1000_mdic_write(struct e1000 *d, uint32_t v)
 	if (v & E1000_MDIC_INT_EN)
 		e1000_set_ics(d, E1000_ICR_MDAC);
 }
+
+bool e1000_phy_fits(const struct e1000 *d, const uint16_t *phy)
+{
+	for (unsigned int r = 0; r < 32; r++)
+		if ((phy[r] ^ d->phy[r]) & ~phy_wmask[r])
+			return false;
+	return true;
+}

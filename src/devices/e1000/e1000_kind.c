@@ -27,10 +27,23 @@ static void e1000_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 		emit(ctx, e1000_name(d), e1000_counter_name(i), counter_get(e1000_counter(d, i)));
 }
 
+static int e1000_dev_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance,
+			  char *err, size_t errlen)
+{
+	return e1000_save(dev, w, id, instance, err, errlen);
+}
+
+static int e1000_dev_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
+{
+	return e1000_restore(dev, data, len, err, errlen);
+}
+
 static const struct dev_ops e1000_dev_ops = {
     .stop = e1000_dev_stop,
     .destroy = e1000_dev_destroy,
     .counters = e1000_dev_counters,
+    .save = e1000_dev_save,
+    .restore = e1000_dev_restore,
 };
 
 int e1000_spec_check(const void *spec, char *err, size_t errlen)

@@ -217,6 +217,9 @@ void e1000_eecd_write(struct e1000 *d, uint32_t v);
 uint32_t e1000_eecd_read(struct e1000 *d);
 void e1000_eerd_write(struct e1000 *d, uint32_t v);
 void e1000_mdic_write(struct e1000 *d, uint32_t v);
+/* Whether phy (32 registers) differs from this PHY, as reset, only in
+ * the bits a driver can write (a restored PHY: e1000_snap.c). */
+bool e1000_phy_fits(const struct e1000 *d, const uint16_t *phy);
 
 /* e1000_tx.c: runs the TX ring from TDH towards TDT, at most one lap and
  * `budget` descriptors; true if it stopped for the budget with more to

@@ -255,7 +255,8 @@ static int balloon_activate(struct virtio_dev *vdev)
 	pthread_mutex_lock(&b->mu);
 	balloon_roles(b);
 	b->active = true;
-	b->stats_head = -1;
+	b->stats_head = b->restored_head;
+	b->restored_head = -1;
 	for (unsigned int q = 0; q < vdev->num_queues; q++)
 		if (b->role[q] != BQ_NONE)
 			balloon_run(b, q); /* posted before DRIVER_OK: no kick came */
@@ -271,7 +272,7 @@ static void balloon_reset(struct virtio_dev *vdev)
 	struct virtio_balloon *b = balloon_of(vdev);
 	pthread_mutex_lock(&b->mu);
 	b->active = false;
-	b->stats_head = -1;
+	b->stats_head = b->restored_head = -1;
 	atomic_store(&b->actual, 0);
 	balloon_stats_arm(b, false);
 	pthread_mutex_unlock(&b->mu);
@@ -315,7 +316,7 @@ struct virtio_dev *virtio_balloon_create(const char *name, const struct balloon_
 	snprintf(b->name, sizeof(b->name), "%s", name);
 	b->spec = *s;
 	b->ram_pages = gm->size >> VIRTIO_BALLOON_PFN_SHIFT;
-	b->stats_head = -1;
+	b->stats_head = b->restored_head = -1;
 	b->discard = discard_host;
 	atomic_store(&b->num_pages, s->amount_mib * BALLOON_PAGES_PER_MIB);
 	struct virtio_dev *vdev = &b->vdev;

@@ -84,6 +84,15 @@ int virtio_balloon_update(struct virtio_dev *vdev, const char *spec, char *err, 
  * and "stat NAME" for each statistic the guest has reported
  * (Firecracker's names: swap_in, free_memory, ...). */
 void virtio_balloon_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
+/* Snapshots (virtio_balloon_snap.c), as struct dev_ops' save and restore
+ * (dev: the struct virtio_dev): the config space, the target and interval
+ * the API last set, the held stats buffer and the last statistics; a
+ * restore checks all of it before it changes anything, before the
+ * transport's restore activates the device. 0, or -1 with one line. */
+struct snap_writer;
+int virtio_balloon_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+			size_t errlen);
+int virtio_balloon_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
 /* The stats timer's handler; tests call it directly. */
 void virtio_balloon_stats_tick(void *opaque, uint32_t events);
 

@@ -49,6 +49,7 @@ struct virtio_balloon {
 	_Atomic uint32_t num_pages, actual;	/* the config space */
 	enum balloon_role role[4];		/* per queue, from the negotiated features */
 	int stats_head;				/* the held stats buffer, or -1 */
+	int restored_head;			/* stats_head from a snapshot, for activate */
 	struct balloon_guest_stats gstats;	/* the last complete read */
 	int tfd;				/* the stats timer */
 	struct iothread *io;			/* set by start */

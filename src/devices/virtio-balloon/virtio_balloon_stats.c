@@ -210,6 +210,8 @@ static const struct dev_ops balloon_dev_ops = {
     .destroy = balloon_dev_destroy,
     .counters = balloon_dev_counters,
     .update = balloon_dev_update,
+    .save = virtio_balloon_save,
+    .restore = virtio_balloon_restore,
 };
 
 int virtio_balloon_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

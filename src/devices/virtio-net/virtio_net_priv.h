@@ -232,6 +232,10 @@ static inline bool virtio_net_gso_ok(const struct virtio_dev *v, uint8_t gso, un
  * control queue stays with skiff. */
 int virtio_net_vhost_start(struct virtio_net *n);
 void virtio_net_vhost_stop(struct virtio_net *n);
+/* A snapshot of a paused VM: the running rings stopped where vhost
+ * stands, their positions in the virtqs, and the built-in path from there
+ * on (virtio_net_snap.c). No-op when vhost is not running. */
+void virtio_net_vhost_park(struct virtio_net *n);
 void virtio_net_sched_event(void *opaque, uint32_t events);
 /* Asks the I/O thread to resume a pair's RX and/or TX work
  * (VIRTIO_NET_SCHED_*). */

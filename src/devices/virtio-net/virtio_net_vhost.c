@@ -128,3 +128,23 @@ void virtio_net_vhost_stop(struct virtio_net *n)
 	}
 	n->vhost_running = false;
 }
+
+void virtio_net_vhost_park(struct virtio_net *n)
+{
+	if (!n->vhost_running)
+		return;
+	/* VHOST_GET_VRING_BASE stops each ring and says where it stands:
+	 * the virtqs take that position (virtq_resume_at) for the
+	 * transport's save; the load's activate hands it back with
+	 * VHOST_SET_VRING_BASE (vhost_net_start_ring). */
+	for (unsigned int i = 0; i < n->npairs; i++)
+		vhost_net_stop(&n->pairs[i].vhost, &n->vdev.vqs[2 * i]);
+	virtio_net_vhost_stop(n);
+	/* This process goes on with the built-in path from there, on the
+	 * I/O thread the save holds until the files are written: vhost's
+	 * kernel worker would move packets into a paused guest's memory
+	 * while it is written. The driver's next reset starts vhost again. */
+	atomic_store(&n->active, true);
+	virtio_net_schedule(&n->pairs[0], VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
+	log_info("%s: vhost stopped for a snapshot; the built-in data path goes on", n->name);
+}

@@ -142,6 +142,7 @@ static int vsock_activate(struct virtio_dev *vdev)
 	struct virtio_vsock *v = vsock_of(vdev);
 	pthread_mutex_lock(&v->mu);
 	v->active = true;
+	vsock_evq_run(v); /* after a restore: the guest drops its streams */
 	if (on_own_thread(v))
 		vsock_run(v);
 	else
@@ -158,6 +159,7 @@ static void vsock_reset(struct virtio_dev *vdev)
 	struct virtio_vsock *v = vsock_of(vdev);
 	pthread_mutex_lock(&v->mu);
 	v->active = false;
+	v->reset_owed = false; /* a driver that starts again has no streams */
 	for (unsigned int i = 0; i < v->hw; i++) {
 		struct vsock_conn *c = &v->conns[i];
 		if (c->state == VS_FREE)
@@ -177,8 +179,14 @@ static void vsock_reset(struct virtio_dev *vdev)
 static void vsock_queue_notify(struct virtio_dev *vdev, unsigned int q)
 {
 	struct virtio_vsock *v = vsock_of(vdev);
-	if (q == VSOCK_EVQ)
-		return; /* its buffers wait for a TRANSPORT_RESET we never send */
+	if (q == VSOCK_EVQ) {
+		/* Its buffers wait for a TRANSPORT_RESET, owed only after a
+		 * restore (virtio_vsock_snap.c). */
+		pthread_mutex_lock(&v->mu);
+		vsock_evq_run(v);
+		pthread_mutex_unlock(&v->mu);
+		return;
+	}
 	counter_add(
 	    q == VSOCK_RXQ ? &v->stats.rx_queue_event_count : &v->stats.tx_queue_event_count, 1);
 	pthread_mutex_lock(&v->mu);
@@ -334,6 +342,8 @@ static const struct dev_ops vsock_dev_ops = {
     .stop = vsock_dev_stop,
     .destroy = vsock_dev_destroy,
     .counters = vsock_dev_counters,
+    .save = virtio_vsock_save,
+    .restore = virtio_vsock_restore,
 };
 
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

@@ -66,5 +66,13 @@ void virtio_vsock_poll(struct virtio_dev *vdev);
 /* The epoll fd the I/O thread watches. */
 int virtio_vsock_epoll_fd(struct virtio_dev *vdev);
 void virtio_vsock_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ctx);
+/* Snapshots (virtio_vsock_snap.c), as struct dev_ops' save and restore
+ * (dev: the struct virtio_dev): its guest CID; streams are not saved, and
+ * a restored device sends the guest a TRANSPORT_RESET event once active.
+ * 0, or -1 with one line, the device unchanged. */
+struct snap_writer;
+int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		      size_t errlen);
+int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
 
 #endif

@@ -86,6 +86,7 @@ struct virtio_vsock {
 	char name[24];
 	pthread_mutex_t mu; /* everything below */
 	bool active;	    /* DRIVER_OK and not reset */
+	bool reset_owed;    /* restored: a TRANSPORT_RESET event is owed (virtio_vsock_snap.c) */
 	uint64_t cid;
 	char uds[VSOCK_UDS_MAX + 1];
 	int listen_fd, epfd;
@@ -129,6 +130,10 @@ void vsock_conn_reset_all(struct virtio_vsock *v);
 /* virtio_vsock_tx.c: the guest's packets. mu held. */
 void vsock_tx_run(struct virtio_vsock *v);
 void vsock_orphan_rst(struct virtio_vsock *v, uint32_t src_port, uint32_t dst_port);
+
+/* virtio_vsock_snap.c: the event queue; sends an owed TRANSPORT_RESET
+ * into the guest's next event buffer. mu held. */
+void vsock_evq_run(struct virtio_vsock *v);
 
 /* virtio_vsock_rx.c: packets to the guest. mu held. */
 void vsock_rx_run(struct virtio_vsock *v);

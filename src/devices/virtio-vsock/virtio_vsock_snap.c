@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+/* virtio-vsock's state in a snapshot (docs/SNAPSHOT.md): its queue
+ * positions are the transport's; what is the device's is which guest it
+ * serves (guest_cid). Its streams are the host's sockets and cannot
+ * survive a new process: none is saved, and on restore the guest is told
+ * with a VIRTIO_VSOCK_EVENT_TRANSPORT_RESET on the event queue (virtio
+ * 1.2 5.10.6.7, as Firecracker does on snapshot load), so its driver
+ * drops its connections, reads the CID again and can connect anew. */
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/dma.h"
+#include "core/snap.h"
+#include "devices/virtio-vsock/virtio_vsock_priv.h"
+
+#define VSOCK_SNAP_LAYOUT 1u
+
+struct vsock_snap {
+	uint32_t layout, zero;
+	uint64_t cid;
+};
+
+int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		      size_t errlen)
+{
+	const struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
+	struct vsock_snap s = {.layout = VSOCK_SNAP_LAYOUT, .cid = v->cid};
+	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
+{
+	struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
+	struct vsock_snap s;
+	const char *why = len != sizeof(s) ? "its size is wrong" : NULL;
+	if (!why) {
+		memcpy(&s, data, sizeof(s));
+		why = s.layout != VSOCK_SNAP_LAYOUT ? "its layout is unknown"
+		      : s.zero			    ? "a reserved field is set"
+		      : s.cid != v->cid		    ? "its guest CID differs"
+						    : NULL;
+	}
+	if (why) {
+		snprintf(err, errlen, "%s: saved state refused: %s", v->name, why);
+		return -1;
+	}
+	pthread_mutex_lock(&v->mu);
+	v->reset_owed = true; /* sent once the transport activates the queues */
+	pthread_mutex_unlock(&v->mu);
+	return 0;
+}
+
+void vsock_evq_run(struct virtio_vsock *v)
+{
+	struct virtq *vq = &v->vdev.vqs[VSOCK_EVQ];
+	const struct guest_mem *gm = v->vdev.gm;
+	if (!v->active || !v->reset_owed || virtq_pop(vq, gm, &v->elem) <= 0)
+		return; /* nothing owed, or no buffer yet: the guest's next kick */
+	struct virtio_vsock_event ev = {.id = htole32(VIRTIO_VSOCK_EVENT_TRANSPORT_RESET)};
+	uint32_t n = 0;
+	if (!v->elem.out_num && v->elem.in_len >= sizeof(ev)) {
+		/* Relaxed: virtq_push's release fence orders it before the
+		 * used index. */
+		dma_sg_write_relaxed(v->elem.iov, v->elem.in_num, 0, &ev, sizeof(ev));
+		n = sizeof(ev);
+		v->reset_owed = false;
+	} else {
+		counter_add(&v->stats.bad_packets, 1); /* a buffer the event cannot go in */
+	}
+	if (virtq_push(vq, gm, v->elem.head, n) == 0)
+		virtio_notify_if_needed(&v->vdev, VSOCK_EVQ);
+}
