@@ -81,13 +81,11 @@ static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct
 	const char *mem = snap_mem_path(s, rep);
 	if (!mem)
 		return;
-	if (s->track_dirty_pages || s->enable_diff_snapshots)
-		return api_reply_fault(rep, 400,
-				       "Load snapshot error: dirty page tracking "
-				       "(track_dirty_pages) is not supported by skiff yet");
 	int status;
 	struct vmm_config base = f->base;
 	base.disk_replace = f->serving;
+	/* enable_diff_snapshots: Firecracker's older name of the same switch */
+	base.track_dirty_pages = s->track_dirty_pages || s->enable_diff_snapshots;
 	if (vmm_snapshot_load(f->vmm, &base, s->snapshot_path, mem, s->resume_vm, f->start_ns,
 			      &status, why, sizeof(why)) < 0) {
 		api_fc_log(f, "Error", "Load snapshot error: %s", why);

@@ -152,6 +152,7 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 		c.mem = (uint64_t)f->cfg.machine.mem_size_mib << 20;
 		c.cpus = (int)f->cfg.machine.vcpu_count;
 		c.iothreads = (int)f->cfg.machine.skiff_iothreads;
+		c.track_dirty_pages = f->cfg.machine.track_dirty_pages;
 		if (f->cfg.machine.seen & FC_MACHINE_SEEN_CPU_PM)
 			c.cpu_pm = f->cfg.machine.skiff_cpu_pm;
 		if (f->cfg.machine.seen & FC_MACHINE_SEEN_HALT_POLL) {

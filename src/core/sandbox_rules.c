@@ -223,6 +223,8 @@ static const struct sandbox_rule snapshot[] = {
     IOCTL(KVM_GET_MP_STATE),
     IOCTL(KVM_GET_IRQCHIP),
     IOCTL(KVM_GET_PIT2),
+    IOCTL(KVM_GET_DIRTY_LOG),	/* a Diff snapshot (core/vm_dirty.c) */
+    IOCTL(KVM_CLEAR_DIRTY_LOG), /* with KVM's manual protect */
     ALLOW(ftruncate),
     ALLOW(fsync),
 };

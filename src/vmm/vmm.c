@@ -16,6 +16,7 @@
 #include "core/console.h"
 #include "core/sandbox.h"
 #include "core/vcpu.h"
+#include "core/vm_dirty.h"
 #include "pci/pci.h"
 #include "devices/vfio/vfio.h"
 #include "vmm/platform.h"
@@ -195,6 +196,12 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (r < 0) {
 		/* Not being able to use /dev/kvm is a setup problem, like bad input. */
 		*status = v->vm.vm_fd < 0 ? EXIT_USAGE : EXIT_RUNTIME;
+		goto fail;
+	}
+	/* A fresh boot's pages are all dirty (no file holds any yet); a
+	 * restore's memory file holds them all. */
+	if (c->track_dirty_pages && vm_dirty_enable(&v->vm, !c->mem_file, err, errlen) < 0) {
+		*status = EXIT_RUNTIME;
 		goto fail;
 	}
 	sandbox_enable(!c->no_seccomp);

@@ -62,6 +62,9 @@ struct vmm_config {
 	/* A snapshot's restore (vmm_snapshot_load): guest RAM is this file,
 	 * mapped privately, and no kernel is loaded. */
 	const char *mem_file;
+	/* machine-config's track_dirty_pages (or /snapshot/load's): KVM's
+	 * dirty log and the VMM's (core/vm_dirty.h), for Diff snapshots. */
+	bool track_dirty_pages;
 	int unpack;	    /* 0 host, 1 guest */
 	int console_filter; /* enum console_filter_mode; 0: by stdout */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];

@@ -47,8 +47,9 @@ def cases(sk):
            "unknown variant `Disk`, expected `File` or `Uffd`")
     yield ("PUT", "/snapshot/load", {**good, "mem_backend": {"backend_type": "File"}},
            "missing field `backend_path`")
+    # Dirty page tracking is taken: the load goes on to the file itself.
     yield ("PUT", "/snapshot/load", {**good, "track_dirty_pages": True},
-           "dirty page tracking (track_dirty_pages) is not supported by skiff yet")
+           "Load snapshot error: snapshot is truncated")
     yield ("PUT", "/snapshot/load", {**good, "network_overrides": []}, "unknown field")
     yield ("PUT", "/snapshot/load", {**good, "snapshot_path": sk.path("nope")},
            "Load snapshot error: cannot open snapshot")
