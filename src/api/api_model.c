@@ -219,7 +219,7 @@ static const char *const cpu_templates[] = {"C3", "T2", "T2S", "T2CL", "T2A", "V
 
 /* What skiff does not do is refused, never stored and ignored: SMT (the
  * guest sees one thread per core), huge pages, CPU templates. Dirty page
- * tracking is taken: it only serves snapshots, which skiff has not. */
+ * tracking is taken: it serves Diff snapshots (core/vm_dirty.h). */
 int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen)
 {
 	size_t n = sizeof(cpu_templates) / sizeof(cpu_templates[0]), i = 0;

@@ -44,6 +44,13 @@ void dirty_log_take(struct dirty_log *d, uint64_t *out)
 		out[w] |= atomic_exchange_explicit(&d->bits[w], 0, memory_order_acquire);
 }
 
+void dirty_log_put(struct dirty_log *d, const uint64_t *bits)
+{
+	for (uint64_t w = 0; w < dirty_words(d->pages); w++)
+		if (bits[w])
+			atomic_fetch_or_explicit(&d->bits[w], bits[w], memory_order_relaxed);
+}
+
 void dirty_bits_or(uint64_t *dst, uint64_t off, const uint64_t *src, uint64_t nbits)
 {
 	if (off % 64 == 0) {

@@ -51,6 +51,9 @@ void dirty_log_free(struct dirty_log *d);
 void dirty_log_mark(struct dirty_log *d, const void *p, size_t len);
 /* ORs the marks into out (dirty_words(pages) words) and clears them. */
 void dirty_log_take(struct dirty_log *d, uint64_t *out);
+/* ORs bits back into the log: a taken set that was not saved after all
+ * (a failed Diff snapshot) is dirty still. */
+void dirty_log_put(struct dirty_log *d, const uint64_t *bits);
 
 /* ORs the nbits bits of src into dst from bit off (KVM's per-slot bitmap
  * into the whole mapping's). */

@@ -225,6 +225,7 @@ static const struct sandbox_rule snapshot[] = {
     IOCTL(KVM_GET_PIT2),
     IOCTL(KVM_GET_DIRTY_LOG),	/* a Diff snapshot (core/vm_dirty.c) */
     IOCTL(KVM_CLEAR_DIRTY_LOG), /* with KVM's manual protect */
+    ALLOW(pwrite64),		/* a Diff's pages at their offsets */
     ALLOW(ftruncate),
     ALLOW(fsync),
 };

@@ -130,7 +130,9 @@ int vmm_resume(struct vmm *v);
 int vmm_ctrl_alt_del(struct vmm *v);
 /* Snapshots (docs/SNAPSHOT.md), from the thread that runs vmm_wait's
  * serve. vmm_snapshot_create, on a paused VM: the state into state_path,
- * guest RAM into mem_path. 0, or -1 with one line in err (a device that
+ * guest RAM into mem_path (diff: only the pages dirtied since the last
+ * snapshot or the boot, at their offsets; refused without
+ * track_dirty_pages). 0, or -1 with one line in err (a device that
  * cannot be saved is named before any file is written).
  *
  * vmm_snapshot_load, on a vmm never built: reads and checks the whole
@@ -138,8 +140,8 @@ int vmm_ctrl_alt_del(struct vmm *v);
  * over mem_path mapped privately, restores every piece and starts it
  * paused; resume lets the guest run. 0, or -1 with one line in err and the
  * exit status in *status, the VM destroyed (never half-restored and run). */
-int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
-			size_t errlen);
+int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, bool diff,
+			char *err, size_t errlen);
 int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
 		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
 		      size_t errlen);

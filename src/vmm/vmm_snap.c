@@ -14,9 +14,12 @@
 #include "core/coalesced_mmio.h"
 #include "core/sandbox.h"
 #include "core/snap.h"
+#include "core/log.h"
 #include "core/vcpu.h"
+#include "core/vm_dirty.h"
 #include "iothread/iothread.h"
 #include "vmm/vmm.h"
+#include "vmm/vmm_snap_mem.h"
 
 /* The VM's shape, enough to build it again. */
 struct snap_vm_config {
@@ -110,8 +113,37 @@ static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_
 	return devmgr_save(&v->dm, w, err, errlen);
 }
 
+/* Guest RAM: whole, or (diff) the pages dirtied since the last snapshot.
+ * With tracking on, either clears the logs: the next Diff holds what is
+ * written after this one (Firecracker's rule); a failure puts them back. */
+static int vmm_snap_mem(struct vmm *v, int fd, const char *path, bool diff, char *err,
+			size_t errlen)
+{
+	struct vm *vm = &v->vm;
+	if (!vm_dirty_on(vm))
+		return snap_file_write(fd, path, vm->mem.host, vm->mem.size, err, errlen);
+	uint64_t *bits = calloc(dirty_words(vm->dirty.pages), sizeof(uint64_t)), n = 0;
+	int r = -1;
+	if (!bits || vm_dirty_collect(vm, bits) < 0)
+		snprintf(err, errlen, "cannot read the dirty page log");
+	else if (diff)
+		r = snap_mem_write_diff(fd, path, vm->mem.host, vm->mem.size, bits, &n, err,
+					errlen);
+	else
+		r = snap_file_write(fd, path, vm->mem.host, vm->mem.size, err, errlen);
+	if (r == 0 && diff)
+		log_info("snapshot: a Diff of %llu dirty pages of %llu (%llu KiB)",
+			 (unsigned long long)dirty_bits_count(bits, vm->dirty.pages),
+			 (unsigned long long)vm->dirty.pages, (unsigned long long)(n >> 10));
+	if (r < 0 && bits)
+		dirty_log_put(&vm->dirty, bits);
+	free(bits);
+	return r;
+}
+
 static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const int fd[2],
-			  const char *state_path, const char *mem_path, char *err, size_t errlen)
+			  const char *state_path, const char *mem_path, bool diff, char *err,
+			  size_t errlen)
 {
 	size_t len;
 	const uint8_t *img;
@@ -120,14 +152,14 @@ static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const int fd[2],
 			snprintf(err, errlen, "out of memory building the snapshot");
 		return -1;
 	}
-	if (snap_file_write(fd[0], mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
+	if (vmm_snap_mem(v, fd[0], mem_path, diff, err, errlen) < 0 ||
 	    snap_file_write(fd[1], state_path, img, len, err, errlen) < 0)
 		return -1;
 	return 0;
 }
 
-int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
-			size_t errlen)
+int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, bool diff,
+			char *err, size_t errlen)
 {
 	err[0] = '\0';
 	pthread_mutex_lock(&v->ctl_lock);
@@ -136,6 +168,12 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	snap_writer_init(&w);
 	if (!v->paused) {
 		snprintf(err, errlen, "the microVM is not paused");
+		goto out;
+	}
+	if (diff && !vm_dirty_on(&v->vm)) {
+		snprintf(
+		    err, errlen,
+		    "Diff snapshots are not allowed on uVMs with dirty page tracking disabled.");
 		goto out;
 	}
 	/* Refused before anything is written. */
@@ -149,7 +187,7 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	 * packets and complete requests): the state and the memory agree. */
 	for (unsigned int i = 0; i < v->nr_io_started; i++)
 		iothread_hold(&v->io[i]);
-	r = vmm_snap_write(v, &w, fd, state_path, mem_path, err, errlen);
+	r = vmm_snap_write(v, &w, fd, state_path, mem_path, diff, err, errlen);
 	for (unsigned int i = 0; i < v->nr_io_started; i++)
 		iothread_release(&v->io[i]);
 out:

@@ -9,13 +9,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/dirty.h"
 #include "core/dma.h"
 #include "fake_mem.h"
 #include "virtio/virtq.h"
+#include "vmm/vmm_snap_mem.h"
 
 #define PG  DIRTY_PAGE_SIZE
 #define RAM (64 * PG + 3 * PG) /* not a whole word of pages */
@@ -150,12 +153,50 @@ static void test_used_ring_marked(void **state)
 	fake_mem_free(&fm);
 }
 
+/* A Diff's memory file: the VM's size, the dirty pages at their offsets,
+ * zeros (holes) elsewhere, nothing left of what the file held before. */
+static void test_diff_file(void **state)
+{
+	(void)state;
+	static uint8_t ram[RAM];
+	char path[] = "/tmp/skiff-diff-XXXXXX", err[200];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	memset(ram, 0xaa, sizeof(ram));
+	static uint8_t old[RAM + 5 * PG];
+	memset(old, 0x55, sizeof(old));
+	assert_int_equal(write(fd, old, sizeof(old)), (ssize_t)sizeof(old));
+	uint64_t bits[2] = {1ull << 2 | 1ull << 3, 1ull << 2}, n = 0; /* 2, 3, 66 */
+	assert_int_equal(snap_mem_write_diff(fd, path, ram, RAM, bits, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3 * PG);
+	assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)RAM);
+	static uint8_t back[RAM];
+	assert_int_equal(pread(fd, back, RAM, 0), (ssize_t)RAM);
+	for (uint64_t pg = 0; pg < RAM / PG; pg++) {
+		bool dirty = pg == 2 || pg == 3 || pg == 66;
+		uint8_t want = dirty ? 0xaa : 0;
+		for (uint64_t i = 0; i < PG; i += 512)
+			if (back[pg * PG + i] != want)
+				fail_msg("page %llu byte %llu: %#x", (unsigned long long)pg,
+					 (unsigned long long)i, back[pg * PG + i]);
+	}
+	close(fd);
+	unlink(path);
+	/* A file that cannot be written is one line naming it. */
+	fd = open("/dev/null", O_RDONLY);
+	assert_int_equal(snap_mem_write_diff(fd, "/dev/null", ram, RAM, bits, &n, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "cannot write /dev/null"));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mark_take),	      cmocka_unit_test(test_init_all),
 	    cmocka_unit_test(test_bits_or_at_offset), cmocka_unit_test(test_next_run),
 	    cmocka_unit_test(test_dma_marks),	      cmocka_unit_test(test_used_ring_marked),
+	    cmocka_unit_test(test_diff_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,8 +106,25 @@ static void test_create_needs_pause(void **state)
 	pthread_mutex_init(&v.ctl_lock, NULL);
 	char err[200];
 	assert_int_equal(
-	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", err, sizeof(err)), -1);
+	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", false, err, sizeof(err)),
+	    -1);
 	assert_string_equal(err, "the microVM is not paused");
+	pthread_mutex_destroy(&v.ctl_lock);
+}
+
+/* Firecracker's words, before any file is opened (the paths do not exist). */
+static void test_diff_needs_tracking(void **state)
+{
+	(void)state;
+	static struct vmm v;
+	pthread_mutex_init(&v.ctl_lock, NULL);
+	v.paused = true;
+	char err[200];
+	assert_int_equal(
+	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", true, err, sizeof(err)),
+	    -1);
+	assert_string_equal(
+	    err, "Diff snapshots are not allowed on uVMs with dirty page tracking disabled.");
 	pthread_mutex_destroy(&v.ctl_lock);
 }
 
@@ -155,6 +172,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_create_needs_pause),
+	    cmocka_unit_test(test_diff_needs_tracking),
 	    cmocka_unit_test_setup_teardown(test_load_checks_state_first, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_checks_memory_file, fx_setup, fx_teardown),
 	};
