@@ -142,6 +142,12 @@ static const struct api_field mem_backend_f[] = {
 };
 OBJECT(fc_mem_backend_obj, struct fc_mem_backend, "MemoryBackend", mem_backend_f);
 
+static const struct api_field net_override_f[] = {
+    STR(struct fc_net_override, iface_id, AF_REQUIRED),
+    STR(struct fc_net_override, host_dev_name, AF_REQUIRED),
+};
+OBJECT(fc_net_override_obj, struct fc_net_override, "NetworkOverride", net_override_f);
+
 /* Order matters: FC_LOAD_SEEN_* are bits of it. */
 static const struct api_field snapshot_load_f[] = {
     STR(struct fc_snapshot_load, snapshot_path, AF_REQUIRED),
@@ -150,6 +156,14 @@ static const struct api_field snapshot_load_f[] = {
     BOOL(struct fc_snapshot_load, resume_vm, 0),
     BOOL(struct fc_snapshot_load, track_dirty_pages, 0),
     BOOL(struct fc_snapshot_load, enable_diff_snapshots, 0),
+    {.name = "network_overrides",
+     .type = AF_ARR,
+     .off = offsetof(struct fc_snapshot_load, network_overrides),
+     .size = sizeof(struct fc_net_override),
+     .max = FC_MAX_NETS,
+     .count_off = offsetof(struct fc_snapshot_load, nr_network_overrides),
+     .sub = &fc_net_override_obj,
+     .expect = "a sequence"},
 };
 OBJECT(fc_snapshot_load_obj, struct fc_snapshot_load, "SnapshotLoadParams", snapshot_load_f);
 

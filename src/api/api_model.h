@@ -106,10 +106,18 @@ struct fc_mem_backend {
 	uint32_t seen;
 };
 
+/* NetworkOverride: the tap a restored card opens instead of its own. */
+struct fc_net_override {
+	char iface_id[FC_ID_MAX], host_dev_name[FC_ID_MAX];
+	uint32_t seen;
+};
+
 struct fc_snapshot_load {
 	char snapshot_path[FC_PATH_MAX], mem_file_path[FC_PATH_MAX];
 	struct fc_mem_backend mem_backend;
 	bool resume_vm, track_dirty_pages, enable_diff_snapshots;
+	struct fc_net_override network_overrides[FC_MAX_NETS];
+	uint32_t nr_network_overrides;
 	uint32_t seen;
 };
 /* seen bits of fc_snapshot_load (snapshot_load_f's order, api_model.c) */

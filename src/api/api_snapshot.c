@@ -86,6 +86,12 @@ static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct
 	base.disk_replace = f->serving;
 	/* enable_diff_snapshots: Firecracker's older name of the same switch */
 	base.track_dirty_pages = s->track_dirty_pages || s->enable_diff_snapshots;
+	struct vmm_net_override ov[FC_MAX_NETS];
+	for (uint32_t i = 0; i < s->nr_network_overrides; i++)
+		ov[i] = (struct vmm_net_override){s->network_overrides[i].iface_id,
+						  s->network_overrides[i].host_dev_name};
+	base.net_overrides = ov;
+	base.nr_net_overrides = s->nr_network_overrides;
 	if (vmm_snapshot_load(f->vmm, &base, s->snapshot_path, mem, s->resume_vm, f->start_ns,
 			      &status, why, sizeof(why)) < 0) {
 		api_fc_log(f, "Error", "Load snapshot error: %s", why);

@@ -22,7 +22,7 @@
 #include "vmm/platform.h"
 
 /* A command line's or the API's device as devmgr takes it. */
-#define DEV_ARG(d) ((struct devmgr_arg){(d)->option, (d)->spec, (d)->key, (d)->value})
+#define DEV_ARG(d) ((struct devmgr_arg){(d)->option, (d)->spec, (d)->key, (d)->value, (d)->id})
 
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1

@@ -36,6 +36,13 @@ struct vmm_dev_arg {
 	const char *option;	 /* "disk", "net" */
 	const char *spec;	 /* the option's value */
 	const char *key, *value; /* one option apart, typed (devmgr_arg), or NULL */
+	const char *id;		 /* the API's id (iface_id, drive_id), or NULL */
+};
+
+/* /snapshot/load's network_overrides: the card saved as iface_id opens
+ * the tap host_dev_name instead of the one it had. */
+struct vmm_net_override {
+	const char *iface_id, *host_dev_name;
 };
 
 /* What `skiff run` asks for (its option table fills it). */
@@ -65,6 +72,9 @@ struct vmm_config {
 	/* machine-config's track_dirty_pages (or /snapshot/load's): KVM's
 	 * dirty log and the VMM's (core/vm_dirty.h), for Diff snapshots. */
 	bool track_dirty_pages;
+	/* A restore's network_overrides (vmm_snapshot_load). */
+	const struct vmm_net_override *net_overrides;
+	unsigned int nr_net_overrides;
 	int unpack;	    /* 0 host, 1 guest */
 	int console_filter; /* enum console_filter_mode; 0: by stdout */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];

@@ -237,13 +237,32 @@ static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *s
 	return 0;
 }
 
-/* The saved VM's devices, asked for again as they were. */
-static void vmm_snap_devs(struct vmm_config *c, const struct devmgr_snap_list *l)
+/* The saved VM's devices, asked for again as they were, but for the taps
+ * network_overrides name: each must name a card the snapshot has
+ * (Firecracker's words, and the id). */
+static int vmm_snap_devs(struct vmm_config *c, const struct devmgr_snap_list *l, char *err,
+			 size_t errlen)
 {
 	c->nr_devs = (int)l->nr;
 	for (unsigned int i = 0; i < l->nr; i++)
 		c->devs[i] = (struct vmm_dev_arg){l->arg[i].option, l->arg[i].spec, l->arg[i].key,
-						  l->arg[i].value};
+						  l->arg[i].value, l->id[i]};
+	for (unsigned int k = 0; k < c->nr_net_overrides; k++) {
+		const struct vmm_net_override *o = &c->net_overrides[k];
+		unsigned int i = 0;
+		while (i < l->nr && !(l->id[i][0] && !strcmp(l->id[i], o->iface_id) &&
+				      l->arg[i].key && !strcmp(l->arg[i].key, "tap")))
+			i++;
+		if (i == l->nr) {
+			snprintf(err, errlen,
+				 "Unknown Network Device. (network_overrides: no iface_id `%.64s` "
+				 "in the snapshot)",
+				 o->iface_id);
+			return -1;
+		}
+		c->devs[i].value = o->host_dev_name;
+	}
+	return 0;
 }
 
 /* On a VM built from the snapshot, not yet run: the chips first (a
@@ -286,7 +305,11 @@ int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *
 	struct vmm_config c = *base;
 	c.mem = sc.mem;
 	c.cpus = (int)sc.cpus;
-	vmm_snap_devs(&c, &l);
+	if (vmm_snap_devs(&c, &l, err, errlen) < 0) {
+		free(l.buf);
+		snap_image_free(&img);
+		return -1;
+	}
 	c.nr_vcpu_pin = 0;
 	c.mem_file = mem_path;
 	c.kernel = c.initrd = NULL;

@@ -50,7 +50,21 @@ def cases(sk):
     # Dirty page tracking is taken: the load goes on to the file itself.
     yield ("PUT", "/snapshot/load", {**good, "track_dirty_pages": True},
            "Load snapshot error: snapshot is truncated")
-    yield ("PUT", "/snapshot/load", {**good, "network_overrides": []}, "unknown field")
+    # network_overrides, as Firecracker's NetworkOverride list: checked
+    # strictly; an iface_id the snapshot has not is a test_vmm_snap case.
+    yield ("PUT", "/snapshot/load", {**good, "network_overrides": {}},
+           "invalid type: map, expected a sequence")
+    yield ("PUT", "/snapshot/load", {**good, "network_overrides": [{"iface_id": "eth0"}]},
+           "missing field `host_dev_name`")
+    yield ("PUT", "/snapshot/load",
+           {**good, "network_overrides": [{"iface_id": "eth0", "host_dev_name": "t",
+                                           "x": 1}]}, "unknown field `x`")
+    yield ("PUT", "/snapshot/load",
+           {**good, "network_overrides": [{"iface_id": "e", "host_dev_name": "t"}] * 9},
+           "invalid length 9 for `network_overrides`")
+    yield ("PUT", "/snapshot/load",
+           {**good, "network_overrides": [{"iface_id": "eth0", "host_dev_name": "tap1"}]},
+           "Load snapshot error: snapshot is truncated")
     yield ("PUT", "/snapshot/load", {**good, "snapshot_path": sk.path("nope")},
            "Load snapshot error: cannot open snapshot")
     yield ("PUT", "/snapshot/load", good, "Load snapshot error: snapshot is truncated")
