@@ -325,6 +325,9 @@ static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply
 	case OP_SNAPSHOT_CREATE:
 	case OP_SNAPSHOT_LOAD:
 		return api_fc_snapshot(f, r, rep);
+	case OP_MIG_RECEIVE:
+	case OP_MIG_SEND:
+		return api_fc_migration(f, r, rep);
 	}
 	api_reply_fault(rep, 500, "unknown operation");
 }

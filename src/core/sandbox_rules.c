@@ -230,6 +230,17 @@ static const struct sandbox_rule snapshot[] = {
     ALLOW(fsync),
 };
 
+/* The main thread serving an API sends a live migration (PUT
+ * /migration/send, vmm/vmm_mig_send.c): one stream socket of a Unix or
+ * IP family, connected to a numeric address (nothing resolved); the rest
+ * is write, read and poll, as above. */
+static const struct sandbox_rule migration[] = {
+    ARG_IS(socket, 0, AF_UNIX),
+    ARG_IS(socket, 0, AF_INET),
+    ARG_IS(socket, 0, AF_INET6),
+    ALLOW(connect),
+};
+
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};
 static const struct sandbox_rules io_groups[] = {GROUP(common), GROUP(irq), GROUP(io)};
 static const struct sandbox_rules blk_groups[] = {GROUP(common), GROUP(irq), GROUP(blk)};
@@ -238,7 +249,7 @@ static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
 static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
 static const struct sandbox_rules controller_groups[] = {GROUP(common), GROUP(irq),
 							 GROUP(main_thread), GROUP(controller),
-							 GROUP(snapshot)};
+							 GROUP(snapshot), GROUP(migration)};
 static const struct sandbox_rules device_groups[] = {GROUP(common), GROUP(irq)};
 
 const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {

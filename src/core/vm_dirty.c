@@ -39,14 +39,15 @@ static int slot_log(struct vm *vm, const struct ram_slot *s, bool on)
 	return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
 }
 
-int vm_dirty_enable(struct vm *vm, bool all, char *err, size_t errlen)
+static int dirty_enable(struct vm *vm, bool all, bool manual, char *err, size_t errlen)
 {
 	struct ram_slot s[2];
 	unsigned int n = ram_slots(vm, s);
 	/* Manual protect: KVM_GET_DIRTY_LOG no longer write-protects the
 	 * whole slot at once; KVM_CLEAR_DIRTY_LOG re-protects only the pages
 	 * that were dirty, so a collect costs what was written, not RAM. */
-	if (ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) > 0) {
+	if (manual &&
+	    ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) > 0) {
 		struct kvm_enable_cap cap = {.cap = KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
 					     .args = {KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE}};
 		vm->dirty_manual = ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) == 0;
@@ -66,6 +67,16 @@ int vm_dirty_enable(struct vm *vm, bool all, char *err, size_t errlen)
 	}
 	dirty_track_set(&vm->dirty);
 	return 0;
+}
+
+int vm_dirty_enable(struct vm *vm, bool all, char *err, size_t errlen)
+{
+	return dirty_enable(vm, all, true, err, errlen);
+}
+
+int vm_dirty_enable_late(struct vm *vm, char *err, size_t errlen)
+{
+	return dirty_enable(vm, true, false, err, errlen);
 }
 
 void vm_dirty_disable(struct vm *vm)

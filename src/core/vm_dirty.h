@@ -18,6 +18,10 @@
  * nothing of it is in any file yet); else none (a restore: the memory
  * file has it all). 0, or -1 with one line in err. */
 int vm_dirty_enable(struct vm *vm, bool all, char *err, size_t errlen);
+/* The same on a running VM under seccomp (a migration of a VM built
+ * without tracking): KVM's plain log, no manual protect (KVM_ENABLE_CAP
+ * is not in the controller's filter); every page dirty. */
+int vm_dirty_enable_late(struct vm *vm, char *err, size_t errlen);
 /* Stops marking and frees the VMM's log (no thread writes guest RAM). */
 void vm_dirty_disable(struct vm *vm);
 static inline bool vm_dirty_on(const struct vm *vm)

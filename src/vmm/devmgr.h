@@ -180,6 +180,11 @@ struct devmgr_snap_list {
 int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, char *err,
 		     size_t errlen);
 
+/* dev_ops.handover for every device that has it (a live migration's
+ * switch): release stops at the first failure; !release tries them all.
+ * 0, or -1 with the (last) reason. */
+int devmgr_handover(struct devmgr *dm, bool release, char *err, size_t errlen);
+
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
 const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);
 

@@ -179,6 +179,21 @@ int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, c
 	return 0;
 }
 
+int devmgr_handover(struct devmgr *dm, bool release, char *err, size_t errlen)
+{
+	int r = 0;
+	/* Taking back goes on past a failure: whatever can be had is. */
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		if (e->d.ops->handover && e->d.ops->handover(e->d.dev, release, err, errlen) < 0) {
+			r = -1;
+			if (release)
+				break;
+		}
+	}
+	return r;
+}
+
 /* Every device's sections there, and the devices the ones listed. */
 static int devmgr_restore_check(const struct devmgr *dm, const struct snap_image *img, char *err,
 				size_t errlen)

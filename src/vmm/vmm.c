@@ -140,8 +140,10 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, size_t errlen)
 {
 	struct stat st;
-	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below). */
-	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below).
+	 * A migration's memory is a memfd already (mem_fd_set). */
+	*fd = c->mem_fd_set ? fcntl(c->mem_fd, F_DUPFD_CLOEXEC, 0)
+			    : open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0 || fstat(*fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open the memory file %s: %s", c->mem_file,
 			 strerror(errno));
@@ -186,8 +188,9 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
 	int mem_fd = -1;
-	if (c->mem_file ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
-			: platform_open_kernel(&img, c, err, errlen) < 0)
+	bool restore = c->mem_file || c->mem_fd_set;
+	if (restore ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
+		    : platform_open_kernel(&img, c, err, errlen) < 0)
 		return -1;
 	int r = vm_create_mem(&v->vm, c->mem, mem_fd, c->cpus, err, errlen);
 	if (mem_fd >= 0)
@@ -200,7 +203,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	}
 	/* A fresh boot's pages are all dirty (no file holds any yet); a
 	 * restore's memory file holds them all. */
-	if (c->track_dirty_pages && vm_dirty_enable(&v->vm, !c->mem_file, err, errlen) < 0) {
+	if (c->track_dirty_pages && vm_dirty_enable(&v->vm, !restore, err, errlen) < 0) {
 		*status = EXIT_RUNTIME;
 		goto fail;
 	}
@@ -222,7 +225,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (vmm_devices(v, c, err, errlen) < 0)
 		goto fail;
 	*status = EXIT_RUNTIME;
-	if (platform_build(v, c->mem_file ? NULL : &img, err, errlen) < 0 ||
+	if (platform_build(v, restore ? NULL : &img, err, errlen) < 0 ||
 	    devmgr_start(&v->dm, err, errlen) < 0)
 		goto fail;
 	vmm_pins_apply(v, c);

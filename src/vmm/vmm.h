@@ -69,6 +69,10 @@ struct vmm_config {
 	/* A snapshot's restore (vmm_snapshot_load): guest RAM is this file,
 	 * mapped privately, and no kernel is loaded. */
 	const char *mem_file;
+	/* A migration's restore: guest RAM is this memfd (mem_file names it
+	 * in messages). */
+	int mem_fd;
+	bool mem_fd_set;
 	/* machine-config's track_dirty_pages (or /snapshot/load's): KVM's
 	 * dirty log and the VMM's (core/vm_dirty.h), for Diff snapshots. */
 	bool track_dirty_pages;
@@ -155,6 +159,40 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
 		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
 		      size_t errlen);
+
+/* The state file's sections of a paused VM whose I/O threads are held
+ * (vmm_snapshot_create's, a migration's STATE) into w. 0, or -1 with err. */
+struct snap_writer;
+int vmm_state_image(struct vmm *v, struct snap_writer *w, char *err, size_t errlen);
+
+/* vmm_snapshot_load's restore from a checked image (a migration's STATE):
+ * base->mem_file or mem_fd is guest RAM. hook->before_build runs once the
+ * image is checked and before anything is built or opened (a migration's
+ * hand-over of the disk images' locks); its -1 ends the restore. */
+struct snap_image;
+struct vmm_restore_hook {
+	int (*before_build)(void *opaque, char *err, size_t errlen);
+	void *opaque;
+};
+int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_image *img,
+		bool resume, uint64_t start_ns, const struct vmm_restore_hook *hook, int *status,
+		char *err, size_t errlen);
+
+/* Live migration (docs/MIGRATION.md), from the thread that runs vmm_wait's
+ * serve. vmm_migrate_send: this VM to the target at url; 0 once the target
+ * runs it (the caller then ends this process), with its numbers in st; or
+ * -1 with one line in err and the guest running here as before.
+ * vmm_migrate_receive: on a vmm never built, takes one migration at url
+ * (listening up to accept_ms) and runs the guest (base: skiff's own
+ * settings); 0, or -1 with one line in err, the exit status in *status,
+ * the VM destroyed. */
+struct vmm_mig_stats {
+	uint64_t downtime_ms, total_ms, pages;
+};
+int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
+		     size_t errlen);
+int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char *url,
+			int accept_ms, uint64_t start_ns, int *status, char *err, size_t errlen);
 
 /* The index-th --disk gets the image at path (virtio_blk_replace): from
  * the thread that runs vmm_wait's serve. 0, or -1 with a reason. */

@@ -96,7 +96,7 @@ static int snap_file_write(int fd, const char *path, const void *buf, size_t len
 	return 0;
 }
 
-static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_t errlen)
+int vmm_state_image(struct vmm *v, struct snap_writer *w, char *err, size_t errlen)
 {
 	struct snap_vm_config sc = {v->vm.mem.size, (uint32_t)v->vm.nr_cpus, v->dm.nr};
 	if (snap_put(w, SNAP_ID_VM_CONFIG, 0, &sc, sizeof(sc)) < 0 ||
@@ -147,7 +147,7 @@ static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const int fd[2],
 {
 	size_t len;
 	const uint8_t *img;
-	if (vmm_snap_state(v, w, err, errlen) < 0 || !(img = snap_writer_image(w, &len))) {
+	if (vmm_state_image(v, w, err, errlen) < 0 || !(img = snap_writer_image(w, &len))) {
 		if (!err[0])
 			snprintf(err, errlen, "out of memory building the snapshot");
 		return -1;
@@ -287,31 +287,25 @@ static int vmm_snap_apply(struct vmm *v, const struct snap_image *img, char *err
 	return devmgr_restore(&v->dm, img, err, errlen);
 }
 
-int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
-		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
-		      size_t errlen)
+int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_image *img,
+		bool resume, uint64_t start_ns, const struct vmm_restore_hook *hook, int *status,
+		char *err, size_t errlen)
 {
-	struct snap_image img;
 	struct snap_vm_config sc;
 	struct devmgr_snap_list l;
 	err[0] = '\0';
 	*status = 2;
-	if (snap_read_file(&img, state_path, err, errlen) < 0)
+	if (vmm_snap_check(img, &sc, &l, err, errlen) < 0)
 		return -1;
-	if (vmm_snap_check(&img, &sc, &l, err, errlen) < 0) {
-		snap_image_free(&img);
-		return -1;
-	}
 	struct vmm_config c = *base;
 	c.mem = sc.mem;
 	c.cpus = (int)sc.cpus;
-	if (vmm_snap_devs(&c, &l, err, errlen) < 0) {
+	if (vmm_snap_devs(&c, &l, err, errlen) < 0 ||
+	    (hook && hook->before_build(hook->opaque, err, errlen) < 0)) {
 		free(l.buf);
-		snap_image_free(&img);
 		return -1;
 	}
 	c.nr_vcpu_pin = 0;
-	c.mem_file = mem_path;
 	c.kernel = c.initrd = NULL;
 	if (c.iothreads < 1)
 		c.iothreads = 1;
@@ -319,9 +313,8 @@ int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *
 	free(l.buf);
 	if (r == 0) {
 		*status = 1;
-		r = vmm_snap_apply(v, &img, err, errlen);
+		r = vmm_snap_apply(v, img, err, errlen);
 	}
-	snap_image_free(&img);
 	if (r < 0)
 		goto fail;
 	/* Started paused: the vCPU threads park before their first KVM_RUN,
@@ -337,4 +330,20 @@ int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *
 fail:
 	vmm_destroy(v);
 	return -1;
+}
+
+int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
+		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
+		      size_t errlen)
+{
+	struct snap_image img;
+	err[0] = '\0';
+	*status = 2;
+	if (snap_read_file(&img, state_path, err, errlen) < 0)
+		return -1;
+	struct vmm_config c = *base;
+	c.mem_file = mem_path;
+	int r = vmm_restore(v, &c, &img, resume, start_ns, NULL, status, err, errlen);
+	snap_image_free(&img);
+	return r;
 }

@@ -228,6 +228,12 @@ static int backend_rw(struct blk_backend *b, struct iovec *iov, unsigned int n, 
 	return 0;
 }
 
+int blk_backend_lock(struct blk_backend *b, bool lock)
+{
+	int op = lock ? (b->ro ? LOCK_SH : LOCK_EX) | LOCK_NB : LOCK_UN;
+	return flock(b->fd, op) < 0 ? -errno : 0;
+}
+
 int blk_backend_read(struct blk_backend *b, struct iovec *iov, unsigned int n, uint64_t off)
 {
 	return backend_rw(b, iov, n, off, false);
