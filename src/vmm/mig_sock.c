@@ -79,7 +79,9 @@ int mig_connect(const char *url, char *err, size_t errlen)
 	if (mig_addr_parse(url, &a, &len, err, errlen) < 0)
 		return -1;
 	int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, &a.sa, len) < 0) {
+	/* Non-blocking once connected: a peer that stops reading must not
+	 * hold a write past its poll's bound (mig_write_all). */
+	if (fd < 0 || connect(fd, &a.sa, len) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "cannot connect to %.200s: %s", url, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -113,7 +115,7 @@ int mig_listen_accept(const char *url, int ms, char *err, size_t errlen)
 		snprintf(err, errlen, "no migration came to %.200s within %d s", url, ms / 1000);
 		goto out;
 	}
-	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c < 0)
 		snprintf(err, errlen, "cannot accept on %.200s: %s", url, strerror(errno));
 out:

@@ -25,11 +25,13 @@ MG_TGT=/tmp/tgt.sock
 MG_URL=unix:/tmp/mig.sock
 
 # mg_want SOCK METHOD PATH JSON WANT: one request, whose status must be
-# WANT; the body goes to /tmp/mg.body.
+# WANT; the body goes to $MG_BODY (the receive, in the background, has a
+# file of its own).
+MG_BODY=/tmp/mg.body
 mg_want() {
-	code=$(/usr/bin/curl -s -o /tmp/mg.body -w '%{http_code}' -X "$2" --unix-socket "$1" \
+	code=$(/usr/bin/curl -s -o "$MG_BODY" -w '%{http_code}' -X "$2" --unix-socket "$1" \
 		-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
-	echo "migrate: $2 $3 -> $code $(cat /tmp/mg.body 2>/dev/null)"
+	echo "migrate: $2 $3 -> $code $(cat "$MG_BODY" 2>/dev/null)"
 	[ "$code" = "$5" ]
 }
 
@@ -42,7 +44,8 @@ mg_wait_sock() {
 	[ -S "$1" ]
 }
 
-# mg_ticks FILE: tick lines of L2 in FILE.
+# mg_ticks FILE: tick lines of L2 in FILE (the target's console file
+# keeps the UART's \r: vmm_boot_l2 strips the source's).
 mg_ticks() {
 	c=$(grep -c '^SKIFF-L2-MARK tick ' "$1" 2>/dev/null)
 	echo "${c:-0}"
@@ -61,7 +64,7 @@ mg_wait_ticks() {
 # mg_tick FILE FIELD first|last (3: number, 5: token)
 mg_tick() {
 	grep '^SKIFF-L2-MARK tick ' "$1" | if [ "$3" = first ]; then head -n1; else tail -n1; fi |
-		cut -d' ' -f"$2"
+		tr -d '\r' | cut -d' ' -f"$2"
 }
 
 mg_source() {
@@ -91,7 +94,8 @@ mg_move() {
 	skiff run --api-sock "$MG_TGT" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
 	tgt_pid=$!
 	mg_wait_sock "$MG_TGT" || { MG_WHY="no target API socket"; return 1; }
-	(mg_want "$MG_TGT" PUT /migration/receive "{\"receiver_url\": \"$MG_URL\"}" 204 >/tmp/recv.out 2>&1
+	(MG_BODY=/tmp/recv.body
+	mg_want "$MG_TGT" PUT /migration/receive "{\"receiver_url\": \"$MG_URL\"}" 204 >/tmp/recv.out 2>&1
 	echo $? >/tmp/recv.rc) &
 	recv_pid=$!
 	mg_wait_sock /tmp/mig.sock || { MG_WHY="the target does not listen"; return 1; }
