@@ -6,8 +6,11 @@
 # (tmpfs) every 0.5 s. Once L2 ticked 5 times: PUT /migration/send to a
 # socket nobody listens on is a 400 in one line and L2 goes on ticking on
 # the source. Then a target, `skiff run --api-sock` with its console in a
-# file of its own, takes PUT /migration/receive on unix:/tmp/mig.sock;
-# the source's PUT /migration/send there answers 200 with its numbers,
+# file of its own, takes PUT /migration/receive on unix:/tmp/mig.sock
+# with a network override for a card the guest has not: it refuses the
+# state after the source paused, both answer 400 in one line, and L2
+# ticks on at the source. The same target takes a second receive; the
+# source's PUT /migration/send there answers 200 with its numbers,
 # the source exits 0, and L2 goes on ticking on the target from the next
 # tick with the same token (no reboot); SendCtrlAltDel ends the target,
 # status 0. Metrics: mig_downtime_ms, mig_total_ms (the source's, from its
@@ -88,16 +91,42 @@ mg_refused() {
 		{ MG_WHY="L2 stopped ticking on the source after the refused send"; return 1; }
 }
 
-mg_move() {
+mg_target() {
 	rm -f "$MG_TGT" /tmp/mig.sock
 	skiff run --api-sock "$MG_TGT" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
 	tgt_pid=$!
 	mg_wait_sock "$MG_TGT" || { MG_WHY="no target API socket"; return 1; }
+}
+
+# mg_receive JSON WANT: the target's receive in the background.
+mg_receive() {
+	rm -f /tmp/mig.sock
 	(MG_BODY=/tmp/recv.body
-	mg_want "$MG_TGT" PUT /migration/receive "{\"receiver_url\": \"$MG_URL\"}" 204 >/tmp/recv.out 2>&1
+	mg_want "$MG_TGT" PUT /migration/receive "$1" "$2" >/tmp/recv.out 2>&1
 	echo $? >/tmp/recv.rc) &
 	recv_pid=$!
 	mg_wait_sock /tmp/mig.sock || { MG_WHY="the target does not listen"; return 1; }
+}
+
+# The target refuses the state after the source paused (an override of a
+# card the guest has not): a 400 in one line on both sides, and L2 ticks
+# on at the source (resumed); the target still serves, unconfigured.
+mg_refused_by_target() {
+	mg_receive "{\"receiver_url\": \"$MG_URL\", \"network_overrides\": [{\"iface_id\": \"eth9\", \"host_dev_name\": \"tap9\"}]}" 400 ||
+		return 1
+	n=$(mg_ticks /tmp/l2.log)
+	mg_want "$MG_SRC" PUT /migration/send "{\"destination_url\": \"$MG_URL\"}" 400 &&
+		[ "$(wc -l </tmp/mg.body)" -le 1 ] && grep -qF "Unknown Network Device" /tmp/mg.body ||
+		{ MG_WHY="a send the target refused was not a 400 naming why"; return 1; }
+	wait "$recv_pid"
+	cat /tmp/recv.out
+	[ "$(cat /tmp/recv.rc)" = 0 ] || { MG_WHY="the refusing receive was not a 400"; return 1; }
+	mg_wait_ticks /tmp/l2.log $((n + 3)) 30 ||
+		{ MG_WHY="L2 stopped ticking on the source after the target refused"; return 1; }
+}
+
+mg_move() {
+	mg_receive "{\"receiver_url\": \"$MG_URL\"}" 204 || return 1
 	t0=$(now_ns)
 	mg_want "$MG_SRC" PUT /migration/send "{\"destination_url\": \"$MG_URL\"}" 200 ||
 		{ MG_WHY="send refused"; return 1; }
@@ -136,7 +165,7 @@ mg_cleanup() {
 
 l1() {
 	MG_WHY="" tgt_pid=""
-	if ! mg_source || ! mg_refused || ! mg_move; then
+	if ! mg_source || ! mg_refused || ! mg_target || ! mg_refused_by_target || ! mg_move; then
 		fail "migrate: $MG_WHY"
 		tail -n 20 /tmp/vmm.err /tmp/target.err 2>/dev/null
 		mg_cleanup
