@@ -67,7 +67,7 @@ static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_rep
 	char spec[FC_DISK_SPEC_MAX];
 	fc_drive_spec(d, spec, sizeof(spec));
 	/* skiff_options through --disk's own table; the path apart, whole. */
-	struct devmgr_arg a = {"disk", spec, "path", d->path_on_host};
+	struct devmgr_arg a = {"disk", spec, "path", d->path_on_host, d->drive_id};
 	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "Drive config error: %s", why);
 	if (fc_vmcfg_put_drive(&f->cfg, d, why, sizeof(why)) < 0)
@@ -81,7 +81,7 @@ static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *
 	if (fc_net_check(n, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);
 	fc_net_spec(n, spec, sizeof(spec));
-	struct devmgr_arg a = {"net", spec, "tap", n->host_dev_name};
+	struct devmgr_arg a = {"net", spec, "tap", n->host_dev_name, n->iface_id};
 	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "Network config error: %s", why);
 	if (fc_vmcfg_put_net(&f->cfg, n, why, sizeof(why)) < 0)
@@ -325,6 +325,9 @@ static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply
 	case OP_SNAPSHOT_CREATE:
 	case OP_SNAPSHOT_LOAD:
 		return api_fc_snapshot(f, r, rep);
+	case OP_MIG_RECEIVE:
+	case OP_MIG_SEND:
+		return api_fc_migration(f, r, rep);
 	}
 	api_reply_fault(rep, 500, "unknown operation");
 }

@@ -69,6 +69,8 @@ void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* PUT /snapshot/create and /snapshot/load (api_snapshot.c). */
 void api_fc_snapshot(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
+/* PUT /migration/receive and /migration/send (api_migration.c). */
+void api_fc_migration(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
 /* GET /stats: the "name<TAB>value" lines `skiff stat` reads. */
 char *api_fc_stats_text(struct api_fc *f, size_t *len);
 

@@ -96,6 +96,27 @@ static bool beyond_64(const char *raw)
 	return errno == ERANGE;
 }
 
+/* Each element through the sub object's table, at most max of them
+ * (serde has no bound: skiff's is the device count). */
+static int arr_set(const struct api_field *f, struct json_object *v, void *target, char *err,
+		   size_t errlen)
+{
+	size_t n = json_object_array_length(v);
+	if (n > (size_t)f->max) {
+		snprintf(err, errlen, "invalid length %zu for `%s`, expected at most %lld elements",
+			 n, f->name, (long long)f->max);
+		return -1;
+	}
+	char *arr = (char *)target + f->off;
+	memset(arr, 0, f->size * (size_t)f->max);
+	for (size_t i = 0; i < n; i++)
+		if (api_json_fill(f->sub, json_object_array_get_idx(v, i), arr + i * f->size, err,
+				  errlen) < 0)
+			return -1;
+	*(uint32_t *)((char *)target + f->count_off) = (uint32_t)n;
+	return 0;
+}
+
 static int field_set(const struct api_field *f, struct json_object *v, void *target, char *err,
 		     size_t errlen)
 {
@@ -146,6 +167,10 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 		if (t != json_type_object)
 			break;
 		return api_json_fill(f->sub, v, dst, err, errlen);
+	case AF_ARR:
+		if (t != json_type_array)
+			break;
+		return arr_set(f, v, target, err, errlen);
 	}
 	if (t == json_type_double && api_json_raw(v))
 		snprintf(err, errlen, "invalid type: floating point `%.24s`, expected %s",
@@ -210,9 +235,13 @@ void api_json_merge(const struct api_object *obj, void *dst, const void *src)
 		const struct api_field *f = &obj->fields[i];
 		size_t size = f->type == AF_BOOL  ? sizeof(bool)
 			      : f->type == AF_INT ? sizeof(int64_t)
+			      : f->type == AF_ARR ? f->size * (size_t)f->max
 						  : f->size; /* AF_STR, AF_OBJ */
 		if ((seen >> i) & 1u)
 			memcpy((char *)dst + f->off, (const char *)src + f->off, size);
+		if ((seen >> i) & 1u && f->type == AF_ARR)
+			memcpy((char *)dst + f->count_off, (const char *)src + f->count_off,
+			       sizeof(uint32_t));
 	}
 	*(uint32_t *)((char *)dst + obj->seen_off) |= seen;
 }
@@ -235,6 +264,10 @@ struct json_object *api_json_from(const struct api_object *obj, const void *src)
 			v = json_object_new_int64(*(const int64_t *)p);
 		else if (f->type == AF_OBJ && *(const uint32_t *)(p + f->sub->seen_off))
 			v = api_json_from(f->sub, p);
+		else if (f->type == AF_ARR && seen && (v = json_object_new_array()))
+			for (uint32_t k = 0;
+			     k < *(const uint32_t *)((const char *)src + f->count_off); k++)
+				json_object_array_add(v, api_json_from(f->sub, p + k * f->size));
 		json_object_object_add(o, f->name, v); /* NULL: null */
 	}
 	return o;

@@ -16,6 +16,8 @@ enum api_ftype {
 	AF_BOOL, /* bool */
 	AF_INT,	 /* int64_t in [min, max] */
 	AF_OBJ,	 /* a nested object (sub's table) at off, size bytes */
+	AF_ARR,	 /* an array of at most max sub objects of size bytes at off,
+		  * their count in the uint32_t at count_off */
 };
 
 #define AF_REQUIRED 1u
@@ -30,7 +32,8 @@ struct api_field {
 	int64_t min, max;
 	unsigned int flags;
 	const char *expect;	      /* serde's name of the type: "u8", "a string" */
-	const struct api_object *sub; /* AF_OBJ */
+	const struct api_object *sub; /* AF_OBJ, AF_ARR */
+	size_t count_off;	      /* AF_ARR */
 };
 
 struct api_object {

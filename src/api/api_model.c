@@ -142,6 +142,21 @@ static const struct api_field mem_backend_f[] = {
 };
 OBJECT(fc_mem_backend_obj, struct fc_mem_backend, "MemoryBackend", mem_backend_f);
 
+static const struct api_field net_override_f[] = {
+    STR(struct fc_net_override, iface_id, AF_REQUIRED),
+    STR(struct fc_net_override, host_dev_name, AF_REQUIRED),
+};
+OBJECT(fc_net_override_obj, struct fc_net_override, "NetworkOverride", net_override_f);
+
+/* network_overrides: a list of NetworkOverride, at most one per card. */
+#define NET_OVERRIDES(s)                                                                           \
+	{                                                                                          \
+		.name = "network_overrides", .type = AF_ARR,                                       \
+		.off = offsetof(s, network_overrides), .size = sizeof(struct fc_net_override),     \
+		.max = FC_MAX_NETS, .count_off = offsetof(s, nr_network_overrides),                \
+		.sub = &fc_net_override_obj, .expect = "a sequence"                                \
+	}
+
 /* Order matters: FC_LOAD_SEEN_* are bits of it. */
 static const struct api_field snapshot_load_f[] = {
     STR(struct fc_snapshot_load, snapshot_path, AF_REQUIRED),
@@ -150,8 +165,20 @@ static const struct api_field snapshot_load_f[] = {
     BOOL(struct fc_snapshot_load, resume_vm, 0),
     BOOL(struct fc_snapshot_load, track_dirty_pages, 0),
     BOOL(struct fc_snapshot_load, enable_diff_snapshots, 0),
+    NET_OVERRIDES(struct fc_snapshot_load),
 };
 OBJECT(fc_snapshot_load_obj, struct fc_snapshot_load, "SnapshotLoadParams", snapshot_load_f);
+
+static const struct api_field mig_receive_f[] = {
+    STR(struct fc_mig_receive, receiver_url, AF_REQUIRED),
+    NET_OVERRIDES(struct fc_mig_receive),
+};
+OBJECT(fc_mig_receive_obj, struct fc_mig_receive, "ReceiveMigrationData", mig_receive_f);
+
+static const struct api_field mig_send_f[] = {
+    STR(struct fc_mig_send, destination_url, AF_REQUIRED),
+};
+OBJECT(fc_mig_send_obj, struct fc_mig_send, "SendMigrationData", mig_send_f);
 
 static const struct api_field balloon_patch_f[] = {
     INT(struct fc_balloon, amount_mib, 0, UINT32_MAX, AF_REQUIRED, "u32"),
@@ -219,7 +246,7 @@ static const char *const cpu_templates[] = {"C3", "T2", "T2S", "T2CL", "T2A", "V
 
 /* What skiff does not do is refused, never stored and ignored: SMT (the
  * guest sees one thread per core), huge pages, CPU templates. Dirty page
- * tracking is taken: it only serves snapshots, which skiff has not. */
+ * tracking is taken: it serves Diff snapshots (core/vm_dirty.h). */
 int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen)
 {
 	size_t n = sizeof(cpu_templates) / sizeof(cpu_templates[0]), i = 0;

@@ -106,12 +106,33 @@ struct fc_mem_backend {
 	uint32_t seen;
 };
 
+/* NetworkOverride: the tap a restored card opens instead of its own. */
+struct fc_net_override {
+	char iface_id[FC_ID_MAX], host_dev_name[FC_ID_MAX];
+	uint32_t seen;
+};
+
 struct fc_snapshot_load {
 	char snapshot_path[FC_PATH_MAX], mem_file_path[FC_PATH_MAX];
 	struct fc_mem_backend mem_backend;
 	bool resume_vm, track_dirty_pages, enable_diff_snapshots;
+	struct fc_net_override network_overrides[FC_MAX_NETS];
+	uint32_t nr_network_overrides;
 	uint32_t seen;
 };
+/* PUT /migration/receive and /migration/send, as Cloud Hypervisor's
+ * ReceiveMigrationData and SendMigrationData (docs/MIGRATION.md). */
+struct fc_mig_receive {
+	char receiver_url[FC_PATH_MAX];
+	struct fc_net_override network_overrides[FC_MAX_NETS];
+	uint32_t nr_network_overrides;
+	uint32_t seen;
+};
+struct fc_mig_send {
+	char destination_url[FC_PATH_MAX];
+	uint32_t seen;
+};
+
 /* seen bits of fc_snapshot_load (snapshot_load_f's order, api_model.c) */
 #define FC_LOAD_SEEN_MEM_FILE (1u << 1)
 #define FC_LOAD_SEEN_BACKEND  (1u << 2)
@@ -169,7 +190,8 @@ struct fc_vmcfg {
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
     fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_balloon_patch_obj,
-    fc_balloon_stats_patch_obj, fc_snapshot_create_obj, fc_snapshot_load_obj;
+    fc_balloon_stats_patch_obj, fc_snapshot_create_obj, fc_snapshot_load_obj, fc_mig_receive_obj,
+    fc_mig_send_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);

@@ -35,6 +35,8 @@ enum api_op {
 	OP_KIND_PUT, /* a device kind's resource: kind says which */
 	OP_SNAPSHOT_CREATE,
 	OP_SNAPSHOT_LOAD,
+	OP_MIG_RECEIVE,
+	OP_MIG_SEND,
 };
 
 struct api_req {
@@ -55,6 +57,8 @@ struct api_req {
 		struct fc_balloon balloon;
 		struct fc_snapshot_create snap_create;
 		struct fc_snapshot_load snap_load;
+		struct fc_mig_receive mig_receive;
+		struct fc_mig_send mig_send;
 	} u;
 };
 

@@ -42,6 +42,8 @@ static const struct route routes[] = {
     {API_PATCH, "/balloon/statistics", OP_BALLOON_STATS_PATCH, &fc_balloon_stats_patch_obj, NULL},
     {API_PUT, "/snapshot/create", OP_SNAPSHOT_CREATE, &fc_snapshot_create_obj, NULL},
     {API_PUT, "/snapshot/load", OP_SNAPSHOT_LOAD, &fc_snapshot_load_obj, NULL},
+    {API_PUT, "/migration/receive", OP_MIG_RECEIVE, &fc_mig_receive_obj, NULL},
+    {API_PUT, "/migration/send", OP_MIG_SEND, &fc_mig_send_obj, NULL},
 };
 
 void api_reply_fault(struct api_reply *rep, int status, const char *fmt, ...)

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /* PUT /snapshot/create and PUT /snapshot/load, as Firecracker: create on
  * a paused VM, load on a fresh process before anything but the logger and
- * metrics is configured. What skiff does not have yet (Diff snapshots,
- * dirty page tracking, the Uffd backend) is refused in one line. */
+ * metrics is configured. Diff snapshots need dirty page tracking
+ * (machine-config's or load's track_dirty_pages); the Uffd backend, which
+ * skiff does not have, is refused in one line. */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/api_fc.h"
+#include "core/vm_dirty.h"
 
 #define PRE_BOOT "The requested operation is not supported before starting the microVM."
 #define LOAD_LATE                                                                                  \
@@ -18,24 +20,22 @@ static void snap_create(struct api_fc *f, const struct fc_snapshot_create *s, st
 	char why[600];
 	if (f->state == FC_NOT_STARTED)
 		return api_reply_fault(rep, 400, PRE_BOOT);
-	if (s->snapshot_type[0] && strcmp(s->snapshot_type, "Full")) {
-		if (strcmp(s->snapshot_type, "Diff"))
-			return api_reply_fault(rep, 400,
-					       DESER "unknown variant `%s`, expected `Full` or "
-						     "`Diff`.",
-					       s->snapshot_type);
-		/* skiff tracks no dirty pages (track_dirty_pages is refused
-		 * at load, and there is no machine-config switch yet). */
+	bool diff = !strcmp(s->snapshot_type, "Diff");
+	if (s->snapshot_type[0] && strcmp(s->snapshot_type, "Full") && !diff)
+		return api_reply_fault(rep, 400,
+				       DESER "unknown variant `%s`, expected `Full` or `Diff`.",
+				       s->snapshot_type);
+	if (diff && !vm_dirty_on(&f->vmm->vm))
 		return api_reply_fault(rep, 400,
 				       "Diff snapshots are not allowed on uVMs with dirty page "
 				       "tracking disabled.");
-	}
 	if (f->state != FC_PAUSED)
 		return api_reply_fault(rep, 400,
 				       "Create snapshot error: Cannot save the microVM state: "
 				       "Operation not allowed: save/restore unavailable while "
 				       "running");
-	if (vmm_snapshot_create(f->vmm, s->snapshot_path, s->mem_file_path, why, sizeof(why)) < 0)
+	if (vmm_snapshot_create(f->vmm, s->snapshot_path, s->mem_file_path, diff, why,
+				sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "Create snapshot error: %s", why);
 	api_fc_log(f, "Info", "The microVM's snapshot is in %s, its memory in %s.",
 		   s->snapshot_path, s->mem_file_path);
@@ -81,13 +81,17 @@ static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct
 	const char *mem = snap_mem_path(s, rep);
 	if (!mem)
 		return;
-	if (s->track_dirty_pages || s->enable_diff_snapshots)
-		return api_reply_fault(rep, 400,
-				       "Load snapshot error: dirty page tracking "
-				       "(track_dirty_pages) is not supported by skiff yet");
 	int status;
 	struct vmm_config base = f->base;
 	base.disk_replace = f->serving;
+	/* enable_diff_snapshots: Firecracker's older name of the same switch */
+	base.track_dirty_pages = s->track_dirty_pages || s->enable_diff_snapshots;
+	struct vmm_net_override ov[FC_MAX_NETS];
+	for (uint32_t i = 0; i < s->nr_network_overrides; i++)
+		ov[i] = (struct vmm_net_override){s->network_overrides[i].iface_id,
+						  s->network_overrides[i].host_dev_name};
+	base.net_overrides = ov;
+	base.nr_net_overrides = s->nr_network_overrides;
 	if (vmm_snapshot_load(f->vmm, &base, s->snapshot_path, mem, s->resume_vm, f->start_ns,
 			      &status, why, sizeof(why)) < 0) {
 		api_fc_log(f, "Error", "Load snapshot error: %s", why);

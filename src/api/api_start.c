@@ -84,10 +84,10 @@ void fc_net_spec(const struct fc_net *n, char *out, size_t len)
 }
 
 static void add_dev(struct vmm_config *c, const char *option, const char *spec, const char *key,
-		    const char *value)
+		    const char *value, const char *id)
 {
 	if (c->nr_devs < VMM_MAX_DEVICES)
-		c->devs[c->nr_devs++] = (struct vmm_dev_arg){option, spec, key, value};
+		c->devs[c->nr_devs++] = (struct vmm_dev_arg){option, spec, key, value, id};
 }
 
 /* The root drive first, so that it is /dev/vda, as in Firecracker. */
@@ -105,7 +105,7 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 			char spec[sizeof(f->disk_spec[i])];
 			fc_drive_spec(d, spec, sizeof(spec));
 			memcpy(f->disk_spec[i], spec, sizeof(spec));
-			add_dev(c, "disk", f->disk_spec[i], "path", d->path_on_host);
+			add_dev(c, "disk", f->disk_spec[i], "path", d->path_on_host, d->drive_id);
 			f->disk_index[i] = n++;
 		}
 	}
@@ -114,10 +114,11 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 		char spec[sizeof(f->net_spec[i])];
 		fc_net_spec(n, spec, sizeof(spec));
 		memcpy(f->net_spec[i], spec, sizeof(spec));
-		add_dev(c, "net", f->net_spec[i], "tap", n->host_dev_name);
+		add_dev(c, "net", f->net_spec[i], "tap", n->host_dev_name, n->iface_id);
 	}
 	for (int i = 0; i < f->cfg.nr_vfio; i++)
-		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options, NULL, NULL);
+		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options, NULL, NULL,
+			f->cfg.vfio[i].vfio_id);
 	/* The kinds' resources, in row order; each was checked at PUT. */
 	for (size_t i = 0, s = 0; i < dm_nr_kinds && s < FC_RES_MAX; i++) {
 		struct fc_res_cfg *r = fc_vmcfg_res(&f->cfg, &dm_kinds[i]);
@@ -127,7 +128,7 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_d
 			continue;
 		if (r->has && fc_res_arg(&dm_kinds[i], &r->r, f->res_spec[s],
 					 sizeof(f->res_spec[s]), &a, why, sizeof(why)) == 0)
-			add_dev(c, a.option, a.spec, a.key, a.value);
+			add_dev(c, a.option, a.spec, a.key, a.value, NULL);
 		s++;
 	}
 }
@@ -152,6 +153,7 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 		c.mem = (uint64_t)f->cfg.machine.mem_size_mib << 20;
 		c.cpus = (int)f->cfg.machine.vcpu_count;
 		c.iothreads = (int)f->cfg.machine.skiff_iothreads;
+		c.track_dirty_pages = f->cfg.machine.track_dirty_pages;
 		if (f->cfg.machine.seen & FC_MACHINE_SEEN_CPU_PM)
 			c.cpu_pm = f->cfg.machine.skiff_cpu_pm;
 		if (f->cfg.machine.seen & FC_MACHINE_SEEN_HALT_POLL) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dma.h"
 
+#include "core/dirty.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -32,6 +34,7 @@ int dma_write_relaxed(const struct guest_mem *gm, uint64_t gpa, const void *buf,
 	if (!p)
 		return -1;
 	memcpy(p, buf, len);
+	dirty_mark(p, len); /* after the write: core/dirty.h */
 	return 0;
 }
 
@@ -68,9 +71,10 @@ static size_t sg_copy(const struct iovec *sg, unsigned int n, size_t off, void *
 		if (c > len - done)
 			c = len - done;
 		char *g = (char *)sg[i].iov_base + off;
-		if (to_sg)
+		if (to_sg) {
 			memcpy(g, p + done, c);
-		else
+			dirty_mark(g, c);
+		} else
 			memcpy(p + done, g, c);
 		done += c;
 		off = 0;

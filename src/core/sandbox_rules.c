@@ -223,8 +223,22 @@ static const struct sandbox_rule snapshot[] = {
     IOCTL(KVM_GET_MP_STATE),
     IOCTL(KVM_GET_IRQCHIP),
     IOCTL(KVM_GET_PIT2),
+    IOCTL(KVM_GET_DIRTY_LOG),	/* a Diff snapshot (core/vm_dirty.c) */
+    IOCTL(KVM_CLEAR_DIRTY_LOG), /* with KVM's manual protect */
+    ALLOW(pwrite64),		/* a Diff's pages at their offsets */
     ALLOW(ftruncate),
     ALLOW(fsync),
+};
+
+/* The main thread serving an API sends a live migration (PUT
+ * /migration/send, vmm/vmm_mig_send.c): one stream socket of a Unix or
+ * IP family, connected to a numeric address (nothing resolved); the rest
+ * is write, read and poll, as above. */
+static const struct sandbox_rule migration[] = {
+    ARG_IS(socket, 0, AF_UNIX),
+    ARG_IS(socket, 0, AF_INET),
+    ARG_IS(socket, 0, AF_INET6),
+    ALLOW(connect),
 };
 
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};
@@ -235,7 +249,7 @@ static const struct sandbox_rules api_groups[] = {GROUP(common), GROUP(api)};
 static const struct sandbox_rules main_groups[] = {GROUP(common), GROUP(irq), GROUP(main_thread)};
 static const struct sandbox_rules controller_groups[] = {GROUP(common), GROUP(irq),
 							 GROUP(main_thread), GROUP(controller),
-							 GROUP(snapshot)};
+							 GROUP(snapshot), GROUP(migration)};
 static const struct sandbox_rules device_groups[] = {GROUP(common), GROUP(irq)};
 
 const struct sandbox_table sandbox_tables[SANDBOX_NR_ROLES] = {

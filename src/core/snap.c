@@ -21,6 +21,7 @@ static const struct {
     {SNAP_ID_IRQCHIP, "irqchip"},
     {SNAP_ID_PIT, "pit"},
     {SNAP_ID_DEV_LIST, "device-list"},
+    {SNAP_ID_DEV_IDS, "device-ids"},
     {SNAP_ID_VCPU_REGS, "vcpu-regs"},
     {SNAP_ID_VCPU_SREGS, "vcpu-sregs"},
     {SNAP_ID_VCPU_XSAVE, "vcpu-xsave"},

@@ -40,6 +40,7 @@ enum snap_id {
 	SNAP_ID_IRQCHIP,       /* instance: KVM_IRQCHIP_PIC_MASTER.. */
 	SNAP_ID_PIT,
 	SNAP_ID_DEV_LIST,	/* the devices configured: kind and spec each */
+	SNAP_ID_DEV_IDS,	/* their API ids (iface_id, drive_id), if any */
 	SNAP_ID_VCPU_REGS = 16, /* instance: the vCPU's index, for each below */
 	SNAP_ID_VCPU_SREGS,
 	SNAP_ID_VCPU_XSAVE,

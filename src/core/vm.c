@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/arch.h"
+#include "core/vm_dirty.h"
 
 /* Below 4 GiB, out of the way of RAM and the PCI window: KVM needs these
  * three pages on Intel for real-mode emulation. */
@@ -143,6 +144,7 @@ int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, int nr_cpus, cha
 
 void vm_destroy(struct vm *vm)
 {
+	vm_dirty_disable(vm);
 	guest_mem_free(&vm->mem);
 	free(vm->routing);
 	vm->routing = NULL;

@@ -12,6 +12,7 @@
 
 #include "core/bus.h"
 #include "core/coalesced_mmio.h"
+#include "core/dirty.h"
 #include "core/guest_mem.h"
 #include "core/vcpu_gate.h"
 #include "core/must_check.h"
@@ -54,6 +55,10 @@ struct vm {
 	char exit_reason[160];
 	int exit_pipe[2];      /* written once on exit so the main loop wakes */
 	struct vcpu_gate gate; /* pauses the vCPU threads */
+	/* Dirty-page tracking (core/vm_dirty.h): the VMM's own log, and
+	 * whether KVM's is cleared by hand (manual protect). */
+	struct dirty_log dirty;
+	bool dirty_manual;
 };
 
 /* Opens /dev/kvm, creates the VM, irqchip, PIT and guest RAM. Returns 0 or

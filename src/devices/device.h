@@ -88,6 +88,11 @@ struct dev_ops {
 	 * not run yet. Checks all of it before it changes anything: 0, or -1
 	 * with a reason and the device as it was. */
 	int (*restore)(void *dev, const void *data, size_t len, char *err, size_t errlen);
+	/* Optional: a live migration's switch, on a paused VM, from the main
+	 * thread: release gives up what another host's VMM must take (a
+	 * disk image's lock) once the target has the state; !release takes
+	 * it back if the target failed after all. 0, or -1 with a reason. */
+	int (*handover)(void *dev, bool release, char *err, size_t errlen);
 };
 
 enum { DEV_RL_RX, DEV_RL_TX };

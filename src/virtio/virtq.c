@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/dirty.h"
+
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "virtq uses little-endian virtio ring fields as-is");
 _Static_assert(sizeof(struct virtq_desc) == 16, "descriptor layout");
@@ -313,18 +315,27 @@ static enum virtq_err vq_walk(const struct virtq *vq, const struct guest_mem *gm
 	}
 }
 
+/* The used ring is written by this process, not the guest: its pages go
+ * into the VMM's dirty log after each store (core/dirty.h). */
+static void vq_mark_used(const struct virtq *vq)
+{
+	dirty_mark(vq->used, 6 + 8 * (size_t)vq->size);
+}
+
 static void vq_store_used_flags(struct virtq *vq, uint16_t flags)
 {
 	vq->used_flags = flags;
 	__atomic_store_n((uint16_t *)vq->used, flags, __ATOMIC_RELAXED);
+	vq_mark_used(vq);
 }
 
 /* Re-arms guest kicks, then returns the avail index read after a fence. */
 static uint16_t vq_arm_kick(struct virtq *vq)
 {
-	if (vq->event_idx)
+	if (vq->event_idx) {
 		__atomic_store_n(vq_avail_event(vq), vq->last_avail_idx, __ATOMIC_RELAXED);
-	else if (vq->used_flags & VIRTQ_USED_F_NO_NOTIFY)
+		vq_mark_used(vq);
+	} else if (vq->used_flags & VIRTQ_USED_F_NO_NOTIFY)
 		vq_store_used_flags(vq, vq->used_flags & ~VIRTQ_USED_F_NO_NOTIFY);
 	/* Full fence (store then load): else the guest may add a buffer, still
 	 * see kicks suppressed and not kick, while we read the old avail index
@@ -418,6 +429,7 @@ int virtq_push_batch(struct virtq *vq, const struct guest_mem *gm,
 	atomic_thread_fence(memory_order_release);
 	new = (uint16_t)(old + n);
 	__atomic_store_n((uint16_t *)(vq->used + 2), new, __ATOMIC_RELAXED);
+	vq_mark_used(vq);
 	vq->used_idx = new;
 	/* EVENT_IDX: if we lapped signalled_used, (old, new] no longer tells
 	 * whether used_event was crossed; notify next time to be safe. */

@@ -286,7 +286,8 @@ static void dm_free_arg(struct dm_entry *e)
 	free(e->arg_key);
 	free(e->arg_value);
 	free(e->arg_spec);
-	e->arg_option = e->arg_key = e->arg_value = e->arg_spec = NULL;
+	free(e->arg_id);
+	e->arg_option = e->arg_key = e->arg_value = e->arg_spec = e->arg_id = NULL;
 }
 
 static char *dm_strdup(const char *s)
@@ -301,7 +302,8 @@ static int dm_keep_arg(struct dm_entry *e, const struct devmgr_arg *a)
 	e->arg_spec = dm_strdup(a->spec ? a->spec : "");
 	e->arg_key = dm_strdup(a->key);
 	e->arg_value = dm_strdup(a->key ? a->value : NULL);
-	if (e->arg_option && e->arg_spec && (!a->key || (e->arg_key && e->arg_value)))
+	e->arg_id = dm_strdup(a->id ? a->id : "");
+	if (e->arg_option && e->arg_spec && e->arg_id && (!a->key || (e->arg_key && e->arg_value)))
 		return 0;
 	return -1;
 }

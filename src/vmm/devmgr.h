@@ -84,6 +84,7 @@ struct dm_entry {
 	/* What asked for it (devmgr_arg, copied): a snapshot's device list,
 	 * so a load builds the same device again. */
 	char *arg_option, *arg_key, *arg_value, *arg_spec;
+	char *arg_id; /* the API's id ("" if none): network_overrides find it */
 };
 
 struct devmgr {
@@ -106,6 +107,7 @@ struct devmgr {
  * the API's path with a comma in it is that path, not two options. */
 struct devmgr_arg {
 	const char *option, *spec, *key, *value;
+	const char *id; /* the API's id (iface_id, drive_id), or NULL */
 };
 
 /* devmgr_check and devmgr_add for a devmgr_arg. */
@@ -172,10 +174,16 @@ struct devmgr_snap_list {
 	unsigned int nr;
 	struct devmgr_arg arg[DEVMGR_MAX];
 	const char *name[DEVMGR_MAX];
+	const char *id[DEVMGR_MAX]; /* "" where none was saved */
 	char *buf;
 };
 int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, char *err,
 		     size_t errlen);
+
+/* dev_ops.handover for every device that has it (a live migration's
+ * switch): release stops at the first failure; !release tries them all.
+ * 0, or -1 with the (last) reason. */
+int devmgr_handover(struct devmgr *dm, bool release, char *err, size_t errlen);
 
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
 const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);

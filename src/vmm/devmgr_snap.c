@@ -59,7 +59,9 @@ static int list_put(struct dm_list_buf *b, const char *s)
 	return 0;
 }
 
-static int devmgr_save_list(const struct devmgr *dm, struct snap_writer *w)
+/* The device list (ids: the API's ids, a section of their own, so a file
+ * written before them still loads). */
+static int devmgr_save_list(const struct devmgr *dm, struct snap_writer *w, bool ids)
 {
 	struct dm_list_buf b = {0};
 	uint8_t nr[4] = {(uint8_t)dm->nr};
@@ -69,12 +71,13 @@ static int devmgr_save_list(const struct devmgr *dm, struct snap_writer *w)
 		b.p[b.len++] = nr[i];
 	for (unsigned int i = 0; r == 0 && i < dm->nr; i++) {
 		const struct dm_entry *e = &dm->devs[i];
-		r = list_put(&b, e->name) | list_put(&b, e->kind->option) |
-		    list_put(&b, e->arg_key) | list_put(&b, e->arg_value) |
-		    list_put(&b, e->arg_spec);
+		r = ids ? list_put(&b, e->arg_id)
+			: list_put(&b, e->name) | list_put(&b, e->kind->option) |
+			      list_put(&b, e->arg_key) | list_put(&b, e->arg_value) |
+			      list_put(&b, e->arg_spec);
 	}
 	if (r == 0)
-		r = snap_put(w, SNAP_ID_DEV_LIST, 0, b.p, b.len);
+		r = snap_put(w, ids ? SNAP_ID_DEV_IDS : SNAP_ID_DEV_LIST, 0, b.p, b.len);
 	free(b.p);
 	return r;
 }
@@ -83,7 +86,7 @@ int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_
 {
 	if (devmgr_can_save(dm, err, errlen) < 0)
 		return -1;
-	if (devmgr_save_list(dm, w) < 0) {
+	if (devmgr_save_list(dm, w, false) < 0 || devmgr_save_list(dm, w, true) < 0) {
 		snprintf(err, errlen, "out of memory saving the device list");
 		return -1;
 	}
@@ -116,6 +119,26 @@ static const char *list_get(const uint8_t *d, size_t len, size_t *off, char **ou
 	return s;
 }
 
+/* The ids, one per device, into l->id ("" for each if the file has
+ * none); p has room for them (the buffer holds both sections). */
+static int devmgr_snap_ids(const struct snap_image *img, struct devmgr_snap_list *l, uint32_t nr,
+			   char **p)
+{
+	const struct snap_section *s = snap_find(img, SNAP_ID_DEV_IDS, 0);
+	for (uint32_t i = 0; i < nr; i++)
+		l->id[i] = "";
+	if (!s)
+		return 0;
+	if (s->len < 4 || ((uint32_t)s->data[0] | (uint32_t)s->data[1] << 8 |
+			   (uint32_t)s->data[2] << 16 | (uint32_t)s->data[3] << 24) != nr)
+		return -1;
+	size_t off = 4;
+	for (uint32_t i = 0; i < nr; i++)
+		if (!(l->id[i] = list_get(s->data, s->len, &off, p)))
+			return -1;
+	return off == s->len ? 0 : -1;
+}
+
 int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, char *err,
 		     size_t errlen)
 {
@@ -129,7 +152,9 @@ int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, c
 	}
 	uint32_t nr = (uint32_t)s->data[0] | (uint32_t)s->data[1] << 8 |
 		      (uint32_t)s->data[2] << 16 | (uint32_t)s->data[3] << 24;
-	char *p = l->buf = malloc(s->len); /* each string: one byte less than it took */
+	const struct snap_section *ids = snap_find(img, SNAP_ID_DEV_IDS, 0);
+	/* each string: one byte less than it took; the ids' too */
+	char *p = l->buf = malloc((size_t)s->len + (ids ? ids->len : 0));
 	size_t off = 4;
 	bool ok = l->buf && nr <= DEVMGR_MAX;
 	for (uint32_t i = 0; ok && i < nr; i++) {
@@ -141,9 +166,11 @@ int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, c
 		if (ok) {
 			l->name[i] = f[0];
 			l->arg[i] = (struct devmgr_arg){f[1], f[4], f[2][0] ? f[2] : NULL,
-							f[2][0] ? f[3] : NULL};
+							f[2][0] ? f[3] : NULL, NULL};
 		}
 	}
+	if (ok && off == s->len)
+		ok = devmgr_snap_ids(img, l, nr, &p) == 0;
 	if (!ok || off != s->len) {
 		snprintf(err, errlen, "snapshot's device list is malformed");
 		free(l->buf);
@@ -152,6 +179,21 @@ int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, c
 	}
 	l->nr = nr;
 	return 0;
+}
+
+int devmgr_handover(struct devmgr *dm, bool release, char *err, size_t errlen)
+{
+	int r = 0;
+	/* Taking back goes on past a failure: whatever can be had is. */
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		if (e->d.ops->handover && e->d.ops->handover(e->d.dev, release, err, errlen) < 0) {
+			r = -1;
+			if (release)
+				break;
+		}
+	}
+	return r;
 }
 
 /* Every device's sections there, and the devices the ones listed. */

@@ -16,12 +16,13 @@
 #include "core/console.h"
 #include "core/sandbox.h"
 #include "core/vcpu.h"
+#include "core/vm_dirty.h"
 #include "pci/pci.h"
 #include "devices/vfio/vfio.h"
 #include "vmm/platform.h"
 
 /* A command line's or the API's device as devmgr takes it. */
-#define DEV_ARG(d) ((struct devmgr_arg){(d)->option, (d)->spec, (d)->key, (d)->value})
+#define DEV_ARG(d) ((struct devmgr_arg){(d)->option, (d)->spec, (d)->key, (d)->value, (d)->id})
 
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
@@ -139,8 +140,10 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, size_t errlen)
 {
 	struct stat st;
-	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below). */
-	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below).
+	 * A migration's memory is a memfd already (mem_fd_set). */
+	*fd = c->mem_fd_set ? fcntl(c->mem_fd, F_DUPFD_CLOEXEC, 0)
+			    : open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0 || fstat(*fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open the memory file %s: %s", c->mem_file,
 			 strerror(errno));
@@ -185,8 +188,9 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
 	int mem_fd = -1;
-	if (c->mem_file ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
-			: platform_open_kernel(&img, c, err, errlen) < 0)
+	bool restore = c->mem_file || c->mem_fd_set;
+	if (restore ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
+		    : platform_open_kernel(&img, c, err, errlen) < 0)
 		return -1;
 	int r = vm_create_mem(&v->vm, c->mem, mem_fd, c->cpus, err, errlen);
 	if (mem_fd >= 0)
@@ -195,6 +199,12 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (r < 0) {
 		/* Not being able to use /dev/kvm is a setup problem, like bad input. */
 		*status = v->vm.vm_fd < 0 ? EXIT_USAGE : EXIT_RUNTIME;
+		goto fail;
+	}
+	/* A fresh boot's pages are all dirty (no file holds any yet); a
+	 * restore's memory file holds them all. */
+	if (c->track_dirty_pages && vm_dirty_enable(&v->vm, !restore, err, errlen) < 0) {
+		*status = EXIT_RUNTIME;
 		goto fail;
 	}
 	sandbox_enable(!c->no_seccomp);
@@ -215,7 +225,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (vmm_devices(v, c, err, errlen) < 0)
 		goto fail;
 	*status = EXIT_RUNTIME;
-	if (platform_build(v, c->mem_file ? NULL : &img, err, errlen) < 0 ||
+	if (platform_build(v, restore ? NULL : &img, err, errlen) < 0 ||
 	    devmgr_start(&v->dm, err, errlen) < 0)
 		goto fail;
 	vmm_pins_apply(v, c);

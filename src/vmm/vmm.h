@@ -36,6 +36,13 @@ struct vmm_dev_arg {
 	const char *option;	 /* "disk", "net" */
 	const char *spec;	 /* the option's value */
 	const char *key, *value; /* one option apart, typed (devmgr_arg), or NULL */
+	const char *id;		 /* the API's id (iface_id, drive_id), or NULL */
+};
+
+/* /snapshot/load's network_overrides: the card saved as iface_id opens
+ * the tap host_dev_name instead of the one it had. */
+struct vmm_net_override {
+	const char *iface_id, *host_dev_name;
 };
 
 /* What `skiff run` asks for (its option table fills it). */
@@ -62,6 +69,16 @@ struct vmm_config {
 	/* A snapshot's restore (vmm_snapshot_load): guest RAM is this file,
 	 * mapped privately, and no kernel is loaded. */
 	const char *mem_file;
+	/* A migration's restore: guest RAM is this memfd (mem_file names it
+	 * in messages). */
+	int mem_fd;
+	bool mem_fd_set;
+	/* machine-config's track_dirty_pages (or /snapshot/load's): KVM's
+	 * dirty log and the VMM's (core/vm_dirty.h), for Diff snapshots. */
+	bool track_dirty_pages;
+	/* A restore's network_overrides (vmm_snapshot_load). */
+	const struct vmm_net_override *net_overrides;
+	unsigned int nr_net_overrides;
 	int unpack;	    /* 0 host, 1 guest */
 	int console_filter; /* enum console_filter_mode; 0: by stdout */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];
@@ -127,7 +144,9 @@ int vmm_resume(struct vmm *v);
 int vmm_ctrl_alt_del(struct vmm *v);
 /* Snapshots (docs/SNAPSHOT.md), from the thread that runs vmm_wait's
  * serve. vmm_snapshot_create, on a paused VM: the state into state_path,
- * guest RAM into mem_path. 0, or -1 with one line in err (a device that
+ * guest RAM into mem_path (diff: only the pages dirtied since the last
+ * snapshot or the boot, at their offsets; refused without
+ * track_dirty_pages). 0, or -1 with one line in err (a device that
  * cannot be saved is named before any file is written).
  *
  * vmm_snapshot_load, on a vmm never built: reads and checks the whole
@@ -135,11 +154,45 @@ int vmm_ctrl_alt_del(struct vmm *v);
  * over mem_path mapped privately, restores every piece and starts it
  * paused; resume lets the guest run. 0, or -1 with one line in err and the
  * exit status in *status, the VM destroyed (never half-restored and run). */
-int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
-			size_t errlen);
+int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, bool diff,
+			char *err, size_t errlen);
 int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
 		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
 		      size_t errlen);
+
+/* The state file's sections of a paused VM whose I/O threads are held
+ * (vmm_snapshot_create's, a migration's STATE) into w. 0, or -1 with err. */
+struct snap_writer;
+int vmm_state_image(struct vmm *v, struct snap_writer *w, char *err, size_t errlen);
+
+/* vmm_snapshot_load's restore from a checked image (a migration's STATE):
+ * base->mem_file or mem_fd is guest RAM. hook->before_build runs once the
+ * image is checked and before anything is built or opened (a migration's
+ * hand-over of the disk images' locks); its -1 ends the restore. */
+struct snap_image;
+struct vmm_restore_hook {
+	int (*before_build)(void *opaque, char *err, size_t errlen);
+	void *opaque;
+};
+int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_image *img,
+		bool resume, uint64_t start_ns, const struct vmm_restore_hook *hook, int *status,
+		char *err, size_t errlen);
+
+/* Live migration (docs/MIGRATION.md), from the thread that runs vmm_wait's
+ * serve. vmm_migrate_send: this VM to the target at url; 0 once the target
+ * runs it (the caller then ends this process), with its numbers in st; or
+ * -1 with one line in err and the guest running here as before.
+ * vmm_migrate_receive: on a vmm never built, takes one migration at url
+ * (listening up to accept_ms) and runs the guest (base: skiff's own
+ * settings); 0, or -1 with one line in err, the exit status in *status,
+ * the VM destroyed. */
+struct vmm_mig_stats {
+	uint64_t downtime_ms, total_ms, pages;
+};
+int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
+		     size_t errlen);
+int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char *url,
+			int accept_ms, uint64_t start_ns, int *status, char *err, size_t errlen);
 
 /* The index-th --disk gets the image at path (virtio_blk_replace): from
  * the thread that runs vmm_wait's serve. 0, or -1 with a reason. */

@@ -14,9 +14,12 @@
 #include "core/coalesced_mmio.h"
 #include "core/sandbox.h"
 #include "core/snap.h"
+#include "core/log.h"
 #include "core/vcpu.h"
+#include "core/vm_dirty.h"
 #include "iothread/iothread.h"
 #include "vmm/vmm.h"
+#include "vmm/vmm_snap_mem.h"
 
 /* The VM's shape, enough to build it again. */
 struct snap_vm_config {
@@ -93,7 +96,7 @@ static int snap_file_write(int fd, const char *path, const void *buf, size_t len
 	return 0;
 }
 
-static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_t errlen)
+int vmm_state_image(struct vmm *v, struct snap_writer *w, char *err, size_t errlen)
 {
 	struct snap_vm_config sc = {v->vm.mem.size, (uint32_t)v->vm.nr_cpus, v->dm.nr};
 	if (snap_put(w, SNAP_ID_VM_CONFIG, 0, &sc, sizeof(sc)) < 0 ||
@@ -110,24 +113,53 @@ static int vmm_snap_state(struct vmm *v, struct snap_writer *w, char *err, size_
 	return devmgr_save(&v->dm, w, err, errlen);
 }
 
+/* Guest RAM: whole, or (diff) the pages dirtied since the last snapshot.
+ * With tracking on, either clears the logs: the next Diff holds what is
+ * written after this one (Firecracker's rule); a failure puts them back. */
+static int vmm_snap_mem(struct vmm *v, int fd, const char *path, bool diff, char *err,
+			size_t errlen)
+{
+	struct vm *vm = &v->vm;
+	if (!vm_dirty_on(vm))
+		return snap_file_write(fd, path, vm->mem.host, vm->mem.size, err, errlen);
+	uint64_t *bits = calloc(dirty_words(vm->dirty.pages), sizeof(uint64_t)), n = 0;
+	int r = -1;
+	if (!bits || vm_dirty_collect(vm, bits) < 0)
+		snprintf(err, errlen, "cannot read the dirty page log");
+	else if (diff)
+		r = snap_mem_write_diff(fd, path, vm->mem.host, vm->mem.size, bits, &n, err,
+					errlen);
+	else
+		r = snap_file_write(fd, path, vm->mem.host, vm->mem.size, err, errlen);
+	if (r == 0 && diff)
+		log_info("snapshot: a Diff of %llu dirty pages of %llu (%llu KiB)",
+			 (unsigned long long)dirty_bits_count(bits, vm->dirty.pages),
+			 (unsigned long long)vm->dirty.pages, (unsigned long long)(n >> 10));
+	if (r < 0 && bits)
+		dirty_log_put(&vm->dirty, bits);
+	free(bits);
+	return r;
+}
+
 static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const int fd[2],
-			  const char *state_path, const char *mem_path, char *err, size_t errlen)
+			  const char *state_path, const char *mem_path, bool diff, char *err,
+			  size_t errlen)
 {
 	size_t len;
 	const uint8_t *img;
-	if (vmm_snap_state(v, w, err, errlen) < 0 || !(img = snap_writer_image(w, &len))) {
+	if (vmm_state_image(v, w, err, errlen) < 0 || !(img = snap_writer_image(w, &len))) {
 		if (!err[0])
 			snprintf(err, errlen, "out of memory building the snapshot");
 		return -1;
 	}
-	if (snap_file_write(fd[0], mem_path, v->vm.mem.host, v->vm.mem.size, err, errlen) < 0 ||
+	if (vmm_snap_mem(v, fd[0], mem_path, diff, err, errlen) < 0 ||
 	    snap_file_write(fd[1], state_path, img, len, err, errlen) < 0)
 		return -1;
 	return 0;
 }
 
-int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, char *err,
-			size_t errlen)
+int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, bool diff,
+			char *err, size_t errlen)
 {
 	err[0] = '\0';
 	pthread_mutex_lock(&v->ctl_lock);
@@ -136,6 +168,12 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	snap_writer_init(&w);
 	if (!v->paused) {
 		snprintf(err, errlen, "the microVM is not paused");
+		goto out;
+	}
+	if (diff && !vm_dirty_on(&v->vm)) {
+		snprintf(
+		    err, errlen,
+		    "Diff snapshots are not allowed on uVMs with dirty page tracking disabled.");
 		goto out;
 	}
 	/* Refused before anything is written. */
@@ -149,7 +187,7 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	 * packets and complete requests): the state and the memory agree. */
 	for (unsigned int i = 0; i < v->nr_io_started; i++)
 		iothread_hold(&v->io[i]);
-	r = vmm_snap_write(v, &w, fd, state_path, mem_path, err, errlen);
+	r = vmm_snap_write(v, &w, fd, state_path, mem_path, diff, err, errlen);
 	for (unsigned int i = 0; i < v->nr_io_started; i++)
 		iothread_release(&v->io[i]);
 out:
@@ -199,13 +237,32 @@ static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *s
 	return 0;
 }
 
-/* The saved VM's devices, asked for again as they were. */
-static void vmm_snap_devs(struct vmm_config *c, const struct devmgr_snap_list *l)
+/* The saved VM's devices, asked for again as they were, but for the taps
+ * network_overrides name: each must name a card the snapshot has
+ * (Firecracker's words, and the id). */
+static int vmm_snap_devs(struct vmm_config *c, const struct devmgr_snap_list *l, char *err,
+			 size_t errlen)
 {
 	c->nr_devs = (int)l->nr;
 	for (unsigned int i = 0; i < l->nr; i++)
 		c->devs[i] = (struct vmm_dev_arg){l->arg[i].option, l->arg[i].spec, l->arg[i].key,
-						  l->arg[i].value};
+						  l->arg[i].value, l->id[i]};
+	for (unsigned int k = 0; k < c->nr_net_overrides; k++) {
+		const struct vmm_net_override *o = &c->net_overrides[k];
+		unsigned int i = 0;
+		while (i < l->nr && !(l->id[i][0] && !strcmp(l->id[i], o->iface_id) &&
+				      l->arg[i].key && !strcmp(l->arg[i].key, "tap")))
+			i++;
+		if (i == l->nr) {
+			snprintf(err, errlen,
+				 "Unknown Network Device. (network_overrides: no iface_id `%.64s` "
+				 "in the snapshot)",
+				 o->iface_id);
+			return -1;
+		}
+		c->devs[i].value = o->host_dev_name;
+	}
+	return 0;
 }
 
 /* On a VM built from the snapshot, not yet run: the chips first (a
@@ -230,27 +287,25 @@ static int vmm_snap_apply(struct vmm *v, const struct snap_image *img, char *err
 	return devmgr_restore(&v->dm, img, err, errlen);
 }
 
-int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
-		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
-		      size_t errlen)
+int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_image *img,
+		bool resume, uint64_t start_ns, const struct vmm_restore_hook *hook, int *status,
+		char *err, size_t errlen)
 {
-	struct snap_image img;
 	struct snap_vm_config sc;
 	struct devmgr_snap_list l;
 	err[0] = '\0';
 	*status = 2;
-	if (snap_read_file(&img, state_path, err, errlen) < 0)
+	if (vmm_snap_check(img, &sc, &l, err, errlen) < 0)
 		return -1;
-	if (vmm_snap_check(&img, &sc, &l, err, errlen) < 0) {
-		snap_image_free(&img);
-		return -1;
-	}
 	struct vmm_config c = *base;
 	c.mem = sc.mem;
 	c.cpus = (int)sc.cpus;
-	vmm_snap_devs(&c, &l);
+	if (vmm_snap_devs(&c, &l, err, errlen) < 0 ||
+	    (hook && hook->before_build(hook->opaque, err, errlen) < 0)) {
+		free(l.buf);
+		return -1;
+	}
 	c.nr_vcpu_pin = 0;
-	c.mem_file = mem_path;
 	c.kernel = c.initrd = NULL;
 	if (c.iothreads < 1)
 		c.iothreads = 1;
@@ -258,9 +313,8 @@ int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *
 	free(l.buf);
 	if (r == 0) {
 		*status = 1;
-		r = vmm_snap_apply(v, &img, err, errlen);
+		r = vmm_snap_apply(v, img, err, errlen);
 	}
-	snap_image_free(&img);
 	if (r < 0)
 		goto fail;
 	/* Started paused: the vCPU threads park before their first KVM_RUN,
@@ -276,4 +330,20 @@ int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *
 fail:
 	vmm_destroy(v);
 	return -1;
+}
+
+int vmm_snapshot_load(struct vmm *v, const struct vmm_config *base, const char *state_path,
+		      const char *mem_path, bool resume, uint64_t start_ns, int *status, char *err,
+		      size_t errlen)
+{
+	struct snap_image img;
+	err[0] = '\0';
+	*status = 2;
+	if (snap_read_file(&img, state_path, err, errlen) < 0)
+		return -1;
+	struct vmm_config c = *base;
+	c.mem_file = mem_path;
+	int r = vmm_restore(v, &c, &img, resume, start_ns, NULL, status, err, errlen);
+	snap_image_free(&img);
+	return r;
 }

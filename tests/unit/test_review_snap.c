@@ -184,7 +184,7 @@ static int create(const char *state, const char *mem, char *err, size_t errlen)
 	pthread_mutex_init(&v.ctl_lock, NULL);
 	v.paused = true; /* no VM behind it: the state cannot be built */
 	v.vm.vm_fd = v.vm.kvm_fd = -1;
-	int r = vmm_snapshot_create(&v, state, mem, err, errlen);
+	int r = vmm_snapshot_create(&v, state, mem, false, err, errlen);
 	pthread_mutex_destroy(&v.ctl_lock);
 	return r;
 }

@@ -20,6 +20,16 @@
 #define MEM (2u << 20)
 
 static uint8_t zeros[8192];
+/* write_state adds one network card, iface_id eth0 on tap0 (its list and
+ * ids sections as devmgr_snap.c writes them). */
+static bool with_net;
+static const uint8_t net_list[] = "\1\0\0\0"
+				  "\13\0virtio-net0"
+				  "\3\0net"
+				  "\3\0tap"
+				  "\4\0tap0"
+				  "\0\0";
+static const uint8_t net_ids[] = "\1\0\0\0\4\0eth0";
 
 struct shape {
 	uint64_t mem;
@@ -60,6 +70,11 @@ static void write_state(const char *path, struct shape sc, uint32_t skip_id)
 						 0);
 	assert_int_equal(snap_put(&w, SNAP_ID_UART, 0, zeros, 272), 0);
 	assert_int_equal(snap_put(&w, SNAP_ID_I8042, 0, zeros, 24), 0);
+	if (with_net) {
+		assert_int_equal(snap_put(&w, SNAP_ID_DEV_LIST, 0, net_list, sizeof(net_list) - 1),
+				 0);
+		assert_int_equal(snap_put(&w, SNAP_ID_DEV_IDS, 0, net_ids, sizeof(net_ids) - 1), 0);
+	}
 	char err[200];
 	assert_int_equal(snap_write_file(&w, path, err, sizeof(err)), 0);
 	snap_writer_free(&w);
@@ -90,10 +105,16 @@ static int fx_teardown(void **state)
 	return 0;
 }
 
+static const struct vmm_net_override *overrides;
+static unsigned int nr_overrides;
+
 static int load(struct fx *f, char *err, size_t errlen, int *status)
 {
 	static struct vmm v;
-	struct vmm_config base = {.iothreads = 1, .no_seccomp = true};
+	struct vmm_config base = {.iothreads = 1,
+				  .no_seccomp = true,
+				  .net_overrides = overrides,
+				  .nr_net_overrides = nr_overrides};
 	int r = vmm_snapshot_load(&v, &base, f->state, f->mem, true, 0, status, err, errlen);
 	assert_false(v.nr_vcpus_started); /* nothing ran */
 	return r;
@@ -106,9 +127,52 @@ static void test_create_needs_pause(void **state)
 	pthread_mutex_init(&v.ctl_lock, NULL);
 	char err[200];
 	assert_int_equal(
-	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", err, sizeof(err)), -1);
+	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", false, err, sizeof(err)),
+	    -1);
 	assert_string_equal(err, "the microVM is not paused");
 	pthread_mutex_destroy(&v.ctl_lock);
+}
+
+/* Firecracker's words, before any file is opened (the paths do not exist). */
+static void test_diff_needs_tracking(void **state)
+{
+	(void)state;
+	static struct vmm v;
+	pthread_mutex_init(&v.ctl_lock, NULL);
+	v.paused = true;
+	char err[200];
+	assert_int_equal(
+	    vmm_snapshot_create(&v, "/nonexistent/s", "/nonexistent/m", true, err, sizeof(err)),
+	    -1);
+	assert_string_equal(
+	    err, "Diff snapshots are not allowed on uVMs with dirty page tracking disabled.");
+	pthread_mutex_destroy(&v.ctl_lock);
+}
+
+/* network_overrides: an iface_id the snapshot has not is refused in one
+ * line naming it, before anything is built; one it has goes on (here to
+ * the memory file, which does not exist). */
+static void test_net_overrides(void **state)
+{
+	struct fx *f = *state;
+	char err[300];
+	int status;
+	with_net = true;
+	write_state(f->state, (struct shape){MEM, 2, 1}, 0);
+	with_net = false;
+	static const struct vmm_net_override bad[] = {{"eth0", "tap7"}, {"eth9", "tap9"}};
+	overrides = bad;
+	nr_overrides = 2;
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_int_equal(status, 2);
+	if (!strstr(err, "Unknown Network Device") || !strstr(err, "`eth9`"))
+		fail_msg("got '%s'", err);
+	nr_overrides = 1; /* eth0 alone: known */
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	overrides = NULL;
+	nr_overrides = 0;
+	if (!strstr(err, "memory file"))
+		fail_msg("got '%s'", err);
 }
 
 static void test_load_checks_state_first(void **state)
@@ -155,6 +219,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_create_needs_pause),
+	    cmocka_unit_test(test_diff_needs_tracking),
+	    cmocka_unit_test_setup_teardown(test_net_overrides, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_checks_state_first, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_checks_memory_file, fx_setup, fx_teardown),
 	};

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/dirty.h"
 #include "core/log.h"
 
 static void backend_set_serial(struct blk_backend *b, const char *path)
@@ -219,10 +220,18 @@ static int backend_rw(struct blk_backend *b, struct iovec *iov, unsigned int n, 
 		}
 		if (r == 0)
 			return -EIO; /* the image shrank under us */
+		if (!write)	     /* preadv wrote guest RAM behind KVM's back */
+			dirty_mark_iov(iov, n, (size_t)r);
 		off += (uint64_t)r;
 		iov = backend_iov_advance(iov, &n, (size_t)r);
 	}
 	return 0;
+}
+
+int blk_backend_lock(struct blk_backend *b, bool lock)
+{
+	int op = lock ? (b->ro ? LOCK_SH : LOCK_EX) | LOCK_NB : LOCK_UN;
+	return flock(b->fd, op) < 0 ? -errno : 0;
 }
 
 int blk_backend_read(struct blk_backend *b, struct iovec *iov, unsigned int n, uint64_t off)

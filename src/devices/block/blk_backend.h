@@ -40,6 +40,11 @@ struct blk_backend {
 	char serial[BLK_ID_BYTES];
 };
 
+/* Gives up (lock false) or takes again the image's lock, as open took it:
+ * a live migration hands the image over. 0 or -errno (EWOULDBLOCK: another
+ * process holds it). */
+int blk_backend_lock(struct blk_backend *b, bool lock);
+
 /* Opens path (read-only if ro; also with O_DIRECT if direct) and takes an
  * advisory lock (shared if ro, else exclusive) so two VMMs cannot write one
  * image. The serial is the file name. Returns 0, or -1 with a one-line

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "core/dirty.h"
 #include "core/dma.h"
 
 struct blk_hdr { /* guest layout, little-endian like the host */
@@ -191,6 +192,8 @@ uint64_t blk_req_left(const struct blk_req *req)
 uint64_t blk_req_advance(struct blk_req *req, uint64_t n)
 {
 	unsigned int i = 0;
+	if (req->type == VIRTIO_BLK_T_IN) /* io_uring's read, done: core/dirty.h */
+		dirty_mark_iov(req->iov, req->niov, (size_t)n);
 	req->off += n;
 	while (i < req->niov && n >= req->iov[i].iov_len)
 		n -= req->iov[i++].iov_len;

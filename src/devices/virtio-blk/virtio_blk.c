@@ -402,6 +402,7 @@ static const struct dev_ops blk_dev_ops = {
     .limit = blk_dev_limit,
     .save = virtio_blk_save,
     .restore = virtio_blk_restore,
+    .handover = virtio_blk_handover,
 };
 
 int virtio_blk_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

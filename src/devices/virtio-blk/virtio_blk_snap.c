@@ -35,6 +35,19 @@ int virtio_blk_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t inst
 	return -1;
 }
 
+/* The image's lock passes to a migration's target: released once the
+ * target has checked the state, taken back if it then fails. */
+int virtio_blk_handover(void *dev, bool release, char *err, size_t errlen)
+{
+	struct virtio_dev *vdev = dev;
+	int r = blk_backend_lock(&blk_snap_of(dev)->backend, !release);
+	if (r == 0)
+		return 0;
+	snprintf(err, errlen, "%s: cannot %s its image's lock: %s", vdev->name,
+		 release ? "release" : "take back", strerror(-r));
+	return -1;
+}
+
 int virtio_blk_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
 {
 	struct blk_dev *blk = blk_snap_of(dev);

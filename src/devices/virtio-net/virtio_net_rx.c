@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "devices/virtio-net/virtio_net_priv.h"
+#include "core/dirty.h"
 #include "core/dma.h"
 
 enum rx_result {
@@ -137,6 +138,7 @@ static ssize_t rx_read(struct virtio_net_pair *p, size_t *direct)
 	}
 	if (got < 0)
 		return -1;
+	dirty_mark_iov(iov, cnt, (size_t)got); /* readv wrote the chains: core/dirty.h */
 	/* Trust the length no further than the buffers given: everything
 	 * below indexes rx_buf and the chains with it. */
 	size_t cap = VIRTIO_NET_HDR_LEN + sizeof(p->rx_buf) + room;

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/dirty.h"
 #include "core/dma.h"
 #include "devices/virtio-vsock/virtio_vsock_priv.h"
 
@@ -72,8 +73,10 @@ static int64_t rx_read(struct virtio_vsock *v, struct vsock_conn *c, const struc
 	int n = dma_sg_slice(e->iov + e->out_num, e->in_num, VSOCK_HDR_LEN, want, v->iov,
 			     VIRTQ_MAX_SEGS);
 	ssize_t r = n > 0 ? readv(c->fd, v->iov, n) : 0;
-	if (r > 0)
+	if (r > 0) {
+		dirty_mark_iov(v->iov, (unsigned int)n, (size_t)r); /* core/dirty.h */
 		return r;
+	}
 	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
 		c->readable = false; /* the next edge sets it */
 		return 0;

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "vmm/mig_proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/snap.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the stream is little-endian as-is");
+_Static_assert(sizeof(struct mig_hello) == 32, "HELLO layout");
+_Static_assert(sizeof(struct mig_pages) == 16, "PAGES layout");
+
+/* Per type: its name and its payload's bounds. */
+static const struct {
+	const char *name;
+	uint32_t min, max;
+} mig_types[MIG_NR_TYPES] = {
+    [MIG_HELLO] = {"HELLO", sizeof(struct mig_hello), sizeof(struct mig_hello)},
+    [MIG_PAGES] = {"PAGES", sizeof(struct mig_pages) + MIG_PAGE,
+		   sizeof(struct mig_pages) + MIG_PAGES_MAX *MIG_PAGE},
+    [MIG_ROUND] = {"ROUND", 16, 16},
+    [MIG_STATE] = {"STATE", SNAP_HDR_SIZE, SNAP_MAX_FILE},
+    [MIG_READY] = {"READY", 0, 0},
+    [MIG_RELEASED] = {"RELEASED", 0, 0},
+    [MIG_RUNNING] = {"RUNNING", 8, 8},
+    [MIG_ERROR] = {"ERROR", 1, MIG_ERR_MAX},
+};
+
+const char *mig_type_name(uint32_t type)
+{
+	return type && type < MIG_NR_TYPES ? mig_types[type].name : "unknown";
+}
+
+int mig_hdr_check(uint32_t type, uint32_t len, char *err, size_t errlen)
+{
+	if (!type || type >= MIG_NR_TYPES) {
+		snprintf(err, errlen, "migration stream: unknown frame type %u", type);
+		return -1;
+	}
+	if (len < mig_types[type].min || len > mig_types[type].max) {
+		snprintf(err, errlen, "migration stream: %s frame of %u bytes (%u to %u)",
+			 mig_types[type].name, len, mig_types[type].min, mig_types[type].max);
+		return -1;
+	}
+	return 0;
+}
+
+int mig_pages_check(const struct mig_pages *p, uint32_t len, uint64_t ram, char *err, size_t errlen)
+{
+	uint64_t pages = ram / MIG_PAGE;
+	if (!p->count || p->count > MIG_PAGES_MAX || p->zero ||
+	    len != sizeof(*p) + (uint64_t)p->count * MIG_PAGE || p->first >= pages ||
+	    p->count > pages - p->first) {
+		snprintf(err, errlen,
+			 "migration stream: PAGES %llu+%u of %u bytes is not inside %llu pages",
+			 (unsigned long long)p->first, p->count, len, (unsigned long long)pages);
+		return -1;
+	}
+	return 0;
+}
+
+int mig_hello_check(const struct mig_hello *h, uint64_t max_ram, char *err, size_t errlen)
+{
+	if (memcmp(h->magic, MIG_MAGIC, 8)) {
+		snprintf(err, errlen, "migration stream: not a skiff migration (no HELLO)");
+		return -1;
+	}
+	if (h->version != MIG_VERSION) {
+		snprintf(err, errlen, "migration stream version %u, this skiff speaks version %u",
+			 h->version, MIG_VERSION);
+		return -1;
+	}
+	if (!h->ram || h->ram % MIG_PAGE || h->ram > max_ram || h->zero || h->zero2) {
+		snprintf(err, errlen, "migration stream: HELLO asks for %llu bytes of RAM",
+			 (unsigned long long)h->ram);
+		return -1;
+	}
+	return 0;
+}
+
+static int wait_fd(int fd, short ev, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = ev};
+	int r;
+	do
+		r = poll(&p, 1, ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		errno = ETIMEDOUT;
+	return r > 0 ? 0 : -1;
+}
+
+int mig_write_all(int fd, const void *buf, size_t len, int ms)
+{
+	const uint8_t *b = buf;
+	while (len) {
+		if (wait_fd(fd, POLLOUT, ms) < 0)
+			return -1;
+		ssize_t n = write(fd, b, len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return -1;
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mig_read_all(int fd, void *buf, size_t len, int ms)
+{
+	uint8_t *b = buf;
+	while (len) {
+		if (wait_fd(fd, POLLIN, ms) < 0)
+			return -1;
+		ssize_t n = read(fd, b, len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == 0)
+			errno = EPIPE;
+		if (n <= 0)
+			return -1;
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mig_send2(int fd, uint32_t type, const void *a, uint32_t alen, const void *b, uint32_t blen)
+{
+	uint32_t h[2] = {type, alen + blen};
+	if (mig_write_all(fd, h, sizeof(h), MIG_IO_MS) < 0 ||
+	    (alen && mig_write_all(fd, a, alen, MIG_IO_MS) < 0) ||
+	    (blen && mig_write_all(fd, b, blen, MIG_IO_MS) < 0))
+		return -1;
+	return 0;
+}
+
+int mig_send(int fd, uint32_t type, const void *payload, uint32_t len)
+{
+	return mig_send2(fd, type, payload, len, NULL, 0);
+}
+
+int mig_recv_hdr(int fd, uint32_t *type, uint32_t *len, char *err, size_t errlen)
+{
+	uint32_t h[2];
+	if (mig_read_all(fd, h, sizeof(h), MIG_IO_MS) < 0) {
+		snprintf(err, errlen, "migration stream: %s",
+			 errno == EPIPE ? "the peer closed it" : strerror(errno));
+		return -1;
+	}
+	*type = h[0];
+	*len = h[1];
+	return mig_hdr_check(h[0], h[1], err, errlen);
+}
+
+int mig_expect(int fd, uint32_t want, void *buf, uint32_t max, uint32_t *len, char *err,
+	       size_t errlen)
+{
+	uint32_t type, n;
+	char line[MIG_ERR_MAX + 1];
+	if (mig_recv_hdr(fd, &type, &n, err, errlen) < 0)
+		return -1;
+	if (type == MIG_ERROR) {
+		if (mig_read_all(fd, line, n, MIG_IO_MS) < 0)
+			snprintf(line, sizeof(line), "(its line lost)");
+		else
+			line[n] = '\0';
+		line[strcspn(line, "\n")] = '\0'; /* one line, whatever it sent */
+		snprintf(err, errlen, "the migration's peer gave up: %s", line);
+		return -1;
+	}
+	if (type != want || n > max) {
+		snprintf(err, errlen, "migration stream: %s frame where %s was due",
+			 mig_type_name(type), mig_type_name(want));
+		return -1;
+	}
+	if (n && mig_read_all(fd, buf, n, MIG_IO_MS) < 0) {
+		snprintf(err, errlen, "migration stream: %s frame cut short", mig_type_name(type));
+		return -1;
+	}
+	if (len)
+		*len = n;
+	return 0;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "vmm/mig_recv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmm/mig_proto.h"
+
+static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen)
+{
+	struct mig_hello h;
+	if (mig_expect(fd, MIG_HELLO, &h, sizeof(h), NULL, err, errlen) < 0 ||
+	    mig_hello_check(&h, max_ram, err, errlen) < 0)
+		return -1;
+	/* A memfd: the restored VM maps it as its RAM (vmm_config.mem_fd),
+	 * so nothing is copied again after the stream. */
+	rx->mem_fd = memfd_create("skiff-migration", MFD_CLOEXEC);
+	if (rx->mem_fd < 0 || ftruncate(rx->mem_fd, (off_t)h.ram) < 0) {
+		snprintf(err, errlen, "cannot make %llu MiB of guest RAM: %s",
+			 (unsigned long long)(h.ram >> 20), strerror(errno));
+		return -1;
+	}
+	void *p = mmap(NULL, h.ram, PROT_READ | PROT_WRITE, MAP_SHARED, rx->mem_fd, 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map %llu MiB of guest RAM: %s",
+			 (unsigned long long)(h.ram >> 20), strerror(errno));
+		return -1;
+	}
+	rx->ram = p;
+	rx->ram_size = h.ram;
+	return 0;
+}
+
+static int rx_pages(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t errlen)
+{
+	struct mig_pages p;
+	if (mig_read_all(fd, &p, sizeof(p), MIG_IO_MS) < 0 ||
+	    mig_pages_check(&p, len, rx->ram_size, err, errlen) < 0 ||
+	    mig_read_all(fd, rx->ram + p.first * MIG_PAGE, (size_t)p.count * MIG_PAGE, MIG_IO_MS) <
+		0) {
+		if (!err[0])
+			snprintf(err, errlen, "migration stream: PAGES frame cut short");
+		return -1;
+	}
+	rx->pages_in += p.count;
+	return 0;
+}
+
+static int rx_state(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t errlen)
+{
+	if (!(rx->state = malloc(len))) {
+		snprintf(err, errlen, "out of memory for a %u-byte state", len);
+		return -1;
+	}
+	if (mig_read_all(fd, rx->state, len, MIG_IO_MS) < 0) {
+		snprintf(err, errlen, "migration stream: STATE frame cut short");
+		return -1;
+	}
+	return snap_parse(&rx->img, rx->state, len, err, errlen);
+}
+
+/* The source gave up: its line (one line, whatever it sent). */
+static int rx_error(int fd, uint32_t len, char *err, size_t errlen)
+{
+	char line[MIG_ERR_MAX + 1];
+	if (mig_read_all(fd, line, len, MIG_IO_MS) < 0)
+		len = 0;
+	line[len] = '\0';
+	line[strcspn(line, "\n\r")] = '\0';
+	snprintf(err, errlen, "the migration's peer gave up: %s", line);
+	return -1;
+}
+
+int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->mem_fd = -1;
+	err[0] = '\0';
+	if (rx_hello(rx, fd, max_ram, err, errlen) < 0)
+		return -1;
+	for (;;) {
+		uint32_t type, len;
+		uint64_t round[2];
+		if (mig_recv_hdr(fd, &type, &len, err, errlen) < 0)
+			return -1;
+		if (type == MIG_PAGES && rx_pages(rx, fd, len, err, errlen) < 0)
+			return -1;
+		else if (type == MIG_ROUND && mig_read_all(fd, round, sizeof(round), MIG_IO_MS) < 0)
+			return snprintf(err, errlen, "migration stream: ROUND frame cut short"), -1;
+		else if (type == MIG_STATE)
+			return rx_state(rx, fd, len, err, errlen);
+		else if (type == MIG_ERROR)
+			return rx_error(fd, len, err, errlen);
+		else if (type != MIG_PAGES && type != MIG_ROUND) {
+			snprintf(err, errlen, "migration stream: %s frame before the state",
+				 mig_type_name(type));
+			return -1;
+		}
+	}
+}
+
+void mig_rx_free(struct mig_rx *rx)
+{
+	if (rx->ram)
+		munmap(rx->ram, rx->ram_size);
+	if (rx->mem_fd >= 0)
+		close(rx->mem_fd);
+	snap_image_free(&rx->img);
+	free(rx->state);
+	memset(rx, 0, sizeof(*rx));
+	rx->mem_fd = -1;
+}

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Live migration, the target's reading of the stream up to the state
+ * (mig_proto.h): HELLO, then PAGES and ROUND frames into guest RAM (a
+ * memfd, the VM's memory once built), then STATE, parsed and checked as a
+ * snapshot file is. Every frame checked before its payload is read. */
+#ifndef SKIFF_MIG_RECV_H
+#define SKIFF_MIG_RECV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/snap.h"
+
+struct mig_rx {
+	int mem_fd;   /* -1 until HELLO */
+	uint8_t *ram; /* its shared mapping */
+	uint64_t ram_size;
+	uint8_t *state; /* STATE's bytes; img points into them */
+	struct snap_image img;
+	uint64_t pages_in; /* pages received, for the log */
+};
+
+/* Reads from fd until STATE (RAM at most max_ram bytes). 0, or -1 with
+ * one line in err; mig_rx_free either way. */
+int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen);
+void mig_rx_free(struct mig_rx *rx);
+
+#endif

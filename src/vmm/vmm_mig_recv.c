@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Live migration, the target's side (docs/MIGRATION.md): one connection
+ * at the receiver_url; RAM and the state from the stream (mig_recv.c);
+ * READY once the state is checked; the VM built over the received RAM
+ * only after the source's RELEASED (its disks' locks are free then); the
+ * guest resumed; RUNNING back. A failure anywhere is an ERROR line to the
+ * source (which then keeps the guest) and one here. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "vmm/mig_proto.h"
+#include "vmm/mig_recv.h"
+#include "vmm/vmm.h"
+
+/* No VM is that large; HELLO's RAM is refused above it. */
+#define MIG_MAX_RAM (1ull << 40)
+
+/* Between the checked state and the build: the source lets go of the
+ * images now, and this process takes them in vmm_build. */
+static int tgt_handover(void *opaque, char *err, size_t errlen)
+{
+	int fd = *(int *)opaque;
+	if (mig_send(fd, MIG_READY, NULL, 0) < 0) {
+		snprintf(err, errlen, "the migration's source is gone");
+		return -1;
+	}
+	return mig_expect(fd, MIG_RELEASED, NULL, 0, NULL, err, errlen);
+}
+
+int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char *url,
+			int accept_ms, uint64_t start_ns, int *status, char *err, size_t errlen)
+{
+	struct mig_rx rx = {.mem_fd = -1};
+	err[0] = '\0';
+	*status = 2;
+	int fd = mig_listen_accept(url, accept_ms, err, errlen);
+	if (fd < 0)
+		return -1;
+	uint64_t t0 = monotonic_ns();
+	int r = mig_rx_run(&rx, fd, MIG_MAX_RAM, err, errlen);
+	if (r == 0) {
+		struct vmm_config c = *base;
+		struct vmm_restore_hook hook = {tgt_handover, &fd};
+		c.mem_fd = rx.mem_fd;
+		c.mem_fd_set = true;
+		c.mem_file = "(the migrated RAM)";
+		/* The stream's mapping goes: the VM maps the memfd itself. */
+		munmap(rx.ram, rx.ram_size);
+		rx.ram = NULL;
+		r = vmm_restore(v, &c, &rx.img, true, start_ns, &hook, status, err, errlen);
+	}
+	uint64_t pages = rx.pages_in, ns = monotonic_ns() - t0;
+	mig_rx_free(&rx);
+	if (r == 0 && mig_send(fd, MIG_RUNNING, &ns, sizeof(ns)) < 0)
+		log_warn("migration: the source did not hear RUNNING (the guest runs here)");
+	if (r < 0) {
+		char line[MIG_ERR_MAX];
+		snprintf(line, sizeof(line), "target: %s", err);
+		mig_send(fd, MIG_ERROR, line, (uint32_t)strlen(line));
+	} else {
+		log_info("migration: received %llu pages in %llu ms; the guest runs here",
+			 (unsigned long long)pages, (unsigned long long)(ns / 1000000));
+	}
+	close(fd);
+	return r;
+}

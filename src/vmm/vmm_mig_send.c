@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Live migration, the source's side (docs/MIGRATION.md): guest RAM in
+ * pre-copy rounds from the dirty logs while the guest runs, then the
+ * pause, the last dirty pages and the state file's image; the disks'
+ * locks handed over once the target has checked the state; the target's
+ * RUNNING ends it. Until that RUNNING, any failure leaves the guest here,
+ * running as before (resumed if the migration paused it). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/coalesced_mmio.h"
+#include "core/log.h"
+#include "core/snap.h"
+#include "core/vm_dirty.h"
+#include "vmm/mig_proto.h"
+#include "vmm/vmm.h"
+
+/* Pre-copy ends when a round leaves this few pages dirty (4 MiB: well
+ * under the downtime a round's copy costs), when a round no longer
+ * shrinks the dirty set, or after MIG_ROUNDS_MAX rounds. */
+#define MIG_DIRTY_DONE 1024u
+#define MIG_ROUNDS_MAX 8u
+
+struct mig_src {
+	struct vmm *v;
+	int fd;
+	uint64_t *bits; /* dirty_words(pages) */
+	uint64_t pages, sent;
+};
+
+/* The pages bits names, in frames of at most MIG_PAGES_MAX. */
+static int send_dirty(struct mig_src *m, char *err, size_t errlen)
+{
+	uint64_t pos = 0, run;
+	const uint8_t *ram = m->v->vm.mem.host;
+	while ((run = dirty_bits_next_run(m->bits, m->pages, &pos))) {
+		for (uint64_t done = 0; done < run;) {
+			uint32_t n =
+			    run - done > MIG_PAGES_MAX ? MIG_PAGES_MAX : (uint32_t)(run - done);
+			struct mig_pages h = {.first = pos + done, .count = n};
+			if (mig_send2(m->fd, MIG_PAGES, &h, sizeof(h), ram + h.first * MIG_PAGE,
+				      n * MIG_PAGE) < 0) {
+				snprintf(err, errlen, "cannot send guest memory: %s",
+					 strerror(errno));
+				return -1;
+			}
+			done += n;
+			m->sent += n;
+		}
+		pos += run;
+	}
+	return 0;
+}
+
+/* One round: the logs read (and cleared), what they name sent; all:
+ * every page, whatever the logs say (round 0). Its dirty count in *n. */
+static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, char *err,
+		      size_t errlen)
+{
+	memset(m->bits, 0, dirty_words(m->pages) * sizeof(uint64_t));
+	if (vm_dirty_collect(&m->v->vm, m->bits) < 0) {
+		snprintf(err, errlen, "cannot read the dirty page log");
+		return -1;
+	}
+	for (uint64_t w = 0; all && w < dirty_words(m->pages); w++)
+		m->bits[w] = m->pages - w * 64 >= 64 ? ~0ull : (1ull << (m->pages % 64)) - 1;
+	*n = dirty_bits_count(m->bits, m->pages);
+	uint64_t r[2] = {round, *n};
+	if (send_dirty(m, err, errlen) < 0 || mig_send(m->fd, MIG_ROUND, r, sizeof(r)) < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot send guest memory: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int precopy(struct mig_src *m, char *err, size_t errlen)
+{
+	uint64_t n, prev = UINT64_MAX;
+	for (uint32_t round = 0; round < MIG_ROUNDS_MAX; round++) {
+		if (send_round(m, round, round == 0, &n, err, errlen) < 0)
+			return -1;
+		log_info("migration: round %u sent %llu pages", round, (unsigned long long)n);
+		if (round > 0 && (n <= MIG_DIRTY_DONE || n >= prev))
+			break;
+		prev = n;
+	}
+	return 0;
+}
+
+/* Paused, I/O threads held: the rest of RAM and the state, then the
+ * locks handed over. *released says whether they were. */
+static int switch_over(struct mig_src *m, bool *released, char *err, size_t errlen)
+{
+	struct snap_writer w;
+	size_t len;
+	const uint8_t *img;
+	uint64_t n;
+	snap_writer_init(&w);
+	int r = -1;
+	if (send_round(m, MIG_ROUNDS_MAX, false, &n, err, errlen) < 0)
+		goto out;
+	if (vmm_state_image(m->v, &w, err, errlen) < 0 || !(img = snap_writer_image(&w, &len))) {
+		if (!err[0])
+			snprintf(err, errlen, "out of memory building the state");
+		goto out;
+	}
+	if (mig_send(m->fd, MIG_STATE, img, (uint32_t)len) < 0) {
+		snprintf(err, errlen, "cannot send the state: %s", strerror(errno));
+		goto out;
+	}
+	if (mig_expect(m->fd, MIG_READY, NULL, 0, NULL, err, errlen) < 0)
+		goto out;
+	/* The target checked the state and opened nothing yet: the images
+	 * are free for it from here (it takes them after RELEASED). */
+	*released = true;
+	if (devmgr_handover(&m->v->dm, true, err, errlen) < 0 ||
+	    mig_send(m->fd, MIG_RELEASED, NULL, 0) < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "the target is gone: %s", strerror(errno));
+		goto out;
+	}
+	uint64_t restore_ns;
+	r = mig_expect(m->fd, MIG_RUNNING, &restore_ns, sizeof(restore_ns), NULL, err, errlen);
+out:
+	snap_writer_free(&w);
+	return r;
+}
+
+/* The target failed: the locks back (its VM is gone, so they are free
+ * again; a few tries while its process lets go), the guest running. If
+ * they cannot be had, the target may be running the guest (its RUNNING
+ * lost on the way): this one stays paused, never two at once. */
+static void take_back(struct mig_src *m, bool released, bool was_paused, char *err, size_t errlen)
+{
+	char why[200];
+	bool locked = !released;
+	for (int i = 0; !locked && i < 50; i++) {
+		locked = devmgr_handover(&m->v->dm, false, why, sizeof(why)) == 0;
+		if (!locked)
+			usleep(100 * 1000);
+	}
+	for (unsigned int i = 0; i < m->v->nr_io_started; i++)
+		iothread_release(&m->v->io[i]);
+	if (!locked) {
+		size_t n = strlen(err);
+		snprintf(err + n, errlen - n,
+			 "; %s, so the target may run the guest: this microVM stays paused", why);
+		return;
+	}
+	if (!was_paused)
+		vmm_resume(m->v);
+}
+
+int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
+		     size_t errlen)
+{
+	err[0] = '\0';
+	memset(st, 0, sizeof(*st));
+	uint64_t t0 = monotonic_ns();
+	if (devmgr_can_save(&v->dm, err, errlen) < 0)
+		return -1;
+	struct mig_src m = {.v = v, .fd = -1};
+	int r = -1;
+	if ((m.fd = mig_connect(url, err, errlen)) < 0)
+		return -1;
+	if (!vm_dirty_on(&v->vm) && vm_dirty_enable_late(&v->vm, err, errlen) < 0)
+		goto out;
+	m.pages = v->vm.dirty.pages;
+	struct mig_hello h = {.version = MIG_VERSION, .ram = v->vm.mem.size};
+	memcpy(h.magic, MIG_MAGIC, 8);
+	if (!(m.bits = calloc(dirty_words(m.pages), sizeof(uint64_t)))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (mig_send(m.fd, MIG_HELLO, &h, sizeof(h)) < 0) {
+		snprintf(err, errlen, "cannot send to %s: %s", url, strerror(errno));
+		goto out;
+	}
+	if (precopy(&m, err, errlen) < 0)
+		goto out;
+	bool was_paused = v->paused, released = false;
+	uint64_t tp = monotonic_ns();
+	if (vmm_pause(v) < 0) {
+		snprintf(err, errlen, "cannot pause the microVM");
+		goto out;
+	}
+	/* As a snapshot: batched MMIO applied, devices' threads still. */
+	cmmio_flush(&v->vm);
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_hold(&v->io[i]);
+	if (switch_over(&m, &released, err, errlen) < 0) {
+		take_back(&m, released, was_paused, err, errlen);
+		goto out;
+	}
+	/* The guest is the target's now; this VM only ends (its disks
+	 * drained, its vCPUs parked: nothing more reaches the images). */
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_release(&v->io[i]);
+	uint64_t now = monotonic_ns();
+	st->downtime_ms = (now - tp) / 1000000;
+	st->total_ms = (now - t0) / 1000000;
+	st->pages = m.sent;
+	log_info("migration: done to %s: downtime %llu ms, total %llu ms, %llu pages sent", url,
+		 (unsigned long long)st->downtime_ms, (unsigned long long)st->total_ms,
+		 (unsigned long long)st->pages);
+	r = 0;
+out:
+	if (r < 0 && m.fd >= 0) {
+		char line[MIG_ERR_MAX];
+		snprintf(line, sizeof(line), "source: %s", err);
+		mig_send(m.fd, MIG_ERROR, line, (uint32_t)strlen(line));
+	}
+	if (m.fd >= 0)
+		close(m.fd);
+	free(m.bits);
+	return r;
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Live migration's stream (vmm/mig_proto.c, vmm/mig_recv.c) as the target
+ * reads it: a good stream lands its pages in RAM and its state parsed;
+ * each hostile one (truncated, out of order, a length beyond its bound, a
+ * page outside RAM, a foreign magic or version, a corrupted state, the
+ * source giving up) is one line naming what is wrong, and nothing is read
+ * past a buffer (ASan). No KVM: the stream only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/snap.h"
+#include "vmm/mig_proto.h"
+#include "vmm/mig_recv.h"
+
+#define RAM (16 * MIG_PAGE)
+
+struct stream {
+	uint8_t b[4 * RAM];
+	size_t len;
+};
+
+static void put(struct stream *s, const void *p, size_t n)
+{
+	assert_true(s->len + n <= sizeof(s->b));
+	memcpy(s->b + s->len, p, n);
+	s->len += n;
+}
+
+static void frame(struct stream *s, uint32_t type, const void *p, uint32_t n)
+{
+	uint32_t h[2] = {type, n};
+	put(s, h, sizeof(h));
+	put(s, p, n);
+}
+
+static void hello(struct stream *s, uint32_t version, uint64_t ram)
+{
+	struct mig_hello h = {.version = version, .ram = ram};
+	memcpy(h.magic, MIG_MAGIC, 8);
+	frame(s, MIG_HELLO, &h, sizeof(h));
+}
+
+static void pages(struct stream *s, uint64_t first, uint32_t count, uint8_t fill)
+{
+	static uint8_t buf[sizeof(struct mig_pages) + 4 * MIG_PAGE];
+	struct mig_pages p = {.first = first, .count = count};
+	assert_true(count <= 4);
+	memcpy(buf, &p, sizeof(p));
+	memset(buf + sizeof(p), fill, (size_t)count * MIG_PAGE);
+	frame(s, MIG_PAGES, buf, (uint32_t)(sizeof(p) + count * MIG_PAGE));
+}
+
+static void state(struct stream *s, bool corrupt)
+{
+	struct snap_writer w;
+	size_t len;
+	uint32_t v = 7;
+	snap_writer_init(&w);
+	assert_int_equal(snap_put(&w, SNAP_ID_VM_CLOCK, 0, &v, sizeof(v)), 0);
+	uint8_t *img = (uint8_t *)snap_writer_image(&w, &len);
+	assert_non_null(img);
+	if (corrupt)
+		img[len - 1] ^= 1;
+	frame(s, MIG_STATE, img, (uint32_t)len);
+	snap_writer_free(&w);
+}
+
+/* The target's reading of s: 0 or -1, its line in err. */
+static int receive(const struct stream *s, struct mig_rx *rx, char *err, size_t errlen)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	int sz = (int)sizeof(s->b) * 2;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	assert_int_equal(mig_write_all(sv[0], s->b, s->len, 1000), 0);
+	close(sv[0]); /* then end of stream: nothing waits */
+	int r = mig_rx_run(rx, sv[1], RAM, err, errlen);
+	close(sv[1]);
+	return r;
+}
+
+static void expect_refused(const struct stream *s, const char *words)
+{
+	struct mig_rx rx;
+	char err[300];
+	assert_int_equal(receive(s, &rx, err, sizeof(err)), -1);
+	mig_rx_free(&rx);
+	if (!strstr(err, words) || strchr(err, '\n'))
+		fail_msg("wanted '%s', got '%s'", words, err);
+}
+
+static void test_good_stream(void **state_)
+{
+	(void)state_;
+	static struct stream s;
+	struct mig_rx rx;
+	char err[300];
+	uint64_t round[2] = {0, 3};
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM);
+	pages(&s, 0, 2, 0xaa);
+	frame(&s, MIG_ROUND, round, sizeof(round));
+	pages(&s, 15, 1, 0x55); /* the last page */
+	pages(&s, 1, 1, 0xbb);	/* a later round's copy wins */
+	state(&s, false);
+	assert_int_equal(receive(&s, &rx, err, sizeof(err)), 0);
+	assert_int_equal(rx.ram_size, RAM);
+	assert_int_equal(rx.pages_in, 4);
+	assert_int_equal(rx.ram[0], 0xaa);
+	assert_int_equal(rx.ram[MIG_PAGE], 0xbb);
+	assert_int_equal(rx.ram[2 * MIG_PAGE], 0);
+	assert_int_equal(rx.ram[RAM - 1], 0x55);
+	assert_non_null(snap_find(&rx.img, SNAP_ID_VM_CLOCK, 0));
+	mig_rx_free(&rx);
+}
+
+static void test_hello_refused(void **state_)
+{
+	(void)state_;
+	static struct stream s;
+	s.len = 0;
+	expect_refused(&s, "the peer closed it");
+	hello(&s, 2, RAM);
+	expect_refused(&s, "migration stream version 2, this skiff speaks version 1");
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM + MIG_PAGE); /* beyond max_ram */
+	expect_refused(&s, "HELLO asks for");
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM - 1); /* not whole pages */
+	expect_refused(&s, "HELLO asks for");
+	s.len = 0;
+	state(&s, false); /* no HELLO first */
+	expect_refused(&s, "STATE frame where HELLO was due");
+	s.len = 0;
+	frame(&s, MIG_HELLO, "SKIFFSNPxxxxxxxxxxxxxxxxxxxxxxxx", 32);
+	expect_refused(&s, "not a skiff migration");
+}
+
+static void test_frames_refused(void **state_)
+{
+	(void)state_;
+	static struct stream s;
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM);
+	size_t base = s.len;
+	expect_refused(&s, "the peer closed it"); /* HELLO, then nothing */
+	/* A type nobody knows. */
+	frame(&s, 99, "", 0);
+	expect_refused(&s, "unknown frame type 99");
+	/* A page beyond RAM, and a run that starts inside and ends outside. */
+	s.len = base;
+	pages(&s, 16, 1, 1);
+	expect_refused(&s, "is not inside 16 pages");
+	s.len = base;
+	pages(&s, 14, 3, 1);
+	expect_refused(&s, "is not inside 16 pages");
+	/* A count that is not what the length carries. */
+	s.len = base;
+	pages(&s, 0, 2, 1);
+	((struct mig_pages *)(s.b + base + 8))->count = 3;
+	expect_refused(&s, "is not inside");
+	/* A length beyond the type's bound: refused before any of it is read. */
+	s.len = base;
+	uint32_t h[2] = {MIG_PAGES, 0xffffffffu};
+	put(&s, h, sizeof(h));
+	expect_refused(&s, "PAGES frame of 4294967295 bytes");
+	s.len = base;
+	h[0] = MIG_STATE;
+	put(&s, h, sizeof(h));
+	expect_refused(&s, "STATE frame of 4294967295 bytes");
+	/* Cut short inside a PAGES payload. */
+	s.len = base;
+	pages(&s, 0, 2, 1);
+	s.len -= 100;
+	expect_refused(&s, "PAGES frame cut short");
+	/* A frame of the other side's, a corrupted state, a state cut short. */
+	s.len = base;
+	frame(&s, MIG_READY, "", 0);
+	expect_refused(&s, "READY frame before the state");
+	s.len = base;
+	state(&s, true);
+	expect_refused(&s, "corrupted");
+	s.len = base;
+	state(&s, false);
+	s.len -= 1;
+	expect_refused(&s, "STATE frame cut short");
+	/* The source gives up: its line, one line. */
+	s.len = base;
+	frame(&s, MIG_ERROR, "source: no room\nsecond line", 27);
+	expect_refused(&s, "the migration's peer gave up: source: no room");
+}
+
+static void test_urls(void **state_)
+{
+	(void)state_;
+	char err[300];
+	static const char *const bad[] = {"",
+					  "unix:",
+					  "tcp:",
+					  "tcp:1.2.3.4",
+					  "tcp:1.2.3.4:0",
+					  "tcp:1.2.3.4:65536",
+					  "tcp:host.example:80",
+					  "tcp:[::1:80",
+					  "udp:1.2.3.4:5"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(mig_connect(bad[i], err, sizeof(err)), -1);
+		if (!strstr(err, "invalid migration URL"))
+			fail_msg("%s: got '%s'", bad[i], err);
+	}
+	/* Nobody listens: one line, no wait. */
+	assert_int_equal(mig_connect("unix:/nonexistent/skiff-mig", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot connect to unix:/nonexistent/skiff-mig"));
+	/* A listener nobody comes to gives up in its time. */
+	char url[80];
+	snprintf(url, sizeof(url), "unix:/tmp/skiff-mig-test-%d", getpid());
+	assert_int_equal(mig_listen_accept(url, 10, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no migration came to"));
+	assert_int_equal(access(url + 5, F_OK), -1); /* its socket file gone */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_good_stream),
+	    cmocka_unit_test(test_hello_refused),
+	    cmocka_unit_test(test_frames_refused),
+	    cmocka_unit_test(test_urls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
