@@ -160,6 +160,30 @@ static void test_net(void **state)
 	free(p);
 }
 
+/* A live migration's switch on one host: the source lets go of its tap
+ * queue (a single-queue tap takes one process at a time), and a take back
+ * that cannot reopen it is one line; a second release is harmless. */
+static void test_net_handover(void **state)
+{
+	(void)state;
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	int w;
+	char err[200] = "";
+	struct virtio_net *a = net_make(mac, &w);
+	snprintf(a->pairs[0].tap.name, sizeof(a->pairs[0].tap.name), "skiff-no-tap");
+	assert_int_equal(virtio_net_handover(a, true, err, sizeof(err)), 0);
+	assert_int_equal(a->pairs[0].tap.fd, -1);
+	char b;
+	assert_int_equal(recv(w, &b, 1, MSG_DONTWAIT), 0); /* the queue's other end: closed */
+	assert_int_equal(virtio_net_handover(a, true, err, sizeof(err)), 0);
+	assert_int_equal(virtio_net_handover(a, false, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "skiff-no-tap"));
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(a->pairs[0].tap.fd, -1);
+	virtio_net_destroy(a);
+	close(w);
+}
+
 static void test_rng(void **state)
 {
 	(void)state;
@@ -189,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_blk),
 	    cmocka_unit_test(test_net),
+	    cmocka_unit_test(test_net_handover),
 	    cmocka_unit_test(test_rng),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

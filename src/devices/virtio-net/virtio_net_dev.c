@@ -98,6 +98,7 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 static const struct dev_ops net_dev_ops = {
     .save = virtio_net_save,
     .restore = virtio_net_restore,
+    .handover = virtio_net_handover,
     .start = net_dev_start,
     .stop = net_dev_stop,
     .destroy = net_dev_destroy,

@@ -294,5 +294,6 @@ struct snap_writer;
 int virtio_net_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
 		    size_t errlen);
 int virtio_net_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
+int virtio_net_handover(void *dev, bool release, char *err, size_t errlen);
 
 #endif

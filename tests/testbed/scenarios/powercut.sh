@@ -14,7 +14,7 @@
 # whether L1's flush reached stable storage on the host: QEMU's writes
 # survive QEMU's death in the host's page cache.
 # TB_TRIALS=100 for a long run (about 55 min on a quiet machine).
-TIMEOUT=90 # per L0 boot: a trial's phases take 30-70 s together
+TIMEOUT=75 # per L0 boot: a trial's phases take 30-70 s together (100, 125 s for all 3 trials in clean-clone runs)
 TRIALS=3 # 30-70 s each (quiet or busy machine)
 L0_DISK_MB=2
 L0_KILL_AFTER="SKIFF-L2-MARK powercut-writing"

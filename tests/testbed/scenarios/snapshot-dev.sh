@@ -1,24 +1,32 @@
 # SPDX-License-Identifier: Apache-2.0
-# Snapshot and restore of a guest with devices, on a real KVM (issue 34.1,
-# 34.4). In L1, curl configures `skiff run --api-sock` with a virtio-blk
-# drive (a 16 MiB image), a virtio-net interface on tap0 and an entropy
-# device. L2 runs an iperf3 stream to L1 (TCP, 2 Mbit/s for 20 s of its
-# time) and, every tick, writes a numbered 512-byte record to vda
-# (O_DIRECT), reads back every record written so far and compares them,
-# pings L1 and reads /dev/hwrng. Once L2 ticked 6 times with all four ok,
-# it is paused, snapshotted and its skiff SIGKILLed; a fresh skiff loads
-# the snapshot (the drive reopened and locked at its path, tap0 by name).
-# L2 must go on from its next tick with the same token, every check still
-# ok (the records from before the snapshot read back from the image), L1
-# pings it, its iperf3 stream ends with success (the TCP connection lived
-# through the kill), and after SendCtrlAltDel the image holds the first
-# and the last tick's records. Metrics: snapdev_create_ms,
-# snapdev_state_bytes, snapdev_load_ms, snapdev_load_to_tick_ms.
-TIMEOUT=120 # 44 s measured alone
+# Snapshot, restore and live migration of a guest with devices doing I/O,
+# on a real KVM (issue 34.1, 34.3, 34.4). In L1, curl configures `skiff
+# run --api-sock` with a virtio-blk drive (a 16 MiB image), a virtio-net
+# interface on tap0 and an entropy device. L2 runs an iperf3 stream to L1
+# (TCP, 2 Mbit/s, load across the snapshot), holds one TCP connection to
+# L1's nc on which it sends "conn N" every tick, and every tick writes a
+# numbered 512-byte record to vda (O_DIRECT), reads back every record
+# written so far and compares them, pings L1 and reads /dev/hwrng. Once
+# L2 ticked 6 times with all of them ok, it is paused, snapshotted and its
+# skiff SIGKILLed; a fresh skiff loads the snapshot (the drive reopened
+# and locked at its path, tap0 by name). L2 must go on from its next tick
+# with the same token and every check ok (the records from before the
+# snapshot read back from the image), L1 pings it, its iperf3 stream ends
+# with success. Then that skiff live-migrates the guest to a third
+# (PUT /migration/receive and /send over a Unix socket; the image's lock
+# handed over): the source exits 0, L2 ticks on at the target with every
+# check ok, and L1's end of the one TCP connection has received every
+# tick's line from the first to three after the migration, in order (the
+# connection lived through the kill and the move). After SendCtrlAltDel
+# the image holds the first and the last tick's records. Metrics:
+# snapdev_create_ms, snapdev_state_bytes, snapdev_load_ms,
+# snapdev_load_to_tick_ms, snapdev_mig_downtime_ms, snapdev_mig_total_ms.
+TIMEOUT=150 # 44 s measured alone before the migration was added
 L1_EXTRA_FILES="/usr/bin/curl"
 L2_EXTRA_MODULES="virtio_rng"
 EXPECT="SKIFF-L2: init
-snapshot-dev: restored"
+snapshot-dev: restored
+snapshot-dev: migrated"
 
 SD_L1=169.254.31.1
 SD_L2=169.254.31.2
@@ -28,12 +36,17 @@ SD_S1=/tmp/sd1.sock
 SD_S2=/tmp/sd2.sock
 SD_STATE=/tmp/sd.state
 SD_MEM=/tmp/sd.mem
+SD_S3=/tmp/sd3.sock
+SD_MIG=unix:/tmp/sd-mig.sock
 
-# sd_want SOCK METHOD PATH JSON WANT: one request whose status must be WANT.
+# sd_want SOCK METHOD PATH JSON WANT: one request whose status must be
+# WANT; the body goes to $SD_BODY (the receive, in the background, has a
+# file of its own).
+SD_BODY=/tmp/sd.body
 sd_want() {
-	code=$(/usr/bin/curl -s -o /tmp/sd.body -w '%{http_code}' -X "$2" --unix-socket "$1" \
+	code=$(/usr/bin/curl -s -o "$SD_BODY" -w '%{http_code}' -X "$2" --unix-socket "$1" \
 		-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
-	echo "snapshot-dev: $2 $3 -> $code $(cat /tmp/sd.body 2>/dev/null)"
+	echo "snapshot-dev: $2 $3 -> $code $(cat "$SD_BODY" 2>/dev/null)"
 	[ "$code" = "$5" ]
 }
 
@@ -54,25 +67,27 @@ sd_stop() {
 	wait "$boot_pid"
 }
 
-# sd_ticks: L2's tick lines with every check ok.
+# sd_ticks [FILE]: L2's tick lines with every check ok (in FILE: the
+# target's console file, which keeps the UART's \r).
 sd_ticks() {
-	c=$(grep -c '^SKIFF-L2-MARK tick .* disk=ok net=ok rng=ok' /tmp/l2.log 2>/dev/null)
+	c=$(grep -c '^SKIFF-L2-MARK tick .* disk=ok net=ok rng=ok' "${1:-/tmp/l2.log}" 2>/dev/null)
 	echo "${c:-0}"
 }
 
+# sd_wait_ticks N SECONDS [FILE]
 sd_wait_ticks() {
 	i=0
-	while [ "$(sd_ticks)" -lt "$1" ] && [ $i -lt $(($2 * 5)) ]; do
+	while [ "$(sd_ticks "${3:-}")" -lt "$1" ] && [ $i -lt $(($2 * 5)) ]; do
 		sleep 0.2
 		i=$((i + 1))
 	done
-	[ "$(sd_ticks)" -ge "$1" ]
+	[ "$(sd_ticks "${3:-}")" -ge "$1" ]
 }
 
 # sd_tick FILE FIELD first|last: a field of a tick line (3: number, 5: token).
 sd_tick() {
 	grep '^SKIFF-L2-MARK tick ' "$1" | if [ "$3" = first ]; then head -n1; else tail -n1; fi |
-		cut -d' ' -f"$2"
+		tr -d '\r' | cut -d' ' -f"$2"
 }
 
 sd_boot_and_save() {
@@ -123,17 +138,74 @@ sd_load_and_check() {
 	grep -q '^SKIFF-L2-MARK iperf3 rc=0' /tmp/l2.log ||
 		{ SD_WHY="L2's iperf3 stream did not survive: $(grep 'MARK iperf3' /tmp/l2.log) $(tail -n 3 /tmp/iperf3-s.log)"; return 1; }
 	echo "snapshot-dev: restored"
-	sd_want "$SD_S2" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
-		{ SD_WHY="SendCtrlAltDel refused"; return 1; }
+}
+
+# The restored guest moves to a third skiff; the source exits 0.
+sd_migrate() {
+	rm -f "$SD_S3" /tmp/sd-mig.sock
+	skiff run --api-sock "$SD_S3" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
+	tgt_pid=$!
+	i=0
+	while [ ! -S "$SD_S3" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	(SD_BODY=/tmp/recv.body
+	sd_want "$SD_S3" PUT /migration/receive "{\"receiver_url\": \"$SD_MIG\"}" 204 >/tmp/recv.out 2>&1
+	echo $? >/tmp/recv.rc) &
+	recv_pid=$!
+	i=0
+	while [ ! -S /tmp/sd-mig.sock ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -S /tmp/sd-mig.sock ] || { SD_WHY="the target does not listen"; return 1; }
+	sd_want "$SD_S2" PUT /migration/send "{\"destination_url\": \"$SD_MIG\"}" 200 ||
+		{ SD_WHY="migration send refused"; return 1; }
+	metric snapdev_mig_downtime_ms "$(sed -n 's/.*"downtime_ms": *\([0-9]*\).*/\1/p' /tmp/sd.body)"
+	metric snapdev_mig_total_ms "$(sed -n 's/.*"total_ms": *\([0-9]*\).*/\1/p' /tmp/sd.body)"
 	wait "$boot_pid"
 	rc=$(cat /tmp/vmm.rc 2>/dev/null)
-	[ "$rc" = 0 ] || { SD_WHY="skiff exited '$rc' after SendCtrlAltDel"; return 1; }
+	[ "$rc" = 0 ] || { SD_WHY="the source exited '$rc' after the send"; return 1; }
+	wait "$recv_pid"
+	cat /tmp/recv.out
+	[ "$(cat /tmp/recv.rc)" = 0 ] || { SD_WHY="the receive was not a 204"; return 1; }
+	sd_wait_ticks 3 60 /tmp/l2-target.log ||
+		{ SD_WHY="L2 ticked $(sd_ticks /tmp/l2-target.log) times ok on the target, not 3: $(grep 'MARK tick' /tmp/l2-target.log | tail -n1)"; return 1; }
+	! grep -q '^SKIFF-L2-MARK tick .*=bad' /tmp/l2-target.log ||
+		{ SD_WHY="a check failed on the target: $(grep 'MARK tick .*=bad' /tmp/l2-target.log | head -n1)"; return 1; }
+	last=$(sd_tick /tmp/l2.log 3 last) next=$(sd_tick /tmp/l2-target.log 3 first)
+	[ "$next" -gt "$last" ] && [ "$next" -le $((last + 2)) ] ||
+		{ SD_WHY="L2 went on from tick $next on the target after tick $last"; return 1; }
+	ping -c 3 -W 3 "$SD_L2" >/dev/null || { SD_WHY="L1 cannot ping the migrated L2"; return 1; }
+	# One TCP connection from the boot to here: every line, in order.
+	want=$((next + 2))
+	i=0
+	while ! grep -qx "conn $want" /tmp/conn.rx && [ $i -lt 150 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	seq 1 "$want" >/tmp/conn.want
+	sed -n "s/^conn //p" /tmp/conn.rx | head -n "$want" | cmp -s - /tmp/conn.want ||
+		{ SD_WHY="L2's TCP connection did not carry ticks 1-$want: $(tr '\n' ' ' </tmp/conn.rx | tail -c 200)"; return 1; }
+	echo "snapshot-dev: migrated"
+	sd_want "$SD_S3" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
+		{ SD_WHY="SendCtrlAltDel refused"; return 1; }
+	wait "$tgt_pid"
+	rc=$?
+	[ "$rc" = 0 ] || { SD_WHY="the target exited '$rc' after SendCtrlAltDel"; return 1; }
 	# The records as the host's image holds them.
-	n=$(sd_tick /tmp/l2.log 3 last)
+	n=$(sd_tick /tmp/l2-target.log 3 last) tok=$(sd_tick /tmp/l2-target.log 5 last)
 	for k in 1 "$n"; do
 		got=$(dd if="$SD_IMG" bs=512 skip="$k" count=1 2>/dev/null | tr -d '\000')
-		[ "$got" = "record $k $tok0" ] || { SD_WHY="the image's record $k is '$got'"; return 1; }
+		[ "$got" = "record $k $tok" ] || { SD_WHY="the image's record $k is '$got'"; return 1; }
 	done
+}
+
+sd_cleanup() {
+	kill -KILL ${tgt_pid:-} "$(pidof skiff)" 2>/dev/null
+	killall nc sleep 2>/dev/null
+	wait 2>/dev/null
 }
 
 l1() {
@@ -141,18 +213,28 @@ l1() {
 	tap_up "$SD_L1" || { fail "tap0 setup failed"; return; }
 	truncate -s 16M "$SD_IMG"
 	iperf3 -s -1 >/tmp/iperf3-s.log 2>&1 &
+	# nc ends when its stdin does: the sleep keeps it open (bounded).
+	sleep 300 | nc -l -p 5003 >/tmp/conn.rx &
+	tgt_pid=""
 	if ! sd_boot_and_save; then
 		fail "before the snapshot: $SD_WHY"
 		tail -n 20 /tmp/vmm.err
-		sd_stop
+		sd_cleanup
 		return
 	fi
 	if ! sd_load_and_check; then
 		fail "restore: $SD_WHY"
 		tail -n 20 /tmp/vmm.err
-		sd_stop
+		sd_cleanup
 		return
 	fi
+	if ! sd_migrate; then
+		fail "migration: $SD_WHY"
+		tail -n 20 /tmp/vmm.err /tmp/target.err
+		sd_cleanup
+		return
+	fi
+	killall nc sleep 2>/dev/null
 	pass
 }
 
@@ -163,6 +245,8 @@ sd_l2_tick() {
 		dd if=/dev/vda bs=512 skip=1 count="$1" iflag=direct 2>/dev/null | cmp -s - /tmp/expect &&
 		d=ok || d=bad
 	ping -c 1 -W 3 "$SD_L1" >/dev/null 2>&1 && p=ok || p=bad
+	# A subshell: a broken connection's SIGPIPE ends it, not the loop.
+	(echo "conn $1" >&5) 2>/dev/null
 	[ "$(timeout 5 head -c 16 /dev/hwrng | wc -c)" = 16 ] && r=ok || r=bad
 	echo "SKIFF-L2-MARK tick $1 $(cut -d' ' -f1 /proc/uptime) $2 disk=$d net=$p rng=$r"
 }
@@ -173,6 +257,12 @@ l2() {
 	ip addr add "$SD_L2/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return; }
 	token=$(cat /proc/sys/kernel/random/uuid)
 	: >/tmp/expect
+	mkfifo /tmp/conn
+	(
+		nc "$SD_L1" 5003 </tmp/conn >/dev/null
+		echo "SKIFF-L2-MARK conn: nc exited $?"
+	) &
+	exec 5>/tmp/conn
 	(
 		iperf3 -c "$SD_L1" -t 20 -b 2M >/tmp/iperf3-c.log 2>&1
 		echo "SKIFF-L2-MARK iperf3 rc=$? $(grep -E 'sender|receiver' /tmp/iperf3-c.log | tr -s ' ' | tr '\n' ' ')"
