@@ -22,11 +22,13 @@
 #include <unistd.h>
 
 #include "core/dirty.h"
+#include "core/sandbox.h"
 #include "core/snap.h"
 #include "core/vm_dirty.h"
 #include "vmm/mig_proto.h"
 #include "vmm/mig_recv.h"
 #include "vmm/vmm.h"
+#include "sandbox_child.h"
 
 #define RAM_PAGES 4u
 #define RAM	  (RAM_PAGES * MIG_PAGE)
@@ -253,6 +255,43 @@ static void test_failed_send_keeps_dirty_pages(void **state_)
 	rmdir(dir);
 }
 
+/* Finding 4 (low, hardening): the controller's filter, opened for
+ * /migration/send, let socket take any type and protocol of the three
+ * families: a datagram or raw socket (with CAP_NET_RAW outside the jail)
+ * from a compromised controller, which the migration never makes. Fixed
+ * in sandbox_rules.c: the stream mig_connect makes, SOCK_CLOEXEC, only. */
+static int controller_datagram(void *arg)
+{
+	(void)arg;
+	sandbox_enable(true);
+	if (sandbox_enter(SANDBOX_CONTROLLER) != 0)
+		return 101;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	return s >= 0 ? 0 : 102;
+}
+
+static int controller_stream(void *arg)
+{
+	(void)arg;
+	sandbox_enable(true);
+	if (sandbox_enter(SANDBOX_CONTROLLER) != 0)
+		return 101;
+	int s = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	return s >= 0 || errno == EAFNOSUPPORT ? 0 : 102;
+}
+
+static void test_controller_makes_streams_only(void **state_)
+{
+	(void)state_;
+	struct child_result res;
+	child_run(controller_stream, NULL, &res);
+	if (!child_exited_ok(&res))
+		fail_msg("the migration's stream refused: status %d, %s", res.status, res.err);
+	child_run(controller_datagram, NULL, &res);
+	if (!child_died_by_sigsys(&res))
+		fail_msg("a datagram socket allowed: status %d, %s", res.status, res.err);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -262,6 +301,7 @@ int main(void)
 	    cmocka_unit_test(test_endless_rounds_refused),
 	    cmocka_unit_test(test_most_a_source_sends),
 	    cmocka_unit_test(test_failed_send_keeps_dirty_pages),
+	    cmocka_unit_test(test_controller_makes_streams_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
