@@ -80,7 +80,22 @@ static int rx_state(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t e
 		snprintf(err, errlen, "migration stream: STATE frame cut short");
 		return -1;
 	}
-	return snap_parse(&rx->img, rx->state, len, err, errlen);
+	if (snap_parse(&rx->img, rx->state, len, err, errlen) < 0)
+		return -1;
+	/* The VM's RAM (VM_CONFIG's first field, vmm_snap.c) must be HELLO's
+	 * before READY: found only at the build, the source would have let
+	 * go of its disks for nothing. Its absence is vmm_snap_check's. */
+	const struct snap_section *c = snap_find(&rx->img, SNAP_ID_VM_CONFIG, 0);
+	uint64_t vm_ram = rx->ram_size;
+	if (c && c->len >= sizeof(vm_ram))
+		memcpy(&vm_ram, c->data, sizeof(vm_ram));
+	if (vm_ram != rx->ram_size) {
+		snprintf(err, errlen,
+			 "migration stream: the state's VM has %llu bytes of RAM, HELLO %llu",
+			 (unsigned long long)vm_ram, (unsigned long long)rx->ram_size);
+		return -1;
+	}
+	return 0;
 }
 
 /* The source gave up: its line (one line, whatever it sent). */
