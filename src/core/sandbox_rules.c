@@ -231,13 +231,15 @@ static const struct sandbox_rule snapshot[] = {
 };
 
 /* The main thread serving an API sends a live migration (PUT
- * /migration/send, vmm/vmm_mig_send.c): one stream socket of a Unix or
- * IP family, connected to a numeric address (nothing resolved); the rest
+ * /migration/send, vmm/vmm_mig_send.c): one stream socket (the type
+ * mig_connect asks for, exactly) of a Unix or IP family, connected to a numeric address (nothing resolved); the rest
  * is write, read and poll, as above. */
+#define MIG_SOCKET(family) \
+	{SCMP_SYS(socket), 2, {{0, 0, ~0ull, family}, {1, 0, ~0ull, SOCK_STREAM | SOCK_CLOEXEC}}}
 static const struct sandbox_rule migration[] = {
-    ARG_IS(socket, 0, AF_UNIX),
-    ARG_IS(socket, 0, AF_INET),
-    ARG_IS(socket, 0, AF_INET6),
+    MIG_SOCKET(AF_UNIX), /* the type too: no datagram or raw socket */
+    MIG_SOCKET(AF_INET),
+    MIG_SOCKET(AF_INET6),
     ALLOW(connect),
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/snap.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the stream is little-endian as-is");
@@ -81,12 +82,21 @@ int mig_hello_check(const struct mig_hello *h, uint64_t max_ram, char *err, size
 	return 0;
 }
 
-static int wait_fd(int fd, short ev, int ms)
+/* Milliseconds left until deadline (monotonic ns), 0 once it passed. */
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now = monotonic_ns();
+	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+}
+
+/* The bound is the whole buffer's, not each wait's: a peer sending a byte
+ * just inside every wait would otherwise hold the other side for ever. */
+static int wait_fd(int fd, short ev, uint64_t deadline)
 {
 	struct pollfd p = {.fd = fd, .events = ev};
 	int r;
 	do
-		r = poll(&p, 1, ms);
+		r = poll(&p, 1, ms_left(deadline));
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		errno = ETIMEDOUT;
@@ -96,8 +106,9 @@ static int wait_fd(int fd, short ev, int ms)
 int mig_write_all(int fd, const void *buf, size_t len, int ms)
 {
 	const uint8_t *b = buf;
+	uint64_t deadline = monotonic_ns() + (uint64_t)ms * 1000000;
 	while (len) {
-		if (wait_fd(fd, POLLOUT, ms) < 0)
+		if (wait_fd(fd, POLLOUT, deadline) < 0)
 			return -1;
 		ssize_t n = write(fd, b, len);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -113,8 +124,9 @@ int mig_write_all(int fd, const void *buf, size_t len, int ms)
 int mig_read_all(int fd, void *buf, size_t len, int ms)
 {
 	uint8_t *b = buf;
+	uint64_t deadline = monotonic_ns() + (uint64_t)ms * 1000000;
 	while (len) {
-		if (wait_fd(fd, POLLIN, ms) < 0)
+		if (wait_fd(fd, POLLIN, deadline) < 0)
 			return -1;
 		ssize_t n = read(fd, b, len);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))

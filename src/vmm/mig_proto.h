@@ -30,6 +30,10 @@
 #define MIG_PAGES_MAX 256u /* 1 MiB of pages in a frame */
 #define MIG_ERR_MAX   512u
 #define MIG_IO_MS     30000 /* a peer silent this long is gone */
+/* Pre-copy rounds at most, the switch's last round not counted: the
+ * target refuses a stream longer than these and that one, each of at most
+ * all of RAM. */
+#define MIG_ROUNDS_MAX 8u
 
 enum mig_type {
 	MIG_HELLO = 1,
@@ -65,8 +69,9 @@ int mig_pages_check(const struct mig_pages *p, uint32_t len, uint64_t ram, char 
 /* A HELLO: magic, version, RAM within (0, max_ram] and whole pages. */
 int mig_hello_check(const struct mig_hello *h, uint64_t max_ram, char *err, size_t errlen);
 
-/* All of buf to / from fd, each wait bounded by ms: 0, or -1 with errno
- * (ETIMEDOUT; EPIPE when the peer closed). */
+/* All of buf to / from fd within ms, the whole of it (a peer trickling a
+ * byte per wait cannot stretch it): 0, or -1 with errno (ETIMEDOUT; EPIPE
+ * when the peer closed). */
 int mig_write_all(int fd, const void *buf, size_t len, int ms);
 int mig_read_all(int fd, void *buf, size_t len, int ms);
 /* A frame: header then payload (len may be 0). */

@@ -35,18 +35,38 @@ static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size
 	return 0;
 }
 
+/* A source sends at most MIG_ROUNDS_MAX + 1 rounds (the switch's last),
+ * each of at most all of RAM: a stream beyond that would hold this side
+ * for ever, so it ends here. */
+static int rx_too_long(struct mig_rx *rx, uint32_t pages, uint32_t rounds, char *err, size_t errlen)
+{
+	uint64_t max = (MIG_ROUNDS_MAX + 1) * (rx->ram_size / MIG_PAGE);
+	rx->pages_in += pages;
+	rx->rounds_in += rounds;
+	if (rx->pages_in > max) {
+		snprintf(err, errlen, "migration stream: more pages than %u rounds of RAM",
+			 MIG_ROUNDS_MAX + 1);
+		return -1;
+	}
+	if (rx->rounds_in > MIG_ROUNDS_MAX + 1) {
+		snprintf(err, errlen, "migration stream: more rounds than %u", MIG_ROUNDS_MAX + 1);
+		return -1;
+	}
+	return 0;
+}
+
 static int rx_pages(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t errlen)
 {
 	struct mig_pages p;
 	if (mig_read_all(fd, &p, sizeof(p), MIG_IO_MS) < 0 ||
 	    mig_pages_check(&p, len, rx->ram_size, err, errlen) < 0 ||
+	    rx_too_long(rx, p.count, 0, err, errlen) < 0 ||
 	    mig_read_all(fd, rx->ram + p.first * MIG_PAGE, (size_t)p.count * MIG_PAGE, MIG_IO_MS) <
 		0) {
 		if (!err[0])
 			snprintf(err, errlen, "migration stream: PAGES frame cut short");
 		return -1;
 	}
-	rx->pages_in += p.count;
 	return 0;
 }
 
@@ -60,7 +80,22 @@ static int rx_state(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t e
 		snprintf(err, errlen, "migration stream: STATE frame cut short");
 		return -1;
 	}
-	return snap_parse(&rx->img, rx->state, len, err, errlen);
+	if (snap_parse(&rx->img, rx->state, len, err, errlen) < 0)
+		return -1;
+	/* The VM's RAM (VM_CONFIG's first field, vmm_snap.c) must be HELLO's
+	 * before READY: found only at the build, the source would have let
+	 * go of its disks for nothing. Its absence is vmm_snap_check's. */
+	const struct snap_section *c = snap_find(&rx->img, SNAP_ID_VM_CONFIG, 0);
+	uint64_t vm_ram = rx->ram_size;
+	if (c && c->len >= sizeof(vm_ram))
+		memcpy(&vm_ram, c->data, sizeof(vm_ram));
+	if (vm_ram != rx->ram_size) {
+		snprintf(err, errlen,
+			 "migration stream: the state's VM has %llu bytes of RAM, HELLO %llu",
+			 (unsigned long long)vm_ram, (unsigned long long)rx->ram_size);
+		return -1;
+	}
+	return 0;
 }
 
 /* The source gave up: its line (one line, whatever it sent). */
@@ -91,6 +126,8 @@ int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t er
 			return -1;
 		else if (type == MIG_ROUND && mig_read_all(fd, round, sizeof(round), MIG_IO_MS) < 0)
 			return snprintf(err, errlen, "migration stream: ROUND frame cut short"), -1;
+		else if (type == MIG_ROUND && rx_too_long(rx, 0, 1, err, errlen) < 0)
+			return -1;
 		else if (type == MIG_STATE)
 			return rx_state(rx, fd, len, err, errlen);
 		else if (type == MIG_ERROR)

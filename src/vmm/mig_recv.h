@@ -17,7 +17,8 @@ struct mig_rx {
 	uint64_t ram_size;
 	uint8_t *state; /* STATE's bytes; img points into them */
 	struct snap_image img;
-	uint64_t pages_in; /* pages received, for the log */
+	uint64_t pages_in; /* pages received, for the log and the bound */
+	uint64_t rounds_in;
 };
 
 /* Reads from fd until STATE (RAM at most max_ram bytes). 0, or -1 with

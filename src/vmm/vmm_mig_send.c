@@ -21,9 +21,8 @@
 
 /* Pre-copy ends when a round leaves this few pages dirty (4 MiB: well
  * under the downtime a round's copy costs), when a round no longer
- * shrinks the dirty set, or after MIG_ROUNDS_MAX rounds. */
+ * shrinks the dirty set, or after MIG_ROUNDS_MAX rounds (mig_proto.h). */
 #define MIG_DIRTY_DONE 1024u
-#define MIG_ROUNDS_MAX 8u
 
 struct mig_src {
 	struct vmm *v;
@@ -56,6 +55,13 @@ static int send_dirty(struct mig_src *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* Every page of RAM in m->bits. */
+static void bits_all(struct mig_src *m)
+{
+	for (uint64_t w = 0; w < dirty_words(m->pages); w++)
+		m->bits[w] = m->pages - w * 64 >= 64 ? ~0ull : (1ull << (m->pages % 64)) - 1;
+}
+
 /* One round: the logs read (and cleared), what they name sent; all:
  * every page, whatever the logs say (round 0). Its dirty count in *n. */
 static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, char *err,
@@ -66,8 +72,8 @@ static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, 
 		snprintf(err, errlen, "cannot read the dirty page log");
 		return -1;
 	}
-	for (uint64_t w = 0; all && w < dirty_words(m->pages); w++)
-		m->bits[w] = m->pages - w * 64 >= 64 ? ~0ull : (1ull << (m->pages % 64)) - 1;
+	if (all)
+		bits_all(m);
 	*n = dirty_bits_count(m->bits, m->pages);
 	uint64_t r[2] = {round, *n};
 	if (send_dirty(m, err, errlen) < 0 || mig_send(m->fd, MIG_ROUND, r, sizeof(r)) < 0) {
@@ -210,6 +216,14 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 		 (unsigned long long)st->pages);
 	r = 0;
 out:
+	/* The rounds read and cleared the logs: the guest stays here, so a
+	 * later Diff snapshot must still see those pages. Which ones the
+	 * rounds took is not kept: all of RAM, a larger Diff, never a stale
+	 * page. */
+	if (r < 0 && m.bits && vm_dirty_on(&v->vm)) {
+		bits_all(&m);
+		dirty_log_put(&v->vm.dirty, m.bits);
+	}
 	if (r < 0 && m.fd >= 0) {
 		char line[MIG_ERR_MAX];
 		snprintf(line, sizeof(line), "source: %s", err);

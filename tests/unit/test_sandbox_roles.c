@@ -356,12 +356,15 @@ static void check_rule(int r, const struct sandbox_rule *rule)
 			 rule->cmp[0].mask == ~0ull && rule->cmp[0].val == AF_UNIX) ||
 			rule->nr == SCMP_SYS(connect));
 	/* The controller sends a live migration (vmm/vmm_mig_send.c): a
-	 * stream of the Unix or an IP family, exactly, and connect. */
+	 * stream of the Unix or an IP family, exactly (its type too: no
+	 * datagram or raw socket), and connect. */
 	bool migrates = r == SANDBOX_CONTROLLER &&
-			((rule->nr == SCMP_SYS(socket) && rule->ncmp == 1 &&
+			((rule->nr == SCMP_SYS(socket) && rule->ncmp == 2 &&
 			  rule->cmp[0].arg == 0 && rule->cmp[0].mask == ~0ull &&
 			  (rule->cmp[0].val == AF_UNIX || rule->cmp[0].val == AF_INET ||
-			   rule->cmp[0].val == AF_INET6)) ||
+			   rule->cmp[0].val == AF_INET6) &&
+			  rule->cmp[1].arg == 1 && rule->cmp[1].mask == ~0ull &&
+			  rule->cmp[1].val == (SOCK_STREAM | SOCK_CLOEXEC)) ||
 			 rule->nr == SCMP_SYS(connect));
 	for (size_t k = 0; !opens && !streams && !migrates && k < sizeof(never) / sizeof(never[0]);
 	     k++)

@@ -203,7 +203,7 @@ sd_migrate() {
 }
 
 sd_cleanup() {
-	kill -KILL ${tgt_pid:-} "$(pidof skiff)" 2>/dev/null
+	kill -KILL ${tgt_pid:+"$tgt_pid"} "$(pidof skiff)" 2>/dev/null
 	killall nc sleep 2>/dev/null
 	wait 2>/dev/null
 }
