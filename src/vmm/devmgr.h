@@ -160,6 +160,9 @@ void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
  * one line naming the first device, if any device's kind saves no state.
  * devmgr_can_save says so without writing anything. */
 int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen);
+/* Whether every device's writes to guest memory are in the dirty logs
+ * (dev_ops.dirty_blind): 0, or -1 with "cannot WHAT a VM with NAME: why". */
+int devmgr_can_track(const struct devmgr *dm, const char *what, char *err, size_t errlen);
 int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_t errlen);
 /* Each device's section back, on devices built from the same
  * configuration whose guest has not run: first that every section is

@@ -32,6 +32,19 @@ int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen)
 	return 0;
 }
 
+int devmgr_can_track(const struct devmgr *dm, const char *what, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		const char *why = e->d.ops->dirty_blind ? e->d.ops->dirty_blind(e->d.dev) : NULL;
+		if (why) {
+			snprintf(err, errlen, "cannot %s a VM with %s: %s", what, e->name, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The list: a count, then per device five strings (name, option, key,
  * value, spec), each a 16-bit length and its bytes; "" for a NULL key. */
 struct dm_list_buf {

@@ -180,6 +180,11 @@ static void test_net_handover(void **state)
 	assert_non_null(strstr(err, "skiff-no-tap"));
 	assert_null(strchr(err, '\n'));
 	assert_int_equal(a->pairs[0].tap.fd, -1);
+	/* vhost's writes are in no dirty log: a Diff or a migration refuses. */
+	assert_null(virtio_net_dirty_blind(a));
+	a->vhost_on = true;
+	assert_non_null(strstr(virtio_net_dirty_blind(a), "vhost=on"));
+	a->vhost_on = false;
 	virtio_net_destroy(a);
 	close(w);
 }

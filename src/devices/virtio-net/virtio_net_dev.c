@@ -99,6 +99,7 @@ static const struct dev_ops net_dev_ops = {
     .save = virtio_net_save,
     .restore = virtio_net_restore,
     .handover = virtio_net_handover,
+    .dirty_blind = virtio_net_dirty_blind,
     .start = net_dev_start,
     .stop = net_dev_stop,
     .destroy = net_dev_destroy,

@@ -295,5 +295,6 @@ int virtio_net_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t inst
 		    size_t errlen);
 int virtio_net_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
 int virtio_net_handover(void *dev, bool release, char *err, size_t errlen);
+const char *virtio_net_dirty_blind(const void *dev);
 
 #endif
