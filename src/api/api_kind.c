@@ -7,6 +7,7 @@
  * GET /vm/config by the same table. Adding a kind with a resource adds
  * nothing here. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_model.h"
@@ -250,4 +251,51 @@ int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* One `key=value` of a spec onto the field with that key, if the kind's
+ * table has one of a plain type (rate limiters and unknown keys stay
+ * unset: GET shows what the table can say). */
+static void res_from_kv(const struct dev_api *a, struct fc_res *r, const char *key,
+			const char *val)
+{
+	for (size_t i = 0; i < nr_fields(a); i++) {
+		const struct dev_api_field *d = &a->fields[i];
+		if (strcmp(d->key, key))
+			continue;
+		if (d->type == DEV_API_UINT)
+			r->v[i].i = strtoll(val, NULL, 10);
+		else if (d->type == DEV_API_BOOL)
+			r->v[i].b = !strcmp(val, "on") || !strcmp(val, "true") || !strcmp(val, "1");
+		else if (d->type == DEV_API_STR)
+			snprintf(r->v[i].s, sizeof(r->v[i].s), "%s", val);
+		else
+			return;
+		r->seen |= 1u << i;
+		return;
+	}
+}
+
+void fc_vmcfg_from_devices(struct fc_vmcfg *c, const struct devmgr *dm)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		struct fc_res_cfg *rc = fc_vmcfg_res(c, e->kind);
+		if (!rc || rc->has)
+			continue;
+		memset(&rc->r, 0, sizeof(rc->r));
+		char spec[FC_RES_SPEC_MAX];
+		snprintf(spec, sizeof(spec), "%s", e->arg_spec ? e->arg_spec : "");
+		char *save = NULL;
+		for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(kv, '=');
+			if (eq) {
+				*eq = '\0';
+				res_from_kv(e->kind->api, &rc->r, kv, eq + 1);
+			}
+		}
+		if (e->arg_key && e->arg_value)
+			res_from_kv(e->kind->api, &rc->r, e->arg_key, e->arg_value);
+		rc->has = true;
+	}
 }

@@ -39,6 +39,7 @@ static void mig_receive(struct api_fc *f, const struct fc_mig_receive *m, struct
 		api_fc_log(f, "Error", "Error receiving migration: %s", why);
 		return api_reply_fault(rep, 400, "Error receiving migration: %s", why);
 	}
+	fc_vmcfg_from_devices(&f->cfg, &f->vmm->dm);
 	if (f->on_vm)
 		f->on_vm(&f->vmm->vm);
 	f->state = FC_RUNNING;

@@ -229,6 +229,10 @@ const struct dm_kind *fc_kind_by_route(const char *path);
 const struct dm_kind *fc_kind_by_section(const char *key);
 /* The kind's slot in the configuration (NULL: the kind has none). */
 struct fc_res_cfg *fc_vmcfg_res(struct fc_vmcfg *c, const struct dm_kind *k);
+/* After a snapshot load or a received migration: each device kind's
+ * resource (PUT /balloon, /entropy, /vsock) from the spec its restored
+ * device was built with, so GET and PATCH find it as after a PUT. */
+void fc_vmcfg_from_devices(struct fc_vmcfg *c, const struct devmgr *dm);
 /* The JSON table of a kind's resource, built from its fields (f holds
  * DEV_API_FIELDS_MAX). */
 void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f);

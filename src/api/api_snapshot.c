@@ -97,6 +97,7 @@ static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct
 		api_fc_log(f, "Error", "Load snapshot error: %s", why);
 		return api_reply_fault(rep, 400, "Load snapshot error: %s", why);
 	}
+	fc_vmcfg_from_devices(&f->cfg, &f->vmm->dm);
 	if (f->on_vm)
 		f->on_vm(&f->vmm->vm);
 	f->state = s->resume_vm ? FC_RUNNING : FC_PAUSED;

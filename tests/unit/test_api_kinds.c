@@ -238,6 +238,41 @@ static void test_vsock_config_file(void **state)
 	assert_string_equal(arg, "uds=/v (cid=3)");
 }
 
+/* After a snapshot load the API knows the restored devices' resources:
+ * what a PUT /balloon made comes back from the spec it became (GET and
+ * PATCH /balloon then find it), and a kind with no device stays unset. */
+static void test_res_from_devices(void **state)
+{
+	(void)state;
+	const struct dm_kind *k = fc_kind_by_section("balloon");
+	assert_non_null(k);
+	struct fc_vmcfg put, back;
+	memset(&put, 0, sizeof(put));
+	memset(&back, 0, sizeof(back));
+	struct fc_res_cfg *r = fc_vmcfg_res(&put, k);
+	char err[200], spec[FC_RES_SPEC_MAX];
+	const char *body = "{\"amount_mib\": 32, \"deflate_on_oom\": true, "
+			   "\"stats_polling_interval_s\": 5}";
+	assert_int_equal(fc_res_fill_text(k, body, strlen(body), &r->r, err, sizeof(err)), 0);
+	struct devmgr_arg a;
+	assert_int_equal(fc_res_arg(k, &r->r, spec, sizeof(spec), &a, err, sizeof(err)), 0);
+	static struct devmgr dm;
+	memset(&dm, 0, sizeof(dm));
+	dm.nr = 1;
+	dm.devs[0].kind = k;
+	dm.devs[0].arg_spec = (char *)a.spec;
+	fc_vmcfg_from_devices(&back, &dm);
+	struct fc_res_cfg *b = fc_vmcfg_res(&back, k);
+	assert_true(b->has);
+	assert_int_equal(*fc_res_int(k, &b->r, "amount_mib"), 32);
+	assert_int_equal(*fc_res_int(k, &b->r, "stats_polling_interval_s"), 5);
+	assert_false(fc_vmcfg_res(&back, fc_kind_by_section("vsock"))->has);
+	struct json_object *j = fc_res_json(k, &b->r);
+	const char *txt = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+	assert_non_null(strstr(txt, "\"deflate_on_oom\":true"));
+	json_object_put(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +280,7 @@ int main(void)
 	    cmocka_unit_test(test_vsock_put),
 	    cmocka_unit_test(test_vsock_vm_config),
 	    cmocka_unit_test(test_vsock_config_file),
+	    cmocka_unit_test(test_res_from_devices),
 	};
 	return cmocka_run_group_tests_name("api_kinds", tests, NULL, NULL);
 }
