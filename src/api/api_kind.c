@@ -256,8 +256,7 @@ int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen)
 /* One `key=value` of a spec onto the field with that key, if the kind's
  * table has one of a plain type (rate limiters and unknown keys stay
  * unset: GET shows what the table can say). */
-static void res_from_kv(const struct dev_api *a, struct fc_res *r, const char *key,
-			const char *val)
+static void res_from_kv(const struct dev_api *a, struct fc_res *r, const char *key, const char *val)
 {
 	for (size_t i = 0; i < nr_fields(a); i++) {
 		const struct dev_api_field *d = &a->fields[i];

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/sandbox_rules.h"
+
 struct tap {
 	int fd;
 	char name[IFNAMSIZ];
@@ -49,5 +51,13 @@ void tap_from_fd(struct tap *t, int fd);
  * carry. Returns 0 (also for an fd from tap_from_fd), or -errno. */
 int tap_set_offload(struct tap *t, unsigned int tun_flags);
 void tap_close(struct tap *t);
+/* The calls tap_open makes, for a filter that must allow reopening a tap
+ * (net/tap_sandbox.c). */
+extern const struct sandbox_rule tap_reopen[];
+#define TAP_REOPEN_NR 6
+#define TAP_REOPEN_RULES                                                                           \
+	{                                                                                          \
+		tap_reopen, TAP_REOPEN_NR                                                          \
+	}
 
 #endif

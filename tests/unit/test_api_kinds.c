@@ -276,10 +276,8 @@ static void test_res_from_devices(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_agree),
-	    cmocka_unit_test(test_vsock_put),
-	    cmocka_unit_test(test_vsock_vm_config),
-	    cmocka_unit_test(test_vsock_config_file),
+	    cmocka_unit_test(test_rows_agree),	     cmocka_unit_test(test_vsock_put),
+	    cmocka_unit_test(test_vsock_vm_config),  cmocka_unit_test(test_vsock_config_file),
 	    cmocka_unit_test(test_res_from_devices),
 	};
 	return cmocka_run_group_tests_name("api_kinds", tests, NULL, NULL);

@@ -346,7 +346,7 @@ void e1000_sched_event(void *opaque, uint32_t events)
 		e1000_rx_run(d);
 }
 
-static void e1000_tap_event(void *opaque, uint32_t events)
+void e1000_tap_event(void *opaque, uint32_t events)
 {
 	(void)events;
 	e1000_rx_run(opaque);

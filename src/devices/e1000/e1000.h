@@ -68,6 +68,9 @@ const counter_t *e1000_counter(const struct e1000 *d, unsigned int i);
 int e1000_save(struct e1000 *d, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
 	       size_t errlen);
 int e1000_restore(struct e1000 *d, const void *data, size_t len, char *err, size_t errlen);
+/* A live migration's switch on one host (dev_ops.handover): the tap let go
+ * of (a single-queue tap takes one process) or taken back by name. */
+int e1000_handover(struct e1000 *d, bool release, char *err, size_t errlen);
 
 /* Moves packets tap -> guest until the tap is empty, the guest has no
  * buffers or the budget is spent (the I/O thread calls it). */

@@ -38,12 +38,18 @@ static int e1000_dev_restore(void *dev, const void *data, size_t len, char *err,
 	return e1000_restore(dev, data, len, err, errlen);
 }
 
+static int e1000_dev_handover(void *dev, bool release, char *err, size_t errlen)
+{
+	return e1000_handover(dev, release, err, errlen);
+}
+
 static const struct dev_ops e1000_dev_ops = {
     .stop = e1000_dev_stop,
     .destroy = e1000_dev_destroy,
     .counters = e1000_dev_counters,
     .save = e1000_dev_save,
     .restore = e1000_dev_restore,
+    .handover = e1000_dev_handover,
 };
 
 int e1000_spec_check(const void *spec, char *err, size_t errlen)

@@ -3,9 +3,12 @@
 #ifndef SKIFF_E1000_KIND_H
 #define SKIFF_E1000_KIND_H
 
+#include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 /* A struct net_spec whose mac the device manager has settled. */
+extern const struct dev_sandbox e1000_sandbox;
+
 int e1000_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
 		     size_t errlen);
 /* Refuses --net options that only virtio-net has. */

@@ -268,4 +268,7 @@ static inline void e1000_be16_put(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
+/* The tap's I/O thread event (e1000.c): frames to read, room to write. */
+void e1000_tap_event(void *opaque, uint32_t events);
+
 #endif

@@ -15,9 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sys/epoll.h>
 
 #include "core/snap.h"
 #include "devices/e1000/e1000_priv.h"
+#include "iothread/iothread.h"
 
 #define E1000_SNAP_LAYOUT 1u
 
@@ -180,4 +184,35 @@ int e1000_restore(struct e1000 *d, const void *data, size_t len, char *err, size
 	}
 	snprintf(err, errlen, "%s: saved state refused: %s", d->name, why);
 	return -1;
+}
+
+int e1000_handover(struct e1000 *d, bool release, char *err, size_t errlen)
+{
+	struct tap *t = &d->ctx.tap;
+	if (release) {
+		if (t->fd >= 0) {
+			if (d->ctx.io)
+				iothread_del_fd(d->ctx.io, t->fd);
+			close(t->fd);
+			t->fd = -1;
+		}
+		return 0;
+	}
+	if (t->fd >= 0)
+		return 0;
+	struct tap n;
+	if (tap_open(&n, t->name, err, errlen) < 0)
+		return -1;
+	t->fd = n.fd;
+	int r = tap_set_offload(t, t->offload);
+	if (r == 0 && d->ctx.io)
+		r = iothread_add_fd(d->ctx.io, t->fd, EPOLLIN | EPOLLET, e1000_tap_event, d);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: tap '%s' reopened but not set up again: %s", d->name,
+			 t->name, strerror(-r));
+		close(t->fd);
+		t->fd = -1;
+		return -1;
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 #include <linux/vhost.h>
 
 #include "devices/virtio-net/virtio_net.h"
+#include "net/tap.h"
 
 /* clang-format off */
 /* A register write starts or resets the device: tap offloads, tap queues
@@ -39,4 +40,6 @@ const struct dev_sandbox virtio_net_sandbox = {
     .role[SANDBOX_VCPU] = SANDBOX_RULES(net_vcpu),
     .role[SANDBOX_IO] = SANDBOX_RULES(net_io),
     .role[SANDBOX_MAIN] = SANDBOX_RULES(net_main),
+    /* A migration's failed switch takes the tap back (virtio_net_handover). */
+    .role[SANDBOX_CONTROLLER] = TAP_REOPEN_RULES,
 };

@@ -2,28 +2,31 @@
 # Snapshot, restore and live migration of a guest with devices doing I/O,
 # on a real KVM (issue 34.1, 34.3, 34.4). In L1, curl configures `skiff
 # run --api-sock` with a virtio-blk drive (a 16 MiB image), a virtio-net
-# interface on tap0 and an entropy device. L2 runs an iperf3 stream to L1
+# interface on tap0, an e1000 on tap1 (skiff_options model=e1000), an
+# entropy device and a balloon, inflated to 32 MiB before the snapshot. L2 runs an iperf3 stream to L1
 # (TCP, 2 Mbit/s, load across the snapshot), holds one TCP connection to
 # L1's nc on which it sends "conn N" every tick, and every tick writes a
 # numbered 512-byte record to vda (O_DIRECT), reads back every record
-# written so far and compares them, pings L1 and reads /dev/hwrng. Once
+# written so far and compares them, pings L1 through both cards and reads
+# /dev/hwrng. Once
 # L2 ticked 6 times with all of them ok, it is paused, snapshotted and its
 # skiff SIGKILLed; a fresh skiff loads the snapshot (the drive reopened
 # and locked at its path, tap0 by name). L2 must go on from its next tick
 # with the same token and every check ok (the records from before the
 # snapshot read back from the image), L1 pings it, its iperf3 stream ends
-# with success. Then that skiff live-migrates the guest to a third
+# with success, and the balloon's statistics show it still inflated. Then that skiff live-migrates the guest to a third
 # (PUT /migration/receive and /send over a Unix socket; the image's lock
 # handed over): the source exits 0, L2 ticks on at the target with every
 # check ok, and L1's end of the one TCP connection has received every
 # tick's line from the first to three after the migration, in order (the
-# connection lived through the kill and the move). After SendCtrlAltDel
+# connection lived through the kill and the move), and the balloon
+# deflates to 0 on the target's PATCH. After SendCtrlAltDel
 # the image holds the first and the last tick's records. Metrics:
 # snapdev_create_ms, snapdev_state_bytes, snapdev_load_ms,
 # snapdev_load_to_tick_ms, snapdev_mig_downtime_ms, snapdev_mig_total_ms.
 TIMEOUT=150 # 44 s measured alone before the migration was added
 L1_EXTRA_FILES="/usr/bin/curl"
-L2_EXTRA_MODULES="virtio_rng"
+L2_EXTRA_MODULES="virtio_rng virtio_balloon e1000"
 EXPECT="SKIFF-L2: init
 snapshot-dev: restored
 snapshot-dev: migrated"
@@ -31,6 +34,9 @@ snapshot-dev: migrated"
 SD_L1=169.254.31.1
 SD_L2=169.254.31.2
 SD_MAC=06:00:AC:10:1F:02
+SD_E1K_L1=169.254.32.1
+SD_E1K_L2=169.254.32.2
+SD_E1K_MAC=06:00:ac:10:20:02
 SD_IMG=/tmp/sd.img
 SD_S1=/tmp/sd1.sock
 SD_S2=/tmp/sd2.sock
@@ -40,8 +46,7 @@ SD_S3=/tmp/sd3.sock
 SD_MIG=unix:/tmp/sd-mig.sock
 
 # sd_want SOCK METHOD PATH JSON WANT: one request whose status must be
-# WANT; the body goes to $SD_BODY (the receive, in the background, has a
-# file of its own).
+# WANT; the body goes to $SD_BODY.
 SD_BODY=/tmp/sd.body
 sd_want() {
 	code=$(/usr/bin/curl -s -o "$SD_BODY" -w '%{http_code}' -X "$2" --unix-socket "$1" \
@@ -70,7 +75,7 @@ sd_stop() {
 # sd_ticks [FILE]: L2's tick lines with every check ok (in FILE: the
 # target's console file, which keeps the UART's \r).
 sd_ticks() {
-	c=$(grep -c '^SKIFF-L2-MARK tick .* disk=ok net=ok rng=ok' "${1:-/tmp/l2.log}" 2>/dev/null)
+	c=$(grep -c '^SKIFF-L2-MARK tick .* disk=ok net=ok rng=ok e1000=ok' "${1:-/tmp/l2.log}" 2>/dev/null)
 	echo "${c:-0}"
 }
 
@@ -90,16 +95,37 @@ sd_tick() {
 		tr -d '\r' | cut -d' ' -f"$2"
 }
 
+# sd_balloon_at SOCK MIB up|down: until the balloon's actual_mib is at
+# least (up) or at most (down) MIB, 30 s at most.
+sd_balloon_at() {
+	i=0
+	while [ $i -lt 150 ]; do
+		sd_want "$1" GET /balloon/statistics "" 200 >/dev/null
+		a=$(sed -n 's/.*"actual_mib":\([0-9]*\).*/\1/p' "$SD_BODY")
+		if [ -n "$a" ]; then
+			if [ "$3" = up ] && [ "$a" -ge "$2" ]; then return 0; fi
+			if [ "$3" = down ] && [ "$a" -le "$2" ]; then return 0; fi
+		fi
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+
 sd_boot_and_save() {
 	sd_start "$SD_S1" || { SD_WHY="no API socket"; return 1; }
 	sd_want "$SD_S1" PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"console=ttyS0 reboot=k panic=1 quiet\"}" 204 &&
 		sd_want "$SD_S1" PUT /drives/data "{\"drive_id\": \"data\", \"path_on_host\": \"$SD_IMG\", \"is_root_device\": false, \"is_read_only\": false}" 204 &&
 		sd_want "$SD_S1" PUT /network-interfaces/eth0 "{\"iface_id\": \"eth0\", \"guest_mac\": \"$SD_MAC\", \"host_dev_name\": \"tap0\"}" 204 &&
+		sd_want "$SD_S1" PUT /network-interfaces/eth1 "{\"iface_id\": \"eth1\", \"guest_mac\": \"$SD_E1K_MAC\", \"host_dev_name\": \"tap1\", \"skiff_options\": \"model=e1000\"}" 204 &&
 		sd_want "$SD_S1" PUT /entropy '{}' 204 &&
+		sd_want "$SD_S1" PUT /balloon '{"amount_mib": 0, "deflate_on_oom": false, "stats_polling_interval_s": 1}' 204 &&
 		sd_want "$SD_S1" PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 256}' 204 &&
 		sd_want "$SD_S1" PUT /actions '{"action_type": "InstanceStart"}' 204 ||
 		{ SD_WHY="configuration refused"; return 1; }
 	sd_wait_ticks 6 180 || { SD_WHY="L2 did not tick 6 times with its devices ok"; return 1; }
+	sd_want "$SD_S1" PATCH /balloon '{"amount_mib": 32}' 204 || { SD_WHY="PATCH /balloon refused"; return 1; }
+	sd_balloon_at "$SD_S1" 31 up || { SD_WHY="the balloon did not inflate to 32 MiB: $(cat /tmp/sd.body)"; return 1; }
 	sd_want "$SD_S1" PATCH /vm '{"state": "Paused"}' 204 || { SD_WHY="pause refused"; return 1; }
 	: >"$SD_STATE" && : >"$SD_MEM"
 	t0=$(now_ns)
@@ -137,6 +163,8 @@ sd_load_and_check() {
 	done
 	grep -q '^SKIFF-L2-MARK iperf3 rc=0' /tmp/l2.log ||
 		{ SD_WHY="L2's iperf3 stream did not survive: $(grep 'MARK iperf3' /tmp/l2.log) $(tail -n 3 /tmp/iperf3-s.log)"; return 1; }
+	sd_balloon_at "$SD_S2" 31 up && grep -q '"target_mib":32' "$SD_BODY" ||
+		{ SD_WHY="the restored balloon is not at 32 MiB: $(cat "$SD_BODY")"; return 1; }
 	echo "snapshot-dev: restored"
 }
 
@@ -150,9 +178,15 @@ sd_migrate() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	(SD_BODY=/tmp/recv.body
-	sd_want "$SD_S3" PUT /migration/receive "{\"receiver_url\": \"$SD_MIG\"}" 204 >/tmp/recv.out 2>&1
-	echo $? >/tmp/recv.rc) &
+	# In the background, with a body file of its own.
+	(
+		code=$(/usr/bin/curl -s -o /tmp/recv.body -w '%{http_code}' -X PUT --unix-socket "$SD_S3" \
+			-H 'Content-Type: application/json' -d "{\"receiver_url\": \"$SD_MIG\"}" \
+			http://localhost/migration/receive)
+		echo "snapshot-dev: PUT /migration/receive -> $code $(cat /tmp/recv.body 2>/dev/null)" >/tmp/recv.out
+		[ "$code" = 204 ]
+		echo $? >/tmp/recv.rc
+	) &
 	recv_pid=$!
 	i=0
 	while [ ! -S /tmp/sd-mig.sock ] && [ $i -lt 100 ]; do
@@ -188,6 +222,8 @@ sd_migrate() {
 	seq 1 "$want" >/tmp/conn.want
 	sed -n "s/^conn //p" /tmp/conn.rx | head -n "$want" | cmp -s - /tmp/conn.want ||
 		{ SD_WHY="L2's TCP connection did not carry ticks 1-$want: $(tr '\n' ' ' </tmp/conn.rx | tail -c 200)"; return 1; }
+	sd_want "$SD_S3" PATCH /balloon '{"amount_mib": 0}' 204 || { SD_WHY="PATCH /balloon refused on the target"; return 1; }
+	sd_balloon_at "$SD_S3" 0 down || { SD_WHY="the balloon did not deflate on the target: $(cat "$SD_BODY")"; return 1; }
 	echo "snapshot-dev: migrated"
 	sd_want "$SD_S3" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
 		{ SD_WHY="SendCtrlAltDel refused"; return 1; }
@@ -210,7 +246,8 @@ sd_cleanup() {
 
 l1() {
 	SD_WHY=""
-	tap_up "$SD_L1" || { fail "tap0 setup failed"; return; }
+	tap_up "$SD_L1" && ip tuntap add tap1 mode tap && ip addr add "$SD_E1K_L1/24" dev tap1 &&
+		ip link set tap1 up || { fail "tap0 or tap1 setup failed"; return; }
 	truncate -s 16M "$SD_IMG"
 	iperf3 -s -1 >/tmp/iperf3-s.log 2>&1 &
 	# nc ends when its stdin does: the sleep keeps it open (bounded).
@@ -248,13 +285,23 @@ sd_l2_tick() {
 	# A subshell: a broken connection's SIGPIPE ends it, not the loop.
 	(echo "conn $1" >&5) 2>/dev/null
 	[ "$(timeout 5 head -c 16 /dev/hwrng | wc -c)" = 16 ] && r=ok || r=bad
-	echo "SKIFF-L2-MARK tick $1 $(cut -d' ' -f1 /proc/uptime) $2 disk=$d net=$p rng=$r"
+	ping -c 1 -W 3 "$SD_E1K_L1" >/dev/null 2>&1 && e=ok || e=bad
+	echo "SKIFF-L2-MARK tick $1 $(cut -d' ' -f1 /proc/uptime) $2 disk=$d net=$p rng=$r e1000=$e"
 }
 
 l2() {
 	wait_for /sys/class/net/eth0 && wait_for /dev/vda && wait_for /dev/hwrng ||
 		{ fail "L2 lacks eth0, vda or hwrng"; return; }
-	ip addr add "$SD_L2/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return; }
+	wait_for /sys/class/net/eth1 || { fail "L2 lacks its second card"; return; }
+	# Which card is which: by MAC (probe order names them).
+	for i in eth0 eth1; do
+		if [ "$(cat /sys/class/net/$i/address)" = "$SD_E1K_MAC" ]; then
+			ip addr add "$SD_E1K_L2/24" dev "$i" || { fail "$i setup failed"; return; }
+		else
+			ip addr add "$SD_L2/24" dev "$i" || { fail "$i setup failed"; return; }
+		fi
+		ip link set "$i" up
+	done
 	token=$(cat /proc/sys/kernel/random/uuid)
 	: >/tmp/expect
 	mkfifo /tmp/conn
