@@ -43,6 +43,43 @@ tap_up() {
 	ip tuntap add tap0 mode tap && ip addr add "$1/24" dev tap0 && ip link set tap0 up
 }
 
+# wait_sock PATH: waits up to 10 s for a Unix socket at PATH (a VMM's
+# API socket, a migration's listener).
+wait_sock() {
+	ws_i=0
+	while [ ! -S "$1" ] && [ $ws_i -lt 100 ]; do
+		sleep 0.1
+		ws_i=$((ws_i + 1))
+	done
+	[ -S "$1" ]
+}
+
+# api_want SOCK METHOD PATH JSON WANT: one request to skiff's API socket
+# SOCK by curl (the scenario's L1_EXTRA_FILES), printed with its status
+# and body (the body in $API_BODY, /tmp/api.body unless set; JSON empty:
+# no body sent); true if the status is WANT.
+api_want() {
+	aw_body=${API_BODY:-/tmp/api.body}
+	if [ -n "$4" ]; then
+		aw_code=$(/usr/bin/curl -s -o "$aw_body" -w '%{http_code}' -X "$2" --unix-socket "$1" \
+			-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
+	else
+		aw_code=$(/usr/bin/curl -s -o "$aw_body" -w '%{http_code}' -X "$2" --unix-socket "$1" \
+			"http://localhost$3")
+	fi
+	echo "$SCENARIO: $2 $3 -> $aw_code $(cat "$aw_body" 2>/dev/null)"
+	[ "$aw_code" = "$5" ]
+}
+
+# api_boot SOCK: `skiff run --api-sock SOCK` under vmm_boot_l2 in the
+# background (its pid in boot_pid); true once the socket is there.
+api_boot() {
+	rm -f "$1"
+	(vmm_boot_l2 skiff run --api-sock "$1") &
+	boot_pid=$!
+	wait_sock "$1"
+}
+
 # Defaults for booting L2 from L1; a scenario may override them.
 L2_KERNEL=/l2/vmlinuz
 L2_INITRD=/l2/initrd.gz

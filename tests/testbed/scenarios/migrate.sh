@@ -26,24 +26,12 @@ MG_SRC=/tmp/src.sock
 MG_TGT=/tmp/tgt.sock
 MG_URL=unix:/tmp/mig.sock
 
-# mg_want SOCK METHOD PATH JSON WANT: one request, whose status must be
-# WANT; the body goes to $MG_BODY (the receive, in the background, has a
-# file of its own).
+# mg_want SOCK METHOD PATH JSON WANT: api_want, the body in $MG_BODY
+# (the receive, in the background, has a file of its own).
 MG_BODY=/tmp/mg.body
 mg_want() {
-	code=$(/usr/bin/curl -s -o "$MG_BODY" -w '%{http_code}' -X "$2" --unix-socket "$1" \
-		-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
-	echo "migrate: $2 $3 -> $code $(cat "$MG_BODY" 2>/dev/null)"
-	[ "$code" = "$5" ]
-}
-
-mg_wait_sock() {
-	i=0
-	while [ ! -S "$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -S "$1" ]
+	API_BODY=$MG_BODY
+	api_want "$@"
 }
 
 # mg_ticks FILE: tick lines of L2 in FILE (the target's console file
@@ -73,7 +61,7 @@ mg_source() {
 	rm -f "$MG_SRC"
 	(vmm_boot_l2 skiff run --api-sock "$MG_SRC") &
 	src_pid=$!
-	mg_wait_sock "$MG_SRC" || { MG_WHY="no source API socket"; return 1; }
+	wait_sock "$MG_SRC" || { MG_WHY="no source API socket"; return 1; }
 	mg_want "$MG_SRC" PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"console=ttyS0 reboot=k panic=1 pci=off quiet\"}" 204 &&
 		mg_want "$MG_SRC" PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128}' 204 &&
 		mg_want "$MG_SRC" PUT /actions '{"action_type": "InstanceStart"}' 204 ||
@@ -95,7 +83,7 @@ mg_target() {
 	rm -f "$MG_TGT" /tmp/mig.sock
 	skiff run --api-sock "$MG_TGT" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
 	tgt_pid=$!
-	mg_wait_sock "$MG_TGT" || { MG_WHY="no target API socket"; return 1; }
+	wait_sock "$MG_TGT" || { MG_WHY="no target API socket"; return 1; }
 }
 
 # mg_receive JSON WANT: the target's receive in the background.
@@ -105,7 +93,7 @@ mg_receive() {
 	mg_want "$MG_TGT" PUT /migration/receive "$1" "$2" >/tmp/recv.out 2>&1
 	echo $? >/tmp/recv.rc) &
 	recv_pid=$!
-	mg_wait_sock /tmp/mig.sock || { MG_WHY="the target does not listen"; return 1; }
+	wait_sock /tmp/mig.sock || { MG_WHY="the target does not listen"; return 1; }
 }
 
 # The target refuses the state after the source paused (an override of a

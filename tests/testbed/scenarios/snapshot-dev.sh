@@ -45,27 +45,11 @@ SD_MEM=/tmp/sd.mem
 SD_S3=/tmp/sd3.sock
 SD_MIG=unix:/tmp/sd-mig.sock
 
-# sd_want SOCK METHOD PATH JSON WANT: one request whose status must be
-# WANT; the body goes to $SD_BODY.
+# sd_want SOCK METHOD PATH JSON WANT: api_want, the body in $SD_BODY.
 SD_BODY=/tmp/sd.body
-sd_want() {
-	code=$(/usr/bin/curl -s -o "$SD_BODY" -w '%{http_code}' -X "$2" --unix-socket "$1" \
-		-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
-	echo "snapshot-dev: $2 $3 -> $code $(cat "$SD_BODY" 2>/dev/null)"
-	[ "$code" = "$5" ]
-}
-
-sd_start() {
-	rm -f "$1"
-	(vmm_boot_l2 skiff run --api-sock "$1") &
-	boot_pid=$!
-	i=0
-	while [ ! -S "$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -S "$1" ]
-}
+API_BODY=$SD_BODY
+sd_want() { api_want "$@"; }
+sd_start() { api_boot "$1"; }
 
 sd_stop() {
 	kill -KILL "$(pidof skiff)" 2>/dev/null
@@ -173,11 +157,7 @@ sd_migrate() {
 	rm -f "$SD_S3" /tmp/sd-mig.sock
 	skiff run --api-sock "$SD_S3" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
 	tgt_pid=$!
-	i=0
-	while [ ! -S "$SD_S3" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_sock "$SD_S3"
 	# In the background, with a body file of its own.
 	(
 		code=$(/usr/bin/curl -s -o /tmp/recv.body -w '%{http_code}' -X PUT --unix-socket "$SD_S3" \
@@ -188,12 +168,7 @@ sd_migrate() {
 		echo $? >/tmp/recv.rc
 	) &
 	recv_pid=$!
-	i=0
-	while [ ! -S /tmp/sd-mig.sock ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -S /tmp/sd-mig.sock ] || { SD_WHY="the target does not listen"; return 1; }
+	wait_sock /tmp/sd-mig.sock || { SD_WHY="the target does not listen"; return 1; }
 	sd_want "$SD_S2" PUT /migration/send "{\"destination_url\": \"$SD_MIG\"}" 200 ||
 		{ SD_WHY="migration send refused"; return 1; }
 	metric snapdev_mig_downtime_ms "$(sed -n 's/.*"downtime_ms": *\([0-9]*\).*/\1/p' /tmp/sd.body)"

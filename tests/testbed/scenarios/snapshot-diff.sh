@@ -18,24 +18,10 @@ snapshot-diff: sparse"
 SD_S1=/tmp/s1.sock
 SD_S2=/tmp/s2.sock
 
-sd_want() {
-	code=$(/usr/bin/curl -s -o /tmp/sd.body -w '%{http_code}' -X "$2" --unix-socket "$1" \
-		-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
-	echo "snapshot-diff: $2 $3 -> $code $(cat /tmp/sd.body 2>/dev/null)"
-	[ "$code" = "$5" ]
-}
-
-sd_start() {
-	rm -f "$1"
-	(vmm_boot_l2 skiff run --api-sock "$1") &
-	boot_pid=$!
-	i=0
-	while [ ! -S "$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -S "$1" ]
-}
+# sd_want SOCK METHOD PATH JSON WANT: api_want, the body in /tmp/sd.body.
+API_BODY=/tmp/sd.body
+sd_want() { api_want "$@"; }
+sd_start() { api_boot "$1"; }
 
 sd_ticks() {
 	c=$(grep -c '^SKIFF-L2-MARK tick ' /tmp/l2.log 2>/dev/null)

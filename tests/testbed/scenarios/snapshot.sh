@@ -28,19 +28,9 @@ SN_STATE=/tmp/snap.state
 SN_MEM=/tmp/snap.mem
 SN_LATE="Loading a microVM snapshot not allowed after configuring boot-specific resources."
 
-# sn_want SOCK METHOD PATH JSON WANT: one request, whose status must be
-# WANT; the body goes to /tmp/sn.body.
-sn_want() {
-	if [ -n "$4" ]; then
-		code=$(/usr/bin/curl -s -o /tmp/sn.body -w '%{http_code}' -X "$2" --unix-socket "$1" \
-			-H 'Content-Type: application/json' -d "$4" "http://localhost$3")
-	else
-		code=$(/usr/bin/curl -s -o /tmp/sn.body -w '%{http_code}' -X "$2" --unix-socket "$1" \
-			"http://localhost$3")
-	fi
-	echo "snapshot: $2 $3 -> $code $(cat /tmp/sn.body 2>/dev/null)"
-	[ "$code" = "$5" ]
-}
+# sn_want SOCK METHOD PATH JSON WANT: api_want, the body in /tmp/sn.body.
+API_BODY=/tmp/sn.body
+sn_want() { api_want "$@"; }
 
 # sn_refused SOCK PATH JSON WORDS: a 400 whose body is one line with WORDS.
 sn_refused() {
@@ -53,17 +43,7 @@ sn_state_is() {
 }
 
 # sn_start SOCK: skiff on SOCK under vmm_boot_l2 (console in /tmp/l2.log).
-sn_start() {
-	rm -f "$1"
-	(vmm_boot_l2 skiff run --api-sock "$1") &
-	boot_pid=$!
-	i=0
-	while [ ! -S "$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -S "$1" ]
-}
+sn_start() { api_boot "$1"; }
 
 # sn_stop: ends the only skiff in L1 now and its vmm_boot_l2.
 sn_stop() {
@@ -177,11 +157,7 @@ sn_load_late() {
 	rm -f "$SN_S3"
 	skiff run --api-sock "$SN_S3" </dev/null >/dev/null 2>/tmp/s3.err &
 	s3=$!
-	i=0
-	while [ ! -S "$SN_S3" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_sock "$SN_S3"
 	ok=0
 	sn_want "$SN_S3" PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128}' 204 &&
 		sn_refused "$SN_S3" /snapshot/load "{\"snapshot_path\": \"$SN_STATE\", \"mem_backend\": {\"backend_type\": \"File\", \"backend_path\": \"$SN_MEM\"}}" "$SN_LATE" &&
