@@ -71,6 +71,14 @@ void api_fc_log(struct api_fc *f, const char *level, const char *fmt, ...)
 void api_fc_snapshot(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
 /* PUT /migration/receive and /migration/send (api_migration.c). */
 void api_fc_migration(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
+/* A VM built from saved state (a snapshot load, a received migration):
+ * the command line's base, disks replaceable when the API serves, each
+ * of the n network overrides o onto ov (FC_MAX_NETS). */
+void api_fc_restore_base(const struct api_fc *f, const struct fc_net_override *o, uint32_t n,
+			 struct vmm_net_override *ov, struct vmm_config *base);
+/* After it ran: the kinds' resources from the restored devices, the VM's
+ * hook, the new state. */
+void api_fc_restored(struct api_fc *f, enum fc_state state);
 /* GET /stats: the "name<TAB>value" lines `skiff stat` reads. */
 char *api_fc_stats_text(struct api_fc *f, size_t *len);
 

@@ -24,14 +24,9 @@ static void mig_receive(struct api_fc *f, const struct fc_mig_receive *m, struct
 		return api_reply_fault(rep, 400,
 				       "Receiving a migration is not allowed after configuring "
 				       "boot-specific resources.");
-	struct vmm_config base = f->base;
+	struct vmm_config base;
 	struct vmm_net_override ov[FC_MAX_NETS];
-	for (uint32_t i = 0; i < m->nr_network_overrides; i++)
-		ov[i] = (struct vmm_net_override){m->network_overrides[i].iface_id,
-						  m->network_overrides[i].host_dev_name};
-	base.disk_replace = f->serving;
-	base.net_overrides = ov;
-	base.nr_net_overrides = m->nr_network_overrides;
+	api_fc_restore_base(f, m->network_overrides, m->nr_network_overrides, ov, &base);
 	int status;
 	api_fc_log(f, "Info", "Waiting for a migration on %s.", m->receiver_url);
 	if (vmm_migrate_receive(f->vmm, &base, m->receiver_url, MIG_ACCEPT_MS, f->start_ns, &status,
@@ -39,10 +34,7 @@ static void mig_receive(struct api_fc *f, const struct fc_mig_receive *m, struct
 		api_fc_log(f, "Error", "Error receiving migration: %s", why);
 		return api_reply_fault(rep, 400, "Error receiving migration: %s", why);
 	}
-	fc_vmcfg_from_devices(&f->cfg, &f->vmm->dm);
-	if (f->on_vm)
-		f->on_vm(&f->vmm->vm);
-	f->state = FC_RUNNING;
+	api_fc_restored(f, FC_RUNNING);
 	api_fc_log(f, "Info", "The migrated microVM runs here.");
 	api_reply_none(rep);
 }

@@ -69,6 +69,25 @@ static const char *snap_mem_path(const struct fc_snapshot_load *s, struct api_re
 	return NULL;
 }
 
+void api_fc_restore_base(const struct api_fc *f, const struct fc_net_override *o, uint32_t n,
+			 struct vmm_net_override *ov, struct vmm_config *base)
+{
+	*base = f->base;
+	base->disk_replace = f->serving;
+	for (uint32_t i = 0; i < n; i++)
+		ov[i] = (struct vmm_net_override){o[i].iface_id, o[i].host_dev_name};
+	base->net_overrides = ov;
+	base->nr_net_overrides = n;
+}
+
+void api_fc_restored(struct api_fc *f, enum fc_state state)
+{
+	fc_vmcfg_from_devices(&f->cfg, &f->vmm->dm);
+	if (f->on_vm)
+		f->on_vm(&f->vmm->vm);
+	f->state = state;
+}
+
 static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct api_reply *rep)
 {
 	char why[600];
@@ -82,25 +101,17 @@ static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct
 	if (!mem)
 		return;
 	int status;
-	struct vmm_config base = f->base;
-	base.disk_replace = f->serving;
+	struct vmm_config base;
+	struct vmm_net_override ov[FC_MAX_NETS];
+	api_fc_restore_base(f, s->network_overrides, s->nr_network_overrides, ov, &base);
 	/* enable_diff_snapshots: Firecracker's older name of the same switch */
 	base.track_dirty_pages = s->track_dirty_pages || s->enable_diff_snapshots;
-	struct vmm_net_override ov[FC_MAX_NETS];
-	for (uint32_t i = 0; i < s->nr_network_overrides; i++)
-		ov[i] = (struct vmm_net_override){s->network_overrides[i].iface_id,
-						  s->network_overrides[i].host_dev_name};
-	base.net_overrides = ov;
-	base.nr_net_overrides = s->nr_network_overrides;
 	if (vmm_snapshot_load(f->vmm, &base, s->snapshot_path, mem, s->resume_vm, f->start_ns,
 			      &status, why, sizeof(why)) < 0) {
 		api_fc_log(f, "Error", "Load snapshot error: %s", why);
 		return api_reply_fault(rep, 400, "Load snapshot error: %s", why);
 	}
-	fc_vmcfg_from_devices(&f->cfg, &f->vmm->dm);
-	if (f->on_vm)
-		f->on_vm(&f->vmm->vm);
-	f->state = s->resume_vm ? FC_RUNNING : FC_PAUSED;
+	api_fc_restored(f, s->resume_vm ? FC_RUNNING : FC_PAUSED);
 	api_fc_log(f, "Info", "Loaded the microVM from %s (%s).", s->snapshot_path,
 		   s->resume_vm ? "running" : "paused");
 	api_reply_none(rep);
