@@ -2,8 +2,48 @@
 #include "core/guest_mem.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+/* The one file-backed guest RAM of this process, for the SIGBUS handler:
+ * [file_lo, file_hi), 0 when there is none. */
+static _Atomic uintptr_t file_lo, file_hi;
+
+/* A page of a MAP_PRIVATE file mapping that the file no longer covers
+ * (someone cut the snapshot's memory file after the load) raises SIGBUS
+ * on the first touch by a device model. That is the user's file gone
+ * wrong, not skiff: one line and exit status 1 rather than a core dump.
+ * Any other SIGBUS gets its default action (the handler is one-shot, and
+ * the access faults again). */
+static void guest_mem_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	if (a >= atomic_load(&file_lo) && a < atomic_load(&file_hi)) {
+		static const char msg[] = "skiff: error: the guest memory file was cut short "
+					  "under the running VM (SIGBUS): stopping\n";
+		ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		(void)r;
+		_exit(1);
+	}
+	(void)sig; /* SA_RESETHAND left the default action in place */
+}
+
+static void guest_mem_guard(void *p, uint64_t size)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = guest_mem_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&file_lo, (uintptr_t)p);
+	atomic_store(&file_hi, (uintptr_t)p + (uintptr_t)size);
+	sigaction(SIGBUS, &sa, NULL);
+}
 
 void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size)
 {
@@ -55,11 +95,16 @@ int guest_mem_map_file(struct guest_mem *gm, uint64_t size, int fd)
 		return r;
 	}
 	madvise(p, size, MADV_DONTDUMP);
+	guest_mem_guard(p, size);
 	return 0;
 }
 
 void guest_mem_free(struct guest_mem *gm)
 {
+	if (gm->host && (uintptr_t)gm->host == atomic_load(&file_lo)) {
+		atomic_store(&file_hi, 0);
+		atomic_store(&file_lo, 0);
+	}
 	if (gm->host)
 		munmap(gm->host, gm->size);
 	gm->host = NULL;

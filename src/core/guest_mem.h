@@ -31,7 +31,10 @@ void guest_mem_init(struct guest_mem *gm, void *host, uint64_t size);
 int guest_mem_alloc(struct guest_mem *gm, uint64_t size);
 /* Maps `size` bytes of the file fd privately (a snapshot's memory file:
  * pages are read as the guest touches them, and its writes never reach
- * the file), aligned as guest_mem_alloc; returns 0 or -errno. */
+ * the file), aligned as guest_mem_alloc; returns 0 or -errno. If the file
+ * is later cut short, the first touch of a page past its end ends the
+ * process with one line and status 1 instead of a SIGBUS core (one such
+ * mapping per process: the last one is the one guarded). */
 int guest_mem_map_file(struct guest_mem *gm, uint64_t size, int fd);
 void guest_mem_free(struct guest_mem *gm);
 

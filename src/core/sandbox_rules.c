@@ -182,7 +182,8 @@ static const struct sandbox_rule main_thread[] = {
     IOCTL(KVM_SET_USER_MEMORY_REGION),
     IOCTL(KVM_UNREGISTER_COALESCED_MMIO),
     IOCTL(KVM_GET_CLOCK), /* vmm_pause, for the API's PATCH /vm */
-    IOCTL(KVM_SET_CLOCK), /* vmm_resume */
+    IOCTL(KVM_SET_CLOCK),     /* vmm_resume */
+    IOCTL(KVM_KVMCLOCK_CTRL), /* vmm_resume: the guest told of the pause */
 };
 
 /* The main thread serving an API also opens a disk's new image (PATCH

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/arch.h"
+#include "core/vcpu.h"
 #include "core/vm_dirty.h"
 
 /* Below 4 GiB, out of the way of RAM and the PCI window: KVM needs these
@@ -177,6 +178,20 @@ int vm_clock_set(struct vm *vm, uint64_t ns)
 	memset(&d, 0, sizeof(d));
 	d.clock = ns;
 	return ioctl(vm->vm_fd, KVM_SET_CLOCK, &d) < 0 ? -errno : 0;
+}
+
+int vm_clock_paused(struct vm *vm)
+{
+	int told = 0;
+	for (int i = 0; i < vm->nr_cpus; i++) {
+		if (!vm->vcpus[i])
+			continue;
+		if (ioctl(vm->vcpus[i]->fd, KVM_KVMCLOCK_CTRL, 0) == 0)
+			told++;
+		else if (errno != EINVAL && errno != ENOTTY)
+			return -errno;
+	}
+	return told;
 }
 
 void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...)

@@ -98,6 +98,13 @@ void vm_request_exit(struct vm *vm, enum vm_exit_kind kind, const char *fmt, ...
  * still. 0 or -errno. */
 int vm_clock_get(struct vm *vm, uint64_t *ns);
 int vm_clock_set(struct vm *vm, uint64_t ns);
+/* Tells each vCPU's guest it was stopped (KVM_KVMCLOCK_CTRL, as QEMU does
+ * on every resume): its watchdogs (soft lockup, RCU stall) then forgive
+ * the wall time the pause took. Only between vCPUs leaving KVM_RUN and
+ * re-entering it (the ioctl takes the vCPU's mutex). A vCPU whose guest
+ * has no kvmclock (EINVAL) or an arch without the ioctl is skipped: the
+ * number of vCPUs told, or -errno on another failure. */
+int vm_clock_paused(struct vm *vm);
 
 /* Level-triggered line on the in-kernel PIC/IOAPIC (ISA IRQs and INTx). */
 int vm_irq_line(struct vm *vm, uint32_t gsi, int level);

@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/coalesced_mmio.h"
 #include "core/console.h"
+#include "core/log.h"
 #include "core/sandbox.h"
 #include "core/vcpu.h"
 #include "core/vm_dirty.h"
@@ -415,6 +416,19 @@ int vmm_pause(struct vmm *v)
 	return r;
 }
 
+/* The guest's watchdogs told of the pause (vm_clock_paused); a failure
+ * costs at most a spurious soft-lockup warning in the guest, so it is
+ * said, not fatal. */
+static void vmm_clock_paused(struct vmm *v)
+{
+	int told = vm_clock_paused(&v->vm);
+	if (told < 0)
+		log_warn("vm: KVM_KVMCLOCK_CTRL failed: %s", strerror(-told));
+	else
+		log_debug("vm: %d of %d vCPUs told of the pause (KVM_KVMCLOCK_CTRL)", told,
+			  v->vm.nr_cpus);
+}
+
 int vmm_resume(struct vmm *v)
 {
 	int r = 0;
@@ -425,6 +439,7 @@ int vmm_resume(struct vmm *v)
 		/* Before any vCPU runs: the guest resumes at the paused time.
 		 * A failure leaves the clock jumped, not the guest stuck. */
 		r = vm_clock_set(&v->vm, v->paused_clock) < 0 ? -1 : 0;
+		vmm_clock_paused(v);
 		v->paused = false;
 		vcpu_gate_open(&v->vm.gate);
 	}

@@ -71,13 +71,15 @@ api_want() {
 	[ "$aw_code" = "$5" ]
 }
 
-# api_boot SOCK: `skiff run --api-sock SOCK` under vmm_boot_l2 in the
+# api_boot SOCK [ARGS...]: `skiff run --api-sock SOCK ARGS` under vmm_boot_l2 in the
 # background (its pid in boot_pid); true once the socket is there.
 api_boot() {
-	rm -f "$1"
-	(vmm_boot_l2 skiff run --api-sock "$1") &
+	ab_sock=$1
+	shift
+	rm -f "$ab_sock"
+	(vmm_boot_l2 skiff run --api-sock "$ab_sock" "$@") &
 	boot_pid=$!
-	wait_sock "$1"
+	wait_sock "$ab_sock"
 }
 
 # Defaults for booting L2 from L1; a scenario may override them.

@@ -43,7 +43,7 @@ sn_state_is() {
 }
 
 # sn_start SOCK: skiff on SOCK under vmm_boot_l2 (console in /tmp/l2.log).
-sn_start() { api_boot "$1"; }
+sn_start() { api_boot "$@"; }
 
 # sn_stop: ends the only skiff in L1 now and its vmm_boot_l2.
 sn_stop() {
@@ -114,7 +114,8 @@ sn_bad_loads() {
 }
 
 sn_load_and_check() {
-	sn_start "$SN_S2" || { SN_WHY="no API socket"; return 1; }
+	# At debug level skiff says how many vCPUs it told of the pause.
+	sn_start "$SN_S2" --log-level debug || { SN_WHY="no API socket"; return 1; }
 	sn_bad_loads || return 1
 	t0=$(now_ns)
 	paused_ms=$(((t0 - SN_PAUSED_NS) / 1000000))
@@ -124,6 +125,10 @@ sn_load_and_check() {
 	sn_wait_ticks 1 60 || { SN_WHY="L2 did not tick after the load"; return 1; }
 	metric snap_load_to_tick_ms $((($(now_ns) - t0) / 1000000))
 	sn_wait_ticks 5 60 || { SN_WHY="L2 ticked $(sn_ticks) times after the load, not 5"; return 1; }
+	# KVM_KVMCLOCK_CTRL, as QEMU on a resume: L2's watchdogs forgive the
+	# pause (its kvmclock is on, so the one vCPU must be told).
+	grep -q '1 of 1 vCPUs told of the pause' /tmp/vmm.err ||
+		{ SN_WHY="L2's vCPU was not told of the pause (KVM_KVMCLOCK_CTRL)"; return 1; }
 	last=$(sn_tick /tmp/l2-before.log 3 last) next=$(sn_tick /tmp/l2.log 3 first)
 	up0=$(sn_tick /tmp/l2-before.log 4 last) up1=$(sn_tick /tmp/l2.log 4 first)
 	tok0=$(sn_tick /tmp/l2-before.log 5 last) tok1=$(sn_tick /tmp/l2.log 5 last)
