@@ -375,13 +375,13 @@ static void check_rule(int r, const struct sandbox_rule *rule)
 			 rule->cmp[1].mask == ~0ull &&
 			 rule->cmp[1].val == (SOCK_DGRAM | SOCK_CLOEXEC);
 	/* ... and hands a vsock's uds path over at the switch
-	 * (virtio_vsock_mig.c): stat (a path, flags 0) and unlink of the
+	 * (virtio_vsock_mig.c): lstat (a path, AT_SYMLINK_NOFOLLOW) and unlink of the
 	 * socket file its bind made; a failed switch's take-back listens
 	 * again: a non-blocking Unix stream, exactly that type, and bind. */
 	bool hands_uds =
 	    r == SANDBOX_CONTROLLER &&
 	    ((rule->nr == SCMP_SYS(newfstatat) && rule->ncmp == 1 && rule->cmp[0].arg == 3 &&
-	      rule->cmp[0].mask == ~0ull && rule->cmp[0].val == 0) ||
+	      rule->cmp[0].mask == ~0ull && rule->cmp[0].val == AT_SYMLINK_NOFOLLOW) ||
 	     rule->nr == SCMP_SYS(unlink) || rule->nr == SCMP_SYS(unlinkat) ||
 	     rule->nr == SCMP_SYS(bind) ||
 	     (rule->nr == SCMP_SYS(socket) && rule->ncmp == 2 && rule->cmp[0].arg == 0 &&

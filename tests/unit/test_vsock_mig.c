@@ -3,8 +3,8 @@
  * source's release closes its host streams and listener and removes its
  * socket file, so a second device (the target) listens on the same path;
  * a failed switch's take-back listens again and owes the guest a
- * TRANSPORT_RESET; a file someone else put at the path is never
- * removed, and taking back over it is refused with a reason. */
+ * TRANSPORT_RESET; a file someone else put at the path (a symlink to
+ * the socket too) is never removed, and taking back over it is refused with a reason. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -122,12 +122,28 @@ static void test_foreign_file_kept(void **state)
 	close(host_dial(f->uds));
 }
 
+static void test_symlink_kept(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "", real[80];
+	struct stat st;
+	/* Our socket moved aside, a link to it at the path: the link is
+	 * someone's file, not the one bind made. */
+	snprintf(real, sizeof(real), "%s.real", f->uds);
+	assert_int_equal(rename(f->uds, real), 0);
+	assert_int_equal(symlink(real, f->uds), 0);
+	assert_int_equal(handover(f, true, err, sizeof(err)), 0);
+	assert_int_equal(lstat(f->uds, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_release_frees_the_path, mig_setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_take_back_listens_and_resets, mig_setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_foreign_file_kept, mig_setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_symlink_kept, mig_setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,7 +54,7 @@ int vsock_host_listen(struct virtio_vsock *v, char *err, size_t errlen)
 	v->listen_fd = fd;
 	struct stat st;
 	/* What this bind made, so that a migration's switch unlinks only it. */
-	if (stat(v->uds, &st) == 0 && S_ISSOCK(st.st_mode)) {
+	if (lstat(v->uds, &st) == 0 && S_ISSOCK(st.st_mode)) {
 		v->uds_dev = st.st_dev;
 		v->uds_ino = st.st_ino;
 	}

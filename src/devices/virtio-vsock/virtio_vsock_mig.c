@@ -26,9 +26,10 @@ void vsock_host_unlisten(struct virtio_vsock *v)
 		v->listen_fd = -1;
 	}
 	struct stat st;
-	/* Another file at the path (someone replaced ours) is not ours to
-	 * remove: the target's bind then fails with a reason, nothing lost. */
-	if (v->uds_ino && stat(v->uds, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	/* Another file at the path (someone replaced ours, a symlink to it
+	 * too: lstat) is not ours to remove: the target's bind then fails
+	 * with a reason, nothing lost. */
+	if (v->uds_ino && lstat(v->uds, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	    (uint64_t)st.st_dev == v->uds_dev && (uint64_t)st.st_ino == v->uds_ino)
 		unlink(v->uds);
 	v->uds_dev = v->uds_ino = 0;

@@ -4,6 +4,7 @@
  * up before, or connected to "<uds>_<port>" when the guest asks (a path,
  * the one exception to "no path lookups", as Firecracker's vsock connects
  * at run time too); closed when a stream ends. */
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -27,10 +28,10 @@ static const struct sandbox_rule vsock_thread[] = {
 };
 
 /* The controller at a live migration's switch (virtio_vsock_mig.c): the
- * source unlinks the socket file its bind made (stat first: only that
+ * source unlinks the socket file its bind made (lstat first: only that
  * one), and a failed switch's take-back listens again on the same path. */
 static const struct sandbox_rule vsock_handover[] = {
-    SANDBOX_ARG(newfstatat, 3, ~0ull, 0), /* glibc's stat */
+    SANDBOX_ARG(newfstatat, 3, ~0ull, AT_SYMLINK_NOFOLLOW), /* glibc's lstat */
     SANDBOX_ALLOW(unlink),
     SANDBOX_ALLOW(unlinkat),
     {__NR_socket, 2, {{0, 0, ~0ull, AF_UNIX}, {1, 0, ~0ull, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC}}},
