@@ -154,7 +154,7 @@ static void find_emit(void *ctx, const char *owner, const char *what, uint64_t v
 	}
 }
 
-static uint64_t counter(struct fx *f, const char *what)
+static __attribute__((unused)) uint64_t counter(struct fx *f, const char *what)
 {
 	struct found c = {.what = what};
 	virtio_vsock_counters(f->vdev, find_emit, &c);
@@ -198,7 +198,7 @@ static void host_read(int fd, void *buf, size_t n)
 	}
 }
 
-static bool host_readable(int fd)
+static __attribute__((unused)) bool host_readable(int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	return poll(&p, 1, 1000) == 1;
@@ -278,7 +278,7 @@ static __attribute__((unused)) int host_stream(struct fx *f, uint32_t *local)
 }
 
 /* A guest stream to host port 1234, its listener's accepted end. */
-static int guest_stream(struct fx *f, int *lfd)
+static __attribute__((unused)) int guest_stream(struct fx *f, int *lfd)
 {
 	*lfd = host_listen(f, 1234);
 	tx_send(f, ghdr(VIRTIO_VSOCK_OP_REQUEST, 5000, 1234), NULL);

@@ -106,6 +106,7 @@ static void vsock_serve(struct virtio_vsock *v, int timeout)
 	if (v->woken)
 		vsock_tx_run(v);
 	vsock_rx_run(v);
+	vsock_evq_run(v); /* a failed migration's take-back owes a reset */
 	pthread_mutex_unlock(&v->mu);
 }
 
@@ -344,6 +345,7 @@ static const struct dev_ops vsock_dev_ops = {
     .counters = vsock_dev_counters,
     .save = virtio_vsock_save,
     .restore = virtio_vsock_restore,
+    .handover = virtio_vsock_handover,
 };
 
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

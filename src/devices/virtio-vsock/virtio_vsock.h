@@ -23,6 +23,7 @@
 #ifndef SKIFF_VIRTIO_VSOCK_H
 #define SKIFF_VIRTIO_VSOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,5 +75,12 @@ struct snap_writer;
 int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
 		      size_t errlen);
 int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
+/* A live migration's switch (dev_ops.handover, virtio_vsock_mig.c):
+ * release closes the host streams and the listener and unlinks the
+ * socket file bind made, so that the target (which builds its devices
+ * only after the source's RELEASED) can listen on the same uds; !release
+ * listens again (a failed switch) and owes the guest a TRANSPORT_RESET.
+ * 0, or -1 with one line. */
+int virtio_vsock_handover(void *dev, bool release, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -51,6 +52,12 @@ int vsock_host_listen(struct virtio_vsock *v, char *err, size_t errlen)
 		return -1;
 	}
 	v->listen_fd = fd;
+	struct stat st;
+	/* What this bind made, so that a migration's switch unlinks only it. */
+	if (lstat(v->uds, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		v->uds_dev = st.st_dev;
+		v->uds_ino = st.st_ino;
+	}
 	return 0;
 }
 

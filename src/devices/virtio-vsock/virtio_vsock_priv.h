@@ -90,6 +90,11 @@ struct virtio_vsock {
 	uint64_t cid;
 	char uds[VSOCK_UDS_MAX + 1];
 	int listen_fd, epfd;
+	/* The socket file bind made (st_dev, st_ino; 0: none): only that
+	 * file is ever unlinked (virtio_vsock_mig.c), never one another
+	 * process put at uds. released: a migration's switch let it go. */
+	uint64_t uds_dev, uds_ino;
+	bool released;
 	/* A kick on another thread is handed to the device's thread here:
 	 * the sockets are its own (its sandbox role), never a vCPU's. */
 	int wake_fd;
@@ -113,6 +118,9 @@ struct virtio_vsock {
 
 /* virtio_vsock_host.c: the Unix sockets. mu held. */
 int vsock_host_listen(struct virtio_vsock *v, char *err, size_t errlen);
+/* virtio_vsock_mig.c: closes the listener and unlinks its socket file
+ * if the file is still the one bind made. */
+void vsock_host_unlisten(struct virtio_vsock *v);
 struct epoll_event;
 /* Handles what one epoll_wait on epfd returned. */
 void vsock_host_events(struct virtio_vsock *v, const struct epoll_event *evs, int n);

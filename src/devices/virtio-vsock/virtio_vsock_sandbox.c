@@ -4,7 +4,9 @@
  * up before, or connected to "<uds>_<port>" when the guest asks (a path,
  * the one exception to "no path lookups", as Firecracker's vsock connects
  * at run time too); closed when a stream ends. */
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "devices/virtio-vsock/virtio_vsock.h"
 
@@ -24,8 +26,21 @@ static const struct sandbox_rule vsock_thread[] = {
     SANDBOX_ALLOW(shutdown),
     SANDBOX_ALLOW(close),
 };
+
+/* The controller at a live migration's switch (virtio_vsock_mig.c): the
+ * source unlinks the socket file its bind made (lstat first: only that
+ * one), and a failed switch's take-back listens again on the same path. */
+static const struct sandbox_rule vsock_handover[] = {
+    SANDBOX_ARG(newfstatat, 3, ~0ull, AT_SYMLINK_NOFOLLOW), /* glibc's lstat */
+    SANDBOX_ALLOW(unlink),
+    SANDBOX_ALLOW(unlinkat),
+    {__NR_socket, 2, {{0, 0, ~0ull, AF_UNIX}, {1, 0, ~0ull, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC}}},
+    SANDBOX_ALLOW(bind),
+    SANDBOX_ALLOW(listen),
+};
 /* clang-format on */
 
 const struct dev_sandbox vsock_sandbox = {
     .role[SANDBOX_DEVICE] = SANDBOX_RULES(vsock_thread),
+    .role[SANDBOX_CONTROLLER] = SANDBOX_RULES(vsock_handover),
 };

@@ -3,31 +3,37 @@
 # on a real KVM (issue 34.1, 34.3, 34.4). In L1, curl configures `skiff
 # run --api-sock` with a virtio-blk drive (a 16 MiB image), a virtio-net
 # interface on tap0, an e1000 on tap1 (skiff_options model=e1000), an
-# entropy device and a balloon, inflated to 32 MiB before the snapshot.
+# entropy device, a balloon, inflated to 32 MiB before the snapshot,
+# and a vsock (uds /tmp/sd-v.sock, L2 listening on port 5000 with
+# /bin/vsock-io, one stream at a time).
 # L2 runs an iperf3 stream to L1 (TCP, 2 Mbit/s, load across the
 # snapshot), holds one TCP connection to
 # L1's nc on which it sends "conn N" every tick, and every tick writes a
 # numbered 512-byte record to vda (O_DIRECT), reads back every record
 # written so far and compares them, pings L1 through both cards and reads
-# /dev/hwrng. Once L2 ticked 6 times with all of them ok, it is paused, snapshotted and its
+# /dev/hwrng. Once L2 ticked 6 times with all of them ok and L1 sent it a
+# line over a vsock stream, it is paused, snapshotted and its
 # skiff SIGKILLed; a fresh skiff loads the snapshot (the drive reopened
-# and locked at its path, tap0 by name). L2 must go on from its next tick
+# and locked at its path, tap0 by name, the dead skiff's vsock socket
+# file removed first: Firecracker's rule). L2 must go on from its next tick
 # with the same token and every check ok (the records from before the
 # snapshot read back from the image), L1 pings it, its iperf3 stream, if
 # it ended, ended with success, and the balloon's statistics show it
-# still inflated. Then that skiff live-migrates the guest to a third
+# still inflated, and a NEW vsock stream from L1 reaches it (the old ones
+# were reset: TRANSPORT_RESET). Then that skiff live-migrates the guest to a third
 # (PUT /migration/receive and /send over a Unix socket; the image's lock
-# handed over): the source exits 0, L2 ticks on at the target with every
+# and the vsock's uds path handed over): the source exits 0, L2 ticks on at the target with every
 # check ok, and L1's end of the one TCP connection has received every
 # tick's line from the first to three after the migration, in order (the
 # connection lived through the kill and the move), and the balloon
-# deflates to 0 on the target's PATCH. After SendCtrlAltDel
+# deflates to 0 on the target's PATCH, and a new vsock stream from L1
+# reaches L2 through the target's listener on the same path. After SendCtrlAltDel
 # the image holds the first and the last tick's records. Metrics:
 # snapdev_create_ms, snapdev_state_bytes, snapdev_load_ms,
 # snapdev_load_to_tick_ms, snapdev_mig_downtime_ms, snapdev_mig_total_ms.
 TIMEOUT=150 # 44 s measured alone before the migration was added
 L1_EXTRA_FILES="/usr/bin/curl"
-L2_EXTRA_MODULES="virtio_rng virtio_balloon e1000"
+L2_EXTRA_MODULES="virtio_rng virtio_balloon e1000 vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport"
 EXPECT="SKIFF-L2: init
 snapshot-dev: restored
 snapshot-dev: migrated"
@@ -45,6 +51,7 @@ SD_STATE=/tmp/sd.state
 SD_MEM=/tmp/sd.mem
 SD_S3=/tmp/sd3.sock
 SD_MIG=unix:/tmp/sd-mig.sock
+SD_VSOCK=/tmp/sd-v.sock
 
 # sd_want SOCK METHOD PATH JSON WANT: api_want, the body in $SD_BODY.
 SD_BODY=/tmp/sd.body
@@ -97,6 +104,24 @@ sd_balloon_at() {
 	return 1
 }
 
+# sd_vsock N LOG: a new vsock stream from L1 to L2's port 5000 carries
+# "vsock N", which L2 prints (in LOG). Retried while L2's listener is
+# between two streams (a CONNECT nobody accepts ends without an OK).
+sd_vsock() {
+	i=0
+	until echo "vsock $1" | timeout 10 /bin/vsock-io uds-connect "$SD_VSOCK" 5000 >/dev/null 2>/tmp/sd-vsock.err; do
+		i=$((i + 1))
+		[ $i -lt 60 ] || return 1
+		sleep 0.5
+	done
+	i=0
+	while ! grep -q "^SKIFF-L2-MARK vsock got vsock $1" "$2" && [ $i -lt 100 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	grep -q "^SKIFF-L2-MARK vsock got vsock $1" "$2"
+}
+
 sd_boot_and_save() {
 	sd_start "$SD_S1" || { SD_WHY="no API socket"; return 1; }
 	sd_want "$SD_S1" PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"console=ttyS0 reboot=k panic=1 quiet\"}" 204 &&
@@ -104,11 +129,13 @@ sd_boot_and_save() {
 		sd_want "$SD_S1" PUT /network-interfaces/eth0 "{\"iface_id\": \"eth0\", \"guest_mac\": \"$SD_MAC\", \"host_dev_name\": \"tap0\"}" 204 &&
 		sd_want "$SD_S1" PUT /network-interfaces/eth1 "{\"iface_id\": \"eth1\", \"guest_mac\": \"$SD_E1K_MAC\", \"host_dev_name\": \"tap1\", \"skiff_options\": \"model=e1000\"}" 204 &&
 		sd_want "$SD_S1" PUT /entropy '{}' 204 &&
+		sd_want "$SD_S1" PUT /vsock "{\"guest_cid\": 3, \"uds_path\": \"$SD_VSOCK\"}" 204 &&
 		sd_want "$SD_S1" PUT /balloon '{"amount_mib": 0, "deflate_on_oom": false, "stats_polling_interval_s": 1}' 204 &&
 		sd_want "$SD_S1" PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 256}' 204 &&
 		sd_want "$SD_S1" PUT /actions '{"action_type": "InstanceStart"}' 204 ||
 		{ SD_WHY="configuration refused"; return 1; }
 	sd_wait_ticks 6 180 || { SD_WHY="L2 did not tick 6 times with its devices ok"; return 1; }
+	sd_vsock 1 /tmp/l2.log || { SD_WHY="no vsock stream to L2 before the snapshot: $(cat /tmp/sd-vsock.err)"; return 1; }
 	sd_want "$SD_S1" PATCH /balloon '{"amount_mib": 32}' 204 || { SD_WHY="PATCH /balloon refused"; return 1; }
 	sd_balloon_at "$SD_S1" 31 up || { SD_WHY="the balloon did not inflate to 32 MiB: $(cat /tmp/sd.body)"; return 1; }
 	sd_want "$SD_S1" PATCH /vm '{"state": "Paused"}' 204 || { SD_WHY="pause refused"; return 1; }
@@ -124,6 +151,7 @@ sd_boot_and_save() {
 
 sd_load_and_check() {
 	sd_start "$SD_S2" || { SD_WHY="no API socket"; return 1; }
+	rm -f "$SD_VSOCK" # the SIGKILLed skiff's socket file
 	t0=$(now_ns)
 	sd_want "$SD_S2" PUT /snapshot/load "{\"snapshot_path\": \"$SD_STATE\", \"mem_backend\": {\"backend_type\": \"File\", \"backend_path\": \"$SD_MEM\"}, \"resume_vm\": true}" 204 ||
 		{ SD_WHY="load refused"; return 1; }
@@ -153,6 +181,7 @@ sd_load_and_check() {
 	fi
 	sd_balloon_at "$SD_S2" 31 up && grep -q '"target_mib":32' "$SD_BODY" ||
 		{ SD_WHY="the restored balloon is not at 32 MiB: $(cat "$SD_BODY")"; return 1; }
+	sd_vsock 2 /tmp/l2.log || { SD_WHY="no new vsock stream to the restored L2: $(cat /tmp/sd-vsock.err)"; return 1; }
 	echo "snapshot-dev: restored"
 }
 
@@ -203,6 +232,8 @@ sd_migrate() {
 		{ SD_WHY="L2's TCP connection did not carry ticks 1-$want: $(tr '\n' ' ' </tmp/conn.rx | tail -c 200)"; return 1; }
 	sd_want "$SD_S3" PATCH /balloon '{"amount_mib": 0}' 204 || { SD_WHY="PATCH /balloon refused on the target"; return 1; }
 	sd_balloon_at "$SD_S3" 0 down || { SD_WHY="the balloon did not deflate on the target: $(cat "$SD_BODY")"; return 1; }
+	# The uds path moved with the guest: the target listens on it now.
+	sd_vsock 3 /tmp/l2-target.log || { SD_WHY="no new vsock stream to the migrated L2: $(cat /tmp/sd-vsock.err)"; return 1; }
 	echo "snapshot-dev: migrated"
 	sd_want "$SD_S3" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
 		{ SD_WHY="SendCtrlAltDel refused"; return 1; }
@@ -229,6 +260,7 @@ l1() {
 		ip link set tap1 up || { fail "tap0 or tap1 setup failed"; return; }
 	truncate -s 16M "$SD_IMG"
 	iperf3 -s -1 >/tmp/iperf3-s.log 2>&1 &
+	rm -f "$SD_VSOCK"
 	# nc ends when its stdin does: the sleep keeps it open (bounded).
 	sleep 300 | nc -l -p 5003 >/tmp/conn.rx &
 	tgt_pid=""
@@ -268,6 +300,19 @@ sd_l2_tick() {
 	echo "SKIFF-L2-MARK tick $1 $(cut -d' ' -f1 /proc/uptime) $2 disk=$d net=$p rng=$r e1000=$e"
 }
 
+# L2's vsock listener: one stream at a time, its bytes printed (bounded:
+# 20 streams). A stream the TRANSPORT_RESET broke ends it too: it listens
+# again.
+sd_l2_vsock() {
+	wait_for /dev/vsock || { echo "SKIFF-L2-MARK vsock: no /dev/vsock"; return; }
+	k=0
+	while [ $k -lt 20 ]; do
+		k=$((k + 1))
+		got=$(timeout 300 /bin/vsock-io vsock-listen 5000 2>/dev/null | head -c 64)
+		echo "SKIFF-L2-MARK vsock got $got"
+	done
+}
+
 l2() {
 	wait_for /sys/class/net/eth0 && wait_for /dev/vda && wait_for /dev/hwrng ||
 		{ fail "L2 lacks eth0, vda or hwrng"; return; }
@@ -289,6 +334,7 @@ l2() {
 		echo "SKIFF-L2-MARK conn: nc exited $?"
 	) &
 	exec 5>/tmp/conn
+	sd_l2_vsock &
 	(
 		iperf3 -c "$SD_L1" -t 20 -b 2M >/tmp/iperf3-c.log 2>&1
 		echo "SKIFF-L2-MARK iperf3 rc=$? $(grep -E 'sender|receiver' /tmp/iperf3-c.log | tr -s ' ' | tr '\n' ' ')"
