@@ -137,7 +137,7 @@ bench_sm_size() {
 # new VMM.
 bench_sm_restored() {
 	echo "snap_restore_running_ms=$((($3 - $2) / 1000000))" >>"$1/metrics.extra"
-	if sr_t=$(bench_sm_first_reply "$1/ping.txt" 60); then
+	if sr_t=$(bench_sm_first_reply "$1/ping-load.txt" 60); then
 		echo "snap_restore_ping_ms=$(((sr_t - $2) / 1000000))" >>"$1/metrics.extra"
 	else
 		echo "no ping reply from L2 within 60 s of the restore" >"$1/error"
@@ -147,7 +147,9 @@ bench_sm_restored() {
 
 bench_sm_snap_skiff() {
 	ss_st=$BENCH_DIR/snap.state ss_mem=$BENCH_DIR/snap.mem
-	rm -f "$ss_st" "$ss_mem"
+	# Under its seccomp filter skiff writes only files that exist.
+	: >"$ss_st"
+	: >"$ss_mem"
 	ss_t0=$(now_ns)
 	ss_c=$(bench_sm_api "$BENCH_SM_API" PATCH /vm '{"state": "Paused"}' "$1/api.body")
 	[ "$ss_c" = 204 ] || { echo "pause: $ss_c $(cat "$1/api.body")" >"$1/error"; return; }
@@ -162,7 +164,7 @@ bench_sm_snap_skiff() {
 	skiff run --api-sock "$BENCH_SM_API" </dev/null >"$1/l2-restored.log" 2>"$1/vmm.err" &
 	ss_pid=$!
 	wait_sock "$BENCH_SM_API" || { echo "restored skiff: no API socket" >"$1/error"; return; }
-	bench_sm_ping "$1/ping.txt"
+	bench_sm_ping "$1/ping-load.txt"
 	ss_t0=$(now_ns)
 	ss_c=$(bench_sm_api "$BENCH_SM_API" PUT /snapshot/load \
 		"{\"snapshot_path\": \"$ss_st\", \"mem_backend\": {\"backend_type\": \"File\", \"backend_path\": \"$ss_mem\"}, \"resume_vm\": true}" "$1/api.body")
@@ -175,32 +177,33 @@ bench_sm_snap_skiff() {
 }
 
 bench_sm_snap_qemu() {
+	sq_d=$1 # $1 goes to the eval
 	sq_f=$BENCH_DIR/snap.qemu
 	rm -f "$sq_f"
 	sq_t0=$(now_ns)
 	bench_qmp "$BENCH_SM_QMP" '{"execute": "stop"}' \
-		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"exec:cat > $sq_f\"}}" >"$1/qmp.out"
-	bench_sm_qemu_wait "$BENCH_SM_QMP" 120 || { echo "save: $sm_q" >"$1/error"; return; }
-	echo "snap_create_ms=$((($(now_ns) - sq_t0) / 1000000))" >>"$1/metrics.extra"
-	bench_sm_size "$sq_f" "" "$1"
+		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"exec:cat > $sq_f\"}}" >"$sq_d/qmp.out"
+	bench_sm_qemu_wait "$BENCH_SM_QMP" 120 || { echo "save: $sm_q" >"$sq_d/error"; return; }
+	echo "snap_create_ms=$((($(now_ns) - sq_t0) / 1000000))" >>"$sq_d/metrics.extra"
+	bench_sm_size "$sq_f" "" "$sq_d"
 	kill -9 "$BENCH_VMM_PID"
 	wait "$BENCH_VMM_PID" 2>/dev/null
-	bench_sm_ping "$1/ping.txt"
+	bench_sm_ping "$sq_d/ping-load.txt"
 	sq_t0=$(now_ns)
 	eval "set -- $BENCH_SM_CMD"
-	"$@" -incoming "exec:cat $sq_f" </dev/null >"$1/l2-restored.log" 2>"$1/vmm.err" &
+	"$@" -incoming "exec:cat $sq_f" </dev/null >"$sq_d/l2-restored.log" 2>"$sq_d/vmm.err" &
 	sq_pid=$!
 	# cont is refused until the incoming state is loaded.
 	sq_i=0
 	until bench_qmp "$BENCH_SM_QMP" '{"execute": "cont"}' | grep -q '"return": {}'; do
 		sq_i=$((sq_i + 1))
 		if [ $sq_i -ge 1200 ] || ! kill -0 "$sq_pid" 2>/dev/null; then
-			echo "restored QEMU never accepted cont" >"$1/error"
+			echo "restored QEMU never accepted cont" >"$sq_d/error"
 			return
 		fi
 		sleep 0.05
 	done
-	bench_sm_restored "$1" "$sq_t0" "$(now_ns)" "$sq_pid"
+	bench_sm_restored "$sq_d" "$sq_t0" "$(now_ns)" "$sq_pid"
 	rm -f "$sq_f"
 }
 
@@ -221,7 +224,7 @@ bench_sm_mig_skiff() {
 	(bench_sm_api "$ms_t" PUT /migration/receive "{\"receiver_url\": \"unix:$ms_u\"}" "$1/recv.body" >"$1/recv.code") &
 	ms_recv=$!
 	wait_sock "$ms_u" || { echo "target skiff does not listen" >"$1/error"; return; }
-	bench_sm_ping "$1/ping.txt"
+	bench_sm_ping "$1/ping-load.txt"
 	sleep 1
 	ms_t0=$(now_ns)
 	ms_c=$(bench_sm_api "$BENCH_SM_API" PUT /migration/send "{\"destination_url\": \"unix:$ms_u\"}" "$1/api.body")
@@ -236,22 +239,23 @@ bench_sm_mig_skiff() {
 }
 
 bench_sm_mig_qemu() {
+	mq_d=$1 # $1 goes to the eval
 	mq_u=$BENCH_DIR/qmig.sock
 	rm -f "$mq_u"
 	ip tuntap add tap1 mode tap 2>/dev/null
 	ip link set tap1 up
 	eval "set -- $(echo "$BENCH_SM_CMD" | sed "s/ifname=tap0,/ifname=tap1,/; s/:$BENCH_SM_QMP,/:$BENCH_SM_QMP2,/")"
-	"$@" -incoming "unix:$mq_u" </dev/null >"$1/l2-target.log" 2>"$1/vmm.err" &
+	"$@" -incoming "unix:$mq_u" </dev/null >"$mq_d/l2-target.log" 2>"$mq_d/vmm.err" &
 	mq_pid=$!
-	wait_sock "$mq_u" || { echo "target QEMU does not listen" >"$1/error"; return; }
-	bench_sm_ping "$1/ping.txt"
+	wait_sock "$mq_u" || { echo "target QEMU does not listen" >"$mq_d/error"; return; }
+	bench_sm_ping "$mq_d/ping-load.txt"
 	sleep 1
 	mq_t0=$(now_ns)
 	bench_qmp "$BENCH_SM_QMP" \
 		'{"execute": "migrate-set-parameters", "arguments": {"max-bandwidth": 10000000000}}' \
-		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$mq_u\"}}" >"$1/qmp.out"
-	bench_sm_qemu_wait "$BENCH_SM_QMP" 120 || { echo "migrate: $sm_q" >"$1/error"; return; }
-	bench_sm_mig_done "$1" "$mq_t0" "$(bench_sm_json total-time "$sm_q")" "$(bench_sm_json downtime "$sm_q")"
+		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$mq_u\"}}" >"$mq_d/qmp.out"
+	bench_sm_qemu_wait "$BENCH_SM_QMP" 120 || { echo "migrate: $sm_q" >"$mq_d/error"; return; }
+	bench_sm_mig_done "$mq_d" "$mq_t0" "$(bench_sm_json total-time "$sm_q")" "$(bench_sm_json downtime "$sm_q")"
 	bench_qmp "$BENCH_SM_QMP" '{"execute": "quit"}' >/dev/null
 	wait "$BENCH_VMM_PID" 2>/dev/null
 	BENCH_VMM_PID=$mq_pid
