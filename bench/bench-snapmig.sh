@@ -15,8 +15,7 @@
 # starts at the load request (its fresh process already serves the API);
 # QEMU's at its process start (its restore is its start), so QEMU's
 # includes its process and device setup; "running" is skiff's 204 (the
-# guest resumed) and QEMU's first accepted cont (the incoming state
-# loaded). The first ping reply is from L1's ping at 50 ms intervals,
+# guest resumed) and QEMU's query-status "running" after cont. The first ping reply is from L1's ping at 50 ms intervals,
 # started before the restore, polled every 20 ms.
 #
 # migrate: a second VMM in L1 receives over a Unix socket (skiff: PUT
@@ -64,8 +63,19 @@ bench_sm_api() {
 		-H 'Content-Type: application/json' -d "$4" "http://localhost$3"
 }
 
+# bench_sm_net FILE WHEN: L1's addresses and routes into FILE (what the
+# pinger saw, for a failed run).
+bench_sm_net() {
+	{
+		echo "== $2"
+		ip -br addr
+		ip route
+	} >>"$1" 2>&1
+}
+
 # bench_sm_ping FILE: ping L2 every 50 ms into FILE, its pid in sm_ping.
 bench_sm_ping() {
+	bench_sm_net "${1%/*}/net.txt" "ping start"
 	ping -i 0.05 -W 1 "$BENCH_L2_IP" >"$1" 2>&1 &
 	sm_ping=$!
 }
@@ -188,22 +198,29 @@ bench_sm_snap_qemu() {
 	bench_sm_size "$sq_f" "" "$sq_d"
 	kill -9 "$BENCH_VMM_PID"
 	wait "$BENCH_VMM_PID" 2>/dev/null
+	bench_sm_net "$sq_d/net.txt" "QEMU killed"
+	ip link set tap0 up
+	ip addr replace "$BENCH_L1_IP/24" dev tap0
 	bench_sm_ping "$sq_d/ping-load.txt"
 	sq_t0=$(now_ns)
 	eval "set -- $BENCH_SM_CMD"
 	"$@" -incoming "exec:cat $sq_f" </dev/null >"$sq_d/l2-restored.log" 2>"$sq_d/vmm.err" &
 	sq_pid=$!
-	# cont is refused until the incoming state is loaded.
+	# The saved VM was stopped, so QEMU leaves the loaded one paused: cont
+	# (during the load it only asks QEMU to start after it), then QEMU's
+	# own "running" from query-status.
 	sq_i=0
-	until bench_qmp "$BENCH_SM_QMP" '{"execute": "cont"}' | grep -q '"return": {}'; do
+	until bench_qmp "$BENCH_SM_QMP" '{"execute": "cont"}' '{"execute": "query-status"}' |
+		grep -q '"status": "running"'; do
 		sq_i=$((sq_i + 1))
 		if [ $sq_i -ge 1200 ] || ! kill -0 "$sq_pid" 2>/dev/null; then
-			echo "restored QEMU never accepted cont" >"$sq_d/error"
+			echo "restored QEMU not running after cont" >"$sq_d/error"
 			return
 		fi
 		sleep 0.05
 	done
 	bench_sm_restored "$sq_d" "$sq_t0" "$(now_ns)" "$sq_pid"
+	bench_sm_net "$sq_d/net.txt" "restored"
 	rm -f "$sq_f"
 }
 
@@ -248,6 +265,8 @@ bench_sm_mig_qemu() {
 	"$@" -incoming "unix:$mq_u" </dev/null >"$mq_d/l2-target.log" 2>"$mq_d/vmm.err" &
 	mq_pid=$!
 	wait_sock "$mq_u" || { echo "target QEMU does not listen" >"$mq_d/error"; return; }
+	ip link set tap0 up
+	ip addr replace "$BENCH_L1_IP/24" dev tap0
 	bench_sm_ping "$mq_d/ping-load.txt"
 	sleep 1
 	mq_t0=$(now_ns)
