@@ -73,10 +73,15 @@ bench_sm_net() {
 	} >>"$1" 2>&1
 }
 
-# bench_sm_ping FILE: ping L2 every 50 ms into FILE, its pid in sm_ping.
+# bench_sm_ping FILE: ping L2 every 50 ms into FILE until bench_sm_run
+# ends it (a stop file): pings of 20, again and again, as busybox's ping
+# gives up on a send error (tap0 without its VMM) and each one ends alone.
 bench_sm_ping() {
 	bench_sm_net "${1%/*}/net.txt" "ping start"
-	ping -i 0.05 -W 1 "$BENCH_L2_IP" >"$1" 2>&1 &
+	rm -f "$BENCH_DIR/ping.stop"
+	(until [ -e "$BENCH_DIR/ping.stop" ]; do
+		ping -c 20 -i 0.05 -W 1 "$BENCH_L2_IP" || sleep 0.05
+	done) >"$1" 2>&1 &
 	sm_ping=$!
 }
 
@@ -128,7 +133,10 @@ bench_sm_run() {
 	migrate:qemu) bench_sm_mig_qemu "$sm_d" ;;
 	*) echo "$1 does not apply to $vm_kind" >"$sm_d/error" ;;
 	esac
-	[ -z "${sm_ping:-}" ] || kill "$sm_ping" 2>/dev/null
+	if [ -n "${sm_ping:-}" ]; then
+		: >"$BENCH_DIR/ping.stop"
+		wait "$sm_ping"
+	fi
 	sm_ping=
 }
 
