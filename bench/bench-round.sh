@@ -187,11 +187,21 @@ L2_EXTRA_MODULES="e1000"
 # for native configurations (and bench/skiffbench/ingest.py's VM_ONLY
 # must list the same).
 BENCH_WORKLOADS="boot idle tcp-g2h tcp-h2g udp-g2h rr tcp-rr ping"
-BENCH_VM_ONLY="boot idle"
+BENCH_VM_ONLY="boot idle snap migrate"
 # Known but run only when named (--workloads): each adds a stream of
 # BENCH_SECS per configuration, and the default suite should grow by at
 # most ~30% (docs/bench/METHODS.md).
-BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par"
+BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate"
+# snap and migrate (issue 34.5, bench/bench-snapmig.sh) replace the VMM:
+# they run last, and only under skiff and QEMU.
+BENCH_SM_WORKLOADS="snap migrate"
+
+# bench_sm_planned: the plan has snap or migrate (the VMM then gets its
+# API socket or QMP).
+bench_sm_planned() {
+	case " $BENCH_PLAN_WORKLOADS " in *" snap "* | *" migrate "*) return 0 ;; esac
+	return 1
+}
 # udp64-*: the offered rate of 64-byte datagrams (iperf3 -b counts
 # payload: 2 Mbit/s = ~3900 packets/s). Below what every configuration
 # delivered at -b 0 (udp-g2h: 10-18k packets/s in the QUICK run of
@@ -367,6 +377,9 @@ bench_run_workload() {
 	bench_mark "run rep=$BENCH_REP config=$rw_c workload=$rw_w"
 	rw_s=$BENCH_SECS
 	rw_bound=$((rw_s + 30))
+	# snap and migrate replace the VMM inside the window: its counters
+	# before and after would be two processes' (their metrics are their own).
+	case "$rw_w" in snap | migrate) rw_pid= ;; esac
 	case "$rw_w" in blk-*)
 		bench_blk_settle
 		rm -f "$BENCH_DIR/$rw_c/fio-run.snap" "$BENCH_DIR/$rw_c/fio-end.snap"
@@ -399,6 +412,7 @@ bench_run_workload() {
 	blk-*)
 		bench_blk_run "$rw_ip" "$rw_w" "$rw_s" "$rw_bound" >"$rw_d/fio.json" 2>&1 || rw_rc=$?
 		;;
+	snap | migrate) bench_sm_run "$rw_w" "$rw_d" ;;
 	*) bench_run_wl4 "$rw_w" "$rw_ip" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$? ;;
 	esac
 	bench_snap "$rw_pid" >"$rw_d/snap.after"
@@ -456,7 +470,13 @@ bench_run_wl4() {
 # connections, timers, the servers' buffers).
 bench_idle_first() {
 	case " $* " in *" idle "*) echo idle ;; esac
-	for if_w in "$@"; do [ "$if_w" = idle ] || echo "$if_w"; done
+	for if_w in "$@"; do
+		case " idle $BENCH_SM_WORKLOADS " in *" $if_w "*) ;; *) echo "$if_w" ;; esac
+	done
+	# Then the ones that replace the VMM, snap before migrate.
+	for if_w in $BENCH_SM_WORKLOADS; do
+		case " $* " in *" $if_w "*) echo "$if_w" ;; esac
+	done
 }
 
 # bench_fail_rest CONFIG WHY WORKLOADS...: record WHY for workloads that
@@ -615,6 +635,8 @@ bench_vm() {
 	# Guest RAM is found in smaps by this size (bench_snap).
 	BENCH_MEM_KIB=$(bench_mem_kib "$vm_mem")
 	vm_disk=0 vm_ip=$BENCH_L2_IP
+	# snap and migrate: the VMM's API (skiff) or QMP (QEMU), reset.
+	BENCH_SM_QMP=4444 BENCH_SM_API=$BENCH_DIR/api.sock
 	bench_has_disk "$@" && vm_disk=1
 	# Not in $(...): the setup is once per round, its flag must stay set.
 	if [ "$vm_disk" = 1 ] && ! bench_blk_setup >"$vm_d/blk-setup.err" 2>&1; then
@@ -645,6 +667,7 @@ bench_vm() {
 		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
 			--cmdline "$L2_CMDLINE$vm_cmd" --mem "$vm_mem" --cpus "$vm_cpus" --timing \
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
+		! bench_sm_planned || set -- "$@" --api-sock "$BENCH_SM_API"
 		# fio's disk last: with --iothreads 2 the test disk has io1 alone.
 		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
 		;;
@@ -671,6 +694,7 @@ bench_vm() {
 				-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
 		fi
 		[ -z "$vm_pm" ] || set -- "$@" -overcommit cpu-pm=on
+		! bench_sm_planned || set -- "$@" -qmp "tcp:127.0.0.1:$BENCH_SM_QMP,server=on,wait=off"
 		# The test disk as QEMU's users tune it (cache=none: O_DIRECT, no
 		# page cache in L1), on an iothread if asked; fio's disk plain.
 		if [ -n "$vm_aio" ]; then
@@ -704,6 +728,8 @@ bench_vm() {
 	# As run, with L1's $HOME as ~ (the kernel cache is under it): the
 	# reports name no path of the machine that made them.
 	echo "$*" | sed "s|${HOME:-/nonexistent}/|~/|g" >"$vm_d/cmdline"
+	# kept for snap's restore and migrate's target
+	! bench_sm_planned || BENCH_SM_CMD=$(bench_sm_quote "$@")
 	ip neigh flush dev tap0 2>/dev/null
 	bench_mark "start rep=$BENCH_REP config=$vm_c"
 	rm -f "$BENCH_DIR/con.fifo"
@@ -770,6 +796,13 @@ bench_vm() {
 	for vm_w in $(bench_idle_first $BENCH_PLAN_WORKLOADS); do
 		[ "$vm_w" = boot ] && continue
 		bench_applies "$vm_w" "$vm_disk" || continue
+		case " $BENCH_SM_WORKLOADS " in *" $vm_w "*)
+			if ! bench_sm_applies "$vm_kind"; then
+				echo "bench: $vm_c: $vm_kind has no snapshot or live migration here: $vm_w skipped"
+				continue
+			fi
+			;;
+		esac
 		if [ -z "$vm_why" ]; then
 			bench_run_workload "$vm_c" "$vm_w" "$vm_ip" "$BENCH_VMM_PID"
 		else
@@ -801,6 +834,7 @@ bench_vm() {
 	fi
 	wait "$BENCH_VMM_PID"
 	echo "$?" >"$vm_d/vmm.rc"
+	[ -z "${BENCH_SM_UNTAP:-}" ] || bench_sm_untap
 	wait "$vm_relay"
 	kill "$vm_poll" 2>/dev/null
 	wait "$vm_poll" 2>/dev/null
@@ -1089,6 +1123,9 @@ bench_blk_l2() {
 # ---- L1 and L2 ----
 
 l1() {
+	# snap and migrate (bench/run.sh packs the file when they are planned)
+	# shellcheck disable=SC1091
+	[ ! -e /testbed/bench-snapmig.sh ] || . /testbed/bench-snapmig.sh
 	BENCH_REP=$(bench_arg bench_rep 1)
 	BENCH_SECS=$(bench_arg bench_secs 2)
 	# The smoke test's default: every configuration, but native ones only

@@ -227,6 +227,11 @@ bench_build_initrd() {
 		[ ! -e "/usr/share/seabios/$fw" ] ||
 		cp -L "/usr/share/seabios/$fw" "$work/l1/usr/share/qemu/"
 	cp "$SCENARIO_FILE" "$work/l1/testbed/scenario.sh"
+	if [ -n "$SM_SEL" ]; then
+		cp "$TB_ROOT/bench/bench-snapmig.sh" "$work/l1/testbed/"
+		tb_copy_bin "$work/l1" /usr/bin/curl
+		tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
+	fi
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
 	if [ -n "$NATIVE_SEL" ]; then
@@ -349,6 +354,9 @@ if [ -n "$BASE_SEL" ]; then
 fi
 DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
 PT_SEL=$(csv_inter "$configs" "$PT_CONFIGS")
+# snap and migrate (bench/bench-snapmig.sh, sourced by the round in L1;
+# skiff's API by curl).
+SM_SEL=$(csv_inter "$workloads" snap,migrate)
 PT_L0_ARGS='' PT_L1_APPEND=''
 if [ -n "$PT_SEL" ]; then
 	PT_L0_ARGS=$(scenario_var BENCH_PT_L0_ARGS)

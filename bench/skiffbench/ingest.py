@@ -36,7 +36,7 @@ def is_blk_workload(workload):
 
 # Workloads that need a VM: a native configuration has no boot and no VMM
 # to watch idling.
-VM_ONLY = ("boot", "idle")
+VM_ONLY = ("boot", "idle", "snap", "migrate")
 
 
 def workloads_for(config, workloads, native, disks=()):

@@ -87,6 +87,17 @@ DIRECTIONS = {
     "blk_guest_cpu_pct": (None, "fio's CPU in the guest (usr+sys), %"),
     "cpu_s_per_mio": (False, "VMM CPU seconds per million I/Os"),
     "exits_per_io": (False, "KVM exits per I/O"),
+    # snapshot and restore (bench-snapmig.sh's snap): skiff's clock from
+    # the load request, QEMU's from its process start with -incoming
+    "snap_create_ms": (False, "pause + save a Full snapshot, ms"),
+    "snap_bytes": (False, "snapshot size (state + memory), bytes"),
+    "snap_disk_kib": (None, "snapshot on disk (sparse), KiB"),
+    "snap_restore_running_ms": (False, "restore to the VMM's running, ms"),
+    "snap_restore_ping_ms": (False, "restore to L2's first ping reply, ms"),
+    # live migration (migrate), each VMM's own numbers
+    "mig_total_ms": (False, "live migration total time, ms"),
+    "mig_downtime_ms": (False, "live migration downtime, ms"),
+    "mig_request_ms": (False, "migration request to completion seen by L1, ms"),
 }
 
 # Work units: a workload whose samples carry one of these does an amount
