@@ -9,6 +9,12 @@
 # Odd trials use vhost for the card, even ones skiff's own data path.
 TIMEOUT=300 # about 20 s per trial
 POWER_TRIALS=20
+# A trial takes ~10 s: one that hangs (once in CI, 2026-12-05: L2 in an
+# RCU stall after its load began, not seen in 120 trials since) is cut at
+# 60 s, after l2_watch has dumped skiff's threads at 20 s, so the run ends
+# with the trial named and what L2 said in the FAIL line.
+L2_TIMEOUT=60
+L2_WATCH_S=20
 POWER_IMG=/tmp/power.img
 POWER_L1=169.254.10.1
 POWER_L2=169.254.10.2
@@ -29,7 +35,8 @@ l1() {
 		l2_saw "SKIFF-L2-MARK load $po_t" && po_seen=yes
 		echo "poweroff-io: trial $po_t (vhost=$po_vhost): skiff exited $VMM_RC, load started: $po_seen"
 		if [ "$VMM_RC" != 0 ] || [ "$po_seen" != yes ]; then
-			po_bad="$po_bad [trial $po_t: rc $VMM_RC, load $po_seen]"
+			po_why=$(grep -m2 -E 'rcu: INFO|RIP: |Oops|BUG' /tmp/l2.log | tr -d '\r' | tr '\n' ';')
+			po_bad="$po_bad [trial $po_t: rc $VMM_RC, load $po_seen${po_why:+, L2: $po_why}]"
 			tail -n 5 /tmp/vmm.err
 		fi
 		po_t=$((po_t + 1))
