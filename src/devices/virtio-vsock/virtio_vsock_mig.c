@@ -44,11 +44,7 @@ int virtio_vsock_handover(void *dev, bool release, char *err, size_t errlen)
 		/* The device's thread may be in epoll_wait: a stale event of
 		 * a closed stream is told apart by its slot's state, the
 		 * listener's finds listen_fd -1 (accept4 fails). */
-		for (unsigned int i = 0; i < v->hw; i++)
-			if (v->conns[i].state != VS_FREE)
-				vsock_conn_close(v, &v->conns[i], false);
-		v->nr_orphans = 0;
-		v->hw = 0;
+		vsock_conn_reset_all(v);
 		vsock_host_unlisten(v);
 		v->released = true;
 	} else if (v->released) {
