@@ -213,10 +213,13 @@ static int key_cmp(const void *a, const void *b, void *arena)
  * it comes the second time, as serde does. */
 static int check_dups(struct jscan *s, size_t first)
 {
-	struct jkey *k = s->keys + first, *dup = NULL;
 	size_t n = s->nkeys - first;
-	if (n > 1) /* (an empty object may have no key array: qsort_r wants one) */
-		qsort_r(k, n, sizeof(*k), key_cmp, s->arena);
+	if (n < 2) { /* (an empty object may have no key array yet: NULL + 0 is UB) */
+		s->nkeys = first;
+		return 0;
+	}
+	struct jkey *k = s->keys + first, *dup = NULL;
+	qsort_r(k, n, sizeof(*k), key_cmp, s->arena);
 	for (size_t j = 1; j < n; j++)
 		if (k[j].len == k[j - 1].len &&
 		    !memcmp(s->arena + k[j].off, s->arena + k[j - 1].off, k[j].len) &&
