@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 int dirty_log_init(struct dirty_log *d, void *host, uint64_t size, bool all)
 {
@@ -100,6 +101,33 @@ uint64_t dirty_bits_next_run(const uint64_t *b, uint64_t nbits, uint64_t *pos)
 		i++;
 	*pos = start;
 	return i - start;
+}
+
+/* OR of the bytes, as words where it can: the loop vectorises, and a page
+ * is read once whether it is zero or not. */
+static bool bytes_zero(const uint8_t *p, size_t len)
+{
+	uint64_t acc = 0, w;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+	}
+	for (; i < len; i++)
+		acc |= p[i];
+	return acc == 0;
+}
+
+void dirty_bits_nonzero(const uint8_t *host, uint64_t size, uint64_t *out)
+{
+	uint64_t pages = (size + DIRTY_PAGE_SIZE - 1) >> DIRTY_PAGE_SHIFT;
+	memset(out, 0, dirty_words(pages) * sizeof(*out));
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t off = i << DIRTY_PAGE_SHIFT;
+		size_t len = size - off < DIRTY_PAGE_SIZE ? (size_t)(size - off) : DIRTY_PAGE_SIZE;
+		if (!bytes_zero(host + off, len))
+			out[i / 64] |= 1ull << (i % 64);
+	}
 }
 
 static _Atomic(struct dirty_log *) tracked;

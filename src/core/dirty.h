@@ -64,6 +64,12 @@ uint64_t dirty_bits_count(const uint64_t *b, uint64_t nbits);
  * in *pos, its length returned (0: none left). */
 uint64_t dirty_bits_next_run(const uint64_t *b, uint64_t nbits, uint64_t *pos);
 
+/* Sets in out (dirty_words of its pages, cleared first) the bit of each
+ * page of [host, host + size) holding a byte that is not zero; a partial
+ * last page counts its own bytes only. A page never written reads as the
+ * kernel's zero page: scanning it costs no memory. */
+void dirty_bits_nonzero(const uint8_t *host, uint64_t size, uint64_t *out);
+
 /* The process's log, or NULL to stop marking (only once no thread
  * writes guest memory any more, as the log is then freed). */
 void dirty_track_set(struct dirty_log *d);

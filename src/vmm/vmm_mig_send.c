@@ -63,7 +63,9 @@ static void bits_all(struct mig_src *m)
 }
 
 /* One round: the logs read (and cleared), what they name sent; all:
- * every page, whatever the logs say (round 0). Its dirty count in *n. */
+ * every page that is not zero, whatever the logs say (round 0: the
+ * target's RAM starts zero, and a page written after this scan is in the
+ * next round's log). Its page count in *n. */
 static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, char *err,
 		      size_t errlen)
 {
@@ -73,7 +75,7 @@ static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, 
 		return -1;
 	}
 	if (all)
-		bits_all(m);
+		dirty_bits_nonzero(m->v->vm.mem.host, m->v->vm.mem.size, m->bits);
 	*n = dirty_bits_count(m->bits, m->pages);
 	uint64_t r[2] = {round, *n};
 	if (send_dirty(m, err, errlen) < 0 || mig_send(m->fd, MIG_ROUND, r, sizeof(r)) < 0) {

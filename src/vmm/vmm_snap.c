@@ -120,9 +120,10 @@ static int vmm_snap_mem(struct vmm *v, int fd, const char *path, bool diff, char
 			size_t errlen)
 {
 	struct vm *vm = &v->vm;
+	uint64_t n = 0;
 	if (!vm_dirty_on(vm))
-		return snap_file_write(fd, path, vm->mem.host, vm->mem.size, err, errlen);
-	uint64_t *bits = calloc(dirty_words(vm->dirty.pages), sizeof(uint64_t)), n = 0;
+		return snap_mem_write_full(fd, path, vm->mem.host, vm->mem.size, &n, err, errlen);
+	uint64_t *bits = calloc(dirty_words(vm->dirty.pages), sizeof(uint64_t));
 	int r = -1;
 	if (!bits || vm_dirty_collect(vm, bits) < 0)
 		snprintf(err, errlen, "cannot read the dirty page log");
@@ -130,7 +131,7 @@ static int vmm_snap_mem(struct vmm *v, int fd, const char *path, bool diff, char
 		r = snap_mem_write_diff(fd, path, vm->mem.host, vm->mem.size, bits, &n, err,
 					errlen);
 	else
-		r = snap_file_write(fd, path, vm->mem.host, vm->mem.size, err, errlen);
+		r = snap_mem_write_full(fd, path, vm->mem.host, vm->mem.size, &n, err, errlen);
 	if (r == 0 && diff)
 		log_info("snapshot: a Diff of %llu dirty pages of %llu (%llu KiB)",
 			 (unsigned long long)dirty_bits_count(bits, vm->dirty.pages),

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,4 +50,19 @@ int snap_mem_write_diff(int fd, const char *path, const uint8_t *ram, uint64_t s
 		return -1;
 	}
 	return 0;
+}
+
+int snap_mem_write_full(int fd, const char *path, const uint8_t *ram, uint64_t size,
+			uint64_t *written, char *err, size_t errlen)
+{
+	uint64_t pages = (size + DIRTY_PAGE_SIZE - 1) >> DIRTY_PAGE_SHIFT;
+	uint64_t *bits = calloc(dirty_words(pages), sizeof(*bits));
+	if (!bits) {
+		snprintf(err, errlen, "cannot write %s: out of memory", path);
+		return -1;
+	}
+	dirty_bits_nonzero(ram, size, bits);
+	int r = snap_mem_write_diff(fd, path, ram, size, bits, written, err, errlen);
+	free(bits);
+	return r;
 }

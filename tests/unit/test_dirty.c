@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/dirty.h"
@@ -190,13 +191,63 @@ static void test_diff_file(void **state)
 	close(fd);
 }
 
+/* Pages that are not zero, whatever byte of them it is; a partial last
+ * page counts only its own bytes. */
+static void test_nonzero_bits(void **state)
+{
+	(void)state;
+	static uint8_t ram[RAM + 100];
+	uint64_t bits[2] = {~0ull, ~0ull};
+	memset(ram, 0, sizeof(ram));
+	ram[1 * PG] = 1;	  /* first byte */
+	ram[5 * PG + PG - 1] = 7; /* last byte */
+	ram[64 * PG + 2049] = 9;  /* the second word */
+	dirty_bits_nonzero(ram, sizeof(ram), bits);
+	assert_int_equal(bits[0], 1ull << 1 | 1ull << 5);
+	assert_int_equal(bits[1], 1ull << 0);
+	ram[RAM + 99] = 1; /* the partial 68th page */
+	dirty_bits_nonzero(ram, sizeof(ram), bits);
+	assert_int_equal(bits[1], 1ull << 0 | 1ull << 3);
+}
+
+/* A Full memory file: every byte as in RAM, the zero pages holes (it takes
+ * the disk of its non-zero pages only), nothing left of an older file. */
+static void test_full_file_sparse(void **state)
+{
+	(void)state;
+	static uint8_t ram[RAM];
+	char path[] = "/tmp/skiff-full-XXXXXX", err[200];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static uint8_t old[RAM];
+	memset(old, 0x55, sizeof(old));
+	assert_int_equal(write(fd, old, sizeof(old)), (ssize_t)sizeof(old));
+	memset(ram, 0, sizeof(ram));
+	memset(ram + 3 * PG, 0xaa, PG);
+	ram[66 * PG + 17] = 0xbb;
+	uint64_t n = 0;
+	assert_int_equal(snap_mem_write_full(fd, path, ram, RAM, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2 * PG);
+	assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)RAM);
+	static uint8_t back[RAM];
+	assert_int_equal(pread(fd, back, RAM, 0), (ssize_t)RAM);
+	assert_memory_equal(back, ram, RAM);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	if (st.st_blocks * 512 >= (off_t)RAM) /* (holes: the file system's choice) */
+		fail_msg("%lld bytes on disk for 2 pages of data", (long long)st.st_blocks * 512);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mark_take),	      cmocka_unit_test(test_init_all),
 	    cmocka_unit_test(test_bits_or_at_offset), cmocka_unit_test(test_next_run),
 	    cmocka_unit_test(test_dma_marks),	      cmocka_unit_test(test_used_ring_marked),
-	    cmocka_unit_test(test_diff_file),
+	    cmocka_unit_test(test_diff_file),	      cmocka_unit_test(test_nonzero_bits),
+	    cmocka_unit_test(test_full_file_sparse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
