@@ -234,7 +234,8 @@ static const struct sandbox_rule snapshot[] = {
 /* The main thread serving an API sends a live migration (PUT
  * /migration/send, vmm/vmm_mig_send.c): one stream socket (the type
  * mig_connect asks for, exactly) of a Unix or IP family, connected to a numeric address (nothing resolved); the rest
- * is write, read and poll, as above. */
+ * is write, read and poll, as above, and writev: a PAGES frame (its
+ * header, its list, its pages) goes in one call. */
 #define MIG_SOCKET(family) \
 	{SCMP_SYS(socket), 2, {{0, 0, ~0ull, family}, {1, 0, ~0ull, SOCK_STREAM | SOCK_CLOEXEC}}}
 static const struct sandbox_rule migration[] = {
@@ -242,6 +243,7 @@ static const struct sandbox_rule migration[] = {
     MIG_SOCKET(AF_INET),
     MIG_SOCKET(AF_INET6),
     ALLOW(connect),
+    ALLOW(writev),
 };
 
 static const struct sandbox_rules vcpu_groups[] = {GROUP(common), GROUP(irq), GROUP(vcpu)};

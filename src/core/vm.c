@@ -62,13 +62,15 @@ static int vm_routing_init(struct vm *vm)
 
 int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t errlen)
 {
-	return vm_create_mem(vm, mem_size, -1, nr_cpus, err, errlen);
+	return vm_create_mem(vm, mem_size, -1, NULL, nr_cpus, err, errlen);
 }
 
-int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, int nr_cpus, char *err,
-		  size_t errlen)
+int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, uint8_t *mem_host, int nr_cpus,
+		  char *err, size_t errlen)
 {
 	memset(vm, 0, sizeof(*vm));
+	if (mem_host) /* first: vm_destroy frees it whatever fails below */
+		guest_mem_init(&vm->mem, mem_host, mem_size);
 	vm->kvm_fd = vm->vm_fd = -1;
 	vm->exit_pipe[0] = vm->exit_pipe[1] = -1;
 	vm->nr_cpus = nr_cpus;
@@ -122,8 +124,9 @@ int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, int nr_cpus, cha
 		snprintf(err, errlen, "KVM_SET_GSI_ROUTING: %s", strerror(-r));
 		return -1;
 	}
-	r = mem_fd >= 0 ? guest_mem_map_file(&vm->mem, mem_size, mem_fd)
-			: guest_mem_alloc(&vm->mem, mem_size);
+	r = mem_host	  ? 0
+	    : mem_fd >= 0 ? guest_mem_map_file(&vm->mem, mem_size, mem_fd)
+			  : guest_mem_alloc(&vm->mem, mem_size);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot allocate %llu MiB of guest RAM: %s",
 			 (unsigned long long)(mem_size >> 20), strerror(-r));

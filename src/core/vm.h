@@ -64,10 +64,11 @@ struct vm {
 /* Opens /dev/kvm, creates the VM, irqchip, PIT and guest RAM. Returns 0 or
  * -1 with a one-line message in err. */
 int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t errlen);
-/* vm_create with guest RAM from mem_fd (guest_mem_map_file), or
- * anonymous if mem_fd < 0. */
-int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, int nr_cpus, char *err,
-		  size_t errlen);
+/* vm_create with guest RAM from mem_fd (guest_mem_map_file), or the
+ * mapping mem_host (guest_mem_alloc's, of mem_size bytes: the VM owns it
+ * from this call, failed or not), or anonymous if neither. */
+int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, uint8_t *mem_host, int nr_cpus,
+		  char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
 
 /* KVM_CHECK_EXTENSION and KVM_ENABLE_CAP (args[0] only) on a VM fd, behind

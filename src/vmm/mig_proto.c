@@ -12,7 +12,7 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the stream is little-endian as-is");
 _Static_assert(sizeof(struct mig_hello) == 32, "HELLO layout");
-_Static_assert(sizeof(struct mig_pages) == 16, "PAGES layout");
+_Static_assert(sizeof(struct mig_pages) == 8, "PAGES layout");
 
 /* Per type: its name and its payload's bounds. */
 static const struct {
@@ -20,8 +20,8 @@ static const struct {
 	uint32_t min, max;
 } mig_types[MIG_NR_TYPES] = {
     [MIG_HELLO] = {"HELLO", sizeof(struct mig_hello), sizeof(struct mig_hello)},
-    [MIG_PAGES] = {"PAGES", sizeof(struct mig_pages) + MIG_PAGE,
-		   sizeof(struct mig_pages) + MIG_PAGES_MAX *MIG_PAGE},
+    [MIG_PAGES] = {"PAGES", sizeof(struct mig_pages) + 8 + MIG_PAGE,
+		   sizeof(struct mig_pages) + MIG_PAGES_MAX *(8 + MIG_PAGE)},
     [MIG_ROUND] = {"ROUND", 16, 16},
     [MIG_STATE] = {"STATE", SNAP_HDR_SIZE, SNAP_MAX_FILE},
     [MIG_READY] = {"READY", 0, 0},
@@ -49,17 +49,27 @@ int mig_hdr_check(uint32_t type, uint32_t len, char *err, size_t errlen)
 	return 0;
 }
 
-int mig_pages_check(const struct mig_pages *p, uint32_t len, uint64_t ram, char *err, size_t errlen)
+int mig_pages_check(const struct mig_pages *p, uint32_t len, char *err, size_t errlen)
 {
-	uint64_t pages = ram / MIG_PAGE;
-	if (!p->count || p->count > MIG_PAGES_MAX || p->zero ||
-	    len != sizeof(*p) + (uint64_t)p->count * MIG_PAGE || p->first >= pages ||
-	    p->count > pages - p->first) {
-		snprintf(err, errlen,
-			 "migration stream: PAGES %llu+%u of %u bytes is not inside %llu pages",
-			 (unsigned long long)p->first, p->count, len, (unsigned long long)pages);
+	if (!p->count || p->count > MIG_PAGES_MAX || p->zero || len != mig_pages_len(p->count)) {
+		snprintf(err, errlen, "migration stream: PAGES of %u pages in %u bytes", p->count,
+			 len);
 		return -1;
 	}
+	return 0;
+}
+
+int mig_pages_list_check(const uint64_t *page, uint32_t count, uint64_t ram, char *err,
+			 size_t errlen)
+{
+	uint64_t pages = ram / MIG_PAGE;
+	for (uint32_t i = 0; i < count; i++)
+		if (page[i] >= pages) {
+			snprintf(err, errlen,
+				 "migration stream: PAGES names page %llu, not inside %llu pages",
+				 (unsigned long long)page[i], (unsigned long long)pages);
+			return -1;
+		}
 	return 0;
 }
 
@@ -139,6 +149,50 @@ int mig_read_all(int fd, void *buf, size_t len, int ms)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* Past the n bytes done: whole entries dropped, the next one cut. */
+static void iov_advance(struct iovec **iov, int *n, size_t done)
+{
+	while (*n && done >= (*iov)->iov_len) {
+		done -= (*iov)->iov_len;
+		(*iov)++;
+		(*n)--;
+	}
+	if (*n) {
+		(*iov)->iov_base = (uint8_t *)(*iov)->iov_base + done;
+		(*iov)->iov_len -= done;
+	}
+}
+
+/* (No IOV_MAX split: callers pass at most MIG_PAGES_MAX + 2 entries.) */
+static int iov_all(int fd, struct iovec *iov, int n, int ms, bool out)
+{
+	uint64_t deadline = monotonic_ns() + (uint64_t)ms * 1000000;
+	iov_advance(&iov, &n, 0); /* (leading empty entries) */
+	while (n) {
+		if (wait_fd(fd, out ? POLLOUT : POLLIN, deadline) < 0)
+			return -1;
+		ssize_t r = out ? writev(fd, iov, n) : readv(fd, iov, n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r == 0 && !out)
+			errno = EPIPE;
+		if (r <= 0)
+			return -1;
+		iov_advance(&iov, &n, (size_t)r);
+	}
+	return 0;
+}
+
+int mig_writev_all(int fd, struct iovec *iov, int n, int ms)
+{
+	return iov_all(fd, iov, n, ms, true);
+}
+
+int mig_readv_all(int fd, struct iovec *iov, int n, int ms)
+{
+	return iov_all(fd, iov, n, ms, false);
 }
 
 int mig_send2(int fd, uint32_t type, const void *a, uint32_t alen, const void *b, uint32_t blen)

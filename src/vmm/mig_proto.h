@@ -5,8 +5,9 @@
  *   header   type (4), payload length (4)
  *   HELLO    source -> target: magic "SKIFFMIG", version, zero, RAM bytes,
  *            zero (8): the target's memory is made for it
- *   PAGES    first page (8), count (4, 1..MIG_PAGES_MAX), zero (4), the
- *            pages: count * 4096 bytes at that page of guest RAM
+ *   PAGES    count (4, 1..MIG_PAGES_MAX), zero (4), count page numbers
+ *            (8 each, any order: the pages a bitmap names, not one run),
+ *            then those pages, 4096 bytes each, in that order
  *   ROUND    a pre-copy round's end: round (4), zero (4), pages sent (8)
  *   STATE    the snapshot state file's image (core/snap.h), whole
  *   READY    target -> source: the state is checked, nothing taken yet
@@ -23,9 +24,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define MIG_MAGIC     "SKIFFMIG"
-#define MIG_VERSION   1u
+#define MIG_VERSION   2u /* 2: PAGES lists its pages (1: one run) */
 #define MIG_PAGE      4096u
 #define MIG_PAGES_MAX 256u /* 1 MiB of pages in a frame */
 #define MIG_ERR_MAX   512u
@@ -54,18 +56,26 @@ struct mig_hello {
 };
 
 struct mig_pages {
-	uint64_t first;
 	uint32_t count, zero;
+	/* then uint64_t page[count], then the pages */
 };
+
+/* A PAGES frame's payload bytes for count pages. */
+static inline uint64_t mig_pages_len(uint64_t count)
+{
+	return sizeof(struct mig_pages) + count * (sizeof(uint64_t) + MIG_PAGE);
+}
 
 /* "HELLO", for messages. */
 const char *mig_type_name(uint32_t type);
 /* A header's type and length against the type's bounds: 0, or -1 with
  * one line in err. */
 int mig_hdr_check(uint32_t type, uint32_t len, char *err, size_t errlen);
-/* A PAGES header against RAM of ram bytes and the frame's length. */
-int mig_pages_check(const struct mig_pages *p, uint32_t len, uint64_t ram, char *err,
-		    size_t errlen);
+/* A PAGES header against the frame's length. */
+int mig_pages_check(const struct mig_pages *p, uint32_t len, char *err, size_t errlen);
+/* Its page numbers against RAM of ram bytes. */
+int mig_pages_list_check(const uint64_t *page, uint32_t count, uint64_t ram, char *err,
+			 size_t errlen);
 /* A HELLO: magic, version, RAM within (0, max_ram] and whole pages. */
 int mig_hello_check(const struct mig_hello *h, uint64_t max_ram, char *err, size_t errlen);
 
@@ -74,6 +84,10 @@ int mig_hello_check(const struct mig_hello *h, uint64_t max_ram, char *err, size
  * when the peer closed). */
 int mig_write_all(int fd, const void *buf, size_t len, int ms);
 int mig_read_all(int fd, void *buf, size_t len, int ms);
+/* All of iov[0, n) to / from fd within ms, as mig_write_all (iov is
+ * advanced in place). */
+int mig_writev_all(int fd, struct iovec *iov, int n, int ms);
+int mig_readv_all(int fd, struct iovec *iov, int n, int ms);
 /* A frame: header then payload (len may be 0). */
 int mig_send(int fd, uint32_t type, const void *payload, uint32_t len);
 /* A frame whose payload is two pieces (PAGES: header, then the pages). */

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/guest_mem.h"
 #include "vmm/mig_proto.h"
 
 static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen)
@@ -16,21 +17,19 @@ static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size
 	if (mig_expect(fd, MIG_HELLO, &h, sizeof(h), NULL, err, errlen) < 0 ||
 	    mig_hello_check(&h, max_ram, err, errlen) < 0)
 		return -1;
-	/* A memfd: the restored VM maps it as its RAM (vmm_config.mem_fd),
-	 * so nothing is copied again after the stream. */
-	rx->mem_fd = memfd_create("skiff-migration", MFD_CLOEXEC);
-	if (rx->mem_fd < 0 || ftruncate(rx->mem_fd, (off_t)h.ram) < 0) {
-		snprintf(err, errlen, "cannot make %llu MiB of guest RAM: %s",
-			 (unsigned long long)(h.ram >> 20), strerror(errno));
+	/* The guest's RAM as a boot makes it (private, anonymous, aligned
+	 * for huge pages): the restored VM takes this mapping as its own
+	 * (vmm_config.mem_take), so nothing is copied or mapped again, the
+	 * balloon frees it as on any VM, and a page the guest writes later is
+	 * not a second copy of a file's. Zero until a page comes. */
+	struct guest_mem gm;
+	int r = guest_mem_alloc(&gm, h.ram);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot allocate %llu MiB of guest RAM: %s",
+			 (unsigned long long)(h.ram >> 20), strerror(-r));
 		return -1;
 	}
-	void *p = mmap(NULL, h.ram, PROT_READ | PROT_WRITE, MAP_SHARED, rx->mem_fd, 0);
-	if (p == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map %llu MiB of guest RAM: %s",
-			 (unsigned long long)(h.ram >> 20), strerror(errno));
-		return -1;
-	}
-	rx->ram = p;
+	rx->ram = gm.host;
 	rx->ram_size = h.ram;
 	return 0;
 }
@@ -55,19 +54,36 @@ static int rx_too_long(struct mig_rx *rx, uint32_t pages, uint32_t rounds, char 
 	return 0;
 }
 
+/* A PAGES frame: its list checked whole before a byte of a page is read,
+ * then the pages in one readv (neighbours merged). */
 static int rx_pages(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t errlen)
 {
 	struct mig_pages p;
-	if (mig_read_all(fd, &p, sizeof(p), MIG_IO_MS) < 0 ||
-	    mig_pages_check(&p, len, rx->ram_size, err, errlen) < 0 ||
-	    rx_too_long(rx, p.count, 0, err, errlen) < 0 ||
-	    mig_read_all(fd, rx->ram + p.first * MIG_PAGE, (size_t)p.count * MIG_PAGE, MIG_IO_MS) <
-		0) {
-		if (!err[0])
-			snprintf(err, errlen, "migration stream: PAGES frame cut short");
+	uint64_t page[MIG_PAGES_MAX];
+	struct iovec iov[MIG_PAGES_MAX];
+	int n = 0;
+	if (mig_read_all(fd, &p, sizeof(p), MIG_IO_MS) < 0)
+		goto cut;
+	if (mig_pages_check(&p, len, err, errlen) < 0)
 		return -1;
+	if (mig_read_all(fd, page, p.count * sizeof(page[0]), MIG_IO_MS) < 0)
+		goto cut;
+	if (mig_pages_list_check(page, p.count, rx->ram_size, err, errlen) < 0 ||
+	    rx_too_long(rx, p.count, 0, err, errlen) < 0)
+		return -1;
+	for (uint32_t i = 0; i < p.count; i++) {
+		uint8_t *at = rx->ram + page[i] * MIG_PAGE;
+		if (n && (uint8_t *)iov[n - 1].iov_base + iov[n - 1].iov_len == at)
+			iov[n - 1].iov_len += MIG_PAGE;
+		else
+			iov[n++] = (struct iovec){at, MIG_PAGE};
 	}
+	if (mig_readv_all(fd, iov, n, MIG_IO_MS) < 0)
+		goto cut;
 	return 0;
+cut:
+	snprintf(err, errlen, "migration stream: PAGES frame cut short");
+	return -1;
 }
 
 static int rx_state(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t errlen)
@@ -113,7 +129,6 @@ static int rx_error(int fd, uint32_t len, char *err, size_t errlen)
 int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen)
 {
 	memset(rx, 0, sizeof(*rx));
-	rx->mem_fd = -1;
 	err[0] = '\0';
 	if (rx_hello(rx, fd, max_ram, err, errlen) < 0)
 		return -1;
@@ -142,12 +157,9 @@ int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t er
 
 void mig_rx_free(struct mig_rx *rx)
 {
-	if (rx->ram)
+	if (rx->ram) /* (NULL once a VM took it) */
 		munmap(rx->ram, rx->ram_size);
-	if (rx->mem_fd >= 0)
-		close(rx->mem_fd);
 	snap_image_free(&rx->img);
 	free(rx->state);
 	memset(rx, 0, sizeof(*rx));
-	rx->mem_fd = -1;
 }

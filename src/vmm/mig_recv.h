@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Live migration, the target's reading of the stream up to the state
- * (mig_proto.h): HELLO, then PAGES and ROUND frames into guest RAM (a
- * memfd, the VM's memory once built), then STATE, parsed and checked as a
+ * (mig_proto.h): HELLO, then PAGES and ROUND frames into guest RAM (an
+ * anonymous mapping the VM takes as its own once built), then STATE, parsed and checked as a
  * snapshot file is. Every frame checked before its payload is read. */
 #ifndef SKIFF_MIG_RECV_H
 #define SKIFF_MIG_RECV_H
@@ -12,8 +12,7 @@
 #include "core/snap.h"
 
 struct mig_rx {
-	int mem_fd;   /* -1 until HELLO */
-	uint8_t *ram; /* its shared mapping */
+	uint8_t *ram; /* guest RAM, NULL until HELLO and once the VM took it */
 	uint64_t ram_size;
 	uint8_t *state; /* STATE's bytes; img points into them */
 	struct snap_image img;

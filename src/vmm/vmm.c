@@ -141,10 +141,8 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, size_t errlen)
 {
 	struct stat st;
-	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below).
-	 * A migration's memory is a memfd already (mem_fd_set). */
-	*fd = c->mem_fd_set ? fcntl(c->mem_fd, F_DUPFD_CLOEXEC, 0)
-			    : open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below). */
+	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0 || fstat(*fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open the memory file %s: %s", c->mem_file,
 			 strerror(errno));
@@ -189,11 +187,16 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
 	int mem_fd = -1;
-	bool restore = c->mem_file || c->mem_fd_set;
-	if (restore ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
-		    : platform_open_kernel(&img, c, err, errlen) < 0)
+	uint8_t *mem_host = NULL;
+	bool restore = c->mem_file != NULL;
+	if (c->mem_take) {
+		mem_host = *c->mem_take;
+		*c->mem_take = NULL; /* the VM's from here, freed with it */
+	} else if (restore ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
+			   : platform_open_kernel(&img, c, err, errlen) < 0) {
 		return -1;
-	int r = vm_create_mem(&v->vm, c->mem, mem_fd, c->cpus, err, errlen);
+	}
+	int r = vm_create_mem(&v->vm, c->mem, mem_fd, mem_host, c->cpus, err, errlen);
 	if (mem_fd >= 0)
 		close(mem_fd); /* the mapping holds the file */
 	v->vm_created = true;

@@ -69,10 +69,12 @@ struct vmm_config {
 	/* A snapshot's restore (vmm_snapshot_load): guest RAM is this file,
 	 * mapped privately, and no kernel is loaded. */
 	const char *mem_file;
-	/* A migration's restore: guest RAM is this memfd (mem_file names it
-	 * in messages). */
-	int mem_fd;
-	bool mem_fd_set;
+	/* A migration's restore: guest RAM is received already, in the
+	 * anonymous mapping *mem_take points to (guest_mem_alloc's, of mem
+	 * bytes; mem_file names it in messages). The VM takes it as its own
+	 * RAM and sets *mem_take NULL, where vm_create_mem gets it: until
+	 * then, and if the build never gets there, the caller frees it. */
+	uint8_t **mem_take;
 	/* machine-config's track_dirty_pages (or /snapshot/load's): KVM's
 	 * dirty log and the VMM's (core/vm_dirty.h), for Diff snapshots. */
 	bool track_dirty_pages;

@@ -48,14 +48,30 @@ static void hello(struct stream *s, uint32_t version, uint64_t ram)
 	frame(s, MIG_HELLO, &h, sizeof(h));
 }
 
-static void pages(struct stream *s, uint64_t first, uint32_t count, uint8_t fill)
+/* A PAGES frame of the pages list[0, count), page i filled with fill + i. */
+static void pages_list(struct stream *s, const uint64_t *list, uint32_t count, uint8_t fill)
 {
-	static uint8_t buf[sizeof(struct mig_pages) + 4 * MIG_PAGE];
-	struct mig_pages p = {.first = first, .count = count};
+	static uint8_t buf[sizeof(struct mig_pages) + 4 * (8 + MIG_PAGE)];
+	struct mig_pages p = {.count = count};
 	assert_true(count <= 4);
 	memcpy(buf, &p, sizeof(p));
-	memset(buf + sizeof(p), fill, (size_t)count * MIG_PAGE);
-	frame(s, MIG_PAGES, buf, (uint32_t)(sizeof(p) + count * MIG_PAGE));
+	memcpy(buf + sizeof(p), list, count * sizeof(uint64_t));
+	for (uint32_t i = 0; i < count; i++)
+		memset(buf + sizeof(p) + count * 8 + i * MIG_PAGE, fill + i, MIG_PAGE);
+	frame(s, MIG_PAGES, buf, (uint32_t)mig_pages_len(count));
+}
+
+/* A run: count pages from first, all filled with fill. */
+static void pages(struct stream *s, uint64_t first, uint32_t count, uint8_t fill)
+{
+	static uint8_t buf[sizeof(struct mig_pages) + 4 * (8 + MIG_PAGE)];
+	struct mig_pages p = {.count = count};
+	assert_true(count <= 4);
+	memcpy(buf, &p, sizeof(p));
+	for (uint32_t i = 0; i < count; i++)
+		((uint64_t *)(buf + sizeof(p)))[i] = first + i;
+	memset(buf + sizeof(p) + count * 8, fill, (size_t)count * MIG_PAGE);
+	frame(s, MIG_PAGES, buf, (uint32_t)mig_pages_len(count));
 }
 
 static void state(struct stream *s, bool corrupt)
@@ -110,14 +126,23 @@ static void test_good_stream(void **state_)
 	frame(&s, MIG_ROUND, round, sizeof(round));
 	pages(&s, 15, 1, 0x55); /* the last page */
 	pages(&s, 1, 1, 0xbb);	/* a later round's copy wins */
+	/* A list out of order, with neighbours (9, 10) and gaps: each page
+	 * lands at its own number. */
+	const uint64_t list[4] = {10, 4, 9, 12};
+	pages_list(&s, list, 4, 0x10);
 	state(&s, false);
 	assert_int_equal(receive(&s, &rx, err, sizeof(err)), 0);
 	assert_int_equal(rx.ram_size, RAM);
-	assert_int_equal(rx.pages_in, 4);
+	assert_int_equal(rx.pages_in, 8);
 	assert_int_equal(rx.ram[0], 0xaa);
 	assert_int_equal(rx.ram[MIG_PAGE], 0xbb);
 	assert_int_equal(rx.ram[2 * MIG_PAGE], 0);
 	assert_int_equal(rx.ram[RAM - 1], 0x55);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rx.ram[list[i] * MIG_PAGE], 0x10 + i);
+		assert_int_equal(rx.ram[list[i] * MIG_PAGE + MIG_PAGE - 1], 0x10 + i);
+	}
+	assert_int_equal(rx.ram[11 * MIG_PAGE], 0);
 	assert_non_null(snap_find(&rx.img, SNAP_ID_VM_CLOCK, 0));
 	mig_rx_free(&rx);
 }
@@ -128,8 +153,8 @@ static void test_hello_refused(void **state_)
 	static struct stream s;
 	s.len = 0;
 	expect_refused(&s, "the peer closed it");
-	hello(&s, 2, RAM);
-	expect_refused(&s, "migration stream version 2, this skiff speaks version 1");
+	hello(&s, 1, RAM);
+	expect_refused(&s, "migration stream version 1, this skiff speaks version 2");
 	s.len = 0;
 	hello(&s, MIG_VERSION, RAM + MIG_PAGE); /* beyond max_ram */
 	expect_refused(&s, "HELLO asks for");
@@ -158,15 +183,15 @@ static void test_frames_refused(void **state_)
 	/* A page beyond RAM, and a run that starts inside and ends outside. */
 	s.len = base;
 	pages(&s, 16, 1, 1);
-	expect_refused(&s, "is not inside 16 pages");
+	expect_refused(&s, "not inside 16 pages");
 	s.len = base;
 	pages(&s, 14, 3, 1);
-	expect_refused(&s, "is not inside 16 pages");
+	expect_refused(&s, "not inside 16 pages");
 	/* A count that is not what the length carries. */
 	s.len = base;
 	pages(&s, 0, 2, 1);
 	((struct mig_pages *)(s.b + base + 8))->count = 3;
-	expect_refused(&s, "is not inside");
+	expect_refused(&s, "PAGES of 3 pages in");
 	/* A length beyond the type's bound: refused before any of it is read. */
 	s.len = base;
 	uint32_t h[2] = {MIG_PAGES, 0xffffffffu};

@@ -106,9 +106,10 @@ static void hello(struct stream *s)
 
 static void one_page(struct stream *s, uint64_t first)
 {
-	uint8_t buf[sizeof(struct mig_pages) + MIG_PAGE] = {0};
-	struct mig_pages p = {.first = first, .count = 1};
+	uint8_t buf[sizeof(struct mig_pages) + 8 + MIG_PAGE] = {0};
+	struct mig_pages p = {.count = 1};
 	memcpy(buf, &p, sizeof(p));
+	memcpy(buf + sizeof(p), &first, sizeof(first));
 	frame(s, MIG_PAGES, buf, sizeof(buf));
 }
 

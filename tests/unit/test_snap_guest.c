@@ -112,7 +112,7 @@ static void test_count_continues(void **state)
 
 	struct snap_image img;
 	assert_int_equal(snap_read_file(&img, state_path, err, sizeof(err)), 0);
-	assert_int_equal(vm_create_mem(&b, MEM, mfd, 1, err, sizeof(err)), 0);
+	assert_int_equal(vm_create_mem(&b, MEM, mfd, NULL, 1, err, sizeof(err)), 0);
 	struct vcpu *cb = new_vcpu(&b);
 	assert_int_equal(arch_vm_restore(b.vm_fd, &img, err, sizeof(err)), 0);
 	assert_int_equal(
