@@ -138,7 +138,8 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 }
 
 /* A snapshot's memory file: exactly the RAM the VM has. */
-static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, size_t errlen)
+static int vmm_mem_file_open(struct vmm *v, const struct vmm_config *c, int *fd, char *err,
+			     size_t errlen)
 {
 	struct stat st;
 	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below). */
@@ -165,6 +166,9 @@ static int vmm_mem_file_open(const struct vmm_config *c, int *fd, char *err, siz
 		*fd = -1;
 		return -1;
 	}
+	v->mem_file_dev = st.st_dev;
+	v->mem_file_ino = st.st_ino;
+	v->mem_file_mapped = true;
 	return 0;
 }
 
@@ -192,7 +196,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	if (c->mem_take) {
 		mem_host = *c->mem_take;
 		*c->mem_take = NULL; /* the VM's from here, freed with it */
-	} else if (restore ? vmm_mem_file_open(c, &mem_fd, err, errlen) < 0
+	} else if (restore ? vmm_mem_file_open(v, c, &mem_fd, err, errlen) < 0
 			   : platform_open_kernel(&img, c, err, errlen) < 0) {
 		return -1;
 	}
@@ -205,9 +209,10 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 		*status = v->vm.vm_fd < 0 ? EXIT_USAGE : EXIT_RUNTIME;
 		goto fail;
 	}
-	/* A fresh boot's pages are all dirty (no file holds any yet); a
-	 * restore's memory file holds them all. */
-	if (c->track_dirty_pages && vm_dirty_enable(&v->vm, !restore, err, errlen) < 0) {
+	/* A fresh boot's pages, and a migrated VM's, are all dirty (no file
+	 * holds any yet); a restore's memory file holds them all. */
+	if (c->track_dirty_pages &&
+	    vm_dirty_enable(&v->vm, !restore || c->mem_take, err, errlen) < 0) {
 		*status = EXIT_RUNTIME;
 		goto fail;
 	}

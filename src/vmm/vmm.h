@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/counter.h"
 #include "core/vm.h"
@@ -109,6 +110,12 @@ struct vmm {
 	uint64_t paused_clock;	     /* kvmclock at the pause */
 	int kvm_vfio;		     /* KVM's VFIO device, -1 until passthrough */
 	struct vfio_container *vfio; /* shared by the passthrough devices */
+	/* The memory file a restore mapped privately as guest RAM: a
+	 * snapshot written over it would change (or, cut short, unmap) the
+	 * RAM it is read from, so vmm_snapshot_create refuses it. */
+	bool mem_file_mapped;
+	dev_t mem_file_dev;
+	ino_t mem_file_ino;
 };
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:

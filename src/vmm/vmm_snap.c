@@ -58,18 +58,31 @@ static int snap_file_open(const char *path, int *fd, char *err, size_t errlen)
 
 /* Both files, distinct: one path for both (or two names of one file)
  * would leave the state written over the memory, and a 204. */
-static int snap_files_open(const char *state_path, const char *mem_path, int fd[2], char *err,
-			   size_t errlen)
+static int snap_files_open(const struct vmm *v, const char *state_path, const char *mem_path,
+			   int fd[2], char *err, size_t errlen)
 {
-	struct stat a, b;
+	struct stat st[2];
+	const char *path[2] = {mem_path, state_path};
 	if (snap_file_open(mem_path, &fd[0], err, errlen) < 0 ||
 	    snap_file_open(state_path, &fd[1], err, errlen) < 0)
 		return -1;
-	if (fstat(fd[0], &a) < 0 || fstat(fd[1], &b) < 0 ||
-	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+	if (fstat(fd[0], &st[0]) < 0 || fstat(fd[1], &st[1]) < 0 ||
+	    (st[0].st_dev == st[1].st_dev && st[0].st_ino == st[1].st_ino)) {
 		snprintf(err, errlen, "%s and %s are the same file", state_path, mem_path);
 		return -1;
 	}
+	/* The file this VM's RAM is mapped from (privately: pages the guest
+	 * never wrote are read from it): writing it would change that RAM,
+	 * and cutting it short would make the guest's next read a SIGBUS. */
+	for (int i = 0; i < 2; i++)
+		if (v->mem_file_mapped && st[i].st_dev == v->mem_file_dev &&
+		    st[i].st_ino == v->mem_file_ino) {
+			snprintf(err, errlen,
+				 "%s is the memory file this microVM was restored from (its RAM "
+				 "is read from it): write the snapshot to another file",
+				 path[i]);
+			return -1;
+		}
 	return 0;
 }
 
@@ -180,7 +193,7 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	/* Refused before anything is written. */
 	if (devmgr_can_save(&v->dm, err, errlen) < 0 ||
 	    (diff && devmgr_can_track(&v->dm, "take a Diff snapshot of", err, errlen) < 0) ||
-	    snap_files_open(state_path, mem_path, fd, err, errlen) < 0)
+	    snap_files_open(v, state_path, mem_path, fd, err, errlen) < 0)
 		goto out;
 	/* Batched MMIO writes belong to the devices' state: apply them. */
 	cmmio_flush(&v->vm);

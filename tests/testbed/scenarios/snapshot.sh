@@ -10,7 +10,9 @@
 # on from the next tick (not from 1: no reboot, no new init), with the same
 # token, its uptime not behind the last one before nor ahead by the time
 # it spent paused, and ticking on (its timer fires); a second load is
-# refused, SendCtrlAltDel (the restored i8042) ends it and skiff exits 0. Last, a load after PUT /machine-config
+# refused, so is a snapshot over the memory file its RAM is read from (the
+# guest ticks on), SendCtrlAltDel (the restored i8042) ends it and skiff
+# exits 0. Last, a load after PUT /machine-config
 # is refused in Firecracker's words. Metrics: snap_create_ms,
 # snap_state_bytes, snap_load_ms (the request), snap_load_to_tick_ms,
 # snap_uptime_gap_s (L2's uptime across the kill: under snap_paused_ms,
@@ -151,6 +153,18 @@ sn_load_and_check() {
 	sn_refused "$SN_S2" /snapshot/load "{\"snapshot_path\": \"$SN_STATE\", $mem}" \
 		"not supported after starting the microVM" ||
 		{ SN_WHY="a second load was not refused"; return 1; }
+	# Its RAM is read from $SN_MEM: a snapshot over that file (as the
+	# memory or as the state) is refused, and the guest goes on.
+	sn_want "$SN_S2" PATCH /vm '{"state": "Paused"}' 204 || { SN_WHY="pause refused"; return 1; }
+	: >/tmp/snap.state2
+	sn_refused "$SN_S2" /snapshot/create "{\"snapshot_path\": \"/tmp/snap.state2\", \"mem_file_path\": \"$SN_MEM\"}" \
+		"is the memory file this microVM was restored from" &&
+		sn_refused "$SN_S2" /snapshot/create "{\"snapshot_path\": \"$SN_MEM\", \"mem_file_path\": \"/tmp/snap.state2\"}" \
+			"is the memory file this microVM was restored from" ||
+		{ SN_WHY="a snapshot over the VM's own memory file was not refused"; return 1; }
+	sn_want "$SN_S2" PATCH /vm '{"state": "Resumed"}' 204 || { SN_WHY="resume refused"; return 1; }
+	n=$(sn_ticks)
+	sn_wait_ticks $((n + 2)) 60 || { SN_WHY="L2 stopped ticking after the refused snapshot"; return 1; }
 	sn_want "$SN_S2" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
 		{ SN_WHY="SendCtrlAltDel refused"; return 1; }
 	wait "$boot_pid"
