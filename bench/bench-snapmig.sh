@@ -22,8 +22,12 @@
 # /migration/receive + /migration/send; QEMU: target with -incoming
 # unix:PATH, source QMP migrate, max-bandwidth raised from QEMU's 32 MiB/s
 # default as a local migration's user would), with L1 pinging L2 every
-# 50 ms throughout. Total time and downtime are each VMM's own (skiff's
-# send reply; QEMU's query-migrate). skiff hands tap0 over to its target;
+# 50 ms throughout. Total time is each VMM's own (skiff's send reply;
+# QEMU's query-migrate). Downtime is the guest's: skiff's from its pause
+# to its target's RUNNING (its send reply), QEMU's from the source's STOP
+# to the target's RESUME event; mig_downtime_sent_ms is each counted
+# QEMU's way, to the source's last byte (skiff's downtime_sent_ms, QEMU's
+# query-migrate downtime). skiff hands tap0 over to its target;
 # two QEMUs cannot hold the single-queue tap0 at once, so QEMU's target
 # gets tap1 and L1's address moves to it once the source quit (and back
 # after the VM ends: bench_sm_untap).
@@ -110,6 +114,39 @@ bench_sm_qemu_wait() {
 		qw_i=$((qw_i + 1))
 	done
 	return 1
+}
+
+# bench_qmp_hold PORT OUT DONE CMD...: as bench_qmp, but the connection
+# stays, asking query-migrate every 50 ms until the file DONE exists (120 s
+# at most): replies and events (STOP, RESUME, with QEMU's timestamps) in
+# OUT. A QMP socket takes one client, so this is the only one meanwhile.
+bench_qmp_hold() {
+	qh_p=$1 qh_o=$2 qh_d=$3
+	shift 3
+	{
+		echo '{"execute": "qmp_capabilities"}'
+		for qh_c in "$@"; do echo "$qh_c"; done
+		qh_i=0
+		while [ ! -e "$qh_d" ] && [ $qh_i -lt 2400 ]; do
+			echo '{"execute": "query-migrate"}'
+			sleep 0.05
+			qh_i=$((qh_i + 1))
+		done
+	} | timeout 125 nc 127.0.0.1 "$qh_p" >"$qh_o" 2>/dev/null
+}
+
+# bench_qmp_event_us FILE EVENT: the first EVENT's timestamp in FILE, us.
+bench_qmp_event_us() {
+	# (awk prints the two numbers: its %d may be 32 bits)
+	qe_t=$(awk -v e="\"event\": \"$2\"" 'index($0, e) {
+		s = $0; sub(/.*"seconds": */, "", s); sub(/[^0-9].*/, "", s)
+		u = $0; sub(/.*"microseconds": */, "", u); sub(/[^0-9].*/, "", u)
+		print s, u; exit
+	}' "$1")
+	[ -n "$qe_t" ] || return 0
+	# shellcheck disable=SC2086
+	set -- $qe_t
+	echo $(($1 * 1000000 + $2))
 }
 
 # bench_sm_json KEY TEXT: the first number after "KEY": in TEXT.
@@ -232,9 +269,12 @@ bench_sm_snap_qemu() {
 	rm -f "$sq_f"
 }
 
-# bench_sm_mig_done DIR T0 TOTAL DOWNTIME: the migration's metrics.
+# bench_sm_mig_done DIR T0 TOTAL DOWNTIME SENT [TN]: the migration's
+# metrics (SENT: the downtime to the source's last byte, QEMU's own
+# definition; TN: when L1 saw it complete, now if not given).
 bench_sm_mig_done() {
-	echo "mig_request_ms=$((($(now_ns) - $2) / 1000000))" >>"$1/metrics.extra"
+	[ -n "$5" ] && echo "mig_downtime_sent_ms=$5" >>"$1/metrics.extra"
+	echo "mig_request_ms=$(((${6:-$(now_ns)} - $2) / 1000000))" >>"$1/metrics.extra"
 	[ -n "$3" ] && echo "mig_total_ms=$3" >>"$1/metrics.extra"
 	[ -n "$4" ] && echo "mig_downtime_ms=$4" >>"$1/metrics.extra"
 	[ -n "$3" ] && [ -n "$4" ] || echo "no total or downtime in the VMM's answer" >"$1/error"
@@ -255,7 +295,8 @@ bench_sm_mig_skiff() {
 	ms_c=$(bench_sm_api "$BENCH_SM_API" PUT /migration/send "{\"destination_url\": \"unix:$ms_u\"}" "$1/api.body")
 	[ "$ms_c" = 200 ] || { echo "send: $ms_c $(cat "$1/api.body")" >"$1/error"; return; }
 	ms_b=$(cat "$1/api.body")
-	bench_sm_mig_done "$1" "$ms_t0" "$(bench_sm_json total_ms "$ms_b")" "$(bench_sm_json downtime_ms "$ms_b")"
+	bench_sm_mig_done "$1" "$ms_t0" "$(bench_sm_json total_ms "$ms_b")" "$(bench_sm_json downtime_ms "$ms_b")" \
+		"$(bench_sm_json downtime_sent_ms "$ms_b")"
 	wait "$BENCH_VMM_PID" 2>/dev/null
 	wait "$ms_recv"
 	BENCH_VMM_PID=$ms_pid
@@ -277,12 +318,44 @@ bench_sm_mig_qemu() {
 	ip addr replace "$BENCH_L1_IP/24" dev tap0
 	bench_sm_ping "$mq_d/ping-load.txt"
 	sleep 1
+	# QEMU's downtime ends at its source's last byte; the guest is down
+	# from the source's STOP to the target's RESUME (both QMP events, one
+	# clock): that is mig_downtime_ms, as skiff's runs to its target's
+	# RUNNING. Each QMP connection is held throughout to see its events.
+	mq_done=$mq_d/qmp.done
+	rm -f "$mq_done"
+	bench_qmp_hold "$BENCH_SM_QMP2" "$mq_d/qmp-target.out" "$mq_done" &
+	mq_h2=$!
+	sleep 0.3
 	mq_t0=$(now_ns)
-	bench_qmp "$BENCH_SM_QMP" \
+	bench_qmp_hold "$BENCH_SM_QMP" "$mq_d/qmp.out" "$mq_done" \
 		'{"execute": "migrate-set-parameters", "arguments": {"max-bandwidth": 10000000000}}' \
-		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$mq_u\"}}" >"$mq_d/qmp.out"
-	bench_sm_qemu_wait "$BENCH_SM_QMP" 120 || { echo "migrate: $sm_q" >"$mq_d/error"; return; }
-	bench_sm_mig_done "$mq_d" "$mq_t0" "$(bench_sm_json total-time "$sm_q")" "$(bench_sm_json downtime "$sm_q")"
+		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$mq_u\"}}" &
+	mq_h1=$!
+	mq_i=0 sm_q=
+	while [ $mq_i -lt 2400 ] && [ -z "$sm_q" ]; do
+		sleep 0.05
+		sm_q=$(grep -E '"status": "(completed|failed|cancelled)"' "$mq_d/qmp.out" | head -n1)
+		mq_i=$((mq_i + 1))
+	done
+	mq_tn=$(now_ns)
+	mq_i=0
+	while [ $mq_i -lt 100 ] && ! grep -q '"event": "RESUME"' "$mq_d/qmp-target.out"; do
+		sleep 0.05
+		mq_i=$((mq_i + 1))
+	done
+	touch "$mq_done"
+	wait "$mq_h1" "$mq_h2"
+	case "$sm_q" in
+	*'"status": "completed"'*) ;;
+	*) echo "migrate: ${sm_q:-no completion in 120 s}" >"$mq_d/error"; return ;;
+	esac
+	mq_stop=$(bench_qmp_event_us "$mq_d/qmp.out" STOP)
+	mq_resume=$(bench_qmp_event_us "$mq_d/qmp-target.out" RESUME)
+	[ -n "$mq_stop" ] && [ -n "$mq_resume" ] ||
+		{ echo "migrate: no STOP ('$mq_stop') or RESUME ('$mq_resume') event" >"$mq_d/error"; return; }
+	bench_sm_mig_done "$mq_d" "$mq_t0" "$(bench_sm_json total-time "$sm_q")" \
+		$(((mq_resume - mq_stop) / 1000)) "$(bench_sm_json downtime "$sm_q")" "$mq_tn"
 	bench_qmp "$BENCH_SM_QMP" '{"execute": "quit"}' >/dev/null
 	wait "$BENCH_VMM_PID" 2>/dev/null
 	BENCH_VMM_PID=$mq_pid

@@ -58,6 +58,8 @@ static void mig_send(struct api_fc *f, const struct fc_mig_send *m, struct api_r
 	if (o) {
 		json_object_object_add(o, "downtime_ms",
 				       json_object_new_int64((int64_t)st.downtime_ms));
+		json_object_object_add(o, "downtime_sent_ms",
+				       json_object_new_int64((int64_t)st.downtime_sent_ms));
 		json_object_object_add(o, "total_ms", json_object_new_int64((int64_t)st.total_ms));
 		json_object_object_add(o, "pages", json_object_new_int64((int64_t)st.pages));
 	}

@@ -196,7 +196,10 @@ int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_
  * settings); 0, or -1 with one line in err, the exit status in *status,
  * the VM destroyed. */
 struct vmm_mig_stats {
-	uint64_t downtime_ms, total_ms, pages;
+	/* downtime_ms: the pause to the target's RUNNING; downtime_sent_ms:
+	 * the pause to the last byte sent, as QEMU counts its downtime (its
+	 * target's load and start are not in it) */
+	uint64_t downtime_ms, downtime_sent_ms, total_ms, pages;
 };
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
 		     size_t errlen);

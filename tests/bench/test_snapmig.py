@@ -8,6 +8,7 @@ returns."""
 import os
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 import benchpath
@@ -18,7 +19,16 @@ SNAPMIG = os.path.join(benchpath.BENCH, "bench-snapmig.sh")
 SHELL = ([shutil.which("busybox"), "ash"] if shutil.which("busybox")
          else ["sh"])
 
-SKIFF_SEND = '{"downtime_ms":88,"total_ms":969,"pages":33046}'
+SKIFF_SEND = ('{"downtime_ms":88,"downtime_sent_ms":3,"total_ms":969,'
+              '"pages":33046}')
+# What a held QMP connection records (bench_qmp_hold): events with QEMU's
+# timestamps among the replies.
+QMP_HELD = """{"return": {}}
+{"return": {"status": "active", "total-time": 12}}
+{"timestamp": {"seconds": 1765000000, "microseconds": 995123}, "event": "STOP"}
+{"return": {"status": "completed", "downtime": 27, "total-time": 916}}
+{"timestamp": {"seconds": 1765000001, "microseconds": 45}, "event": "RESUME"}
+"""
 QEMU_QUERY = ('{"return": {"status": "completed", "setup-time": 1, '
               '"downtime": 42, "total-time": 1830, "ram": {"transferred": '
               '123, "total": 268435456, "duplicate": 60000}}}')
@@ -88,6 +98,22 @@ class AnswersTest(unittest.TestCase):
         self.assertEqual(self.num("downtime", QEMU_QUERY), "42")
         self.assertEqual(self.num("total-time", QEMU_QUERY), "1830")
 
+    def test_skiff_downtime_sent(self):
+        # "downtime_ms" is not found inside "downtime_sent_ms", nor it
+        # inside the other
+        self.assertEqual(self.num("downtime_sent_ms", SKIFF_SEND), "3")
+
+    def test_qmp_event_times(self):
+        ev = 'printf "%s" "$1" >"$2"; bench_qmp_event_us "$2" "$3"'
+        with tempfile.NamedTemporaryFile() as f:
+            stop = in_round(ev, QMP_HELD, f.name, "STOP").strip()
+            resume = in_round(ev, QMP_HELD, f.name, "RESUME").strip()
+            none = in_round(ev, QMP_HELD, f.name, "SHUTDOWN").strip()
+        self.assertEqual(stop, "1765000000995123")
+        # 4.922 ms from the source's STOP to the target's RESUME
+        self.assertEqual(int(resume) - int(stop), 4922)
+        self.assertEqual(none, "")
+
     def test_missing_key_gives_nothing(self):
         self.assertEqual(self.num("downtime", '{"return": {}}'), "")
 
@@ -105,7 +131,8 @@ class DirectionsTest(unittest.TestCase):
     def test_times_lower_is_better(self):
         for name in ("snap_create_ms", "snap_restore_running_ms",
                      "snap_restore_ping_ms", "mig_total_ms",
-                     "mig_downtime_ms", "mig_request_ms", "snap_disk_kib"):
+                     "mig_downtime_ms", "mig_downtime_sent_ms", "mig_request_ms",
+                     "snap_disk_kib"):
             self.assertIs(metrics.direction(name), False, name)
 
     def test_apparent_size_undirected(self):
