@@ -117,8 +117,9 @@ bench_sm_qemu_wait() {
 }
 
 # bench_qmp_hold PORT OUT DONE CMD...: as bench_qmp, but the connection
-# stays, asking query-migrate every 50 ms until the file DONE exists (120 s
-# at most): replies and events (STOP, RESUME, with QEMU's timestamps) in
+# stays, silent (no polling QEMU's main loop during the migration), until
+# the file DONE exists (120 s at most), then asks query-migrate once:
+# replies and events (STOP, RESUME, MIGRATION with QEMU's timestamps) in
 # OUT. A QMP socket takes one client, so this is the only one meanwhile.
 bench_qmp_hold() {
 	qh_p=$1 qh_o=$2 qh_d=$3
@@ -128,10 +129,11 @@ bench_qmp_hold() {
 		for qh_c in "$@"; do echo "$qh_c"; done
 		qh_i=0
 		while [ ! -e "$qh_d" ] && [ $qh_i -lt 2400 ]; do
-			echo '{"execute": "query-migrate"}'
 			sleep 0.05
 			qh_i=$((qh_i + 1))
 		done
+		echo '{"execute": "query-migrate"}'
+		sleep 0.3
 	} | timeout 125 nc 127.0.0.1 "$qh_p" >"$qh_o" 2>/dev/null
 }
 
@@ -321,7 +323,8 @@ bench_sm_mig_qemu() {
 	# QEMU's downtime ends at its source's last byte; the guest is down
 	# from the source's STOP to the target's RESUME (both QMP events, one
 	# clock): that is mig_downtime_ms, as skiff's runs to its target's
-	# RUNNING. Each QMP connection is held throughout to see its events.
+	# RUNNING. Each QMP connection is held throughout to see its events,
+	# and asks nothing until the end (no query-migrate polling).
 	mq_done=$mq_d/qmp.done
 	rm -f "$mq_done"
 	bench_qmp_hold "$BENCH_SM_QMP2" "$mq_d/qmp-target.out" "$mq_done" &
@@ -329,13 +332,16 @@ bench_sm_mig_qemu() {
 	sleep 0.3
 	mq_t0=$(now_ns)
 	bench_qmp_hold "$BENCH_SM_QMP" "$mq_d/qmp.out" "$mq_done" \
+		'{"execute": "migrate-set-capabilities", "arguments": {"capabilities": [{"capability": "events", "state": true}]}}' \
 		'{"execute": "migrate-set-parameters", "arguments": {"max-bandwidth": 10000000000}}' \
 		"{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$mq_u\"}}" &
 	mq_h1=$!
-	mq_i=0 sm_q=
-	while [ $mq_i -lt 2400 ] && [ -z "$sm_q" ]; do
+	# The end: the source's MIGRATION event (the events capability).
+	mq_i=0 mq_e=
+	while [ $mq_i -lt 2400 ] && [ -z "$mq_e" ]; do
 		sleep 0.05
-		sm_q=$(grep -E '"status": "(completed|failed|cancelled)"' "$mq_d/qmp.out" | head -n1)
+		mq_e=$(grep -E '"event": "MIGRATION".*"status": "(completed|failed|cancelled)"' \
+			"$mq_d/qmp.out" | head -n1)
 		mq_i=$((mq_i + 1))
 	done
 	mq_tn=$(now_ns)
@@ -346,10 +352,11 @@ bench_sm_mig_qemu() {
 	done
 	touch "$mq_done"
 	wait "$mq_h1" "$mq_h2"
-	case "$sm_q" in
+	case "$mq_e" in
 	*'"status": "completed"'*) ;;
-	*) echo "migrate: ${sm_q:-no completion in 120 s}" >"$mq_d/error"; return ;;
+	*) echo "migrate: ${mq_e:-no completion in 120 s}" >"$mq_d/error"; return ;;
 	esac
+	sm_q=$(grep '"return": {.*"status": "completed"' "$mq_d/qmp.out" | tail -n1)
 	mq_stop=$(bench_qmp_event_us "$mq_d/qmp.out" STOP)
 	mq_resume=$(bench_qmp_event_us "$mq_d/qmp-target.out" RESUME)
 	[ -n "$mq_stop" ] && [ -n "$mq_resume" ] ||

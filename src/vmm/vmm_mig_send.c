@@ -272,8 +272,7 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 	log_info("migration: done to %s: downtime %llu ms (%llu ms to the last byte sent), total "
 		 "%llu ms, %llu pages sent",
 		 url, (unsigned long long)st->downtime_ms, (unsigned long long)st->downtime_sent_ms,
-		 (unsigned long long)st->total_ms,
-		 (unsigned long long)st->pages);
+		 (unsigned long long)st->total_ms, (unsigned long long)st->pages);
 	r = 0;
 out:
 	/* The rounds read and cleared the logs: the guest stays here, so a

@@ -94,9 +94,9 @@ def cases(sk):
 def hostile_migration(sk, check):
     """A source that sends a HELLO of another version, then one that asks
     for more RAM than any VM: each receive is one 400 line, nothing built."""
-    bad = [(b"SKIFFMIG" + struct.pack("<IIQQ", 2, 0, 1 << 20, 0),
-            "migration stream version 2, this skiff speaks version 1"),
-           (b"SKIFFMIG" + struct.pack("<IIQQ", 1, 0, 1 << 50, 0), "HELLO asks for")]
+    bad = [(b"SKIFFMIG" + struct.pack("<IIQQ", 1, 0, 1 << 20, 0),
+            "migration stream version 1, this skiff speaks version 2"),
+           (b"SKIFFMIG" + struct.pack("<IIQQ", 2, 0, 1 << 50, 0), "HELLO asks for")]
     for hello, words in bad:
         path = sk.path("mig.sock")
 
