@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 
 #include "devices/virtio-vsock/virtio_vsock.h"
+#include "virtio/vhost_sandbox.h"
 
 /* clang-format off */
 static const struct sandbox_rule vsock_thread[] = {
@@ -33,14 +34,7 @@ static const struct sandbox_rule vsock_thread[] = {
  * eventfds to /dev/vhost-vsock and taking them back. Its guest CID is set
  * before any filter, and the stop only closes the fd. */
 static const struct sandbox_rule vsock_vcpu[] = {
-    SANDBOX_IOCTL(VHOST_SET_FEATURES),
-    SANDBOX_IOCTL(VHOST_SET_MEM_TABLE),
-    SANDBOX_IOCTL(VHOST_SET_VRING_NUM),
-    SANDBOX_IOCTL(VHOST_SET_VRING_BASE),
-    SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
-    SANDBOX_IOCTL(VHOST_SET_VRING_ADDR),
-    SANDBOX_IOCTL(VHOST_SET_VRING_KICK),
-    SANDBOX_IOCTL(VHOST_SET_VRING_CALL),
+    VHOST_RING_RULES,
     SANDBOX_IOCTL(VHOST_VSOCK_SET_RUNNING),
 };
 

@@ -19,7 +19,8 @@
 #   400s in one line naming virtio-vsock0; after Resumed the host -> guest
 #   stream above runs;
 # - skiff exits 0 when L2 powers off.
-# Metrics: vhost_vsock_up_mb_s, vhost_vsock_down_mb_s (as vsock's).
+# Metrics: vhost_vsock_up_mb_s, vhost_vsock_down_mb_s, vhost_vsock_up_us,
+# vhost_vsock_down_us (as vsock's).
 # SLOW: out of the default suite, whose bounds budget is nearly full
 # (tests/bench/test_run_scenarios.py); run it by name.
 SCENARIO_BASE=vsock
@@ -32,7 +33,6 @@ SKIFF-L2-MARK vsock refused ok
 SKIFF-L2-MARK vsock listening"
 
 VV_SOCK=/tmp/vv.sock
-VV_WHY=""
 
 vv_api() { api_want "$VV_SOCK" "$@"; }
 
@@ -45,13 +45,13 @@ vv_no_node() {
 }
 
 vv_boot() {
-	api_boot "$VV_SOCK" || { VV_WHY="no API socket"; return 1; }
+	api_boot "$VV_SOCK" || { VS_WHY="no API socket"; return 1; }
 	vv_api PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"$L2_CMDLINE\"}" 204 &&
 		vv_api PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 256}' 204 &&
 		vv_api PUT /vsock '{"guest_cid": 3, "uds_path": "/tmp/x", "skiff_options": "backend=vhost"}' 400 &&
 		vv_api PUT /vsock '{"guest_cid": 3, "skiff_options": "backend=vhost"}' 204 &&
 		vv_api PUT /actions '{"action_type": "InstanceStart"}' 204 ||
-		{ VV_WHY="configuration refused"; return 1; }
+		{ VS_WHY="configuration refused"; return 1; }
 }
 
 # vv_refusals: snapshot and migration of the paused VM, refused in one
@@ -59,14 +59,14 @@ vv_boot() {
 vv_refusals() {
 	: >/tmp/vv.state
 	: >/tmp/vv.mem
-	vv_api PATCH /vm '{"state": "Paused"}' 204 || { VV_WHY="pause refused"; return 1; }
+	vv_api PATCH /vm '{"state": "Paused"}' 204 || { VS_WHY="pause refused"; return 1; }
 	vv_api PUT /snapshot/create '{"snapshot_path": "/tmp/vv.state", "mem_file_path": "/tmp/vv.mem"}' 400 &&
 		grep -q "cannot snapshot a VM with virtio-vsock0: backend=vhost" /tmp/api.body ||
-		{ VV_WHY="snapshot not refused as it should: $(cat /tmp/api.body)"; return 1; }
+		{ VS_WHY="snapshot not refused as it should: $(cat /tmp/api.body)"; return 1; }
 	vv_api PUT /migration/send '{"destination_url": "unix:/tmp/vv-mig.sock"}' 400 &&
 		grep -q "cannot migrate a VM with virtio-vsock0: backend=vhost" /tmp/api.body ||
-		{ VV_WHY="migration not refused as it should: $(cat /tmp/api.body)"; return 1; }
-	vv_api PATCH /vm '{"state": "Resumed"}' 204 || { VV_WHY="resume refused"; return 1; }
+		{ VS_WHY="migration not refused as it should: $(cat /tmp/api.body)"; return 1; }
+	vv_api PATCH /vm '{"state": "Resumed"}' 204 || { VS_WHY="resume refused"; return 1; }
 }
 
 vv_run() {
@@ -74,31 +74,19 @@ vv_run() {
 	timeout 200 /bin/vsock-io vsock-listen 5001 >/tmp/up.out 2>/tmp/up.err &
 	vv_boot || return 1
 	vs_wait_line "^SKIFF-L2-MARK vsock listening" 120 ||
-		{ VV_WHY="L2's listener on port 5000 did not come up"; return 1; }
+		{ VS_WHY="L2's listener on port 5000 did not come up"; return 1; }
 	expect_usage_error "CID 3 in use" "guest CID 3 is in use on this host" \
 		run --kernel "$L2_KERNEL" --vsock cid=3,backend=vhost
 	rc=0
 	timeout 30 /bin/vsock-io vsock-connect 3 5003 </dev/null >/dev/null 2>/tmp/ref.err || rc=$?
 	echo "vhost-vsock: connect to port 5003 (no listener): rc=$rc $(cat /tmp/ref.err)"
-	[ "$rc" = 1 ] || { VV_WHY="connect to a port nobody listens on: rc=$rc, want 1"; return 1; }
+	[ "$rc" = 1 ] || { VS_WHY="connect to a port nobody listens on: rc=$rc, want 1"; return 1; }
 	vv_refusals || return 1
 	rc=0
 	timeout 120 /bin/vsock-io vsock-connect 3 5000 </tmp/down.src >/dev/null 2>/tmp/down.err || rc=$?
 	cat /tmp/down.err
-	[ "$rc" = 0 ] || { VV_WHY="host -> guest: vsock-io exited $rc"; return 1; }
-	want=$(vs_sha /tmp/down.src)
-	vs_wait_line "^SKIFF-L2-MARK vsock down sha=" 60 || true
-	l2_saw "SKIFF-L2-MARK vsock down sha=$want" ||
-		{ VV_WHY="host -> guest: L2's sha256 is not $want"; return 1; }
-	metric vhost_vsock_down_mb_s "$(vs_mb_s "$(vs_us /tmp/down.err)")"
-}
-
-vv_check_up() {
-	cat /tmp/up.err
-	got=$(vs_sha /tmp/up.out)
-	l2_saw "SKIFF-L2-MARK vsock up sha=$got" ||
-		{ VV_WHY="guest -> host: L1 got $(wc -c </tmp/up.out) bytes, sha256 $got, not L2's"; return 1; }
-	metric vhost_vsock_up_mb_s "$(vs_mb_s "$(vs_us /tmp/up.err)")"
+	[ "$rc" = 0 ] || { VS_WHY="host -> guest: vsock-io exited $rc"; return 1; }
+	vs_down_ok vhost_vsock
 }
 
 l1() {
@@ -106,10 +94,10 @@ l1() {
 	[ -c /dev/vhost-vsock ] || { fail "no /dev/vhost-vsock in L1 (vhost_vsock not loaded)"; return; }
 	vv_no_node
 	# A failure stops L2 at once rather than at its listener's timeout.
-	vv_run || { BAD="$BAD [$VV_WHY]" && kill "$(pidof skiff)" 2>/dev/null; }
+	vv_run || { BAD="$BAD [$VS_WHY]" && kill "$(pidof skiff)" 2>/dev/null; }
 	[ -z "${boot_pid:-}" ] || wait "$boot_pid"
 	rc=$(cat /tmp/vmm.rc 2>/dev/null)
 	[ "$rc" = 0 ] || BAD="$BAD [skiff exited '$rc', want 0]"
-	[ -n "$BAD" ] || vv_check_up || BAD="$BAD [$VV_WHY]"
+	[ -n "$BAD" ] || vs_up_ok vhost_vsock || BAD="$BAD [$VS_WHY]"
 	if [ -n "$BAD" ]; then fail "$BAD"; else pass; fi
 }
