@@ -61,8 +61,10 @@ static int spec_str(const struct dev_api_field *d, const struct fc_res_val *v, b
 		    size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	if (d->flags & DEV_API_APART) {
-		a->key = d->key;
-		a->value = v->s;
+		if (seen) { /* else left out (DEV_API_UNLESS_OPTIONS) */
+			a->key = d->key;
+			a->value = v->s;
+		}
 		return 0;
 	}
 	if (strchr(v->s, ',')) {
@@ -105,6 +107,13 @@ static int spec_refused(const struct dev_api_field *d, const struct fc_res_val *
 	return -1;
 }
 
+static int spec_options(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+			char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)d, (void)a, (void)why, (void)wlen;
+	return seen && v->s[0] ? snprintf(out, len, ",%s", v->s) : 0;
+}
+
 static int spec_none(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
 		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
@@ -132,6 +141,8 @@ static const struct {
     [DEV_API_IGNORED] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, AF_IF_SEEN,
 			 "a string", spec_none},
     [DEV_API_REFUSED] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_refused},
+    [DEV_API_OPTIONS] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, AF_IF_SEEN,
+			 "a string", spec_options},
 };
 #define NR_TYPES (sizeof(types) / sizeof(types[0]))
 
@@ -157,12 +168,31 @@ void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_f
 			   types[d->type].val_off,
 		    .size = types[d->type].size,
 		    .max = d->max > INT64_MAX ? INT64_MAX : (int64_t)d->max,
-		    .flags = (d->flags & DEV_API_REQUIRED ? AF_REQUIRED : 0) | types[d->type].flags,
+		    .flags = (d->flags & DEV_API_REQUIRED ? AF_REQUIRED : 0) |
+			     /* left out when it may be, not null */
+			     (d->flags & DEV_API_UNLESS_OPTIONS ? AF_IF_SEEN : 0) |
+			     types[d->type].flags,
 		    .expect = types[d->type].expect ? types[d->type].expect : uint_name(d->max),
 		    .sub = types[d->type].ftype == AF_OBJ ? &fc_rate_limiter_obj : NULL};
 	}
 	*obj = (struct api_object){
 	    .name = a->schema, .fields = f, .n = n, .seen_off = offsetof(struct fc_res, seen)};
+}
+
+/* A body that gives skiff_options (not null) may leave its
+ * DEV_API_UNLESS_OPTIONS fields out: the option table decides. */
+static void res_relax(const struct dev_api *a, struct json_object *o, struct api_field *f)
+{
+	struct json_object *v;
+	size_t n = nr_fields(a);
+	bool opts = false;
+	for (size_t i = 0; i < n && json_object_is_type(o, json_type_object); i++)
+		opts |= a->fields[i].type == DEV_API_OPTIONS &&
+			json_object_object_get_ex(o, a->fields[i].name, &v) &&
+			!json_object_is_type(v, json_type_null);
+	for (size_t i = 0; opts && i < n; i++)
+		if (a->fields[i].flags & DEV_API_UNLESS_OPTIONS)
+			f[i].flags &= ~AF_REQUIRED;
 }
 
 int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r, char *err,
@@ -171,6 +201,7 @@ int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r
 	struct api_object obj;
 	struct api_field f[DEV_API_FIELDS_MAX];
 	fc_res_object(k->api, &obj, f);
+	res_relax(k->api, o, f);
 	memset(r, 0, sizeof(*r));
 	return api_json_fill(&obj, o, r, err, errlen);
 }
@@ -178,11 +209,12 @@ int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r
 int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct fc_res *r,
 		     char *err, size_t errlen)
 {
-	struct api_object obj;
-	struct api_field f[DEV_API_FIELDS_MAX];
-	fc_res_object(k->api, &obj, f);
-	memset(r, 0, sizeof(*r));
-	return api_json_fill_text(&obj, text, len, r, err, errlen);
+	struct json_object *o;
+	if (api_json_parse(text, len, &o, err, errlen) < 0)
+		return -1;
+	int ret = fc_res_fill(k, o, r, err, errlen);
+	json_object_put(o);
+	return ret;
 }
 
 struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r)
@@ -253,14 +285,29 @@ int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* A key no field takes onto the kind's skiff_options, if it has one. */
+static void res_to_options(const struct dev_api *a, struct fc_res *r, const char *key,
+			   const char *val)
+{
+	for (size_t i = 0; i < nr_fields(a); i++) {
+		if (a->fields[i].type != DEV_API_OPTIONS)
+			continue;
+		char *s = r->v[i].s;
+		size_t n = strlen(s);
+		snprintf(s + n, sizeof(r->v[i].s) - n, "%s%s=%s", n ? "," : "", key, val);
+		r->seen |= 1u << i;
+		return;
+	}
+}
+
 /* One `key=value` of a spec onto the field with that key, if the kind's
- * table has one of a plain type (rate limiters and unknown keys stay
- * unset: GET shows what the table can say). */
+ * table has one of a plain type (rate limiters stay unset: GET shows what
+ * the table can say); a key no field has onto skiff_options. */
 static void res_from_kv(const struct dev_api *a, struct fc_res *r, const char *key, const char *val)
 {
 	for (size_t i = 0; i < nr_fields(a); i++) {
 		const struct dev_api_field *d = &a->fields[i];
-		if (strcmp(d->key, key))
+		if (!d->key || strcmp(d->key, key))
 			continue;
 		if (d->type == DEV_API_UINT)
 			r->v[i].i = strtoll(val, NULL, 10);
@@ -273,6 +320,7 @@ static void res_from_kv(const struct dev_api *a, struct fc_res *r, const char *k
 		r->seen |= 1u << i;
 		return;
 	}
+	res_to_options(a, r, key, val);
 }
 
 void fc_vmcfg_from_devices(struct fc_vmcfg *c, const struct devmgr *dm)

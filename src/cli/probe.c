@@ -164,6 +164,7 @@ int cmd_probe(int argc, char **argv)
 	if (vm >= 0)
 		close(vm);
 	probe_dev(quiet, "vhost_net", "/dev/vhost-net");
+	probe_dev(quiet, "vhost_vsock", "/dev/vhost-vsock");
 	probe_dev(quiet, "tun", "/dev/net/tun");
 
 	uint64_t r0 = 0, r3 = 0;

@@ -21,12 +21,20 @@ enum dev_api_type {
 	DEV_API_RATE_LIMITER, /* Firecracker's RateLimiter: KEYbw=, KEYops= */
 	DEV_API_IGNORED,      /* a string taken and dropped (vsock_id) */
 	DEV_API_REFUSED,      /* a boolean skiff has not: true is refused */
+	/* skiff's own: "skiff_options", more keys of the option table
+	 * ("backend=vhost"), after the others; GET shows the keys a spec
+	 * has that no other field takes. At most one per table. */
+	DEV_API_OPTIONS,
 };
 
 #define DEV_API_REQUIRED 1u
 /* A string taken whole, apart from the spec (a path may hold a comma):
  * the devmgr_arg's key and value. At most one per table. */
 #define DEV_API_APART 2u
+/* With DEV_API_REQUIRED: required of a Firecracker body only. A body with
+ * skiff_options may leave it out, and the option table decides (vsock's
+ * uds_path, which backend=vhost does without). */
+#define DEV_API_UNLESS_OPTIONS 4u
 
 struct dev_api_field {
 	const char *name; /* Firecracker's: "guest_cid" */

@@ -93,6 +93,10 @@ struct dev_ops {
 	 * disk image's lock) once the target has the state; !release takes
 	 * it back if the target failed after all. 0, or -1 with a reason. */
 	int (*handover)(void *dev, bool release, char *err, size_t errlen);
+	/* Optional: why this device can never be snapshotted or migrated
+	 * (its state is outside skiff: vhost-vsock's streams in the host
+	 * kernel), or NULL; dm_kind.no_snapshot says it for a whole kind. */
+	const char *no_snapshot;
 	/* Optional: why this device writes guest memory that neither KVM's
 	 * dirty log nor the VMM's own marks see (vhost's kernel worker), so
 	 * that a Diff snapshot or a migration's pre-copy would miss pages;

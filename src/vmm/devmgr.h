@@ -157,9 +157,10 @@ const char *devmgr_name(const struct devmgr *dm, const char *option, unsigned in
 void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
 /* Snapshots (core/snap.h): every device's state, as section
  * (SNAP_ID_DEVICE, its place in the manager), on a paused VM. Refused, in
- * one line naming the first device, if any device's kind saves no state.
- * devmgr_can_save says so without writing anything. */
-int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen);
+ * one line naming the first device, if any device cannot be saved (its
+ * kind's or its own no_snapshot, or no save). devmgr_can_save says so
+ * without writing anything: "cannot WHAT a VM with NAME: why". */
+int devmgr_can_save(const struct devmgr *dm, const char *what, char *err, size_t errlen);
 /* Whether every device's writes to guest memory are in the dirty logs
  * (dev_ops.dirty_blind): 0, or -1 with "cannot WHAT a VM with NAME: why". */
 int devmgr_can_track(const struct devmgr *dm, const char *what, char *err, size_t errlen);

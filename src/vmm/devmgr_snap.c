@@ -13,19 +13,16 @@
 #include "virtio/virtio_pci.h"
 #include "vmm/devmgr.h"
 
-int devmgr_can_save(const struct devmgr *dm, char *err, size_t errlen)
+int devmgr_can_save(const struct devmgr *dm, const char *what, char *err, size_t errlen)
 {
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		const struct dm_entry *e = &dm->devs[i];
-		if (e->kind->no_snapshot) {
-			snprintf(err, errlen, "cannot snapshot a VM with %s: %s", e->name,
-				 e->kind->no_snapshot);
-			return -1;
-		}
-		if (!e->d.ops->save || !e->d.ops->restore) {
-			snprintf(err, errlen,
-				 "cannot snapshot a VM with %s: its kind saves no state yet",
-				 e->name);
+		const char *why =
+		    e->kind->no_snapshot ? e->kind->no_snapshot : e->d.ops->no_snapshot;
+		if (!why && (!e->d.ops->save || !e->d.ops->restore))
+			why = "its kind saves no state yet";
+		if (why) {
+			snprintf(err, errlen, "cannot %s a VM with %s: %s", what, e->name, why);
 			return -1;
 		}
 	}
@@ -97,7 +94,7 @@ static int devmgr_save_list(const struct devmgr *dm, struct snap_writer *w, bool
 
 int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_t errlen)
 {
-	if (devmgr_can_save(dm, err, errlen) < 0)
+	if (devmgr_can_save(dm, "snapshot", err, errlen) < 0)
 		return -1;
 	if (devmgr_save_list(dm, w, false) < 0 || devmgr_save_list(dm, w, true) < 0) {
 		snprintf(err, errlen, "out of memory saving the device list");
@@ -245,7 +242,8 @@ static int devmgr_restore_check(const struct devmgr *dm, const struct snap_image
 
 int devmgr_restore(struct devmgr *dm, const struct snap_image *img, char *err, size_t errlen)
 {
-	if (devmgr_can_save(dm, err, errlen) < 0 || devmgr_restore_check(dm, img, err, errlen) < 0)
+	if (devmgr_can_save(dm, "restore", err, errlen) < 0 ||
+	    devmgr_restore_check(dm, img, err, errlen) < 0)
 		return -1;
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		struct dm_entry *e = &dm->devs[i];

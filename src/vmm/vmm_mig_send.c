@@ -224,7 +224,7 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 	err[0] = '\0';
 	memset(st, 0, sizeof(*st));
 	uint64_t t0 = monotonic_ns();
-	if (devmgr_can_save(&v->dm, err, errlen) < 0 ||
+	if (devmgr_can_save(&v->dm, "migrate", err, errlen) < 0 ||
 	    devmgr_can_track(&v->dm, "migrate", err, errlen) < 0)
 		return -1;
 	struct mig_src m = {.v = v, .fd = -1};

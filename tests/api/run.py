@@ -233,6 +233,17 @@ def exercise(skiff, spec, tmp, sock, kernel, disk, metrics, log, errlog, proc):
     expect(api, "PUT", "/vsock", {**vsock, "uds_path": "/" + "u" * 120}, 400,
            "uds path longer than 96 bytes")
     expect(api, "PUT", "/vsock", {**vsock, "vsock_id": "v0", "guest_cid": 9}, 204)
+    # skiff's own skiff_options, --vsock's keys (backend=vhost, issue
+    # 33.1): uds_path may then be left out; the hybrid backend still needs
+    # it, vhost refuses it, and 2^32 - 1 is no guest's CID.
+    expect(api, "PUT", "/vsock", {"guest_cid": 3, "skiff_options": "backend=hybrid"}, 400,
+           "uds=PATH is required", valid=False)
+    expect(api, "PUT", "/vsock", {**vsock, "skiff_options": "backend=vhost"}, 400,
+           "uds= is for backend=hybrid", valid=False)
+    expect(api, "PUT", "/vsock", {"guest_cid": 4294967295, "skiff_options": "backend=vhost"},
+           400, "invalid cid=4294967295", valid=False)
+    expect(api, "PUT", "/vsock", {"guest_cid": 3, "skiff_options": "backend=vhost"}, 204,
+           valid=False)
     expect(api, "PUT", "/vsock", vsock, 204)
     expect(api, "GET", "/vsock", None, 400, "Invalid request method and/or path", valid=False)
     expect(api, "PATCH", "/vsock", vsock, 400, "Invalid request method and/or path", valid=False)

@@ -105,6 +105,13 @@ printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "vsock": {"gu
 expect 2 "vsock: Cannot create backend for vsock device: .*invalid cid=2" -- "$SKIFF" run --no-api --config-file "$T/vsock2.json"
 printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "vsock": {"vsock_id": "v", "guest_cid": 3, "uds_path": "%s"}}' "$T/notkernel" "$T/v.sock" >"$T/vsock3.json"
 expect 2 "not a bzImage" -- "$SKIFF" run --no-api --config-file "$T/vsock3.json"
+# backend=vhost (skiff_options): no uds_path; checked, then the kernel.
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "vsock": {"guest_cid": 3, "skiff_options": "backend=vhost"}}' "$T/notkernel" >"$T/vsock4.json"
+expect 2 "not a bzImage" -- "$SKIFF" run --no-api --config-file "$T/vsock4.json"
+printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "vsock": {"guest_cid": 3, "skiff_options": "backend=hybrid"}}' "$T/notkernel" >"$T/vsock5.json"
+expect 2 "vsock: Cannot create backend for vsock device: .*uds=PATH is required" -- "$SKIFF" run --no-api --config-file "$T/vsock5.json"
+expect 2 "backend=vhost needs ioeventfd kicks" -- "$SKIFF" run --kernel "$T/notkernel" --no-ioeventfd --vsock cid=3,backend=vhost
+expect 2 "invalid cid=4294967295" -- "$SKIFF" run --kernel "$T/notkernel" --vsock cid=4294967295,backend=vhost
 printf '{"boot-source": {"kernel_image_path": "%s"}, "drives": [], "mmds-config": {}}' "$T/notkernel" >"$T/mmds.json"
 expect 2 "mmds-config: The requested operation is not supported" -- "$SKIFF" run --no-api --config-file "$T/mmds.json"
 printf '{"boot-source": {"kernel_image_path": "%s", "initrd": "x"}}' "$T/notkernel" >"$T/field.json"

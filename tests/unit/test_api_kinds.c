@@ -118,8 +118,10 @@ static void test_vsock_put(void **state)
 	    {"{\"guest_cid\":2,\"uds_path\":\"/v\"}", "invalid cid=2"},
 	    {"{\"guest_cid\":0,\"uds_path\":\"/v\"}", "invalid cid=0"},
 	    {"{\"guest_cid\":3,\"uds_path\":\"\"}", "empty uds path"},
+	    /* VMADDR_CID_ANY: a u32, but no guest's CID (virtio 1.2 5.10.4) */
+	    {"{\"guest_cid\":4294967295,\"uds_path\":\"/v\"}", "invalid cid=4294967295"},
 	};
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		assert_int_equal(put("/vsock", refused[i][0], &req, &rep), 0);
 		assert_int_equal(req.op, OP_KIND_PUT);
 		api_fc_handle(&f, &req, &rep);
@@ -145,18 +147,18 @@ static void test_vsock_put(void **state)
 	vsock_arg(&f.cfg, arg, sizeof(arg));
 	assert_string_equal(arg, "uds=/a,cid=9 (cid=3)");
 	assert_int_equal(
-	    put("/vsock", "{\"guest_cid\":4294967295,\"uds_path\":\"/w\"}", &req, &rep), 0);
+	    put("/vsock", "{\"guest_cid\":4294967294,\"uds_path\":\"/w\"}", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
 	assert_int_equal(rep.status, 204);
 	vsock_arg(&f.cfg, arg, sizeof(arg));
-	assert_string_equal(arg, "uds=/w (cid=4294967295)");
+	assert_string_equal(arg, "uds=/w (cid=4294967294)");
 	f.state = FC_RUNNING;
 	assert_int_equal(put("/vsock", "{\"guest_cid\":5,\"uds_path\":\"/x\"}", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400,
 		     "The requested operation is not supported after starting the microVM.");
 	vsock_arg(&f.cfg, arg, sizeof(arg));
-	assert_string_equal(arg, "uds=/w (cid=4294967295)");
+	assert_string_equal(arg, "uds=/w (cid=4294967294)");
 	api_fc_fini(&f);
 }
 

@@ -121,11 +121,38 @@ static void test_kind_without_state_refuses(void **state)
 	struct devmgr dm = {0};
 	add(&dm, real_kind("disk"), &plain_ops, NULL);
 	char err[200];
-	assert_int_equal(devmgr_can_save(&dm, err, sizeof(err)), -1);
+	assert_int_equal(devmgr_can_save(&dm, "snapshot", err, sizeof(err)), -1);
 	assert_string_equal(err,
 			    "cannot snapshot a VM with virtio-blk0: its kind saves no state yet");
 	struct devmgr none = {0};
-	assert_int_equal(devmgr_can_save(&none, err, sizeof(err)), 0);
+	assert_int_equal(devmgr_can_save(&none, "snapshot", err, sizeof(err)), 0);
+}
+
+/* A device of a kind that saves may still refuse, for itself
+ * (dev_ops.no_snapshot: vsock's backend=vhost), even with save and
+ * restore; the line names what was asked. */
+static void test_device_refuses(void **state)
+{
+	(void)state;
+	static const struct dev_ops own_ops = {.stop = nop,
+					       .destroy = nop,
+					       .save = cd_save,
+					       .restore = cd_restore,
+					       .no_snapshot = "its state is in the host kernel"};
+	struct devmgr dm = {0};
+	struct counter_dev d0 = {1}, d1 = {2};
+	add(&dm, &counter_kind, &saving_ops, &d0);
+	add(&dm, &counter_kind, &own_ops, &d1);
+	char err[200];
+	assert_int_equal(devmgr_can_save(&dm, "migrate", err, sizeof(err)), -1);
+	assert_string_equal(err,
+			    "cannot migrate a VM with counter1: its state is in the host kernel");
+	struct snap_writer w;
+	snap_writer_init(&w);
+	assert_int_equal(devmgr_save(&dm, &w, err, sizeof(err)), -1);
+	assert_string_equal(err,
+			    "cannot snapshot a VM with counter1: its state is in the host kernel");
+	snap_writer_free(&w);
 }
 
 /* The image of img with section (id, 0)'s payload cut to n bytes and byte
@@ -273,8 +300,11 @@ static void test_pci_native(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),	 cmocka_unit_test(test_device_list),
-	    cmocka_unit_test(test_vfio_refuses), cmocka_unit_test(test_kind_without_state_refuses),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_device_list),
+	    cmocka_unit_test(test_vfio_refuses),
+	    cmocka_unit_test(test_kind_without_state_refuses),
+	    cmocka_unit_test(test_device_refuses),
 	    cmocka_unit_test(test_pci_native),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,6 +132,22 @@ static void test_added_sets_only(void **state)
 		     true);
 	expect_probe(&(struct probe){SANDBOX_CONTROLLER, NULL, 0, false, VHOST_NET_SET_BACKEND},
 		     false);
+	/* vsock backend=vhost: its vCPU set runs vhost-vsock, a VM without
+	 * a vsock has no such ioctl (virtio-net's set has none either). */
+	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
+				     VHOST_VSOCK_SET_RUNNING},
+		     true);
+	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
+				     VHOST_SET_VRING_KICK},
+		     true);
+	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false,
+				     VHOST_VSOCK_SET_RUNNING},
+		     false);
+	expect_probe(&(struct probe){SANDBOX_VCPU, NULL, 0, false, VHOST_VSOCK_SET_RUNNING}, false);
+	/* Its CID is set before any filter: no thread may change it. */
+	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
+				     VHOST_VSOCK_SET_GUEST_CID},
+		     false);
 }
 
 /* The device role alone (no vsock in the VM) makes no socket. */

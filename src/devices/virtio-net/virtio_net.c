@@ -344,7 +344,7 @@ void virtio_net_destroy(struct virtio_net *n)
 		return;
 	for (unsigned int i = 0; i < n->npairs; i++) {
 		struct virtio_net_pair *p = &n->pairs[i];
-		vhost_net_close(&p->vhost);
+		vhost_close(&p->vhost);
 		virtio_net_coal_fini(p);
 		tap_close(&p->tap);
 		pthread_mutex_destroy(&p->rx_lock);

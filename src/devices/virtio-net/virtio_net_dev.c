@@ -44,7 +44,7 @@ static void net_dev_stop(void *dev)
 		virtio_net_coal_stop(n);
 	if (n->vhost_on) {
 		for (unsigned int i = 0; i < n->npairs; i++)
-			vhost_net_close(&n->pairs[i].vhost);
+			vhost_close(&n->pairs[i].vhost);
 		n->vhost_on = false;
 	}
 }

@@ -139,7 +139,7 @@ struct virtio_net_pair {
 	struct virtio_net_coal rx_coal, tx_coal;
 
 	/* vhost=on: this pair's /dev/vhost-net (rings 0 and 1 of its own). */
-	struct vhost_net vhost;
+	struct vhost vhost;
 	bool vhost_running; /* its rings are vhost's (activate to reset) */
 };
 

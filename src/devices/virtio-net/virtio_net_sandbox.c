@@ -5,6 +5,7 @@
 
 #include "devices/virtio-net/virtio_net.h"
 #include "net/tap.h"
+#include "virtio/vhost_sandbox.h"
 
 /* clang-format off */
 /* A register write starts or resets the device: tap offloads, tap queues
@@ -13,14 +14,7 @@
 static const struct sandbox_rule net_vcpu[] = {
     SANDBOX_IOCTL(TUNSETOFFLOAD),
     SANDBOX_IOCTL(TUNSETQUEUE),
-    SANDBOX_IOCTL(VHOST_SET_FEATURES),
-    SANDBOX_IOCTL(VHOST_SET_MEM_TABLE),
-    SANDBOX_IOCTL(VHOST_SET_VRING_NUM),
-    SANDBOX_IOCTL(VHOST_SET_VRING_BASE),
-    SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
-    SANDBOX_IOCTL(VHOST_SET_VRING_ADDR),
-    SANDBOX_IOCTL(VHOST_SET_VRING_KICK),
-    SANDBOX_IOCTL(VHOST_SET_VRING_CALL),
+    VHOST_RING_RULES,
     SANDBOX_IOCTL(VHOST_SET_VRING_BUSYLOOP_TIMEOUT),
     SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
 };

@@ -66,7 +66,7 @@ static int net_release(struct virtio_net *n)
 	for (unsigned int i = 0; i < n->npairs; i++) {
 		struct virtio_net_pair *p = &n->pairs[i];
 		if (n->vhost_on)
-			vhost_net_close(&p->vhost);
+			vhost_close(&p->vhost);
 		if (p->tap.fd < 0)
 			continue;
 		if (n->io)

@@ -48,14 +48,14 @@ static int vhost_pair_start(struct virtio_net *n, struct virtio_net_pair *p, con
 {
 	struct virtio_dev *vdev = &n->vdev;
 	unsigned int base = 2 * p->index;
-	int r = vhost_net_set_features(&p->vhost, vdev->driver_features);
+	int r = vhost_set_features(&p->vhost, vdev->driver_features);
 	if (r == 0)
-		r = vhost_net_set_mem(&p->vhost, vdev->gm);
+		r = vhost_set_mem(&p->vhost, vdev->gm);
 	for (unsigned int q = 0; q < 2 && r == 0; q++)
 		r = vhost_net_start_ring(&p->vhost, q, &vdev->vqs[base + q], kick[base + q],
 					 call[base + q], p->tap.fd);
 	for (unsigned int q = 0; q < 2 && r == 0 && n->vhost_busyloop_us; q++)
-		r = vhost_net_set_busyloop(&p->vhost, q, n->vhost_busyloop_us);
+		r = vhost_set_busyloop(&p->vhost, q, n->vhost_busyloop_us);
 	return r;
 }
 

@@ -22,53 +22,6 @@ static struct virtio_vsock *vsock_of(struct virtio_dev *vdev)
 	return vdev->priv;
 }
 
-/* ---- the option table ---- */
-
-static int vsock_spec_uds(const struct opt *o, const char *val, void *target, char *err,
-			  size_t errlen)
-{
-	(void)o;
-	struct vsock_spec *s = target;
-	size_t n = strlen(val);
-	if (!n) {
-		snprintf(err, errlen, "empty uds path");
-		return -1;
-	}
-	if (n > VSOCK_UDS_MAX) {
-		/* "<uds>_<port>" must fit a Unix socket's 108 bytes too. */
-		snprintf(err, errlen, "uds path longer than %d bytes", VSOCK_UDS_MAX);
-		return -1;
-	}
-	memcpy(s->uds, val, n + 1);
-	return 0;
-}
-
-static const struct opt vsock_opts[] = {
-    {.name = "cid",
-     .type = OPT_U64,
-     .off = offsetof(struct vsock_spec, cid),
-     .flags = OPT_ONCE | OPT_REQUIRED,
-     .min = 3, /* 0-2 are the hypervisor's, the local and the host's */
-     .max = UINT32_MAX,
-     .scale = 1,
-     .hint = "cid= is required: the guest's CID, 3 to 4294967295",
-     .metavar = "N",
-     .help = "the guest's context ID (3 and up)"},
-    {.name = "uds",
-     .type = OPT_CUSTOM,
-     .flags = OPT_ONCE | OPT_REQUIRED,
-     .parse = vsock_spec_uds,
-     .hint = "uds= is required: the host's Unix socket path",
-     .metavar = "PATH",
-     .help = "Unix socket skiff listens on; a guest's connection to port P goes to PATH_P"},
-};
-const struct opt_table vsock_spec_table = OPT_TABLE(vsock_opts, "vsock option", NULL);
-
-void vsock_spec_init(void *spec)
-{
-	memset(spec, 0, sizeof(struct vsock_spec));
-}
-
 /* ---- running the queues ---- */
 
 /* Queue work runs on the device's thread only: its sandbox has the
@@ -122,14 +75,18 @@ int virtio_vsock_epoll_fd(struct virtio_dev *vdev)
 
 /* ---- virtio_dev_ops ---- */
 
+void virtio_vsock_config_cid(uint64_t cid, uint32_t offset, void *buf, uint32_t len)
+{
+	uint64_t le = htole64(cid); /* struct virtio_vsock_config */
+	memset(buf, 0, len);
+	if (offset < sizeof(le))
+		memcpy(buf, (uint8_t *)&le + offset,
+		       len < sizeof(le) - offset ? len : sizeof(le) - offset);
+}
+
 static void vsock_config_read(struct virtio_dev *vdev, uint32_t offset, void *buf, uint32_t len)
 {
-	struct virtio_vsock *v = vsock_of(vdev);
-	uint64_t cid = htole64(v->cid); /* struct virtio_vsock_config */
-	memset(buf, 0, len);
-	if (offset < sizeof(cid))
-		memcpy(buf, (uint8_t *)&cid + offset,
-		       len < sizeof(cid) - offset ? len : sizeof(cid) - offset);
+	virtio_vsock_config_cid(vsock_of(vdev)->cid, offset, buf, len);
 }
 
 static void vsock_config_write(struct virtio_dev *vdev, uint32_t offset, const void *buf,
@@ -351,13 +308,18 @@ static const struct dev_ops vsock_dev_ops = {
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
 			    char *err, size_t errlen)
 {
+	const struct vsock_spec *s = spec;
+	const struct dev_ops *ops = &vsock_dev_ops;
 	if (ctx->index > 0) {
 		snprintf(err, errlen, "a VM has one vsock device");
 		return -1;
 	}
-	struct virtio_dev *vdev = virtio_vsock_create(ctx->name, spec, err, errlen);
+	struct virtio_dev *vdev =
+	    s->backend == VSOCK_BACKEND_VHOST
+		? virtio_vsock_vhost_create(ctx->name, s, "/dev/vhost-vsock", &ops, err, errlen)
+		: virtio_vsock_create(ctx->name, s, err, errlen);
 	if (!vdev)
 		return -1;
-	*out = (struct device){.dev = vdev, .ops = &vsock_dev_ops, .vdev = vdev};
+	*out = (struct device){.dev = vdev, .ops = ops, .vdev = vdev};
 	return 0;
 }

@@ -39,21 +39,43 @@
 #define VSOCK_LOCAL_PORT (1u << 30)  /* host ports assigned from here (Firecracker's) */
 #define VSOCK_UDS_MAX	 96	     /* uds_path plus "_<port>" fits sun_path */
 
-/* `--vsock cid=N,uds=PATH`. */
+#define VSOCK_CID_MIN 3		       /* 0-2: the hypervisor, local, the host */
+#define VSOCK_CID_MAX (UINT32_MAX - 1) /* UINT32_MAX: VMADDR_CID_ANY */
+
+enum vsock_backend { VSOCK_BACKEND_HYBRID, VSOCK_BACKEND_VHOST };
+
+/* `--vsock cid=N[,uds=PATH][,backend=hybrid|vhost]` (virtio_vsock_spec.c):
+ * uds is required by the hybrid backend and refused by vhost. */
 struct vsock_spec {
 	uint64_t cid;
 	char uds[VSOCK_UDS_MAX + 1];
+	int backend; /* enum vsock_backend */
 };
 extern const struct opt_table vsock_spec_table;
 void vsock_spec_init(void *spec);
+/* The kind's check (dm_kind.check): uds= against backend=. */
+int vsock_spec_check(const void *spec, char *err, size_t errlen);
+/* dm_kind.needs_ioeventfd: backend=vhost hands the kicks to the kernel. */
+const char *vsock_spec_needs_ioeventfd(const void *spec);
 /* PUT /vsock, --config-file's and /vm/config's section (virtio_vsock_api.c). */
 extern const struct dev_api vsock_api;
 /* Its thread's calls (virtio_vsock_sandbox.c). */
 extern const struct dev_sandbox vsock_sandbox;
 
-/* The device kind behind --vsock (one per VM, as Firecracker's). */
+/* The device kind behind --vsock (one per VM, as Firecracker's): the
+ * hybrid device, or with backend=vhost virtio_vsock_vhost.c's. */
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,
 			    char *err, size_t errlen);
+
+/* backend=vhost (virtio_vsock_vhost.c): the device on the vhost-vsock
+ * device node at path ("/dev/vhost-vsock"; tests give another), the
+ * guest's CID set there at once: NULL with one line (path missing, the
+ * CID in use by another VM) and nothing left open. Its dev_ops in *ops. */
+struct virtio_dev *virtio_vsock_vhost_create(const char *name, const struct vsock_spec *s,
+					     const char *path, const struct dev_ops **ops,
+					     char *err, size_t errlen);
+/* The device config space, struct virtio_vsock_config, for both. */
+void virtio_vsock_config_cid(uint64_t cid, uint32_t offset, void *buf, uint32_t len);
 
 /* For tests: the device without a transport (the caller fills in
  * vdev->transport, gm and the queues). It listens on s->uds at once.

@@ -5,10 +5,12 @@
  * the one exception to "no path lookups", as Firecracker's vsock connects
  * at run time too); closed when a stream ends. */
 #include <fcntl.h>
+#include <linux/vhost.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "devices/virtio-vsock/virtio_vsock.h"
+#include "virtio/vhost_sandbox.h"
 
 /* clang-format off */
 static const struct sandbox_rule vsock_thread[] = {
@@ -27,6 +29,15 @@ static const struct sandbox_rule vsock_thread[] = {
     SANDBOX_ALLOW(close),
 };
 
+/* backend=vhost (virtio_vsock_vhost.c): a status write starts or resets
+ * the device, handing the rx and tx rings, the memory table and the
+ * eventfds to /dev/vhost-vsock and taking them back. Its guest CID is set
+ * before any filter, and the stop only closes the fd. */
+static const struct sandbox_rule vsock_vcpu[] = {
+    VHOST_RING_RULES,
+    SANDBOX_IOCTL(VHOST_VSOCK_SET_RUNNING),
+};
+
 /* The controller at a live migration's switch (virtio_vsock_mig.c): the
  * source unlinks the socket file its bind made (lstat first: only that
  * one), and a failed switch's take-back listens again on the same path. */
@@ -41,6 +52,7 @@ static const struct sandbox_rule vsock_handover[] = {
 /* clang-format on */
 
 const struct dev_sandbox vsock_sandbox = {
+    .role[SANDBOX_VCPU] = SANDBOX_RULES(vsock_vcpu),
     .role[SANDBOX_DEVICE] = SANDBOX_RULES(vsock_thread),
     .role[SANDBOX_CONTROLLER] = SANDBOX_RULES(vsock_handover),
 };

@@ -42,6 +42,32 @@ vs_count() { grep -E "virtio-vsock0 $1 +[0-9]+\$" /tmp/vmm.err | awk '{print $NF
 
 vs_sha() { sha256sum "$1" | cut -d' ' -f1; }
 
+# vs_down_ok PREFIX: L2 printed (within 60 s) the sha256 of what L1 sent
+# it, /tmp/down.src; metrics PREFIX_down_us, PREFIX_down_mb_s from the
+# sender's /tmp/down.err. VS_WHY says why not.
+vs_down_ok() {
+	want=$(vs_sha /tmp/down.src)
+	vs_wait_line "^SKIFF-L2-MARK vsock down sha=" 60 || true
+	l2_saw "SKIFF-L2-MARK vsock down sha=$want" ||
+		{ VS_WHY="host -> guest: L2's sha256 is not $want"; return 1; }
+	us=$(vs_us /tmp/down.err)
+	metric "$1_down_us" "$us"
+	metric "$1_down_mb_s" "$(vs_mb_s "$us")"
+}
+
+# vs_up_ok PREFIX: what L1 received, /tmp/up.out, has the sha256 L2
+# printed for what it sent; metrics PREFIX_up_us, PREFIX_up_mb_s from the
+# receiver's /tmp/up.err. VS_WHY says why not.
+vs_up_ok() {
+	cat /tmp/up.err
+	got=$(vs_sha /tmp/up.out)
+	l2_saw "SKIFF-L2-MARK vsock up sha=$got" ||
+		{ VS_WHY="guest -> host: L1 got $(wc -c </tmp/up.out) bytes, sha256 $got, not L2's"; return 1; }
+	us=$(vs_us /tmp/up.err)
+	metric "$1_up_us" "$us"
+	metric "$1_up_mb_s" "$(vs_mb_s "$us")"
+}
+
 vs_run() {
 	VS_WHY=""
 	head -c "$VS_BYTES" /dev/urandom >/tmp/down.src
@@ -60,23 +86,11 @@ vs_run() {
 		2>/tmp/down.err || rc=$?
 	cat /tmp/down.err
 	[ "$rc" = 0 ] || { VS_WHY="host -> guest: vsock-io exited $rc"; return 1; }
-	want=$(vs_sha /tmp/down.src)
-	vs_wait_line "^SKIFF-L2-MARK vsock down sha=" 60 || true
-	l2_saw "SKIFF-L2-MARK vsock down sha=$want" ||
-		{ VS_WHY="host -> guest: L2's sha256 is not $want"; return 1; }
-	us=$(vs_us /tmp/down.err)
-	metric vsock_down_us "$us"
-	metric vsock_down_mb_s "$(vs_mb_s "$us")"
+	vs_down_ok vsock
 }
 
 vs_check_up() {
-	cat /tmp/up.err
-	got=$(vs_sha /tmp/up.out)
-	l2_saw "SKIFF-L2-MARK vsock up sha=$got" ||
-		{ VS_WHY="guest -> host: L1 got $(wc -c </tmp/up.out) bytes, sha256 $got, not L2's"; return 1; }
-	us=$(vs_us /tmp/up.err)
-	metric vsock_up_us "$us"
-	metric vsock_up_mb_s "$(vs_mb_s "$us")"
+	vs_up_ok vsock || return 1
 	# Both streams counted, and nothing the device refused from this guest.
 	for k in rx_bytes_count tx_bytes_count; do
 		[ "$(vs_count $k)" = "$VS_BYTES" ] || { VS_WHY="$k is '$(vs_count $k)', want $VS_BYTES"; return 1; }
