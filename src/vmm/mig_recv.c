@@ -11,17 +11,18 @@
 #include "core/guest_mem.h"
 #include "vmm/mig_proto.h"
 
-static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen)
+static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, const struct mig_rx_hook *hook,
+		    char *err, size_t errlen)
 {
 	struct mig_hello h;
 	if (mig_expect(fd, MIG_HELLO, &h, sizeof(h), NULL, err, errlen) < 0 ||
 	    mig_hello_check(&h, max_ram, err, errlen) < 0)
 		return -1;
 	/* The guest's RAM as a boot makes it (private, anonymous, aligned
-	 * for huge pages): the restored VM takes this mapping as its own
-	 * (vmm_config.mem_take), so nothing is copied or mapped again, the
-	 * balloon frees it as on any VM, and a page the guest writes later is
-	 * not a second copy of a file's. Zero until a page comes. */
+	 * for huge pages): the target's VM takes this mapping as its own (the
+	 * hook), so nothing is copied or mapped again, the balloon frees it
+	 * as on any VM, and a page the guest writes later is not a second
+	 * copy of a file's. Zero until a page comes. */
 	struct guest_mem gm;
 	int r = guest_mem_alloc(&gm, h.ram);
 	if (r < 0) {
@@ -31,7 +32,13 @@ static int rx_hello(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size
 	}
 	rx->ram = gm.host;
 	rx->ram_size = h.ram;
-	return 0;
+	if (!hook)
+		return 0;
+	rx->ram_given = true;
+	if (hook->ram(hook->opaque, rx->ram, rx->ram_size, err, errlen) == 0)
+		return 0;
+	rx->ram = NULL; /* (freed with the VM that failed) */
+	return -1;
 }
 
 /* A source sends at most MIG_ROUNDS_MAX + 1 rounds (the switch's last),
@@ -126,11 +133,12 @@ static int rx_error(int fd, uint32_t len, char *err, size_t errlen)
 	return -1;
 }
 
-int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t errlen)
+int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, const struct mig_rx_hook *hook,
+	       char *err, size_t errlen)
 {
 	memset(rx, 0, sizeof(*rx));
 	err[0] = '\0';
-	if (rx_hello(rx, fd, max_ram, err, errlen) < 0)
+	if (rx_hello(rx, fd, max_ram, hook, err, errlen) < 0)
 		return -1;
 	for (;;) {
 		uint32_t type, len;
@@ -157,7 +165,7 @@ int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, char *err, size_t er
 
 void mig_rx_free(struct mig_rx *rx)
 {
-	if (rx->ram) /* (NULL once a VM took it) */
+	if (rx->ram && !rx->ram_given)
 		munmap(rx->ram, rx->ram_size);
 	snap_image_free(&rx->img);
 	free(rx->state);

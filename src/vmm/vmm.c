@@ -172,11 +172,39 @@ static int vmm_mem_file_open(struct vmm *v, const struct vmm_config *c, int *fd,
 	return 0;
 }
 
+int vmm_premake(struct vmm *v, uint8_t *ram, uint64_t size, char *err, size_t errlen)
+{
+	memset(v, 0, sizeof(*v));
+	if (vm_create_mem(&v->vm, size, -1, ram, 0, err, errlen) < 0) {
+		vm_destroy(&v->vm); /* (and ram with it) */
+		return -1;
+	}
+	v->vm_made_ns = monotonic_ns();
+	v->vm_premade = true;
+	return 0;
+}
+
+void vmm_premade_drop(struct vmm *v)
+{
+	if (v->vm_premade)
+		vm_destroy(&v->vm);
+	v->vm_premade = false;
+}
+
 int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
 	      size_t errlen)
 {
 	struct boot_image img = {.initrd_fd = -1};
-	memset(v, 0, sizeof(*v));
+	/* A VM vmm_premake made is kept (and destroyed with the rest from
+	 * here, whatever fails); everything else starts zero. */
+	_Static_assert(offsetof(struct vmm, vm) == 0, "struct vmm begins with its vm");
+	bool premade = v->vm_premade;
+	uint64_t made_ns = v->vm_made_ns;
+	if (premade)
+		memset((uint8_t *)v + sizeof(v->vm), 0, sizeof(*v) - sizeof(v->vm));
+	else
+		memset(v, 0, sizeof(*v));
+	v->vm_created = premade;
 	v->kvm_vfio = -1;
 	pthread_mutex_init(&v->ctl_lock, NULL);
 	v->start_ns = start_ns;
@@ -190,17 +218,18 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 		return -1;
 	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
-	int mem_fd = -1;
-	uint8_t *mem_host = NULL;
+	int mem_fd = -1, r = 0;
 	bool restore = c->mem_file != NULL;
-	if (c->mem_take) {
-		mem_host = *c->mem_take;
-		*c->mem_take = NULL; /* the VM's from here, freed with it */
-	} else if (restore ? vmm_mem_file_open(v, c, &mem_fd, err, errlen) < 0
-			   : platform_open_kernel(&img, c, err, errlen) < 0) {
+	if (!premade && (restore ? vmm_mem_file_open(v, c, &mem_fd, err, errlen) < 0
+				 : platform_open_kernel(&img, c, err, errlen) < 0))
 		return -1;
+	if (premade) {
+		v->vm.nr_cpus = c->cpus;
+		v->vm_made_ns = made_ns;
+	} else {
+		r = vm_create_mem(&v->vm, c->mem, mem_fd, NULL, c->cpus, err, errlen);
+		v->vm_made_ns = monotonic_ns();
 	}
-	int r = vm_create_mem(&v->vm, c->mem, mem_fd, mem_host, c->cpus, err, errlen);
 	if (mem_fd >= 0)
 		close(mem_fd); /* the mapping holds the file */
 	v->vm_created = true;
@@ -211,8 +240,7 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	}
 	/* A fresh boot's pages, and a migrated VM's, are all dirty (no file
 	 * holds any yet); a restore's memory file holds them all. */
-	if (c->track_dirty_pages &&
-	    vm_dirty_enable(&v->vm, !restore || c->mem_take, err, errlen) < 0) {
+	if (c->track_dirty_pages && vm_dirty_enable(&v->vm, !restore || premade, err, errlen) < 0) {
 		*status = EXIT_RUNTIME;
 		goto fail;
 	}

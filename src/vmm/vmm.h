@@ -70,12 +70,6 @@ struct vmm_config {
 	/* A snapshot's restore (vmm_snapshot_load): guest RAM is this file,
 	 * mapped privately, and no kernel is loaded. */
 	const char *mem_file;
-	/* A migration's restore: guest RAM is received already, in the
-	 * anonymous mapping *mem_take points to (guest_mem_alloc's, of mem
-	 * bytes; mem_file names it in messages). The VM takes it as its own
-	 * RAM and sets *mem_take NULL, where vm_create_mem gets it: until
-	 * then, and if the build never gets there, the caller frees it. */
-	uint8_t **mem_take;
 	/* machine-config's track_dirty_pages (or /snapshot/load's): KVM's
 	 * dirty log and the VMM's (core/vm_dirty.h), for Diff snapshots. */
 	bool track_dirty_pages;
@@ -116,10 +110,20 @@ struct vmm {
 	bool mem_file_mapped;
 	dev_t mem_file_dev;
 	ino_t mem_file_ino;
+	uint64_t vm_made_ns; /* when the VM and its RAM were made */
+	bool vm_premade;     /* by vmm_premake, for the next vmm_build */
 };
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:
  * failure at run time) in *status. */
+/* A migration's target, at HELLO: the VM made over ram (size bytes,
+ * anonymous, zero; taken whatever this returns) while the pages stream
+ * in, so that the build after the switch finds it made (KVM's VM, its
+ * irqchip, PIT and memory slots: a good part of the downtime). The next
+ * vmm_build takes it; vmm_premade_drop frees it if none will. 0, or -1
+ * with one line in err. */
+int vmm_premake(struct vmm *v, uint8_t *ram, uint64_t size, char *err, size_t errlen);
+void vmm_premade_drop(struct vmm *v);
 int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int *status, char *err,
 	      size_t errlen);
 /* 0 once the guest stopped (see vm.exit_kind), or -1 with one line in err

@@ -38,6 +38,12 @@ static int tgt_handover(void *opaque, char *err, size_t errlen)
 	return r;
 }
 
+/* At HELLO: the VM made over the RAM while the pages come. */
+static int tgt_ram(void *opaque, uint8_t *ram, uint64_t size, char *err, size_t errlen)
+{
+	return vmm_premake(opaque, ram, size, err, errlen);
+}
+
 int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char *url,
 			int accept_ms, uint64_t start_ns, int *status, char *err, size_t errlen)
 {
@@ -48,16 +54,18 @@ int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char
 	if (fd < 0)
 		return -1;
 	uint64_t t0 = monotonic_ns();
-	int r = mig_rx_run(&rx, fd, MIG_MAX_RAM, err, errlen);
+	struct mig_rx_hook hook_ram = {tgt_ram, v};
+	int r = mig_rx_run(&rx, fd, MIG_MAX_RAM, &hook_ram, err, errlen);
 	uint64_t t_state = monotonic_ns();
 	struct tgt t = {fd, t_state, t_state};
 	if (r == 0) {
 		struct vmm_config c = *base;
 		struct vmm_restore_hook hook = {tgt_handover, &t};
-		c.mem_take = &rx.ram; /* (the build sets rx.ram NULL as it takes it) */
-		c.mem_file = "(the migrated RAM)";
+		c.mem_file = "(the migrated RAM)"; /* (its name in messages) */
 		r = vmm_restore(v, &c, &rx.img, true, start_ns, &hook, status, err, errlen);
 	}
+	if (r < 0)
+		vmm_premade_drop(v); /* made at HELLO, no build took it */
 	uint64_t pages = rx.pages_in, ns = monotonic_ns() - t0;
 	mig_rx_free(&rx);
 	if (r == 0 && mig_send(fd, MIG_RUNNING, &ns, sizeof(ns)) < 0)

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[0]);
 	struct mig_rx rx;
 	char err[300] = "";
-	int r = mig_rx_run(&rx, sv[1], MAX_RAM, err, sizeof(err));
+	int r = mig_rx_run(&rx, sv[1], MAX_RAM, NULL, err, sizeof(err));
 	if (r == 0 && (!rx.img.nr || !rx.ram_size || rx.ram_size > MAX_RAM))
 		abort();
 	if (r < 0 && (!err[0] || strchr(err, '\n')))

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -92,8 +93,10 @@ static void state(struct stream *s, bool corrupt)
 	snap_writer_free(&w);
 }
 
-/* The target's reading of s: 0 or -1, its line in err. */
-static int receive(const struct stream *s, struct mig_rx *rx, char *err, size_t errlen)
+/* The target's reading of s (with hook, or none): 0 or -1, its line in
+ * err. */
+static int receive_hook(const struct stream *s, struct mig_rx *rx, const struct mig_rx_hook *hook,
+			char *err, size_t errlen)
 {
 	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
@@ -101,9 +104,14 @@ static int receive(const struct stream *s, struct mig_rx *rx, char *err, size_t 
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	assert_int_equal(mig_write_all(sv[0], s->b, s->len, 1000), 0);
 	close(sv[0]); /* then end of stream: nothing waits */
-	int r = mig_rx_run(rx, sv[1], RAM, err, errlen);
+	int r = mig_rx_run(rx, sv[1], RAM, hook, err, errlen);
 	close(sv[1]);
 	return r;
+}
+
+static int receive(const struct stream *s, struct mig_rx *rx, char *err, size_t errlen)
+{
+	return receive_hook(s, rx, NULL, err, errlen);
 }
 
 static void expect_refused(const struct stream *s, const char *words)
@@ -312,12 +320,68 @@ static void test_iov_short_transfers(void **state_)
 	free(dst);
 }
 
+/* The hook at HELLO gets the RAM before any page (the target makes its
+ * VM over it then): the pages land in it, and it is the hook's to free
+ * (mig_rx_free leaves it mapped). A hook that fails ends the stream
+ * there, with its line, and the RAM is the hook's still. */
+struct ram_seen {
+	uint8_t *ram;
+	uint64_t size;
+	int calls, fail;
+};
+
+static int ram_hook(void *opaque, uint8_t *ram, uint64_t size, char *err, size_t errlen)
+{
+	struct ram_seen *s = opaque;
+	s->ram = ram;
+	s->size = size;
+	s->calls++;
+	for (uint64_t i = 0; i < size; i++)
+		if (ram[i])
+			return snprintf(err, errlen, "RAM not zero at HELLO"), -1;
+	if (s->fail)
+		return snprintf(err, errlen, "KVM_CREATE_VM: no"), -1;
+	return 0;
+}
+
+static void test_hello_hook(void **state_)
+{
+	(void)state_;
+	static struct stream s;
+	struct mig_rx rx;
+	char err[300];
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM);
+	pages(&s, 3, 2, 0x77);
+	state(&s, false);
+	struct ram_seen seen = {0};
+	struct mig_rx_hook hook = {ram_hook, &seen};
+	assert_int_equal(receive_hook(&s, &rx, &hook, err, sizeof(err)), 0);
+	assert_int_equal(seen.calls, 1);
+	assert_ptr_equal(seen.ram, rx.ram);
+	assert_int_equal(seen.size, RAM);
+	assert_int_equal(seen.ram[3 * MIG_PAGE], 0x77);
+	mig_rx_free(&rx);
+	/* still mapped: the hook's */
+	assert_int_equal(seen.ram[4 * MIG_PAGE + MIG_PAGE - 1], 0x77);
+	assert_int_equal(munmap(seen.ram, RAM), 0);
+
+	struct ram_seen bad = {.fail = 1};
+	hook.opaque = &bad;
+	assert_int_equal(receive_hook(&s, &rx, &hook, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "KVM_CREATE_VM: no"));
+	assert_null(rx.ram);
+	assert_int_equal(rx.pages_in, 0);
+	mig_rx_free(&rx);
+	assert_int_equal(munmap(bad.ram, RAM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_good_stream),		cmocka_unit_test(test_hello_refused),
 	    cmocka_unit_test(test_frames_refused),	cmocka_unit_test(test_urls),
-	    cmocka_unit_test(test_iov_short_transfers),
+	    cmocka_unit_test(test_iov_short_transfers), cmocka_unit_test(test_hello_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,7 +143,7 @@ static int receive(struct stream *s, char *err, size_t errlen)
 	struct mig_rx rx;
 	int fds[2];
 	peer_start(&p, fds, s->b, s->len, 0);
-	int r = mig_rx_run(&rx, fds[1], RAM, err, errlen);
+	int r = mig_rx_run(&rx, fds[1], RAM, NULL, err, errlen);
 	mig_rx_free(&rx);
 	peer_end(&p, fds);
 	free(s->b);

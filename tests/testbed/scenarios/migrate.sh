@@ -146,7 +146,7 @@ mg_move() {
 	! grep -q '^SKIFF-L2: init' /tmp/l2-target.log || { MG_WHY="L2 booted again"; return 1; }
 	[ -n "$tok0" ] && [ "$tok0" = "$tok1" ] || { MG_WHY="L2's token changed"; return 1; }
 	echo "migrate: moved"
-	grep -h 'migration: ' /tmp/vmm.err /tmp/target.err 2>/dev/null | sed 's/^/migrate: /'
+	grep -hE 'migration: |restore: ' /tmp/vmm.err /tmp/target.err 2>/dev/null | sed 's/^/migrate: /'
 	mg_want "$MG_TGT" PUT /actions '{"action_type": "SendCtrlAltDel"}' 204 ||
 		{ MG_WHY="SendCtrlAltDel refused on the target"; return 1; }
 	wait "$tgt_pid"
