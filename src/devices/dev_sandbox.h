@@ -5,8 +5,9 @@
  * device's reset on the main thread at stop, vsock's Unix streams on its
  * own thread). Kept in the kind's folder (*_sandbox.c) and named by its
  * row; the device manager adds them (sandbox_add_rules) for the kinds a
- * VM has, so a VM without vhost has no vhost ioctl in any filter, as
- * crosvm keeps a policy per device. */
+ * VM has, only the part a device's spec needs where the row's sandbox_of
+ * says (vhost=off, vsock's backend), so a VM without vhost has no vhost
+ * ioctl in any filter, as crosvm keeps a policy per device. */
 #ifndef SKIFF_DEV_SANDBOX_H
 #define SKIFF_DEV_SANDBOX_H
 

@@ -107,12 +107,13 @@ static int dm_ram_clash(const struct devmgr *dm, const struct dm_kind *k, char *
 	return 0;
 }
 
-/* The kind's own calls into the filters its threads will install (the
- * threads start after every device is added). */
-static int dm_sandbox(const struct dm_kind *k, char *err, size_t errlen)
+/* The kind's own calls for this spec's device into the filters its
+ * threads will install (the threads start after every device is added). */
+static int dm_sandbox(const struct dm_kind *k, const void *spec, char *err, size_t errlen)
 {
-	for (int r = 0; k->sandbox && r < SANDBOX_NR_ROLES; r++) {
-		const struct sandbox_rules *set = &k->sandbox->role[r];
+	const struct dev_sandbox *sb = k->sandbox_of ? k->sandbox_of(spec) : k->sandbox;
+	for (int r = 0; sb && r < SANDBOX_NR_ROLES; r++) {
+		const struct sandbox_rules *set = &sb->role[r];
 		if (set->n && sandbox_add_rules((enum sandbox_role)r, set) < 0) {
 			snprintf(err, errlen, "too many rule sets for the %s thread's filter",
 				 sandbox_role_name((enum sandbox_role)r));
@@ -148,7 +149,7 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 			      .nr_vcpus = dm->nr_vcpus};
 	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
-	if (dm_sandbox(k, err, errlen) < 0 || dm_attach(dm, e, io, err, errlen) < 0) {
+	if (dm_sandbox(k, spec, err, errlen) < 0 || dm_attach(dm, e, io, err, errlen) < 0) {
 		e->d.ops->destroy(e->d.dev);
 		return -1;
 	}

@@ -63,8 +63,14 @@ struct dm_kind {
 	 * kind's folder; the API layer serves it from here alone. */
 	const struct dev_api *api;
 	/* Optional: its calls per thread role (devices/dev_sandbox.h), added
-	 * to the filters when a device of the kind is added. */
+	 * to the filters when a device of the kind is added: all a device of
+	 * the kind may need. */
 	const struct dev_sandbox *sandbox;
+	/* Optional: the part of sandbox one spec's device needs, where its
+	 * keys decide which threads run what (vsock's backend=: its own
+	 * thread and a migration's hand-over, or the kernel's worker started
+	 * from a vCPU); NULL: all of sandbox. */
+	const struct dev_sandbox *(*sandbox_of)(const void *spec);
 	/* Optional: its group in Firecracker's metrics line. Kinds that share
 	 * an option (--net) count under the first row's. */
 	const struct dev_metrics *metrics;

@@ -39,6 +39,7 @@ const struct dm_kind dm_kinds[] = {
      .check = virtio_net_spec_check,
      .create = virtio_net_new_device,
      .sandbox = &virtio_net_sandbox,
+     .sandbox_of = virtio_net_sandbox_of,
      .metrics = &virtio_net_metrics,
      .needs_ioeventfd = virtio_net_needs_ioeventfd},
     {.option = "net",
@@ -103,6 +104,7 @@ const struct dm_kind dm_kinds[] = {
      .transport = DM_VIRTIO_PCI,
      .create = virtio_vsock_new_device,
      .api = &vsock_api,
-     .sandbox = &vsock_sandbox},
+     .sandbox = &vsock_sandbox,
+     .sandbox_of = vsock_sandbox_of},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

@@ -2,9 +2,7 @@
 #include "vmm/vmm.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/stat.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,41 +135,6 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 	return 0;
 }
 
-/* A snapshot's memory file: exactly the RAM the VM has. */
-static int vmm_mem_file_open(struct vmm *v, const struct vmm_config *c, int *fd, char *err,
-			     size_t errlen)
-{
-	struct stat st;
-	/* O_NONBLOCK: a FIFO's open would wait for a writer (refused below). */
-	*fd = open(c->mem_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0 || fstat(*fd, &st) < 0) {
-		snprintf(err, errlen, "cannot open the memory file %s: %s", c->mem_file,
-			 strerror(errno));
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "the memory file %s is not a regular file", c->mem_file);
-		close(*fd);
-		*fd = -1;
-		return -1;
-	}
-	if ((uint64_t)st.st_size != c->mem) {
-		snprintf(err, errlen,
-			 "the memory file %s is %llu bytes, the snapshot's VM has %llu",
-			 c->mem_file, (unsigned long long)st.st_size, (unsigned long long)c->mem);
-		close(*fd);
-		*fd = -1;
-		return -1;
-	}
-	v->mem_file_dev = st.st_dev;
-	v->mem_file_ino = st.st_ino;
-	v->mem_file_mapped = true;
-	return 0;
-}
-
 int vmm_premake(struct vmm *v, uint8_t *ram, uint64_t size, char *err, size_t errlen)
 {
 	memset(v, 0, sizeof(*v));
@@ -218,20 +181,21 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 		return -1;
 	if (vmm_pins_check(c, err, errlen) < 0)
 		return -1;
-	int mem_fd = -1, r = 0;
+	int r = 0;
 	bool restore = c->mem_file != NULL;
-	if (!premade && (restore ? vmm_mem_file_open(v, c, &mem_fd, err, errlen) < 0
-				 : platform_open_kernel(&img, c, err, errlen) < 0))
+	if (!premade &&
+	    (restore ? vmm_mem_file_open(&v->mem_file, c->mem_file, c->mem, err, errlen) < 0
+		     : platform_open_kernel(&img, c, err, errlen) < 0))
 		return -1;
 	if (premade) {
 		v->vm.nr_cpus = c->cpus;
 		v->vm_made_ns = made_ns;
 	} else {
+		/* The file stays open, its lock held, until vmm_destroy. */
+		int mem_fd = v->mem_file.held ? v->mem_file.fd : -1;
 		r = vm_create_mem(&v->vm, c->mem, mem_fd, NULL, c->cpus, err, errlen);
 		v->vm_made_ns = monotonic_ns();
 	}
-	if (mem_fd >= 0)
-		close(mem_fd); /* the mapping holds the file */
 	v->vm_created = true;
 	if (r < 0) {
 		/* Not being able to use /dev/kvm is a setup problem, like bad input. */
@@ -385,6 +349,7 @@ void vmm_destroy(struct vmm *v)
 	vfio_container_free(v->vfio); /* after the devices that shared it */
 	if (v->vm_created)
 		vm_destroy(&v->vm);
+	vmm_mem_file_close(&v->mem_file); /* its RAM unmapped: others may write it */
 	pthread_mutex_destroy(&v->ctl_lock);
 	v->destroyed = true;
 }

@@ -30,6 +30,7 @@
 #include "stats/exit_sites.h"
 #include "stats/exit_stats.h"
 #include "vmm/devmgr.h"
+#include "vmm/vmm_mem_file.h"
 
 #define VMM_MAX_DEVICES DEVMGR_MAX
 
@@ -104,12 +105,10 @@ struct vmm {
 	uint64_t paused_clock;	     /* kvmclock at the pause */
 	int kvm_vfio;		     /* KVM's VFIO device, -1 until passthrough */
 	struct vfio_container *vfio; /* shared by the passthrough devices */
-	/* The memory file a restore mapped privately as guest RAM: a
-	 * snapshot written over it would change (or, cut short, unmap) the
-	 * RAM it is read from, so vmm_snapshot_create refuses it. */
-	bool mem_file_mapped;
-	dev_t mem_file_dev;
-	ino_t mem_file_ino;
+	/* The memory file a restore mapped privately as guest RAM, held
+	 * (vmm_mem_file.h): a snapshot written over it would change (or, cut
+	 * short, unmap) the RAM it is read from. */
+	struct vmm_mem_file mem_file;
 	uint64_t vm_made_ns; /* when the VM and its RAM were made */
 	bool vm_premade;     /* by vmm_premake, for the next vmm_build */
 };

@@ -67,23 +67,15 @@ static int snap_files_open(const struct vmm *v, const char *state_path, const ch
 	if (snap_file_open(mem_path, &fd[0], err, errlen) < 0 ||
 	    snap_file_open(state_path, &fd[1], err, errlen) < 0)
 		return -1;
-	if (fstat(fd[0], &st[0]) < 0 || fstat(fd[1], &st[1]) < 0 ||
-	    (st[0].st_dev == st[1].st_dev && st[0].st_ino == st[1].st_ino)) {
+	if (fstat(fd[0], &st[0]) < 0 || fstat(fd[1], &st[1]) < 0 || vmm_same_file(&st[0], &st[1])) {
 		snprintf(err, errlen, "%s and %s are the same file", state_path, mem_path);
 		return -1;
 	}
-	/* The file this VM's RAM is mapped from (privately: pages the guest
-	 * never wrote are read from it): writing it would change that RAM,
-	 * and cutting it short would make the guest's next read a SIGBUS. */
+	/* No running VM's RAM may be read from either (vmm_mem_file.h):
+	 * writing one would change that RAM, cutting it short unmap it. */
 	for (int i = 0; i < 2; i++)
-		if (v->mem_file_mapped && st[i].st_dev == v->mem_file_dev &&
-		    st[i].st_ino == v->mem_file_ino) {
-			snprintf(err, errlen,
-				 "%s is the memory file this microVM was restored from (its RAM "
-				 "is read from it): write the snapshot to another file",
-				 path[i]);
+		if (vmm_mem_file_guard(&v->mem_file, fd[i], path[i], err, errlen) < 0)
 			return -1;
-		}
 	return 0;
 }
 

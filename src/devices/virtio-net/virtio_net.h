@@ -29,6 +29,8 @@ int virtio_net_spec_check(const void *spec, char *err, size_t errlen);
 
 /* Its ioctls on the vCPU, I/O and main threads (virtio_net_sandbox.c). */
 extern const struct dev_sandbox virtio_net_sandbox;
+/* dm_kind.sandbox_of: a vhost=off card's have no vhost ioctl. */
+const struct dev_sandbox *virtio_net_sandbox_of(const void *spec);
 
 /* Its group in the metrics line, the e1000's too (virtio_net_metrics.c). */
 extern const struct dev_metrics virtio_net_metrics;

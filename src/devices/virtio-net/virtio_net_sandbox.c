@@ -4,6 +4,7 @@
 #include <linux/vhost.h>
 
 #include "devices/virtio-net/virtio_net.h"
+#include "devices/virtio-net/virtio_net_spec.h"
 #include "net/tap.h"
 #include "virtio/vhost_sandbox.h"
 
@@ -18,6 +19,10 @@ static const struct sandbox_rule net_vcpu[] = {
     SANDBOX_IOCTL(VHOST_SET_VRING_BUSYLOOP_TIMEOUT),
     SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
 };
+static const struct sandbox_rule net_vcpu_tap[] = {
+    SANDBOX_IOCTL(TUNSETOFFLOAD),
+    SANDBOX_IOCTL(TUNSETQUEUE),
+};
 /* The control queue enables queue pairs: tap queues attached, detached. */
 static const struct sandbox_rule net_io[] = {
     SANDBOX_IOCTL(TUNSETQUEUE),
@@ -28,8 +33,12 @@ static const struct sandbox_rule net_main[] = {
     SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
     SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
 };
+static const struct sandbox_rule net_main_tap[] = {
+    SANDBOX_IOCTL(TUNSETOFFLOAD),
+};
 /* clang-format on */
 
+/* All of them (the kind's row), and a vhost=off card's: no vhost ioctl. */
 const struct dev_sandbox virtio_net_sandbox = {
     .role[SANDBOX_VCPU] = SANDBOX_RULES(net_vcpu),
     .role[SANDBOX_IO] = SANDBOX_RULES(net_io),
@@ -37,3 +46,15 @@ const struct dev_sandbox virtio_net_sandbox = {
     /* A migration's failed switch takes the tap back (virtio_net_handover). */
     .role[SANDBOX_CONTROLLER] = TAP_REOPEN_RULES,
 };
+static const struct dev_sandbox virtio_net_tap_sandbox = {
+    .role[SANDBOX_VCPU] = SANDBOX_RULES(net_vcpu_tap),
+    .role[SANDBOX_IO] = SANDBOX_RULES(net_io),
+    .role[SANDBOX_MAIN] = SANDBOX_RULES(net_main_tap),
+    .role[SANDBOX_CONTROLLER] = TAP_REOPEN_RULES,
+};
+
+const struct dev_sandbox *virtio_net_sandbox_of(const void *spec)
+{
+	const struct net_spec *s = spec;
+	return s->vhost ? &virtio_net_sandbox : &virtio_net_tap_sandbox;
+}

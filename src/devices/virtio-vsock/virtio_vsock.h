@@ -59,8 +59,10 @@ int vsock_spec_check(const void *spec, char *err, size_t errlen);
 const char *vsock_spec_needs_ioeventfd(const void *spec);
 /* PUT /vsock, --config-file's and /vm/config's section (virtio_vsock_api.c). */
 extern const struct dev_api vsock_api;
-/* Its thread's calls (virtio_vsock_sandbox.c). */
+/* Its calls (virtio_vsock_sandbox.c): every backend's, and (dm_kind's
+ * sandbox_of) the ones a spec's backend needs. */
 extern const struct dev_sandbox vsock_sandbox;
+const struct dev_sandbox *vsock_sandbox_of(const void *spec);
 
 /* The device kind behind --vsock (one per VM, as Firecracker's): the
  * hybrid device, or with backend=vhost virtio_vsock_vhost.c's. */

@@ -51,8 +51,24 @@ static const struct sandbox_rule vsock_handover[] = {
 };
 /* clang-format on */
 
+/* All of them (the kind's row), and what each backend's device needs:
+ * the hybrid device has its thread and a hand-over, never a vhost ring;
+ * backend=vhost neither, so its controller cannot unlink or bind. */
 const struct dev_sandbox vsock_sandbox = {
     .role[SANDBOX_VCPU] = SANDBOX_RULES(vsock_vcpu),
     .role[SANDBOX_DEVICE] = SANDBOX_RULES(vsock_thread),
     .role[SANDBOX_CONTROLLER] = SANDBOX_RULES(vsock_handover),
 };
+static const struct dev_sandbox vsock_hybrid_sandbox = {
+    .role[SANDBOX_DEVICE] = SANDBOX_RULES(vsock_thread),
+    .role[SANDBOX_CONTROLLER] = SANDBOX_RULES(vsock_handover),
+};
+static const struct dev_sandbox vsock_vhost_sandbox = {
+    .role[SANDBOX_VCPU] = SANDBOX_RULES(vsock_vcpu),
+};
+
+const struct dev_sandbox *vsock_sandbox_of(const void *spec)
+{
+	const struct vsock_spec *s = spec;
+	return s->backend == VSOCK_BACKEND_VHOST ? &vsock_vhost_sandbox : &vsock_hybrid_sandbox;
+}
