@@ -15,7 +15,7 @@ import unittest
 
 import benchpath
 from benchpath import fixture
-from skiffbench import ingest, metrics, parsers, rawcheck, report, rounds
+from skiffbench import drift, ingest, metrics, parsers, rawcheck, report, rounds
 from test_rounds import console_blob, make_tar
 
 ROUND = os.path.join(benchpath.BENCH, "bench-round.sh")
@@ -231,6 +231,21 @@ class WhoRunsThemTest(unittest.TestCase):
                           ("fill 12x", "bad size"), ("fill 0", "bad request")):
             out = in_round(f'echo "{req}" | bench_balloon_serve')
             self.assertIn(want, out, req)
+
+
+class PositionTest(unittest.TestCase):
+    def test_vsock_and_balloon_runs_get_the_position_term(self):
+        samples = [{"config": c, "workload": w, "rep": r, "position": p,
+                    "metrics": {m: 10.0 * p + r}}
+                   for w, m in (("vsock-g2h", "vsock_mb_s"),
+                                ("balloon", "balloon_mib_per_s"))
+                   for r in (1, 2, 3)
+                   for p, c in enumerate(("a", "b") if r % 2 else ("b", "a"), 1)]
+        text = "\n".join(drift.position_section({"meta": {},
+                                                 "samples": samples}))
+        self.assertNotIn("No positions recorded", text)
+        self.assertIn("vsock-g2h", text)
+        self.assertIn("balloon_mib_per_s", text)
 
 
 class IngestTest(unittest.TestCase):
