@@ -149,6 +149,18 @@ skiff-vfio       skiff --vfio-pci @PT
 skiff-vfio-trap  skiff --vfio-pci @PT,mmap=off
 qemu-vfio        qemu vhost=off machine=q35 pt=@PT
 "
+# vsock (issue 33.6, bench/bench-vsock.sh): skiff's hybrid vsock (L1 on
+# its Unix socket, CONNECT PORT: skiff's threads carry the stream), skiff
+# on the host kernel's vhost-vsock (L1 on AF_VSOCK) and QEMU's
+# vhost-vsock-pci (the same), each beside its NIC, the guest at CID 3.
+# Only they run the vsock-* workloads (bench_has_vsock: a --vsock, or the
+# qemu word vsock).
+BENCH_VSOCK_CID=3
+BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
+skiff-vsock-hybrid skiff --vsock cid=3,uds=/tmp/bench/v.sock
+skiff-vsock-vhost  skiff --vsock cid=3,backend=vhost
+qemu-vhost-vsock   qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh vsock
+"
 BENCH_PT_L0_ARGS="-device intel-iommu,intremap=off
 	-device pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=1
 	-netdev hubport,id=h0,hubid=0 -device e1000e,netdev=h0,bus=rp0
@@ -187,21 +199,37 @@ L2_EXTRA_MODULES="e1000"
 # for native configurations (and bench/skiffbench/ingest.py's VM_ONLY
 # must list the same).
 BENCH_WORKLOADS="boot idle tcp-g2h tcp-h2g udp-g2h rr tcp-rr ping"
-BENCH_VM_ONLY="boot idle snap migrate"
+BENCH_VM_ONLY="boot idle snap migrate balloon"
 # Known but run only when named (--workloads): each adds a stream of
 # BENCH_SECS per configuration, and the default suite should grow by at
 # most ~30% (docs/bench/METHODS.md).
-BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate"
+BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate vsock-h2g vsock-g2h vsock-rr balloon"
 # snap and migrate (issue 34.5, bench/bench-snapmig.sh) replace the VMM:
 # they run last, and only under skiff and QEMU.
 BENCH_SM_WORKLOADS="snap migrate"
+# balloon (bench/bench-vsock.sh) leaves the guest changed: after the
+# others, before those that replace the VMM; skiff and QEMU only.
+BENCH_LAST_WORKLOADS="balloon $BENCH_SM_WORKLOADS"
 
-# bench_sm_planned: the plan has snap or migrate (the VMM then gets its
-# API socket or QMP).
+# bench_sm_planned: the plan has snap or migrate.
 bench_sm_planned() {
 	case " $BENCH_PLAN_WORKLOADS " in *" snap "* | *" migrate "*) return 0 ;; esac
 	return 1
 }
+
+# bench_balloon_planned: the plan has balloon (the VM then gets one).
+bench_balloon_planned() {
+	case " $BENCH_PLAN_WORKLOADS " in *" balloon "*) return 0 ;; esac
+	return 1
+}
+
+# bench_sm_applies KIND: whether a VM kind has snap, migrate and balloon
+# (BENCH_LAST_WORKLOADS): skiff and QEMU.
+bench_sm_applies() { [ "$1" = skiff ] || [ "$1" = qemu ]; }
+
+# bench_ctl_planned: the plan drives the VMM (snap, migrate, balloon): it
+# then gets its API socket (skiff) or QMP (QEMU).
+bench_ctl_planned() { bench_sm_planned || bench_balloon_planned; }
 # udp64-*: the offered rate of 64-byte datagrams (iperf3 -b counts
 # payload: 2 Mbit/s = ~3900 packets/s). Below what every configuration
 # delivered at -b 0 (udp-g2h: 10-18k packets/s in the QUICK run of
@@ -380,10 +408,13 @@ bench_run_workload() {
 	# snap and migrate replace the VMM inside the window: its counters
 	# before and after would be two processes' (their metrics are their own).
 	case "$rw_w" in snap | migrate) rw_pid= ;; esac
-	case "$rw_w" in blk-*)
+	case "$rw_w" in
+	blk-*)
 		bench_blk_settle
 		rm -f "$BENCH_DIR/$rw_c/fio-run.snap" "$BENCH_DIR/$rw_c/fio-end.snap"
 		;;
+	# L2's memory used and freed, outside the window (bench-vsock.sh)
+	balloon) bench_balloon_fill "$rw_ip" "$rw_d" ;;
 	esac
 	rw_t0=$(now_ns)
 	bench_snap "$rw_pid" >"$rw_d/snap.before"
@@ -413,6 +444,10 @@ bench_run_workload() {
 		bench_blk_run "$rw_ip" "$rw_w" "$rw_s" "$rw_bound" >"$rw_d/fio.json" 2>&1 || rw_rc=$?
 		;;
 	snap | migrate) bench_sm_run "$rw_w" "$rw_d" ;;
+	vsock-*)
+		bench_vsock_run "$rw_w" "$BENCH_VSOCK_TARGET" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$?
+		;;
+	balloon) bench_balloon_run "$rw_d" ;;
 	*) bench_run_wl4 "$rw_w" "$rw_ip" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$? ;;
 	esac
 	bench_snap "$rw_pid" >"$rw_d/snap.after"
@@ -471,10 +506,10 @@ bench_run_wl4() {
 bench_idle_first() {
 	case " $* " in *" idle "*) echo idle ;; esac
 	for if_w in "$@"; do
-		case " idle $BENCH_SM_WORKLOADS " in *" $if_w "*) ;; *) echo "$if_w" ;; esac
+		case " idle $BENCH_LAST_WORKLOADS " in *" $if_w "*) ;; *) echo "$if_w" ;; esac
 	done
-	# Then the ones that replace the VMM, snap before migrate.
-	for if_w in $BENCH_SM_WORKLOADS; do
+	# Then balloon and the ones that replace the VMM, snap before migrate.
+	for if_w in $BENCH_LAST_WORKLOADS; do
 		case " $* " in *" $if_w "*) echo "$if_w" ;; esac
 	done
 }
@@ -566,15 +601,16 @@ bench_wait_file() {
 # bench_qemu_opts OPTS...: a qemu configuration's words (see BENCH_CONFIGS)
 # into vm_m (machine), vm_k (kernel; empty: no vmlinux for kernel=pvh),
 # vm_nic (device model), vm_o (",..." for the -netdev), vm_aio (disk=AIO:
-# the test disk's aio=), vm_iot (iothread: the test disk on one) and vm_pm
-# (cpu-pm: -overcommit cpu-pm=on).
+# the test disk's aio=), vm_iot (iothread: the test disk on one), vm_pm
+# (cpu-pm: -overcommit cpu-pm=on) and vm_vsock (vsock: vhost-vsock-pci).
 bench_qemu_opts() {
 	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci vm_aio='' vm_iot='' vm_pm=''
-	vm_pt_addr=''
+	vm_pt_addr='' vm_vsock=''
 
 	for vm_a in "$@"; do
 		case "$vm_a" in
 		cpu-pm) vm_pm=1 ;;
+		vsock) vm_vsock=1 ;;
 		disk=*) vm_aio=${vm_a#disk=} ;;
 		iothread) vm_iot=1 ;;
 		machine=*) vm_m=${vm_a#machine=} ;;
@@ -634,10 +670,14 @@ bench_vm() {
 	set -- $vm_args
 	# Guest RAM is found in smaps by this size (bench_snap).
 	BENCH_MEM_KIB=$(bench_mem_kib "$vm_mem")
-	vm_disk=0 vm_ip=$BENCH_L2_IP
+	vm_disk=0 vm_ip=$BENCH_L2_IP vm_has_vsock=0 BENCH_VSOCK_TARGET=''
 	# snap and migrate: the VMM's API (skiff) or QMP (QEMU), reset.
 	BENCH_SM_QMP=4444 BENCH_SM_API=$BENCH_DIR/api.sock
 	bench_has_disk "$@" && vm_disk=1
+	if bench_has_vsock "$@"; then
+		vm_has_vsock=1
+		BENCH_VSOCK_TARGET=$(bench_vsock_target "$@")
+	fi
 	# Not in $(...): the setup is once per round, its flag must stay set.
 	if [ "$vm_disk" = 1 ] && ! bench_blk_setup >"$vm_d/blk-setup.err" 2>&1; then
 		# shellcheck disable=SC2086 # a list of names
@@ -667,7 +707,10 @@ bench_vm() {
 		set -- "$vm_bin" run --kernel "$L2_KERNEL" --initrd "$L2_INITRD" \
 			--cmdline "$L2_CMDLINE$vm_cmd" --mem "$vm_mem" --cpus "$vm_cpus" --timing \
 			--stats-json "$vm_d/skiff-stats.json" $vm_net "$@"
-		! bench_sm_planned || set -- "$@" --api-sock "$BENCH_SM_API"
+		! bench_ctl_planned || set -- "$@" --api-sock "$BENCH_SM_API"
+		# The balloon as Firecracker's users set it: statistics on (its
+		# actual_mib is read from them), deflate on OOM.
+		! bench_balloon_planned || set -- "$@" --balloon amount=0,deflate-on-oom=on,stats=1
 		# fio's disk last: with --iothreads 2 the test disk has io1 alone.
 		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
 		;;
@@ -694,7 +737,11 @@ bench_vm() {
 				-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
 		fi
 		[ -z "$vm_pm" ] || set -- "$@" -overcommit cpu-pm=on
-		! bench_sm_planned || set -- "$@" -qmp "tcp:127.0.0.1:$BENCH_SM_QMP,server=on,wait=off"
+		! bench_ctl_planned || set -- "$@" -qmp "tcp:127.0.0.1:$BENCH_SM_QMP,server=on,wait=off"
+		[ -z "$vm_vsock" ] || set -- "$@" -device "vhost-vsock-pci,guest-cid=$BENCH_VSOCK_CID"
+		# skiff's balloon, QEMU's way: statistics every second too.
+		! bench_balloon_planned ||
+			set -- "$@" -device virtio-balloon-pci,id=balloon0,deflate-on-oom=on,guest-stats-polling-interval=1
 		# The test disk as QEMU's users tune it (cache=none: O_DIRECT, no
 		# page cache in L1), on an iothread if asked; fio's disk plain.
 		if [ -n "$vm_aio" ]; then
@@ -795,10 +842,10 @@ bench_vm() {
 	# shellcheck disable=SC2086 # a list of names
 	for vm_w in $(bench_idle_first $BENCH_PLAN_WORKLOADS); do
 		[ "$vm_w" = boot ] && continue
-		bench_applies "$vm_w" "$vm_disk" || continue
-		case " $BENCH_SM_WORKLOADS " in *" $vm_w "*)
+		bench_applies "$vm_w" "$vm_disk" "$vm_has_vsock" || continue
+		case " $BENCH_LAST_WORKLOADS " in *" $vm_w "*)
 			if ! bench_sm_applies "$vm_kind"; then
-				echo "bench: $vm_c: $vm_kind has no snapshot or live migration here: $vm_w skipped"
+				echo "bench: $vm_c: $vm_kind has no snapshot, live migration or balloon here: $vm_w skipped"
 				continue
 			fi
 			;;
@@ -881,7 +928,7 @@ bench_native() {
 	fi
 	for w in $BENCH_PLAN_WORKLOADS; do
 		case " $BENCH_VM_ONLY " in *" $w "*) continue ;; esac
-		bench_applies "$w" 0 || continue
+		bench_applies "$w" 0 0 || continue
 		bench_run_workload "$c" "$w" "$n_ip" ""
 	done
 	[ "${2:-}" != pt ] || bench_pt_native_stop
@@ -1001,6 +1048,23 @@ bench_disk_configs() {
 	return 0
 }
 
+# bench_has_vsock KIND ARGS...: whether a configuration gives L2 a vsock
+# (skiff: a --vsock; qemu: the word vsock), i.e. runs the vsock-* workloads.
+bench_has_vsock() {
+	case " $* " in *" --vsock "* | *" vsock "*) return 0 ;; esac
+	return 1
+}
+
+# bench_vsock_configs: the names of the configurations with a vsock, one a
+# line (bench/run.sh asks, as for bench_disk_configs).
+bench_vsock_configs() {
+	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r vc_n vc_rest; do
+		# shellcheck disable=SC2086 # KIND ARGS as words
+		[ -n "$vc_n" ] && bench_has_vsock $vc_rest && echo "$vc_n"
+	done
+	return 0
+}
+
 # bench_pt_configs: the names of the passthrough configurations (an @PT
 # argument, or native pt), one a line: bench/run.sh asks, to give L0 and
 # L1 the hardware and modules they need.
@@ -1013,11 +1077,15 @@ bench_pt_configs() {
 	return 0
 }
 
-# bench_applies W HAS_DISK: whether workload W runs on a VM configuration
-# (HAS_DISK 1 or 0). A pair that does not apply is skipped without a
-# trace: the host never planned it (ingest.workloads_for).
+# bench_applies W HAS_DISK HAS_VSOCK: whether workload W runs on a VM
+# configuration (each 1 or 0). A pair that does not apply is skipped
+# without a trace: the host never planned it (ingest.workloads_for).
 bench_applies() {
-	case "$1" in blk-*) [ "$2" = 1 ] ;; *) return 0 ;; esac
+	case "$1" in
+	blk-*) [ "$2" = 1 ] ;;
+	vsock-*) [ "$3" = 1 ] ;;
+	*) return 0 ;;
+	esac
 }
 
 # bench_blk_setup: the test disk, once per round: loop module, a
@@ -1126,6 +1194,9 @@ l1() {
 	# snap and migrate (bench/run.sh packs the file when they are planned)
 	# shellcheck disable=SC1091
 	[ ! -e /testbed/bench-snapmig.sh ] || . /testbed/bench-snapmig.sh
+	# vsock and balloon (packed when planned, as bench-snapmig.sh)
+	# shellcheck disable=SC1091
+	[ ! -e /testbed/bench-vsock.sh ] || . /testbed/bench-vsock.sh
 	BENCH_REP=$(bench_arg bench_rep 1)
 	BENCH_SECS=$(bench_arg bench_secs 2)
 	# The smoke test's default: every configuration, but native ones only
@@ -1198,6 +1269,13 @@ l2() {
 		sockperf server --tcp -i "$BENCH_L2_IP" -p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 &
 	fi
 	bench_blk_l2
+	# The vsock's servers and the balloon's fill server, where this VM
+	# has those devices (bench-vsock.sh).
+	if [ -e /testbed/bench-vsock.sh ]; then
+		# shellcheck disable=SC1091
+		. /testbed/bench-vsock.sh
+		bench_vb_l2
+	fi
 	echo "SKIFF-BENCH-L2: ready"
 	# Until L1 connects to the quit port (bounded: L1 would be gone).
 	timeout 1800 nc -l -p "$BENCH_QUIT_PORT" </dev/null >/dev/null 2>&1

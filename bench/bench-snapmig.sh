@@ -37,9 +37,6 @@ BENCH_SM_QMP=4444 # the running QEMU's QMP (TCP on L1's loopback: no socat)
 BENCH_SM_QMP2=4445
 BENCH_SM_API=$BENCH_DIR/api.sock
 
-# bench_sm_applies KIND: whether a VM kind has snap and migrate.
-bench_sm_applies() { [ "$1" = skiff ] || [ "$1" = qemu ]; }
-
 # bench_sm_quote ARGS...: ARGS quoted for eval (the VMM's command line,
 # kept for a restore or a migration target).
 bench_sm_quote() {

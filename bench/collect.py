@@ -4,6 +4,7 @@
 
 usage: bench/collect.py RESULTS.json --config C --workload W --rep K
          [--iperf3 FILE] [--sockperf FILE] [--ping FILE] [--fio FILE]
+         [--vsock FILE] [--balloon FILE]
          [--console FILE]...
          [--metric KEY=VALUE]... [--duration SECONDS] [--meta KEY=VALUE]...
 
@@ -35,7 +36,9 @@ def sample_metrics(args):
     readers = (("iperf3", parsers.parse_iperf3_json, metrics.from_iperf3),
                ("sockperf", parsers.parse_sockperf, metrics.from_sockperf),
                ("ping", parsers.parse_ping, metrics.from_ping),
-               ("fio", parsers.parse_fio_json, metrics.from_fio))
+               ("fio", parsers.parse_fio_json, metrics.from_fio),
+               ("vsock", parsers.parse_vsock_io, metrics.from_vsock),
+               ("balloon", parsers.parse_balloon, metrics.from_balloon))
     for attr, parse, to_metrics in readers:
         path = getattr(args, attr)
         if path:
@@ -59,6 +62,8 @@ def main(argv=None):
     ap.add_argument("--sockperf")
     ap.add_argument("--ping")
     ap.add_argument("--fio")
+    ap.add_argument("--vsock")
+    ap.add_argument("--balloon")
     ap.add_argument("--console", action="append", default=[])
     ap.add_argument("--metric", action="append", type=_kv, default=[])
     ap.add_argument("--meta", action="append", type=_kv, default=[])
@@ -77,7 +82,8 @@ def main(argv=None):
         status = 3
     if args.duration is not None:
         sample["duration_s"] = args.duration
-    raw = {k: getattr(args, k) for k in ("iperf3", "sockperf", "ping", "fio")
+    raw = {k: getattr(args, k) for k in ("iperf3", "sockperf", "ping", "fio",
+                                         "vsock", "balloon")
            if getattr(args, k)}
     if args.console:
         raw["console"] = args.console

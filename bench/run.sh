@@ -88,6 +88,13 @@ DISK_CONFIGS=$( (
 	. "$SCENARIO_FILE"
 	bench_disk_configs
 ) | paste -sd, -)
+# The configurations with a vsock, the only ones that run vsock-*
+# workloads (bench_vsock_configs), likewise.
+VSOCK_CONFIGS=$( (
+	# shellcheck disable=SC1090
+	. "$SCENARIO_FILE"
+	bench_vsock_configs
+) | paste -sd, -)
 # The passthrough configurations (issue 11): a plan with one boots L0 with
 # the scenario's e1000e, IOMMU and hub, and L1 with vfio (bench_pt_configs).
 PT_CONFIGS=$( (
@@ -232,6 +239,8 @@ bench_build_initrd() {
 		tb_copy_bin "$work/l1" /usr/bin/curl
 		tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
 	fi
+	# vsock and balloon (bench/bench-vsock.sh, in L1 and L2)
+	[ -z "$VB_SEL" ] || bench_pack_vb "$work/l1" "$work/l2"
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
 	if [ -n "$NATIVE_SEL" ]; then
@@ -249,13 +258,18 @@ bench_build_initrd() {
 	tb_copy_bin "$work/l2" /usr/bin/sockperf
 	[ -z "$DISK_SEL" ] || bench_pack_blk "$work/l1" "$work/l2"
 	# Modules the scenario's L2 needs beyond the base's (the e1000 driver;
-	# for passthrough, the e1000e's), and L1's for passthrough (vfio).
-	local l2mods
+	# for passthrough, the e1000e's), and L1's for passthrough (vfio) and
+	# for vsock (AF_VSOCK and vhost_vsock, as the vhost-vsock scenario's).
+	local l2mods l1mods=''
 	l2mods=$(scenario_var L2_EXTRA_MODULES)
 	if [ -n "$PT_SEL" ]; then
 		l2mods="$l2mods e1000e"
-		# shellcheck disable=SC2046,SC2086 # lists of names
-		tb_add_modules "$work/l1" $TB_L1_MODULES $(scenario_var BENCH_PT_L1_MODULES)
+		l1mods=$(scenario_var BENCH_PT_L1_MODULES)
+	fi
+	[ -z "$VSOCK_SEL" ] || l1mods="$l1mods $BENCH_VSOCK_L1_MODULES"
+	if [ -n "$l1mods" ]; then
+		# shellcheck disable=SC2086 # lists of names
+		tb_add_modules "$work/l1" $TB_L1_MODULES $l1mods
 		tb_drop_base_libs "$work/l1" "$TB_L1_BASE"
 	fi
 	tb_add_l2_extras "$work/l2" "" "$l2mods"
@@ -301,6 +315,48 @@ bench_pack_blk() {
 		n=${n%.xz}
 		bench_unxz_module "$m" "$l2/lib/modules/bench/$n"
 		echo "${n%.ko}" >>"$l2/lib/modules/bench/order"
+	done
+}
+
+# The vsock and balloon parts (bench/bench-vsock.sh): L1's modules for
+# AF_VSOCK and vhost-vsock, L2's for the guest's devices (each group apart,
+# in its load order, without what the L2 base loads already).
+BENCH_VSOCK_L1_MODULES="vsock vmw_vsock_virtio_transport_common vhost_vsock"
+BENCH_VSOCK_L2_MODULES="vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport"
+BENCH_BALLOON_L2_MODULES="virtio_balloon"
+
+# bench_pack_vb L1DIR L2DIR: bench-vsock.sh in both, curl in L1 (skiff's
+# API), and L2's module groups under lib/modules/bench-vsock and
+# lib/modules/bench-balloon (bench_vb_l2 loads a group only when its device
+# is there).
+bench_pack_vb() {
+	local l1=$1 l2=$2
+	cp "$TB_ROOT/bench/bench-vsock.sh" "$l1/testbed/"
+	cp "$TB_ROOT/bench/bench-vsock.sh" "$l2/testbed/"
+	tb_copy_bin "$l1" /usr/bin/curl
+	tb_drop_base_libs "$l1" "$TB_L1_BASE"
+	# shellcheck disable=SC2086 # lists of names
+	bench_pack_l2_group "$l2" vsock $BENCH_VSOCK_L2_MODULES
+	# shellcheck disable=SC2086
+	bench_pack_l2_group "$l2" balloon $BENCH_BALLOON_L2_MODULES
+}
+
+# bench_pack_l2_group L2DIR GROUP MODULES...: MODULES and their
+# dependencies, less the base's, in L2DIR/lib/modules/bench-GROUP/ with
+# their load order in its file "order".
+bench_pack_l2_group() {
+	local l2=$1 group=$2 m n base
+	shift 2
+	# shellcheck disable=SC2086 # a list of names
+	base=" $(tb_module_closure $TB_L2_MODULES | tr '\n' ' ') "
+	mkdir -p "$l2/lib/modules/bench-$group"
+	: >"$l2/lib/modules/bench-$group/order"
+	for m in $(tb_module_closure "$@"); do
+		case "$base" in *" $m "*) continue ;; esac
+		n=${m##*/}
+		n=${n%.xz}
+		bench_unxz_module "$m" "$l2/lib/modules/bench-$group/$n"
+		echo "${n%.ko}" >>"$l2/lib/modules/bench-$group/order"
 	done
 }
 
@@ -353,10 +409,13 @@ if [ -n "$BASE_SEL" ]; then
 		tb_die "BENCH_BASE=$BENCH_BASE: no such commit"
 fi
 DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
+VSOCK_SEL=$(csv_inter "$configs" "$VSOCK_CONFIGS")
 PT_SEL=$(csv_inter "$configs" "$PT_CONFIGS")
 # snap and migrate (bench/bench-snapmig.sh, sourced by the round in L1;
 # skiff's API by curl).
 SM_SEL=$(csv_inter "$workloads" snap,migrate)
+# vsock configurations or the balloon workload (bench/bench-vsock.sh)
+VB_SEL=$VSOCK_SEL$(csv_inter "$workloads" balloon)
 PT_L0_ARGS='' PT_L1_APPEND=''
 if [ -n "$PT_SEL" ]; then
 	PT_L0_ARGS=$(scenario_var BENCH_PT_L0_ARGS)
@@ -364,7 +423,8 @@ if [ -n "$PT_SEL" ]; then
 fi
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
-	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL" --disks "$DISK_SEL")
+	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL" --disks "$DISK_SEL" \
+	--vsocks "$VSOCK_SEL")
 total=$(awk -F'\t' '$1 == "total" { print $2 }' <<<"$plan")
 design=$(awk -F'\t' '$1 == "balance" { print $2 }' <<<"$plan")
 
@@ -497,7 +557,8 @@ run_round() {
 	note_host_load "$label" "$host_before"
 	python3 "$ROUNDS" ingest --log "$log" --out "$out" --results "$results" \
 		--rep "$rep" --configs "$order" --workloads "$workloads" \
-		--native "$NATIVE_SEL" --disks "$DISK_SEL" --l0-rc "$rc" "${stalled[@]}" "${keep[@]}" \
+		--native "$NATIVE_SEL" --disks "$DISK_SEL" --vsocks "$VSOCK_SEL" --l0-rc "$rc" \
+		"${stalled[@]}" "${keep[@]}" \
 		--lost "$out/logs/.lost" --redo "$out/logs/.redo" \
 		--host-load "$out/logs/host-load.tsv" --contam-pct "$CONTAM_PCT" || true
 	local lost redo c w
@@ -527,12 +588,14 @@ run_round() {
 }
 
 # runs_not_applying CONFIG: how many of the non-boot workloads CONFIG skips
-# (blk-* without a test disk).
+# (blk-* without a test disk, vsock-* without a vsock).
 runs_not_applying() {
 	local w k=0
-	in_list "$1" "$DISK_SEL" && { echo 0; return; }
 	for w in ${workloads//,/ }; do
-		case "$w" in blk-*) k=$((k + 1)) ;; esac
+		case "$w" in
+		blk-*) in_list "$1" "$DISK_SEL" || k=$((k + 1)) ;;
+		vsock-*) in_list "$1" "$VSOCK_SEL" || k=$((k + 1)) ;;
+		esac
 	done
 	echo "$k"
 }

@@ -27,6 +27,10 @@ POSITION_METRICS = (
     ("udp-g2h", "cpu_s_per_mpkt"),
     ("rr", "latency_p50_us"),
     ("ping", "ping_avg_ms"),
+    ("vsock-h2g", "vsock_mb_s"),
+    ("vsock-g2h", "vsock_mb_s"),
+    ("vsock-rr", "vsock_rtt_p50_us"),
+    ("balloon", "balloon_mib_per_s"),
 )
 
 

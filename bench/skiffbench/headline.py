@@ -21,6 +21,7 @@ WORDS = {stats.VERDICT_BETTER: "**win**", stats.VERDICT_WORSE: "**loss**",
 # Percentile metrics and the count of observations each run's percentile
 # is taken over.
 OBSERVATIONS = {"latency_": ("rr_transactions", "transactions"),
+                "vsock_rtt_": ("rr_transactions", "transactions"),
                 "blk_clat_": ("blk_ios", "I/Os")}
 LABELS = {(w, m): label.strip() for w, m, label in summary.HEADLINE}
 LABELS.update({("boot", "boot_guest_uptime_ms"): "guest uptime at init, ms",

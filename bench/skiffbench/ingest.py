@@ -21,7 +21,8 @@ from skiffbench import hostload  # noqa: E402
 import collect  # noqa: E402  (bench/collect.py)
 
 TOOL_FILES = (("iperf3", "iperf3.json"), ("sockperf", "sockperf.txt"),
-              ("ping", "ping.txt"), ("fio", "fio.json"))
+              ("ping", "ping.txt"), ("fio", "fio.json"),
+              ("vsock", "vsock.txt"), ("balloon", "balloon.txt"))
 
 _BEGIN = re.compile(r"SKIFF-BENCH-DATA-BEGIN rep=(\d+) config=(\S+)")
 _B64 = re.compile(r"SKIFF-BENCH-B64 ([A-Za-z0-9+/=]+)\s*$")
@@ -34,19 +35,26 @@ def is_blk_workload(workload):
     return workload.startswith("blk-")
 
 
+def is_vsock_workload(workload):
+    """The vsock workloads (bench/bench-vsock.sh) are named vsock-*."""
+    return workload.startswith("vsock-")
+
+
 # Workloads that need a VM: a native configuration has no boot and no VMM
 # to watch idling.
-VM_ONLY = ("boot", "idle", "snap", "migrate")
+VM_ONLY = ("boot", "idle", "snap", "migrate", "balloon")
 
 
-def workloads_for(config, workloads, native, disks=()):
+def workloads_for(config, workloads, native, disks=(), vsocks=()):
     """Workloads a configuration runs: no VM_ONLY one without a VM, no
-    block workload without a test disk (disks: the configurations that
-    have one). A pair that does not apply has no sample at all, not a
-    failed one: it was never planned."""
+    block workload without a test disk, no vsock workload without a vsock
+    (disks, vsocks: the configurations that have one). A pair that does
+    not apply has no sample at all, not a failed one: it was never
+    planned."""
     return [w for w in workloads
             if not (w in VM_ONLY and config in native)
-            and not (is_blk_workload(w) and config not in disks)]
+            and not (is_blk_workload(w) and config not in disks)
+            and not (is_vsock_workload(w) and config not in vsocks)]
 
 
 # ---- the console log ----
@@ -210,7 +218,7 @@ def raw_rel_dir(rep, makeup=0):
 def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
                  l0_rc=0, say=print, stalled=False, lost=None, keep=None,
                  loads=None, contam_pct=hostload.CONTAM_PCT, redo=None,
-                 disks=(), makeup=0):
+                 disks=(), makeup=0, vsocks=()):
     """Unpack a round's data under out_dir/raw_rel_dir(rep, makeup) and
     add its samples (makeup: k > 0 for the k-th extra round).
     Runs without data become failed samples. Returns (ok, failed); the
@@ -222,12 +230,12 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
     of the host others used during it: above contam_pct the run counts
     as failed ("contaminated") and (config, workload) goes to `redo`.
     keep: a set of (config, workload) to ingest (a round that makes up
-    for some runs only); None: all. disks: the configurations with a test
-    disk (workloads_for)."""
+    for some runs only); None: all. disks, vsocks: the configurations with
+    a test disk, with a vsock (workloads_for)."""
     start = _n_samples(results)
     ok, failed = _ingest_round(log, out_dir, results, rep, configs,
                                workloads, native, l0_rc, say, stalled, lost,
-                               keep, disks, makeup)
+                               keep, disks, makeup, vsocks)
     bad = _annotate(results, start, configs, loads or {}, contam_pct)
     for config, workload, pct in bad:
         say(f"bench: {config} {workload} rep {rep}: contaminated (others "
@@ -274,7 +282,8 @@ def _annotate(results, start, configs, loads, contam_pct):
 
 
 def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
-                  l0_rc, say, stalled, lost, keep, disks=(), makeup=0):
+                  l0_rc, say, stalled, lost, keep, disks=(), makeup=0,
+                  vsocks=()):
     with open(log, errors="replace") as f:
         text = f.read()
     blobs = extract_blobs(text)
@@ -295,7 +304,8 @@ def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
             why = f"no data from L1: {problem}"
             if lost is not None:
                 lost.append(config)
-        for workload in workloads_for(config, workloads, native, disks):
+        for workload in workloads_for(config, workloads, native, disks,
+                                      vsocks):
             if keep is not None and (config, workload) not in keep:
                 continue
             if why is not None:

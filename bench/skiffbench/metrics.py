@@ -21,6 +21,8 @@ takes the workload's offered rate (offered_rate()) and withholds those
 directions otherwise.
 """
 
+from . import stats
+
 # name -> (higher_is_better, human description). None = informational only.
 DIRECTIONS = {
     # boot: skiff start -> first KVM_RUN -> guest init marker
@@ -103,6 +105,21 @@ DIRECTIONS = {
     # load and start are not in it): skiff's counted the same way
     "mig_downtime_sent_ms": (False, "migration downtime to the last byte sent, ms"),
     "mig_request_ms": (False, "migration request to completion seen by L1, ms"),
+    # vsock between L1 and L2 (bench-vsock.sh: vsock-io, L1's side)
+    "vsock_mb_s": (True, "vsock stream, MB/s (10^6 bytes)"),
+    "vsock_rtt_p50_us": (False, "vsock request/response round trip p50, us"),
+    "vsock_rtt_p99_us": (False, "vsock request/response round trip p99, us"),
+    "vsock_rtt_avg_us": (False, "vsock request/response round trip average, us"),
+    "vsock_rtt_max_us": (False, "vsock request/response round trip max, us"),
+    # the balloon (bench-vsock.sh): the VMM's VmRSS around an inflate
+    "balloon_rss_drop_mib": (True, "VMM RSS given back by the balloon, MiB"),
+    "balloon_recover_ms": (False, "balloon request to the VMM's RSS settled, ms"),
+    "balloon_mib_per_s": (True, "VMM RSS recovered per second of inflating, MiB/s"),
+    # each VMM's own API, polled: not the same probe for both
+    "balloon_actual_ms": (None, "balloon request to the VMM saying it is at target, ms"),
+    "balloon_rss_before_mib": (None, "VMM RSS before the balloon, MiB"),
+    "balloon_rss_after_mib": (None, "VMM RSS after the balloon, MiB"),
+    "balloon_target_mib": (None, "balloon asked for, MiB"),
 }
 
 # Work units: a workload whose samples carry one of these does an amount
@@ -252,6 +269,34 @@ def from_fio(parsed):
     cpu = [parsed.get(k) for k in ("usr_cpu", "sys_cpu")]
     if all(isinstance(c, (int, float)) for c in cpu):
         out["blk_guest_cpu_pct"] = cpu[0] + cpu[1]
+    return out
+
+
+def from_vsock(parsed):
+    """Metrics from parsers.parse_vsock_io(): a stream's MB/s (mb_moved
+    its work unit), or rr's round trips (each run's own percentiles,
+    type 7 as stats.quantile; rr_transactions its work unit)."""
+    if parsed["kind"] != "rr":
+        return {"vsock_mb_s": parsed["bytes"] / parsed["us"],
+                "mb_moved": parsed["bytes"] / 1e6}
+    rtts = parsed["rtt_us"]
+    return {"vsock_rtt_p50_us": stats.quantile(rtts, 0.5),
+            "vsock_rtt_p99_us": stats.quantile(rtts, 0.99),
+            "vsock_rtt_avg_us": sum(rtts) / len(rtts),
+            "vsock_rtt_max_us": max(rtts),
+            "rr_transactions": parsed["count"]}
+
+
+def from_balloon(parsed):
+    """Metrics from parsers.parse_balloon(), in MiB (VmRSS is in KiB)."""
+    out = {"balloon_target_mib": parsed["target_mib"],
+           "balloon_rss_before_mib": parsed["rss_before_kib"] / 1024.0,
+           "balloon_rss_after_mib": parsed["rss_after_kib"] / 1024.0,
+           "balloon_rss_drop_mib": parsed["drop_kib"] / 1024.0,
+           "balloon_mib_per_s": parsed["mib_per_s"],
+           "balloon_actual_ms": parsed["actual_ms"]}
+    if parsed["recover_ms"] is not None:
+        out["balloon_recover_ms"] = parsed["recover_ms"]
     return out
 
 

@@ -266,3 +266,114 @@ def parse_fio_json(text):
         "usr_cpu": job.get("usr_cpu"),
         "sys_cpu": job.get("sys_cpu"),
     }
+
+
+# ---- vsock-io and the balloon's trace (bench/bench-vsock.sh) ----
+
+_VSOCK_STREAM = re.compile(r"vsock-io: (sent|received) (\d+) bytes in (\d+) us")
+_VSOCK_RR_HEAD = re.compile(r"vsock-io: rr (\d+) x (\d+) bytes")
+_VSOCK_RR_END = re.compile(r"vsock-io: rr (\d+) round trips in (\d+) us")
+_VSOCK_RTT = re.compile(r"^rtt_ns (\d+)$")
+
+
+def _vsock_failure(lines, why):
+    """vsock-io's own last word (its one line on a failure), else why."""
+    said = [line for line in lines if line.startswith("vsock-io: ")
+            and not line.startswith("vsock-io: OK ")]
+    return ValueError(said[-1] if said else why)
+
+
+def parse_vsock_io(text):
+    """One run of tests/testbed/guest/vsock-bench.c's send, recv or rr.
+
+    A stream ("sent|received N bytes in U us") gives kind, bytes and us: a
+    sender's time runs to the sink's close, a receiver's over its own
+    window. rr ("rr COUNT x SIZE bytes", COUNT "rtt_ns N" lines, "rr COUNT
+    round trips in U us") gives count, size, us and the round trips in
+    microseconds, all of them: a run cut short, or one that moved nothing,
+    raises with vsock-io's own line when it printed one."""
+    lines = [line.rstrip("\r") for line in text.splitlines()]
+    for line in lines:
+        m = _VSOCK_STREAM.search(line)
+        if m:
+            n, us = int(m.group(2)), int(m.group(3))
+            if n <= 0 or us <= 0:
+                raise ValueError(f"vsock-io: {m.group(1)} {n} bytes in "
+                                 f"{us} us: nothing measured")
+            return {"kind": m.group(1), "bytes": n, "us": us}
+    head = next((m for m in map(_VSOCK_RR_HEAD.search, lines) if m), None)
+    if not head:
+        raise _vsock_failure(lines, "vsock-io: no result line")
+    count, size = int(head.group(1)), int(head.group(2))
+    rtts = [int(m.group(1)) / 1000.0
+            for m in map(_VSOCK_RTT.match, lines) if m]
+    end = next((m for m in map(_VSOCK_RR_END.search, lines) if m), None)
+    if not end or len(rtts) != count or int(end.group(1)) != count:
+        raise ValueError(f"vsock-io: rr cut short: {len(rtts)} of {count} "
+                         "round trips")
+    return {"kind": "rr", "count": count, "size": size,
+            "us": int(end.group(2)), "rtt_us": rtts}
+
+
+# The RSS a balloon recovered is reached once the VmRSS is within this of
+# the last sample (KiB): the run's end, not its last page.
+BALLOON_SETTLED_KIB = 1024
+
+
+def _balloon_lines(text):
+    """(target MiB, [(ns, KiB)] before t0, t0, [(ns, KiB)] after it,
+    "actual" ns); an "error" line raises with it."""
+    target = t0 = actual = None
+    before, after = [], []
+    for line in text.splitlines():
+        f = line.strip().split()
+        if not f:
+            continue
+        if f[0] == "error":
+            raise ValueError("balloon: " + " ".join(f[1:]))
+        try:
+            if f[0] == "target_mib" and len(f) == 2:
+                target = int(f[1])
+            elif f[0] == "t0" and len(f) == 2:
+                t0 = int(f[1])
+            elif f[0] == "actual" and len(f) == 2:
+                actual = int(f[1])
+            elif f[0] == "rss" and len(f) == 3:
+                (before if t0 is None else after).append((int(f[1]),
+                                                          int(f[2])))
+        except ValueError:
+            raise ValueError(f"balloon: bad line {line.strip()!r}") from None
+    if target is None or t0 is None or not before or not after:
+        raise ValueError("balloon: trace without target_mib, t0 or VmRSS "
+                         "samples on both sides of it")
+    if actual is None:
+        raise ValueError("balloon: the VMM never said the balloon reached "
+                         "its target")
+    return target, before, t0, after, actual
+
+
+def parse_balloon(text):
+    """The balloon workload's trace (bench_balloon_run): the VMM's VmRSS
+    before the request and every ~50 ms after it, until the VMM said the
+    guest's balloon was at its target (actual) and 5 samples more.
+
+    rss_before_kib is the last sample before the request, rss_after_kib
+    the last of all; recover_ms runs from the request to the first sample
+    within BALLOON_SETTLED_KIB of rss_after_kib, and mib_per_s is the drop
+    over that time (0 when the RSS did not drop by more than that margin:
+    then recover_ms is None). actual_ms: the request to the moment L1 saw
+    the VMM report the target (its API, polled)."""
+    target, before, t0, after, actual = _balloon_lines(text)
+    rss_before, rss_after = before[-1][1], after[-1][1]
+    drop = rss_before - rss_after
+    out = {"target_mib": target, "rss_before_kib": rss_before,
+           "rss_after_kib": rss_after, "drop_kib": drop,
+           "actual_ms": (actual - t0) / 1e6, "samples": len(after),
+           "recover_ms": None, "mib_per_s": 0.0}
+    if drop > BALLOON_SETTLED_KIB:
+        t = next(ns for ns, kib in after
+                 if kib <= rss_after + BALLOON_SETTLED_KIB)
+        if t > t0:
+            out["recover_ms"] = (t - t0) / 1e6
+            out["mib_per_s"] = (drop / 1024.0) / ((t - t0) / 1e9)
+    return out

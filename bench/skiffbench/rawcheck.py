@@ -29,7 +29,9 @@ from skiffbench.ingest import TOOL_FILES, read_kv  # noqa: E402
 READERS = {"iperf3": (parsers.parse_iperf3_json, metrics.from_iperf3),
            "sockperf": (parsers.parse_sockperf, metrics.from_sockperf),
            "ping": (parsers.parse_ping, metrics.from_ping),
-           "fio": (parsers.parse_fio_json, metrics.from_fio)}
+           "fio": (parsers.parse_fio_json, metrics.from_fio),
+           "vsock": (parsers.parse_vsock_io, metrics.from_vsock),
+           "balloon": (parsers.parse_balloon, metrics.from_balloon)}
 
 
 def run_dir(sample):

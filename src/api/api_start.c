@@ -166,6 +166,11 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 	int status;
 	if (vmm_build(f->vmm, &c, f->start_ns, &status, why, sizeof(why)) < 0)
 		goto fail;
+	/* A VM from the command line: its devices of the kinds with a
+	 * resource (a --balloon, a --vsock) become the API's, so GET and
+	 * PATCH /balloon find them as after a PUT. */
+	if (given)
+		fc_vmcfg_from_devices(&f->cfg, &f->vmm->dm);
 	if (f->on_vm)
 		f->on_vm(&f->vmm->vm);
 	status = 1;

@@ -14,7 +14,9 @@
  * bytes / time is the throughput the receiver saw. On stderr at the end:
  * "vsock-io: sent|received N bytes in U us". Exit status 1, with one line
  * saying why, on any failure: a refused connection, no OK line, a short
- * write. No timeouts of its own: the scenario bounds it with `timeout`. */
+ * write. No timeouts of its own: the scenario bounds it with `timeout`.
+ *
+ * Built with vsock-bench.c: the benchmark's modes (serve, send, recv, rr). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,22 +28,29 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
-static char buf[1 << 16];
+#include "vsock-io.h"
 
-static void die(const char *what)
+char io_buf[VSOCK_IO_BUF];
+
+void die(const char *what)
 {
 	fprintf(stderr, "vsock-io: %s: %s\n", what, errno ? strerror(errno) : "failed");
 	exit(1);
 }
 
-static uint64_t now_us(void)
+uint64_t now_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static int write_all(int fd, const char *p, size_t n)
+uint64_t now_us(void)
+{
+	return now_ns() / 1000u;
+}
+
+int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -60,20 +69,20 @@ static uint64_t pump(int from, int to, const char *what)
 {
 	uint64_t total = 0;
 	for (;;) {
-		ssize_t r = read(from, buf, sizeof(buf));
+		ssize_t r = read(from, io_buf, sizeof(io_buf));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			die(what);
 		if (!r)
 			return total;
-		if (write_all(to, buf, (size_t)r) < 0)
+		if (write_all(to, io_buf, (size_t)r) < 0)
 			die(what);
 		total += (uint64_t)r;
 	}
 }
 
-static void report(const char *verb, uint64_t n, uint64_t t0)
+void report(const char *verb, uint64_t n, uint64_t t0)
 {
 	fprintf(stderr, "vsock-io: %s %llu bytes in %llu us\n", verb, (unsigned long long)n,
 		(unsigned long long)(now_us() - t0));
@@ -106,15 +115,11 @@ static void stream(int fd)
 	report("sent", n, t0);
 }
 
-/* The hybrid handshake: "OK <port>\n" or a failure naming what came. */
-static void handshake(int fd, const char *port)
+/* One line (with its newline) into line; its length, 0 at EOF or error. */
+size_t read_line(int fd, char *line, size_t size)
 {
-	char line[64];
 	size_t n = 0;
-	snprintf(line, sizeof(line), "CONNECT %s\n", port);
-	if (write_all(fd, line, strlen(line)) < 0)
-		die("writing CONNECT");
-	while (n < sizeof(line) - 1) {
+	while (n < size - 1) {
 		ssize_t r = read(fd, line + n, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -124,6 +129,17 @@ static void handshake(int fd, const char *port)
 			break;
 	}
 	line[n] = 0;
+	return n;
+}
+
+/* The hybrid handshake: "OK <port>\n" or a failure naming what came. */
+void handshake(int fd, const char *port)
+{
+	char line[64];
+	snprintf(line, sizeof(line), "CONNECT %s\n", port);
+	if (write_all(fd, line, strlen(line)) < 0)
+		die("writing CONNECT");
+	size_t n = read_line(fd, line, sizeof(line));
 	if (strncmp(line, "OK ", 3) || line[n - 1] != '\n') {
 		errno = 0;
 		fprintf(stderr, "vsock-io: port %s refused: %s\n", port,
@@ -133,7 +149,7 @@ static void handshake(int fd, const char *port)
 	fprintf(stderr, "vsock-io: %s", line);
 }
 
-static void uds_addr(struct sockaddr_un *a, const char *path)
+void uds_addr(struct sockaddr_un *a, const char *path)
 {
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
@@ -149,6 +165,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 	struct sockaddr_vm vm = {.svm_family = AF_VSOCK};
 	struct sockaddr_un un;
+	if (argc > 1 && bench_main(argc, argv))
+		return 0;
 	if (!strcmp(mode, "vsock-listen") && argc >= 3) {
 		vm.svm_cid = VMADDR_CID_ANY;
 		vm.svm_port = (unsigned int)strtoul(argv[2], NULL, 10);
@@ -175,7 +193,9 @@ int main(int argc, char **argv)
 		stream(fd);
 	} else {
 		fprintf(stderr, "usage: vsock-io vsock-listen PORT [READY] | vsock-connect CID PORT"
-				" | uds-listen PATH [READY] | uds-connect PATH PORT\n");
+				" | uds-listen PATH [READY] | uds-connect PATH PORT"
+				" | serve PORT MODE | serve-uds PATH MODE | send TARGET PORT SECS"
+				" | recv TARGET PORT SECS | rr TARGET PORT COUNT SIZE\n");
 		return 2;
 	}
 	return 0;
