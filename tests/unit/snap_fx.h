@@ -9,23 +9,26 @@
 
 #include "core/snap.h"
 
+/* Every section of one vCPU, at the size its check wants (MSRs: none). */
+static const struct {
+	uint32_t id;
+	size_t size;
+} snap_fx_vcpu[] = {
+    {SNAP_ID_VCPU_TSC_KHZ, 4},
+    {SNAP_ID_VCPU_MP_STATE, sizeof(struct kvm_mp_state)},
+    {SNAP_ID_VCPU_REGS, sizeof(struct kvm_regs)},
+    {SNAP_ID_VCPU_SREGS, sizeof(struct kvm_sregs)},
+    {SNAP_ID_VCPU_XSAVE, 4096},
+    {SNAP_ID_VCPU_DEBUGREGS, sizeof(struct kvm_debugregs)},
+    {SNAP_ID_VCPU_LAPIC, sizeof(struct kvm_lapic_state)},
+    {SNAP_ID_VCPU_MSRS, 0},
+    {SNAP_ID_VCPU_EVENTS, sizeof(struct kvm_vcpu_events)},
+};
+#define SNAP_FX_NR_VCPU (sizeof(snap_fx_vcpu) / sizeof(snap_fx_vcpu[0]))
+
 static inline void snap_fx_write_state(const char *path, uint64_t mem)
 {
 	static uint8_t zeros[8192];
-	static const struct {
-		uint32_t id;
-		size_t size;
-	} vcpu[] = {
-	    {SNAP_ID_VCPU_TSC_KHZ, 4},
-	    {SNAP_ID_VCPU_MP_STATE, sizeof(struct kvm_mp_state)},
-	    {SNAP_ID_VCPU_REGS, sizeof(struct kvm_regs)},
-	    {SNAP_ID_VCPU_SREGS, sizeof(struct kvm_sregs)},
-	    {SNAP_ID_VCPU_XSAVE, 4096},
-	    {SNAP_ID_VCPU_DEBUGREGS, sizeof(struct kvm_debugregs)},
-	    {SNAP_ID_VCPU_LAPIC, sizeof(struct kvm_lapic_state)},
-	    {SNAP_ID_VCPU_MSRS, 0},
-	    {SNAP_ID_VCPU_EVENTS, sizeof(struct kvm_vcpu_events)},
-	};
 	struct {
 		uint64_t mem;
 		uint32_t cpus, nr_devs;
@@ -39,8 +42,9 @@ static inline void snap_fx_write_state(const char *path, uint64_t mem)
 		struct kvm_irqchip chip = {.chip_id = c};
 		assert_int_equal(snap_put(&w, SNAP_ID_IRQCHIP, c, &chip, sizeof(chip)), 0);
 	}
-	for (size_t i = 0; i < sizeof(vcpu) / sizeof(vcpu[0]); i++)
-		assert_int_equal(snap_put(&w, vcpu[i].id, 0, zeros, vcpu[i].size), 0);
+	for (size_t i = 0; i < SNAP_FX_NR_VCPU; i++)
+		assert_int_equal(snap_put(&w, snap_fx_vcpu[i].id, 0, zeros, snap_fx_vcpu[i].size),
+				 0);
 	assert_int_equal(snap_put(&w, SNAP_ID_UART, 0, zeros, 272), 0);
 	assert_int_equal(snap_put(&w, SNAP_ID_I8042, 0, zeros, 24), 0);
 	char err[200];

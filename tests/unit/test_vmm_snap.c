@@ -17,6 +17,8 @@
 #include "core/snap.h"
 #include "vmm/vmm.h"
 
+#include "snap_fx.h"
+
 #define MEM (2u << 20)
 
 static uint8_t zeros[8192];
@@ -40,20 +42,6 @@ struct shape {
  * id out for vCPU 1. */
 static void write_state(const char *path, struct shape sc, uint32_t skip_id)
 {
-	static const struct {
-		uint32_t id;
-		size_t size;
-	} vcpu[] = {
-	    {SNAP_ID_VCPU_TSC_KHZ, 4},
-	    {SNAP_ID_VCPU_MP_STATE, sizeof(struct kvm_mp_state)},
-	    {SNAP_ID_VCPU_REGS, sizeof(struct kvm_regs)},
-	    {SNAP_ID_VCPU_SREGS, sizeof(struct kvm_sregs)},
-	    {SNAP_ID_VCPU_XSAVE, 4096},
-	    {SNAP_ID_VCPU_DEBUGREGS, sizeof(struct kvm_debugregs)},
-	    {SNAP_ID_VCPU_LAPIC, sizeof(struct kvm_lapic_state)},
-	    {SNAP_ID_VCPU_MSRS, 0},
-	    {SNAP_ID_VCPU_EVENTS, sizeof(struct kvm_vcpu_events)},
-	};
 	struct snap_writer w;
 	snap_writer_init(&w);
 	assert_int_equal(snap_put(&w, SNAP_ID_VM_CONFIG, 0, &sc, sizeof(sc)), 0);
@@ -64,9 +52,10 @@ static void write_state(const char *path, struct shape sc, uint32_t skip_id)
 		assert_int_equal(snap_put(&w, SNAP_ID_IRQCHIP, c, &chip, sizeof(chip)), 0);
 	}
 	for (uint32_t cpu = 0; cpu < 2; cpu++)
-		for (size_t i = 0; i < sizeof(vcpu) / sizeof(vcpu[0]); i++)
-			if (!(cpu == 1 && vcpu[i].id == skip_id))
-				assert_int_equal(snap_put(&w, vcpu[i].id, cpu, zeros, vcpu[i].size),
+		for (size_t i = 0; i < SNAP_FX_NR_VCPU; i++)
+			if (!(cpu == 1 && snap_fx_vcpu[i].id == skip_id))
+				assert_int_equal(snap_put(&w, snap_fx_vcpu[i].id, cpu, zeros,
+							  snap_fx_vcpu[i].size),
 						 0);
 	assert_int_equal(snap_put(&w, SNAP_ID_UART, 0, zeros, 272), 0);
 	assert_int_equal(snap_put(&w, SNAP_ID_I8042, 0, zeros, 24), 0);
