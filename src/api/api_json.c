@@ -117,6 +117,40 @@ static int arr_set(const struct api_field *f, struct json_object *v, void *targe
 	return 0;
 }
 
+/* Strings, each as AF_STR's, none empty (a skiff_allow entry that is ""
+ * would be a mistake, never a wish). */
+static int strs_set(const struct api_field *f, struct json_object *v, void *target, char *err,
+		    size_t errlen)
+{
+	size_t n = json_object_array_length(v);
+	if (n > (size_t)f->max) {
+		snprintf(err, errlen, "invalid length %zu for `%s`, expected at most %lld elements",
+			 n, f->name, (long long)f->max);
+		return -1;
+	}
+	char *arr = (char *)target + f->off;
+	memset(arr, 0, f->size * (size_t)f->max);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(v, i);
+		if (json_object_get_type(s) != json_type_string) {
+			snprintf(err, errlen, "invalid type: %s, expected a string in `%s`",
+				 json_kind(s), f->name);
+			return -1;
+		}
+		size_t len = (size_t)json_object_get_string_len(s);
+		if (!len || len >= f->size) {
+			snprintf(
+			    err, errlen,
+			    "invalid length %zu for an element of `%s`, expected 1 to %zu bytes",
+			    len, f->name, f->size - 1);
+			return -1;
+		}
+		memcpy(arr + i * f->size, json_object_get_string(s), len + 1);
+	}
+	*(uint32_t *)((char *)target + f->count_off) = (uint32_t)n;
+	return 0;
+}
+
 static int field_set(const struct api_field *f, struct json_object *v, void *target, char *err,
 		     size_t errlen)
 {
@@ -171,6 +205,10 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 		if (t != json_type_array)
 			break;
 		return arr_set(f, v, target, err, errlen);
+	case AF_STRS:
+		if (t != json_type_array)
+			break;
+		return strs_set(f, v, target, err, errlen);
 	}
 	if (t == json_type_double && api_json_raw(v))
 		snprintf(err, errlen, "invalid type: floating point `%.24s`, expected %s",
@@ -235,11 +273,12 @@ void api_json_merge(const struct api_object *obj, void *dst, const void *src)
 		const struct api_field *f = &obj->fields[i];
 		size_t size = f->type == AF_BOOL  ? sizeof(bool)
 			      : f->type == AF_INT ? sizeof(int64_t)
-			      : f->type == AF_ARR ? f->size * (size_t)f->max
-						  : f->size; /* AF_STR, AF_OBJ */
+			      : f->type == AF_ARR || f->type == AF_STRS
+				  ? f->size * (size_t)f->max
+				  : f->size; /* AF_STR, AF_OBJ */
 		if ((seen >> i) & 1u)
 			memcpy((char *)dst + f->off, (const char *)src + f->off, size);
-		if ((seen >> i) & 1u && f->type == AF_ARR)
+		if ((seen >> i) & 1u && (f->type == AF_ARR || f->type == AF_STRS))
 			memcpy((char *)dst + f->count_off, (const char *)src + f->count_off,
 			       sizeof(uint32_t));
 	}
@@ -268,6 +307,10 @@ struct json_object *api_json_from(const struct api_object *obj, const void *src)
 			for (uint32_t k = 0;
 			     k < *(const uint32_t *)((const char *)src + f->count_off); k++)
 				json_object_array_add(v, api_json_from(f->sub, p + k * f->size));
+		else if (f->type == AF_STRS && seen && (v = json_object_new_array()))
+			for (uint32_t k = 0;
+			     k < *(const uint32_t *)((const char *)src + f->count_off); k++)
+				json_object_array_add(v, json_object_new_string(p + k * f->size));
 		json_object_object_add(o, f->name, v); /* NULL: null */
 	}
 	return o;

@@ -18,6 +18,8 @@ enum api_ftype {
 	AF_OBJ,	 /* a nested object (sub's table) at off, size bytes */
 	AF_ARR,	 /* an array of at most max sub objects of size bytes at off,
 		  * their count in the uint32_t at count_off */
+	AF_STRS, /* an array of at most max strings, not empty, each a
+		  * char[size] at off + i * size; the count as AF_ARR's */
 };
 
 #define AF_REQUIRED 1u

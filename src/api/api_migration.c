@@ -8,10 +8,37 @@
 #include <string.h>
 
 #include "api/api_fc.h"
+#include "vmm/vmm_mig_allow.h"
 
 /* Listening this long for the source at most: a target nobody migrates
  * to answers, instead of holding its API forever. */
 #define MIG_ACCEPT_MS (10 * 60 * 1000)
+
+/* skiff_allow into what the VMM checks, its paths absolute: 0, or -1 with
+ * the reply made. Without it, NULL: the state is trusted. */
+static int mig_allow(const struct fc_mig_receive *m, struct vmm_allow *a,
+		     const struct vmm_allow **out, struct api_reply *rep)
+{
+	const struct fc_skiff_allow *s = &m->skiff_allow;
+	*out = NULL;
+	if (!(m->seen & FC_MIG_SEEN_ALLOW))
+		return 0;
+	*a = (struct vmm_allow){.nr_paths = s->nr_paths, .nr_taps = s->nr_taps};
+	for (uint32_t i = 0; i < s->nr_paths; i++) {
+		if (s->paths[i][0] != '/') {
+			api_reply_fault(rep, 400,
+					"Error receiving migration: skiff_allow's paths take "
+					"absolute paths, not `%.64s`.",
+					s->paths[i]);
+			return -1;
+		}
+		a->paths[i] = s->paths[i];
+	}
+	for (uint32_t i = 0; i < s->nr_taps; i++)
+		a->taps[i] = s->taps[i];
+	*out = a;
+	return 0;
+}
 
 static void mig_receive(struct api_fc *f, const struct fc_mig_receive *m, struct api_reply *rep)
 {
@@ -26,7 +53,12 @@ static void mig_receive(struct api_fc *f, const struct fc_mig_receive *m, struct
 				       "boot-specific resources.");
 	struct vmm_config base;
 	struct vmm_net_override ov[FC_MAX_NETS];
+	struct vmm_allow allow;
+	const struct vmm_allow *a;
+	if (mig_allow(m, &allow, &a, rep) < 0)
+		return;
 	api_fc_restore_base(f, m->network_overrides, m->nr_network_overrides, ov, &base);
+	base.allow = a;
 	int status;
 	api_fc_log(f, "Info", "Waiting for a migration on %s.", m->receiver_url);
 	if (vmm_migrate_receive(f->vmm, &base, m->receiver_url, MIG_ACCEPT_MS, f->start_ns, &status,

@@ -169,9 +169,23 @@ static const struct api_field snapshot_load_f[] = {
 };
 OBJECT(fc_snapshot_load_obj, struct fc_snapshot_load, "SnapshotLoadParams", snapshot_load_f);
 
+#define STRS(s, f, n)                                                                              \
+	{                                                                                          \
+		.name = #f, .type = AF_STRS, .off = offsetof(s, f),                                \
+		.size = sizeof(((s *)0)->f[0]), .max = FC_ALLOW_MAX, .count_off = offsetof(s, n),  \
+		.expect = "a sequence"                                                             \
+	}
+static const struct api_field skiff_allow_f[] = {
+    STRS(struct fc_skiff_allow, paths, nr_paths),
+    STRS(struct fc_skiff_allow, taps, nr_taps),
+};
+OBJECT(fc_skiff_allow_obj, struct fc_skiff_allow, "SkiffAllow", skiff_allow_f);
+
+/* Order matters: FC_MIG_SEEN_ALLOW is a bit of it. */
 static const struct api_field mig_receive_f[] = {
     STR(struct fc_mig_receive, receiver_url, AF_REQUIRED),
     NET_OVERRIDES(struct fc_mig_receive),
+    OBJ(struct fc_mig_receive, skiff_allow, fc_skiff_allow_obj, "struct SkiffAllow"),
 };
 OBJECT(fc_mig_receive_obj, struct fc_mig_receive, "ReceiveMigrationData", mig_receive_f);
 

@@ -120,14 +120,31 @@ struct fc_snapshot_load {
 	uint32_t nr_network_overrides;
 	uint32_t seen;
 };
+/* skiff_allow of PUT /migration/receive (vmm/vmm_mig_allow.h): the
+ * directories the incoming state's paths must lie in, the taps its cards
+ * may open. Absolute, not empty, bounded. */
+#define FC_ALLOW_MAX	  64
+#define FC_ALLOW_PATH_MAX 512
+#define FC_ALLOW_TAP_MAX  16 /* IFNAMSIZ */
+struct fc_skiff_allow {
+	char paths[FC_ALLOW_MAX][FC_ALLOW_PATH_MAX];
+	uint32_t nr_paths;
+	char taps[FC_ALLOW_MAX][FC_ALLOW_TAP_MAX];
+	uint32_t nr_taps;
+	uint32_t seen;
+};
 /* PUT /migration/receive and /migration/send, as Cloud Hypervisor's
- * ReceiveMigrationData and SendMigrationData (docs/MIGRATION.md). */
+ * ReceiveMigrationData and SendMigrationData (docs/MIGRATION.md), and
+ * skiff's own skiff_allow. */
 struct fc_mig_receive {
 	char receiver_url[FC_PATH_MAX];
 	struct fc_net_override network_overrides[FC_MAX_NETS];
 	uint32_t nr_network_overrides;
+	struct fc_skiff_allow skiff_allow;
 	uint32_t seen;
 };
+/* fc_mig_receive's seen bit of skiff_allow (mig_receive_f's order) */
+#define FC_MIG_SEEN_ALLOW (1u << 2)
 struct fc_mig_send {
 	char destination_url[FC_PATH_MAX];
 	uint32_t seen;
@@ -191,7 +208,7 @@ extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
     fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_balloon_patch_obj,
     fc_balloon_stats_patch_obj, fc_snapshot_create_obj, fc_snapshot_load_obj, fc_mig_receive_obj,
-    fc_mig_send_obj;
+    fc_mig_send_obj, fc_skiff_allow_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);

@@ -32,6 +32,12 @@ enum opt_type {
 #define OPT_POSITIONAL 4u  /* spec only: the first item, before any key */
 #define OPT_REPEAT     8u  /* command line only: each use calls parse() */
 #define OPT_OPTVAL     16u /* command line only: "--name" alone means value "" */
+/* A device spec's key that names something of the host the device opens:
+ * its value is a char array at off (a custom parser fills it). A
+ * migration's target checks these against its skiff_allow
+ * (vmm/vmm_mig_allow.h) before it builds anything. */
+#define OPT_HOST_PATH  32u /* a file or socket path */
+#define OPT_HOST_IFACE 64u /* a network interface (a tap) */
 
 struct opt {
 	const char *name;

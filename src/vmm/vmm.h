@@ -46,6 +46,7 @@ struct vmm_dev_arg {
 struct vmm_net_override {
 	const char *iface_id, *host_dev_name;
 };
+struct vmm_allow;
 
 /* What `skiff run` asks for (its option table fills it). */
 struct vmm_config {
@@ -77,6 +78,9 @@ struct vmm_config {
 	/* A restore's network_overrides (vmm_snapshot_load). */
 	const struct vmm_net_override *net_overrides;
 	unsigned int nr_net_overrides;
+	/* A migration's skiff_allow (vmm_mig_allow.h): what the incoming
+	 * state may open, checked before the build; NULL: all it names. */
+	const struct vmm_allow *allow;
 	int unpack;	    /* 0 host, 1 guest */
 	int console_filter; /* enum console_filter_mode; 0: by stdout */
 	struct vmm_dev_arg devs[VMM_MAX_DEVICES];

@@ -20,6 +20,7 @@
 #include "core/vm_dirty.h"
 #include "iothread/iothread.h"
 #include "vmm/vmm.h"
+#include "vmm/vmm_mig_allow.h"
 #include "vmm/vmm_snap_mem.h"
 
 /* The VM's shape, enough to build it again. */
@@ -308,7 +309,9 @@ int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_
 	struct vmm_config c = *base;
 	c.mem = sc.mem;
 	c.cpus = (int)sc.cpus;
+	/* skiff_allow before anything is built, opened or handed over. */
 	if (vmm_snap_devs(&c, &l, err, errlen) < 0 ||
+	    vmm_allow_check(c.allow, &c, err, errlen) < 0 ||
 	    (hook && hook->before_build(hook->opaque, err, errlen) < 0)) {
 		free(l.buf);
 		return -1;

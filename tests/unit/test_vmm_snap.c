@@ -17,6 +17,7 @@
 #include "core/snap.h"
 #include "vmm/vmm.h"
 
+#include "vmm/vmm_mig_allow.h"
 #include "snap_fx.h"
 
 #define MEM (2u << 20)
@@ -96,6 +97,7 @@ static int fx_teardown(void **state)
 
 static const struct vmm_net_override *overrides;
 static unsigned int nr_overrides;
+static const struct vmm_allow *allow; /* a migration's skiff_allow */
 
 static int load(struct fx *f, char *err, size_t errlen, int *status)
 {
@@ -103,7 +105,8 @@ static int load(struct fx *f, char *err, size_t errlen, int *status)
 	struct vmm_config base = {.iothreads = 1,
 				  .no_seccomp = true,
 				  .net_overrides = overrides,
-				  .nr_net_overrides = nr_overrides};
+				  .nr_net_overrides = nr_overrides,
+				  .allow = allow};
 	int r = vmm_snapshot_load(&v, &base, f->state, f->mem, true, 0, status, err, errlen);
 	assert_false(v.nr_vcpus_started); /* nothing ran */
 	return r;
@@ -164,6 +167,35 @@ static void test_net_overrides(void **state)
 		fail_msg("got '%s'", err);
 }
 
+/* skiff_allow (vmm_mig_allow.h) is checked where the state's devices are
+ * known, before anything is built or opened: a tap it does not list is
+ * refused in one line naming the card and the tap, status 2; listed (or
+ * given by an override), the restore goes on (to the memory file). */
+static void test_allow_before_build(void **state)
+{
+	struct fx *f = *state;
+	char err[300];
+	int status;
+	with_net = true;
+	write_state(f->state, (struct shape){MEM, 2, 1}, 0);
+	with_net = false;
+	static struct vmm_allow a = {.taps = {"tap1"}, .nr_taps = 1};
+	allow = &a;
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_int_equal(status, 2);
+	if (!strstr(err, "skiff_allow refuses virtio-net0's tap=tap0") || strchr(err, '\n'))
+		fail_msg("got '%s'", err);
+	static const struct vmm_net_override ov[] = {{"eth0", "tap5"}};
+	overrides = ov;
+	nr_overrides = 1;
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	overrides = NULL;
+	nr_overrides = 0;
+	allow = NULL;
+	if (!strstr(err, "memory file"))
+		fail_msg("got '%s'", err);
+}
+
 static void test_load_checks_state_first(void **state)
 {
 	struct fx *f = *state;
@@ -210,6 +242,7 @@ int main(void)
 	    cmocka_unit_test(test_create_needs_pause),
 	    cmocka_unit_test(test_diff_needs_tracking),
 	    cmocka_unit_test_setup_teardown(test_net_overrides, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_allow_before_build, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_checks_state_first, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_checks_memory_file, fx_setup, fx_teardown),
 	};

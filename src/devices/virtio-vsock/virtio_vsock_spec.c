@@ -42,7 +42,8 @@ static const struct opt vsock_opts[] = {
      .help = "the guest's context ID (3 to 4294967294)"},
     {.name = "uds",
      .type = OPT_CUSTOM,
-     .flags = OPT_ONCE,
+     .off = offsetof(struct vsock_spec, uds),
+     .flags = OPT_ONCE | OPT_HOST_PATH,
      .parse = vsock_spec_uds,
      .metavar = "PATH",
      .help = "backend=hybrid: the Unix socket skiff listens on; a guest's connection to port "
