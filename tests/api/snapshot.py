@@ -89,6 +89,25 @@ def cases(sk):
            "Error receiving migration: cannot listen on unix:/nonexistent/dir/mig.sock")
     yield ("PUT", "/migration/receive", {"receiver_url": "unix:x", "network_overrides": {}},
            "invalid type: map, expected a sequence")
+    # skiff_allow, the target's allow-list (docs/MIGRATION.md): strict.
+    for allow, words in skiff_allow_refusals():
+        yield ("PUT", "/migration/receive", {"receiver_url": "unix:x", "skiff_allow": allow},
+               words)
+
+
+def skiff_allow_refusals():
+    """Each malformed skiff_allow and the words of its 400."""
+    yield ({"dirs": ["/srv"]}, "unknown field `dirs`, expected one of `paths`, `taps`")
+    yield ([], "invalid type: sequence, expected struct SkiffAllow")
+    yield ({"paths": "/srv"}, "invalid type: string, expected a sequence")
+    yield ({"paths": [1]}, "invalid type: integer, expected a string in `paths`")
+    yield ({"paths": ["srv/vm1"]}, "skiff_allow's paths take absolute paths, not `srv/vm1`")
+    yield ({"paths": [""]}, "invalid length 0 for an element of `paths`, expected 1 to 511")
+    yield ({"paths": ["/" + "a" * 600]}, "invalid length 601 for an element of `paths`")
+    yield ({"paths": ["/srv"] * 65}, "invalid length 65 for `paths`, expected at most 64")
+    yield ({"taps": [""]}, "invalid length 0 for an element of `taps`, expected 1 to 15")
+    yield ({"taps": ["t" * 16]}, "invalid length 16 for an element of `taps`")
+    yield ({"taps": ["tap0"] * 65}, "invalid length 65 for `taps`, expected at most 64")
 
 
 def hostile_migration(sk, check):
