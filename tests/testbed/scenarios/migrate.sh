@@ -1,15 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 # Live migration on a real KVM (issue 34.3), between two skiffs in L1. The
 # source, `skiff run --api-sock`, is configured by curl (L1_EXTRA_FILES)
-# with an L2 that has no virtio device (its console is the UART): L2
-# prints a numbered tick with its uptime and a token kept in its memory
-# (tmpfs) every 0.5 s. Once L2 ticked 5 times: PUT /migration/send to a
-# socket nobody listens on is a 400 in one line and L2 goes on ticking on
-# the source. Then a target, `skiff run --api-sock` with its console in a
-# file of its own, takes PUT /migration/receive on unix:/tmp/mig.sock
-# with a network override for a card the guest has not: it refuses the
-# state after the source paused, both answer 400 in one line, and L2
-# ticks on at the source. The same target takes a second receive; the
+# with a disk (/srv/mig/disk.img) and a card on tap0 that L2 never sees
+# (pci=off: its console is the UART; skiff still builds, saves and moves
+# them): L2 prints a numbered tick with its uptime and a token kept in
+# its memory (tmpfs) every 0.5 s. Once L2 ticked 5 times: PUT
+# /migration/send to a socket nobody listens on is a 400 in one line and
+# L2 goes on ticking on the source. Then a target, `skiff run --api-sock`
+# with its console in a file of its own, takes PUT /migration/receive on
+# unix:/tmp/mig.sock with a network override for a card the guest has
+# not: it refuses the state after the source paused, both answer 400 in
+# one line, and L2 ticks on at the source. Again with a skiff_allow that
+# admits tap0 but not the disk's directory (issue 34, C1): a 400 on both
+# sides in one line naming virtio-blk0 and its path, nothing built, L2
+# ticking on at the source. The same target takes a receive whose
+# skiff_allow admits /srv/mig and tap0; the
 # source's PUT /migration/send there answers 200 with its numbers,
 # the source exits 0, and L2 goes on ticking on the target from the next
 # tick with the same token (no reboot); SendCtrlAltDel ends the target,
@@ -23,6 +28,10 @@ EXPECT="SKIFF-L2: init
 migrate: moved"
 
 MG_SRC=/tmp/src.sock
+MG_DISK=/srv/mig/disk.img
+# The receive's allow-list: the disk's directory and the card's tap.
+MG_ALLOW='"skiff_allow": {"paths": ["/srv/mig"], "taps": ["tap0"]}'
+
 MG_TGT=/tmp/tgt.sock
 MG_URL=unix:/tmp/mig.sock
 
@@ -63,6 +72,8 @@ mg_source() {
 	src_pid=$!
 	wait_sock "$MG_SRC" || { MG_WHY="no source API socket"; return 1; }
 	mg_want "$MG_SRC" PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"console=ttyS0 reboot=k panic=1 pci=off quiet\"}" 204 &&
+		mg_want "$MG_SRC" PUT /drives/data "{\"drive_id\": \"data\", \"path_on_host\": \"$MG_DISK\", \"is_root_device\": false}" 204 &&
+		mg_want "$MG_SRC" PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0"}' 204 &&
 		mg_want "$MG_SRC" PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128}' 204 &&
 		mg_want "$MG_SRC" PUT /actions '{"action_type": "InstanceStart"}' 204 ||
 		{ MG_WHY="configuration refused"; return 1; }
@@ -113,8 +124,28 @@ mg_refused_by_target() {
 		{ MG_WHY="L2 stopped ticking on the source after the target refused"; return 1; }
 }
 
+# skiff_allow admits the tap, not the disk's directory: the target
+# refuses the state before it builds or opens anything, one line naming
+# the disk and its path on both sides, and L2 ticks on at the source.
+mg_refused_by_allow() {
+	mg_receive "{\"receiver_url\": \"$MG_URL\", \"skiff_allow\": {\"paths\": [\"/srv/other\"], \"taps\": [\"tap0\"]}}" 400 ||
+		return 1
+	n=$(mg_ticks /tmp/l2.log)
+	words="skiff_allow refuses virtio-blk0's path=$MG_DISK"
+	mg_want "$MG_SRC" PUT /migration/send "{\"destination_url\": \"$MG_URL\"}" 400 &&
+		[ "$(wc -l </tmp/mg.body)" -le 1 ] && grep -qF "$words" /tmp/mg.body ||
+		{ MG_WHY="a send skiff_allow refused was not a 400 naming the disk"; return 1; }
+	wait "$recv_pid"
+	cat /tmp/recv.out
+	[ "$(cat /tmp/recv.rc)" = 0 ] && [ "$(wc -l </tmp/recv.body)" -le 1 ] &&
+		grep -qF "$words" /tmp/recv.body ||
+		{ MG_WHY="the receive skiff_allow refused was not a 400 naming the disk"; return 1; }
+	mg_wait_ticks /tmp/l2.log $((n + 3)) 30 ||
+		{ MG_WHY="L2 stopped ticking on the source after skiff_allow refused"; return 1; }
+}
+
 mg_move() {
-	mg_receive "{\"receiver_url\": \"$MG_URL\"}" 204 || return 1
+	mg_receive "{\"receiver_url\": \"$MG_URL\", $MG_ALLOW}" 204 || return 1
 	t0=$(now_ns)
 	mg_want "$MG_SRC" PUT /migration/send "{\"destination_url\": \"$MG_URL\"}" 200 ||
 		{ MG_WHY="send refused"; return 1; }
@@ -161,7 +192,10 @@ mg_cleanup() {
 
 l1() {
 	MG_WHY="" tgt_pid=""
-	if ! mg_source || ! mg_refused || ! mg_target || ! mg_refused_by_target || ! mg_move; then
+	ip tuntap add tap0 mode tap && ip link set tap0 up && mkdir -p /srv/mig /srv/other &&
+		truncate -s 16M "$MG_DISK" || { fail "migrate: tap0 or the disk setup failed"; return; }
+	if ! mg_source || ! mg_refused || ! mg_target || ! mg_refused_by_target ||
+		! mg_refused_by_allow || ! mg_move; then
 		fail "migrate: $MG_WHY"
 		tail -n 20 /tmp/vmm.err /tmp/target.err 2>/dev/null
 		mg_cleanup
