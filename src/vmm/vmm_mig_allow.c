@@ -38,10 +38,14 @@ static int resolve(const char *path, char *out, char *err, size_t errlen)
 	int e = errno;
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	size_t dlen = slash ? (size_t)(slash - path) : 0;
+	if (e == ENOENT && lstat(path, &st) == 0) {
+		snprintf(err, errlen, "cannot be resolved: a dangling symlink");
+		return -1;
+	}
 	if (e != ENOENT || !*base || !strcmp(base, ".") || !strcmp(base, "..") ||
-	    dlen >= sizeof(dir) || lstat(path, &st) == 0) {
+	    dlen >= sizeof(dir)) {
 		snprintf(err, errlen, "cannot be resolved: %s",
-			 e == ENOENT ? "not a plain name in a directory" : strerror(e));
+			 e == ENOENT ? "not a name in a directory" : strerror(e));
 		return -1;
 	}
 	if (!slash)

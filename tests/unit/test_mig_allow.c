@@ -152,6 +152,11 @@ static void test_symlink_escape(void **state)
 	reset();
 	dev("vsock", "cid=3", "uds", tp(1, "vm1/dangle"), NULL);
 	refused("virtio-vsock0", "vm1/dangle");
+	assert_non_null(strstr(err, "a dangling symlink"));
+	/* Nor is a name that is no name. */
+	reset();
+	dev("vsock", "cid=3", "uds", tp(1, "vm1/nodir/.."), NULL);
+	refused("virtio-vsock0", "cannot be resolved");
 }
 
 static void test_prefix_boundary(void **state)
