@@ -14,6 +14,8 @@
  * to answers, instead of holding its API forever. */
 #define MIG_ACCEPT_MS (10 * 60 * 1000)
 
+_Static_assert(FC_ALLOW_MAX <= VMM_ALLOW_MAX, "skiff_allow's lists fit the VMM's");
+
 /* skiff_allow into what the VMM checks, its paths absolute: 0, or -1 with
  * the reply made. Without it, NULL: the state is trusted. */
 static int mig_allow(const struct fc_mig_receive *m, struct vmm_allow *a,
