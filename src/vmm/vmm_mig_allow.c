@@ -75,11 +75,13 @@ static int under(const char *p, const char *dir)
 
 int vmm_allow_path(const struct vmm_allow *a, const char *path, char *err, size_t errlen)
 {
-	char res[PATH_MAX], ent[PATH_MAX];
+	char res[PATH_MAX], ent[PATH_MAX], no[8];
 	if (resolve(path, res, err, errlen) < 0)
 		return -1;
+	/* An entry resolves as a path does (a socket named that is not
+	 * there yet); one that cannot admits nothing. */
 	for (unsigned int i = 0; i < a->nr_paths; i++)
-		if (realpath(a->paths[i], ent) && under(res, ent))
+		if (resolve(a->paths[i], ent, no, sizeof(no)) == 0 && under(res, ent))
 			return 0;
 	char r[240];
 	shown(res, r, sizeof(r));

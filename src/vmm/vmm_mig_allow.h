@@ -10,7 +10,7 @@
  *
  * A path is allowed if, resolved (realpath: no symlink or `..` escapes;
  * a path that does not exist yet, a socket to bind, by its directory's
- * realpath and its last name), it is an allowed entry (resolved too) or
+ * realpath and its last name), it is an allowed entry (resolved alike) or
  * lies under one, on a '/' boundary: "/srv/vm1" admits /srv/vm1/a, never
  * /srv/vm10/a. A tap is allowed if it is in taps, or if a network
  * override named it for that card. A device whose kind cannot migrate

@@ -170,9 +170,15 @@ static void test_prefix_boundary(void **state)
 	refused("virtio-blk0", "vm10/disk.img");
 	allow.paths[0] = tp(0, "vm");
 	refused("virtio-blk0", "vm10/disk.img");
-	/* The entry itself (a file) is allowed. */
+	/* The entry itself (a file) is allowed, and a socket's name before
+	 * the socket is there. */
 	allow.paths[0] = tp(0, "vm10/disk.img");
 	allowed();
+	allow.paths[allow.nr_paths++] = tp(3, "vm10/v.sock");
+	dev("vsock", "cid=3", "uds", tp(4, "vm10/v.sock"), NULL);
+	allowed();
+	allow.paths[1] = tp(3, "vm10/v.soc");
+	refused("virtio-vsock0", "vm10/v.sock");
 }
 
 static void test_tap_not_listed(void **state)

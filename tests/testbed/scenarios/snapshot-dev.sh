@@ -52,6 +52,10 @@ SD_MEM=/tmp/sd.mem
 SD_S3=/tmp/sd3.sock
 SD_MIG=unix:/tmp/sd-mig.sock
 SD_VSOCK=/tmp/sd-v.sock
+# The receive's skiff_allow (docs/MIGRATION.md): the image and the vsock's
+# socket by name (an entry admits itself; the socket is the source's
+# until it lets go), both taps.
+SD_ALLOW="\"skiff_allow\": {\"paths\": [\"$SD_IMG\", \"$SD_VSOCK\"], \"taps\": [\"tap0\", \"tap1\"]}"
 
 # sd_want SOCK METHOD PATH JSON WANT: api_want, the body in $SD_BODY.
 SD_BODY=/tmp/sd.body
@@ -194,7 +198,7 @@ sd_migrate() {
 	# In the background, with a body file of its own.
 	(
 		code=$(/usr/bin/curl -s -o /tmp/recv.body -w '%{http_code}' -X PUT --unix-socket "$SD_S3" \
-			-H 'Content-Type: application/json' -d "{\"receiver_url\": \"$SD_MIG\"}" \
+			-H 'Content-Type: application/json' -d "{\"receiver_url\": \"$SD_MIG\", $SD_ALLOW}" \
 			http://localhost/migration/receive)
 		echo "snapshot-dev: PUT /migration/receive -> $code $(cat /tmp/recv.body 2>/dev/null)" >/tmp/recv.out
 		[ "$code" = 204 ]
