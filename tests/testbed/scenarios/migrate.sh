@@ -22,9 +22,9 @@
 # (the source's, from its reply), mig_send_ms (the request, seen by curl), mig_to_tick_ms (the
 # send request to L2's first tick on the target). Default set: it passed
 # twice (27 s and 25 s; a first run, failed on its own \r, 44 s). With the
-# disk, the tap and skiff_allow's refusal (a third pre-copy): passed twice,
-# run-one.sh's 67 s (L1 up from 9 s to 53 s) and 96 s (a wait for L0's lock
-# in it; L1 up from 9 s to 62 s).
+# disk, the tap and skiff_allow's refusal (a third pre-copy): passed three
+# times, L1 up until 53, 62 and 39 s (run-one.sh's 67, 96 and 99 s, the
+# last two with a wait for L0's lock in them).
 TIMEOUT=90 # the default suite's bounds fill CI's budget (tb_bounds_budget: 4470 of 4500 s)
 L1_EXTRA_FILES="/usr/bin/curl"
 EXPECT="SKIFF-L2: init
