@@ -218,6 +218,27 @@ static void take_back(struct mig_src *m, bool released, bool was_paused, char *e
 		vmm_resume(m->v);
 }
 
+/* CONFIG, right after HELLO: the device list, for the target to prepare
+ * its threads' filters while the pages stream (mig_proto.h). */
+static int send_config(struct mig_src *m, char *err, size_t errlen)
+{
+	struct snap_writer w;
+	size_t len = 0;
+	const uint8_t *img = NULL;
+	int r = -1;
+	snap_writer_init(&w);
+	if (devmgr_save_list_only(&m->v->dm, &w) < 0 || !(img = snap_writer_image(&w, &len)))
+		snprintf(err, errlen, "out of memory building the device list");
+	else if (len > MIG_CONFIG_MAX)
+		snprintf(err, errlen, "the device list is over %u bytes", MIG_CONFIG_MAX);
+	else if (mig_send(m->fd, MIG_CONFIG, img, (uint32_t)len) < 0)
+		snprintf(err, errlen, "cannot send the device list: %s", strerror(errno));
+	else
+		r = 0;
+	snap_writer_free(&w);
+	return r;
+}
+
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
 		     size_t errlen)
 {
@@ -244,6 +265,8 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 		snprintf(err, errlen, "cannot send to %s: %s", url, strerror(errno));
 		goto out;
 	}
+	if (send_config(&m, err, errlen) < 0)
+		goto out;
 	if (precopy(&m, err, errlen) < 0)
 		goto out;
 	bool was_paused = v->paused, released = false;
