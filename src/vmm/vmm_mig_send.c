@@ -111,8 +111,11 @@ static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, 
 		snprintf(err, errlen, "cannot read the dirty page log");
 		return -1;
 	}
+	const struct vmm_mem_file *mf = &m->v->mem_file; /* a restored VM's */
 	if (all)
-		dirty_bits_nonzero(m->v->vm.mem.host, m->v->vm.mem.size, m->bits);
+		dirty_bits_nonzero_file(m->v->vm.mem.host, m->v->vm.mem.size,
+					mf->held ? mf->fd : -1, mf->held ? mf->pagemap : -1,
+					m->bits);
 	*n = dirty_bits_count(m->bits, m->pages);
 	uint64_t r[2] = {round, *n};
 	if (send_dirty(m, err, errlen) < 0 || mig_send(m->fd, MIG_ROUND, r, sizeof(r)) < 0) {
