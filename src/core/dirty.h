@@ -69,6 +69,13 @@ uint64_t dirty_bits_next_run(const uint64_t *b, uint64_t nbits, uint64_t *pos);
  * last page counts its own bytes only. A page never written reads as the
  * kernel's zero page: scanning it costs no memory. */
 void dirty_bits_nonzero(const uint8_t *host, uint64_t size, uint64_t *out);
+/* The same for RAM mapped privately (MAP_PRIVATE, offset 0, host page
+ * aligned) from the file fd, without reading the pages that are holes of
+ * the file this process has not written (pagemap: /proc/self/pagemap open
+ * for reading): reading them would fault each in from the file
+ * (dirty_file.c). fd or pagemap -1, or either failing: every page read. */
+void dirty_bits_nonzero_file(const uint8_t *host, uint64_t size, int fd, int pagemap,
+			     uint64_t *out);
 
 /* The process's log, or NULL to stop marking (only once no thread
  * writes guest memory any more, as the log is then freed). */

@@ -2,6 +2,8 @@
 #include "core/sandbox.h"
 
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <seccomp.h>
@@ -10,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -232,24 +236,132 @@ static int rules_add(scmp_filter_ctx ctx, const struct sandbox_rules *g, uint64_
 	return r;
 }
 
-static int filter_load(enum sandbox_role role)
+/* The sets a role's filter takes besides its table, in the order added:
+ * its own, then those of the role it takes after. */
+#define ROLE_SETS_MAX (2 * SANDBOX_EXTRA_MAX)
+
+static size_t role_sets(enum sandbox_role role, const struct sandbox_rules **out)
+{
+	size_t n = 0;
+	const int from[2] = {(int)role, extra_also[role]};
+	for (size_t j = 0; j < 2 && from[j] >= 0; j++)
+		for (size_t g = 0; g < extra[from[j]].n; g++)
+			out[n++] = extra[from[j]].set[g];
+	return n;
+}
+
+/* The role's filter, not yet loaded: its table and its sets. */
+static scmp_filter_ctx filter_build(enum sandbox_role role, int *err)
 {
 	const struct sandbox_table *t = &sandbox_tables[role];
+	const struct sandbox_rules *set[ROLE_SETS_MAX];
+	size_t n = role_sets(role, set);
 	/* The default traps into sigsys_handler; a call made for another
 	 * architecture (int 0x80) kills outright. */
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
-	if (!ctx)
-		return -ENOMEM;
+	if (!ctx) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	uint64_t pid = (uint64_t)getpid();
 	for (size_t g = 0; g < t->n && r == 0; g++)
 		r = rules_add(ctx, &t->group[g], pid);
-	const int from[2] = {(int)role, extra_also[role]};
-	for (size_t j = 0; j < 2 && from[j] >= 0 && r == 0; j++)
-		for (size_t g = 0; g < extra[from[j]].n && r == 0; g++)
-			r = rules_add(ctx, extra[from[j]].set[g], pid);
-	if (r == 0)
-		r = seccomp_load(ctx);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = rules_add(ctx, set[i], pid);
+	if (r < 0) {
+		seccomp_release(ctx);
+		*err = r;
+		return NULL;
+	}
+	return ctx;
+}
+
+/* A role's filter compiled ahead (sandbox_prepare), with the sets it was
+ * compiled from: sandbox_enter takes it only while they are still the
+ * role's, so it is always the program a compile would make now. */
+static struct {
+	struct sock_filter *insn;
+	unsigned short len;
+	const struct sandbox_rules *set[ROLE_SETS_MAX];
+	size_t n;
+} ready[SANDBOX_NR_ROLES];
+
+static bool ready_matches(enum sandbox_role role)
+{
+	const struct sandbox_rules *set[ROLE_SETS_MAX];
+	size_t n = role_sets(role, set);
+	return ready[role].insn && ready[role].n == n &&
+	       !memcmp(ready[role].set, set, n * sizeof(set[0]));
+}
+
+/* libseccomp's program, read back through a memory file (its 2.5 can
+ * only write one to a file descriptor). */
+static int filter_export(scmp_filter_ctx ctx, struct sock_filter **insn, unsigned short *len)
+{
+	int fd = memfd_create("skiff-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = seccomp_export_bpf(ctx, fd);
+	off_t size = r == 0 ? lseek(fd, 0, SEEK_END) : -1;
+	if (r == 0 && (size <= 0 || size % (off_t)sizeof(**insn) ||
+		       size / (off_t)sizeof(**insn) > BPF_MAXINSNS))
+		r = -EINVAL;
+	*insn = r == 0 ? malloc((size_t)size) : NULL;
+	if (r == 0 && !*insn)
+		r = -ENOMEM;
+	if (r == 0 && pread(fd, *insn, (size_t)size, 0) != size)
+		r = -EIO;
+	close(fd);
+	if (r < 0) {
+		free(*insn);
+		*insn = NULL;
+		return r;
+	}
+	*len = (unsigned short)(size / (off_t)sizeof(**insn));
+	return 0;
+}
+
+int sandbox_prepare(void)
+{
+	if (!atomic_load(&enabled))
+		return 0;
+	for (int role = 0; role < SANDBOX_NR_ROLES; role++) {
+		free(ready[role].insn);
+		ready[role].insn = NULL;
+		int r = 0;
+		scmp_filter_ctx ctx = filter_build((enum sandbox_role)role, &r);
+		if (!ctx)
+			return r;
+		r = filter_export(ctx, &ready[role].insn, &ready[role].len);
+		seccomp_release(ctx);
+		if (r < 0)
+			return r;
+		ready[role].n = role_sets((enum sandbox_role)role, ready[role].set);
+	}
+	return 0;
+}
+
+/* What libseccomp's seccomp_load does with its defaults: no new
+ * privileges, then the program, for this thread only. */
+static int ready_load(enum sandbox_role role)
+{
+	struct sock_fprog prog = {.len = ready[role].len, .filter = ready[role].insn};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -errno;
+	return 0;
+}
+
+static int filter_load(enum sandbox_role role)
+{
+	if (ready_matches(role))
+		return ready_load(role);
+	int r = 0;
+	scmp_filter_ctx ctx = filter_build(role, &r);
+	if (!ctx)
+		return r;
+	r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return r;
 }

@@ -72,6 +72,14 @@ struct sandbox_rules;
  * once. 0, or -ENOSPC (more than SANDBOX_EXTRA_MAX sets for the role). */
 #define SANDBOX_EXTRA_MAX 16
 int sandbox_add_rules(enum sandbox_role role, const struct sandbox_rules *rules);
+/* Compiles every role's filter now, from its table and the sets added so
+ * far, for the threads created later: a thread whose role still has
+ * exactly those sets installs the program instead of compiling its own
+ * (a migration target compiles while the pages stream, not in its
+ * downtime). Sets added or cleared since are no harm: that role's thread
+ * compiles as without it. Called by the main thread while no thread is
+ * entering its filter. 0 (also when off), or -errno. */
+int sandbox_prepare(void);
 /* Forgets every added set: a new VM is about to be built. */
 void sandbox_clear_rules(void);
 /* Whether the calling thread runs under a filter. */

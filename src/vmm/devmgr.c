@@ -275,6 +275,27 @@ int devmgr_check_args(const struct devmgr_arg *args, unsigned int n, bool use_io
 	return r;
 }
 
+int devmgr_sandbox_prepare(const struct devmgr_arg *args, unsigned int n, char *err, size_t errlen)
+{
+	int r = 0;
+	sandbox_clear_rules();
+	for (unsigned int i = 0; i < n && r == 0; i++) {
+		char why[400];
+		const struct dm_kind *k;
+		void *parsed = dm_parse(NULL, &args[i], true, &k, why, sizeof(why));
+		if (!parsed || dm_sandbox(k, parsed, why, sizeof(why)) < 0) {
+			dm_fail(&args[i], why, err, errlen);
+			r = -1;
+		}
+		free(parsed);
+	}
+	if (r == 0 && (r = sandbox_prepare()) < 0)
+		snprintf(err, errlen, "cannot compile the seccomp filters: %s", strerror(-r));
+	/* The VM's build starts from none and adds its own devices' sets. */
+	sandbox_clear_rules();
+	return r < 0 ? -1 : 0;
+}
+
 int devmgr_check(const char *option, const char *spec, bool use_ioeventfd, char *err, size_t errlen)
 {
 	struct devmgr_arg a = {.option = option, .spec = spec};

@@ -190,6 +190,16 @@ struct devmgr_snap_list {
 int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, char *err,
 		     size_t errlen);
 
+/* The threads' filters compiled now (core/sandbox.h: sandbox_prepare)
+ * for a VM with these devices, to be built later (a migration target,
+ * while the pages stream): the sets each device's kind adds, then
+ * compiled; none left added. 0, or -1 with one line naming a device whose
+ * spec does not parse. */
+int devmgr_sandbox_prepare(const struct devmgr_arg *args, unsigned int n, char *err, size_t errlen);
+/* The device list alone (SNAP_ID_DEV_LIST, as devmgr_save writes it):
+ * a migration's CONFIG. 0, or -1 (out of memory). */
+int devmgr_save_list_only(const struct devmgr *dm, struct snap_writer *w);
+
 /* dev_ops.handover for every device that has it (a live migration's
  * switch): release stops at the first failure; !release tries them all.
  * 0, or -1 with the (last) reason. */

@@ -112,6 +112,11 @@ int devmgr_save(const struct devmgr *dm, struct snap_writer *w, char *err, size_
 	return 0;
 }
 
+int devmgr_save_list_only(const struct devmgr *dm, struct snap_writer *w)
+{
+	return devmgr_save_list(dm, w, false);
+}
+
 /* The next string of the list into out (NUL-terminated), or NULL. */
 static const char *list_get(const uint8_t *d, size_t len, size_t *off, char **out)
 {

@@ -28,6 +28,7 @@ static const struct {
     [MIG_RELEASED] = {"RELEASED", 0, 0},
     [MIG_RUNNING] = {"RUNNING", 8, 8},
     [MIG_ERROR] = {"ERROR", 1, MIG_ERR_MAX},
+    [MIG_CONFIG] = {"CONFIG", SNAP_HDR_SIZE, MIG_CONFIG_MAX},
 };
 
 const char *mig_type_name(uint32_t type)

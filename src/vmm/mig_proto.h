@@ -5,6 +5,10 @@
  *   header   type (4), payload length (4)
  *   HELLO    source -> target: magic "SKIFFMIG", version, zero, RAM bytes,
  *            zero (8): the target's memory is made for it
+ *   CONFIG   source -> target, right after HELLO: a state image (core/snap.h)
+ *            of the device list alone, so that the target prepares for
+ *            those devices (their threads' filters) while pages stream; the
+ *            STATE's own list is still what it builds
  *   PAGES    count (4, 1..MIG_PAGES_MAX), zero (4), count page numbers
  *            (8 each, any order: the pages a bitmap names, not one run),
  *            then those pages, 4096 bytes each, in that order
@@ -26,12 +30,13 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define MIG_MAGIC     "SKIFFMIG"
-#define MIG_VERSION   2u /* 2: PAGES lists its pages (1: one run) */
-#define MIG_PAGE      4096u
-#define MIG_PAGES_MAX 256u /* 1 MiB of pages in a frame */
-#define MIG_ERR_MAX   512u
-#define MIG_IO_MS     30000 /* a peer silent this long is gone */
+#define MIG_MAGIC      "SKIFFMIG"
+#define MIG_VERSION    3u /* 3: CONFIG; 2: PAGES lists its pages (1: one run) */
+#define MIG_CONFIG_MAX (1u << 20)
+#define MIG_PAGE       4096u
+#define MIG_PAGES_MAX  256u /* 1 MiB of pages in a frame */
+#define MIG_ERR_MAX    512u
+#define MIG_IO_MS      30000 /* a peer silent this long is gone */
 /* Pre-copy rounds at most, the switch's last round not counted: the
  * target refuses a stream longer than these and that one, each of at most
  * all of RAM. */
@@ -46,6 +51,7 @@ enum mig_type {
 	MIG_RELEASED,
 	MIG_RUNNING,
 	MIG_ERROR,
+	MIG_CONFIG,
 	MIG_NR_TYPES
 };
 

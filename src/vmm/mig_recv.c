@@ -121,6 +121,27 @@ static int rx_state(struct mig_rx *rx, int fd, uint32_t len, char *err, size_t e
 	return 0;
 }
 
+/* CONFIG: the device list the STATE will name, for the hook to prepare
+ * with. Its image is checked whole, as a state file's; what it lists is
+ * the hook's to check (a list the STATE then contradicts only wastes
+ * that preparation: the STATE's is what is built). */
+static int rx_config(int fd, uint32_t len, const struct mig_rx_hook *hook, char *err, size_t errlen)
+{
+	uint8_t *buf = malloc(len);
+	struct snap_image img;
+	int r = -1;
+	if (!buf)
+		snprintf(err, errlen, "out of memory for a %u-byte CONFIG", len);
+	else if (mig_read_all(fd, buf, len, MIG_IO_MS) < 0)
+		snprintf(err, errlen, "migration stream: CONFIG frame cut short");
+	else if (snap_parse(&img, buf, len, err, errlen) == 0) {
+		r = hook && hook->config ? hook->config(hook->opaque, &img, err, errlen) : 0;
+		snap_image_free(&img);
+	}
+	free(buf);
+	return r;
+}
+
 /* The source gave up: its line (one line, whatever it sent). */
 static int rx_error(int fd, uint32_t len, char *err, size_t errlen)
 {
@@ -140,12 +161,23 @@ int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, const struct mig_rx_
 	err[0] = '\0';
 	if (rx_hello(rx, fd, max_ram, hook, err, errlen) < 0)
 		return -1;
-	for (;;) {
+	for (bool first = true;; first = false) {
 		uint32_t type, len;
 		uint64_t round[2];
 		if (mig_recv_hdr(fd, &type, &len, err, errlen) < 0)
 			return -1;
-		if (type == MIG_PAGES && rx_pages(rx, fd, len, err, errlen) < 0)
+		if (first && type != MIG_CONFIG && type != MIG_ERROR) {
+			snprintf(err, errlen, "migration stream: %s frame where CONFIG was due",
+				 mig_type_name(type));
+			return -1;
+		}
+		if (type == MIG_CONFIG && !first) {
+			snprintf(err, errlen, "migration stream: a second CONFIG frame");
+			return -1;
+		}
+		if (type == MIG_CONFIG && rx_config(fd, len, hook, err, errlen) < 0)
+			return -1;
+		else if (type == MIG_PAGES && rx_pages(rx, fd, len, err, errlen) < 0)
 			return -1;
 		else if (type == MIG_ROUND && mig_read_all(fd, round, sizeof(round), MIG_IO_MS) < 0)
 			return snprintf(err, errlen, "migration stream: ROUND frame cut short"), -1;
@@ -155,7 +187,7 @@ int mig_rx_run(struct mig_rx *rx, int fd, uint64_t max_ram, const struct mig_rx_
 			return rx_state(rx, fd, len, err, errlen);
 		else if (type == MIG_ERROR)
 			return rx_error(fd, len, err, errlen);
-		else if (type != MIG_PAGES && type != MIG_ROUND) {
+		else if (type != MIG_PAGES && type != MIG_ROUND && type != MIG_CONFIG) {
 			snprintf(err, errlen, "migration stream: %s frame before the state",
 				 mig_type_name(type));
 			return -1;

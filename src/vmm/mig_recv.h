@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Live migration, the target's reading of the stream up to the state
- * (mig_proto.h): HELLO, then PAGES and ROUND frames into guest RAM (an
+ * (mig_proto.h): HELLO, CONFIG, then PAGES and ROUND frames into guest RAM (an
  * anonymous mapping the VM takes as its own once built), then STATE, parsed and checked as a
  * snapshot file is. Every frame checked before its payload is read. */
 #ifndef SKIFF_MIG_RECV_H
@@ -22,11 +22,14 @@ struct mig_rx {
 	uint64_t rounds_in;
 };
 
-/* Called at HELLO with the RAM just made (zero), before any page comes:
- * the target makes its VM over it while the pages stream in. It takes
- * the RAM whatever it returns (0, or -1 with one line in err). */
+/* ram: called at HELLO with the RAM just made (zero), before any page
+ * comes: the target makes its VM over it while the pages stream in. It
+ * takes the RAM whatever it returns (0, or -1 with one line in err).
+ * config (may be NULL): called with CONFIG's image, checked as a state
+ * file is, before any page (0, or -1 with one line in err). */
 struct mig_rx_hook {
 	int (*ram)(void *opaque, uint8_t *ram, uint64_t size, char *err, size_t errlen);
+	int (*config)(void *opaque, const struct snap_image *img, char *err, size_t errlen);
 	void *opaque;
 };
 

@@ -20,7 +20,7 @@ int vmm_mem_file_open(struct vmm_mem_file *mf, const char *path, uint64_t size, 
 {
 	struct stat st;
 	mf->held = false;
-	mf->fd = -1;
+	mf->fd = mf->pagemap = -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "cannot open the memory file %s: %s", path, strerror(errno));
@@ -49,6 +49,10 @@ int vmm_mem_file_open(struct vmm_mem_file *mf, const char *path, uint64_t size, 
 	mf->fd = fd;
 	mf->st = st;
 	mf->held = true;
+	/* Which of the RAM's pages the guest wrote, for a scan that reads
+	 * only those and the file's data (a restored guest's migration or
+	 * Full snapshot); without it every page is read, as before. */
+	mf->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -56,8 +60,10 @@ void vmm_mem_file_close(struct vmm_mem_file *mf)
 {
 	if (mf->held)
 		close(mf->fd);
+	if (mf->held && mf->pagemap >= 0)
+		close(mf->pagemap);
 	mf->held = false;
-	mf->fd = -1;
+	mf->fd = mf->pagemap = -1;
 }
 
 static bool same_time(struct timespec a, struct timespec b)

@@ -32,6 +32,7 @@
 struct vmm_mem_file {
 	bool held;	/* fd open, its shared lock taken */
 	int fd;		/* valid while held */
+	int pagemap;	/* /proc/self/pagemap, or -1 (dirty_bits_nonzero_file) */
 	struct stat st; /* at the load */
 };
 

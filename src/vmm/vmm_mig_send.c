@@ -111,8 +111,11 @@ static int send_round(struct mig_src *m, uint32_t round, bool all, uint64_t *n, 
 		snprintf(err, errlen, "cannot read the dirty page log");
 		return -1;
 	}
+	const struct vmm_mem_file *mf = &m->v->mem_file; /* a restored VM's */
 	if (all)
-		dirty_bits_nonzero(m->v->vm.mem.host, m->v->vm.mem.size, m->bits);
+		dirty_bits_nonzero_file(m->v->vm.mem.host, m->v->vm.mem.size,
+					mf->held ? mf->fd : -1, mf->held ? mf->pagemap : -1,
+					m->bits);
 	*n = dirty_bits_count(m->bits, m->pages);
 	uint64_t r[2] = {round, *n};
 	if (send_dirty(m, err, errlen) < 0 || mig_send(m->fd, MIG_ROUND, r, sizeof(r)) < 0) {
@@ -218,6 +221,27 @@ static void take_back(struct mig_src *m, bool released, bool was_paused, char *e
 		vmm_resume(m->v);
 }
 
+/* CONFIG, right after HELLO: the device list, for the target to prepare
+ * its threads' filters while the pages stream (mig_proto.h). */
+static int send_config(struct mig_src *m, char *err, size_t errlen)
+{
+	struct snap_writer w;
+	size_t len = 0;
+	const uint8_t *img = NULL;
+	int r = -1;
+	snap_writer_init(&w);
+	if (devmgr_save_list_only(&m->v->dm, &w) < 0 || !(img = snap_writer_image(&w, &len)))
+		snprintf(err, errlen, "out of memory building the device list");
+	else if (len > MIG_CONFIG_MAX)
+		snprintf(err, errlen, "the device list is over %u bytes", MIG_CONFIG_MAX);
+	else if (mig_send(m->fd, MIG_CONFIG, img, (uint32_t)len) < 0)
+		snprintf(err, errlen, "cannot send the device list: %s", strerror(errno));
+	else
+		r = 0;
+	snap_writer_free(&w);
+	return r;
+}
+
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
 		     size_t errlen)
 {
@@ -244,6 +268,8 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 		snprintf(err, errlen, "cannot send to %s: %s", url, strerror(errno));
 		goto out;
 	}
+	if (send_config(&m, err, errlen) < 0)
+		goto out;
 	if (precopy(&m, err, errlen) < 0)
 		goto out;
 	bool was_paused = v->paused, released = false;

@@ -128,8 +128,12 @@ static int vmm_snap_mem(struct vmm *v, int fd, const char *path, bool diff, char
 {
 	struct vm *vm = &v->vm;
 	uint64_t n = 0;
+	/* A restored VM's RAM reads the pages it has not written from a file. */
+	bool mapped = v->mem_file.held;
+	int ram_fd = mapped ? v->mem_file.fd : -1, pm = mapped ? v->mem_file.pagemap : -1;
 	if (!vm_dirty_on(vm))
-		return snap_mem_write_full(fd, path, vm->mem.host, vm->mem.size, &n, err, errlen);
+		return snap_mem_write_full(fd, path, vm->mem.host, vm->mem.size, ram_fd, pm, &n,
+					   err, errlen);
 	uint64_t *bits = calloc(dirty_words(vm->dirty.pages), sizeof(uint64_t));
 	int r = -1;
 	if (!bits || vm_dirty_collect(vm, bits) < 0)
@@ -138,7 +142,8 @@ static int vmm_snap_mem(struct vmm *v, int fd, const char *path, bool diff, char
 		r = snap_mem_write_diff(fd, path, vm->mem.host, vm->mem.size, bits, &n, err,
 					errlen);
 	else
-		r = snap_mem_write_full(fd, path, vm->mem.host, vm->mem.size, &n, err, errlen);
+		r = snap_mem_write_full(fd, path, vm->mem.host, vm->mem.size, ram_fd, pm, &n, err,
+					errlen);
 	if (r == 0 && diff)
 		log_info("snapshot: a Diff of %llu dirty pages of %llu (%llu KiB)",
 			 (unsigned long long)dirty_bits_count(bits, vm->dirty.pages),

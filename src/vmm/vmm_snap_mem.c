@@ -52,8 +52,8 @@ int snap_mem_write_diff(int fd, const char *path, const uint8_t *ram, uint64_t s
 	return 0;
 }
 
-int snap_mem_write_full(int fd, const char *path, const uint8_t *ram, uint64_t size,
-			uint64_t *written, char *err, size_t errlen)
+int snap_mem_write_full(int fd, const char *path, const uint8_t *ram, uint64_t size, int ram_fd,
+			int pagemap, uint64_t *written, char *err, size_t errlen)
 {
 	uint64_t pages = (size + DIRTY_PAGE_SIZE - 1) >> DIRTY_PAGE_SHIFT;
 	uint64_t *bits = calloc(dirty_words(pages), sizeof(*bits));
@@ -61,7 +61,7 @@ int snap_mem_write_full(int fd, const char *path, const uint8_t *ram, uint64_t s
 		snprintf(err, errlen, "cannot write %s: out of memory", path);
 		return -1;
 	}
-	dirty_bits_nonzero(ram, size, bits);
+	dirty_bits_nonzero_file(ram, size, ram_fd, pagemap, bits);
 	int r = snap_mem_write_diff(fd, path, ram, size, bits, written, err, errlen);
 	free(bits);
 	return r;

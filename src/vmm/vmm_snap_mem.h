@@ -17,8 +17,9 @@ int snap_mem_write_diff(int fd, const char *path, const uint8_t *ram, uint64_t s
 			const uint64_t *bits, uint64_t *written, char *err, size_t errlen);
 
 /* A Full file: the pages of ram that are not zero, at their offsets, the
- * rest holes. As snap_mem_write_diff. */
-int snap_mem_write_full(int fd, const char *path, const uint8_t *ram, uint64_t size,
-			uint64_t *written, char *err, size_t errlen);
+ * rest holes. As snap_mem_write_diff; ram_fd and pagemap as
+ * dirty_bits_nonzero_file's (-1: ram is not mapped from a file). */
+int snap_mem_write_full(int fd, const char *path, const uint8_t *ram, uint64_t size, int ram_fd,
+			int pagemap, uint64_t *written, char *err, size_t errlen);
 
 #endif

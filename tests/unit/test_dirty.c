@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -226,7 +227,7 @@ static void test_full_file_sparse(void **state)
 	memset(ram + 3 * PG, 0xaa, PG);
 	ram[66 * PG + 17] = 0xbb;
 	uint64_t n = 0;
-	assert_int_equal(snap_mem_write_full(fd, path, ram, RAM, &n, err, sizeof(err)), 0);
+	assert_int_equal(snap_mem_write_full(fd, path, ram, RAM, -1, -1, &n, err, sizeof(err)), 0);
 	assert_int_equal(n, 2 * PG);
 	assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)RAM);
 	static uint8_t back[RAM];
@@ -240,6 +241,60 @@ static void test_full_file_sparse(void **state)
 	unlink(path);
 }
 
+/* RAM mapped privately from a sparse memory file (a restored guest):
+ * the file-aware scan finds what reading every page finds, and leaves
+ * the holes nobody wrote untouched (not faulted in from the file). */
+#define FPG 256u
+static bool page_present(int pm, const uint8_t *p)
+{
+	uint64_t e = 0;
+	assert_int_equal(pread(pm, &e, sizeof(e), (off_t)((uintptr_t)p / PG * sizeof(e))),
+			 (ssize_t)sizeof(e));
+	return e >> 63;
+}
+
+static void test_nonzero_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/skiff-memfile-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, (off_t)FPG * PG), 0);
+	static uint8_t page[PG];
+	memset(page, 0x5a, PG);
+	for (int i = 10; i <= 12; i++) /* data */
+		assert_int_equal(pwrite(fd, page, PG, (off_t)i * PG), (ssize_t)PG);
+	memset(page, 0, PG);
+	assert_int_equal(pwrite(fd, page, PG, 20 * PG), (ssize_t)PG); /* data, zero */
+	page[PG - 1] = 1;
+	assert_int_equal(pwrite(fd, page, PG, (off_t)(FPG - 1) * PG), (ssize_t)PG);
+	uint8_t *ram = mmap(NULL, (size_t)FPG * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	assert_true(ram != MAP_FAILED);
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	assert_true(pm >= 0);
+	ram[50 * PG + 7] = 3;		    /* a hole written */
+	ram[60 * PG] = 0;		    /* a hole written with zero */
+	memset(ram + 11 * PG, 0, PG);	    /* data written back to zero */
+	assert_int_equal(ram[100 * PG], 0); /* a hole read */
+	uint64_t bits[FPG / 64], all[FPG / 64];
+	dirty_bits_nonzero_file(ram, (uint64_t)FPG * PG, fd, pm, bits);
+	for (unsigned int i = 150; i < 200; i++)
+		if (page_present(pm, ram + (size_t)i * PG))
+			fail_msg("hole page %u faulted in by the scan", i);
+	assert_int_equal(bits[0], 1ull << 10 | 1ull << 12 | 1ull << 50);
+	assert_int_equal(bits[1] | bits[2], 0);
+	assert_int_equal(bits[3], 1ull << 63);
+	dirty_bits_nonzero(ram, (uint64_t)FPG * PG, all);
+	assert_memory_equal(bits, all, sizeof(bits));
+	/* Without pagemap (or a file): every page read, the same answer. */
+	dirty_bits_nonzero_file(ram, (uint64_t)FPG * PG, fd, -1, bits);
+	assert_memory_equal(bits, all, sizeof(bits));
+	munmap(ram, (size_t)FPG * PG);
+	close(pm);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,7 +302,7 @@ int main(void)
 	    cmocka_unit_test(test_bits_or_at_offset), cmocka_unit_test(test_next_run),
 	    cmocka_unit_test(test_dma_marks),	      cmocka_unit_test(test_used_ring_marked),
 	    cmocka_unit_test(test_diff_file),	      cmocka_unit_test(test_nonzero_bits),
-	    cmocka_unit_test(test_full_file_sparse),
+	    cmocka_unit_test(test_full_file_sparse),  cmocka_unit_test(test_nonzero_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,11 +45,33 @@ static void frame(struct stream *s, uint32_t type, const void *p, uint32_t n)
 	put(s, p, n);
 }
 
-static void hello(struct stream *s, uint32_t version, uint64_t ram)
+static void hello_only(struct stream *s, uint32_t version, uint64_t ram)
 {
 	struct mig_hello h = {.version = version, .ram = ram};
 	memcpy(h.magic, MIG_MAGIC, 8);
 	frame(s, MIG_HELLO, &h, sizeof(h));
+}
+
+/* CONFIG: an image with one section (the tag), or corrupted. */
+static void config(struct stream *s, uint32_t tag, bool corrupt)
+{
+	struct snap_writer w;
+	size_t len;
+	snap_writer_init(&w);
+	assert_int_equal(snap_put(&w, SNAP_ID_VM_CLOCK, 0, &tag, sizeof(tag)), 0);
+	uint8_t *img = (uint8_t *)snap_writer_image(&w, &len);
+	assert_non_null(img);
+	if (corrupt)
+		img[len - 1] ^= 1;
+	frame(s, MIG_CONFIG, img, (uint32_t)len);
+	snap_writer_free(&w);
+}
+
+/* HELLO and the CONFIG a source sends right after it. */
+static void hello(struct stream *s, uint32_t version, uint64_t ram)
+{
+	hello_only(s, version, ram);
+	config(s, 1, false);
 }
 
 /* A PAGES frame of the pages list[0, count), page i filled with fill + i. */
@@ -165,7 +187,7 @@ static void test_hello_refused(void **state_)
 	s.len = 0;
 	expect_refused(&s, "the peer closed it");
 	hello(&s, 1, RAM);
-	expect_refused(&s, "migration stream version 1, this skiff speaks version 2");
+	expect_refused(&s, "migration stream version 1, this skiff speaks version 3");
 	s.len = 0;
 	hello(&s, MIG_VERSION, RAM + MIG_PAGE); /* beyond max_ram */
 	expect_refused(&s, "HELLO asks for");
@@ -228,8 +250,41 @@ static void test_frames_refused(void **state_)
 	state(&s, false);
 	s.len -= 1;
 	expect_refused(&s, "STATE frame cut short");
-	/* The source gives up: its line, one line. */
+	/* CONFIG comes right after HELLO, once, whole. */
+	s.len = 0;
+	hello_only(&s, MIG_VERSION, RAM);
+	pages(&s, 0, 1, 1);
+	expect_refused(&s, "PAGES frame where CONFIG was due");
+	s.len = 0;
+	hello_only(&s, MIG_VERSION, RAM);
+	state(&s, false);
+	expect_refused(&s, "STATE frame where CONFIG was due");
+	s.len = 0;
+	hello_only(&s, MIG_VERSION, RAM);
+	config(&s, 1, true);
+	expect_refused(&s, "corrupted");
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM); /* the good prefix back */
+	assert_int_equal(s.len, base);
+	config(&s, 2, false);
+	expect_refused(&s, "a second CONFIG frame");
 	s.len = base;
+	pages(&s, 0, 1, 1);
+	config(&s, 2, false);
+	expect_refused(&s, "a second CONFIG frame");
+	s.len = base;
+	h[0] = MIG_CONFIG;
+	h[1] = MIG_CONFIG_MAX + 1;
+	put(&s, h, sizeof(h));
+	expect_refused(&s, "CONFIG frame of 1048577 bytes");
+	/* The source gives up: its line, one line (also where CONFIG was
+	 * due). */
+	s.len = 0;
+	hello_only(&s, MIG_VERSION, RAM);
+	frame(&s, MIG_ERROR, "source: no list", 15);
+	expect_refused(&s, "the migration's peer gave up: source: no list");
+	s.len = 0;
+	hello(&s, MIG_VERSION, RAM);
 	frame(&s, MIG_ERROR, "source: no room\nsecond line", 27);
 	expect_refused(&s, "the migration's peer gave up: source: no room");
 }
@@ -328,7 +383,27 @@ struct ram_seen {
 	uint8_t *ram;
 	uint64_t size;
 	int calls, fail;
+	int config_calls, config_fail; /* the config hook's */
+	uint32_t config_tag;
 };
+
+/* CONFIG's hook: after HELLO's, before any page, with the image parsed. */
+static int config_hook(void *opaque, const struct snap_image *img, char *err, size_t errlen)
+{
+	struct ram_seen *s = opaque;
+	s->config_calls++;
+	if (s->calls != 1)
+		return snprintf(err, errlen, "CONFIG before HELLO's hook"), -1;
+	for (uint64_t i = 0; i < s->size; i++)
+		if (s->ram[i])
+			return snprintf(err, errlen, "a page before CONFIG"), -1;
+	if (snap_get(img, SNAP_ID_VM_CLOCK, 0, &s->config_tag, sizeof(s->config_tag), err, errlen) <
+	    0)
+		return -1;
+	if (s->config_fail)
+		return snprintf(err, errlen, "device list: no"), -1;
+	return 0;
+}
 
 static int ram_hook(void *opaque, uint8_t *ram, uint64_t size, char *err, size_t errlen)
 {
@@ -355,9 +430,11 @@ static void test_hello_hook(void **state_)
 	pages(&s, 3, 2, 0x77);
 	state(&s, false);
 	struct ram_seen seen = {0};
-	struct mig_rx_hook hook = {ram_hook, &seen};
+	struct mig_rx_hook hook = {.ram = ram_hook, .config = config_hook, .opaque = &seen};
 	assert_int_equal(receive_hook(&s, &rx, &hook, err, sizeof(err)), 0);
 	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.config_calls, 1);
+	assert_int_equal(seen.config_tag, 1);
 	assert_ptr_equal(seen.ram, rx.ram);
 	assert_int_equal(seen.size, RAM);
 	assert_int_equal(seen.ram[3 * MIG_PAGE], 0x77);
@@ -374,6 +451,17 @@ static void test_hello_hook(void **state_)
 	assert_int_equal(rx.pages_in, 0);
 	mig_rx_free(&rx);
 	assert_int_equal(munmap(bad.ram, RAM), 0);
+
+	/* A config hook that fails ends the stream before any page. */
+	struct ram_seen nolist = {.config_fail = 1};
+	hook.opaque = &nolist;
+	assert_int_equal(receive_hook(&s, &rx, &hook, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "device list: no"));
+	assert_int_equal(nolist.config_calls, 1);
+	assert_int_equal(rx.pages_in, 0);
+	assert_int_equal(nolist.ram[3 * MIG_PAGE], 0);
+	mig_rx_free(&rx);
+	assert_int_equal(munmap(nolist.ram, RAM), 0);
 }
 
 int main(void)

@@ -102,6 +102,16 @@ static void hello(struct stream *s)
 	struct mig_hello h = {.version = MIG_VERSION, .ram = RAM};
 	memcpy(h.magic, MIG_MAGIC, 8);
 	frame(s, MIG_HELLO, &h, sizeof(h));
+	/* and the CONFIG a source sends right after it (any image) */
+	struct snap_writer w;
+	size_t len;
+	uint32_t tag = 1;
+	snap_writer_init(&w);
+	assert_int_equal(snap_put(&w, SNAP_ID_VM_CLOCK, 0, &tag, sizeof(tag)), 0);
+	const uint8_t *img = snap_writer_image(&w, &len);
+	assert_non_null(img);
+	frame(s, MIG_CONFIG, img, (uint32_t)len);
+	snap_writer_free(&w);
 }
 
 static void one_page(struct stream *s, uint64_t first)

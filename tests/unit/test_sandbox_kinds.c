@@ -72,6 +72,7 @@ struct probe {
 	enum sandbox_role kind_for; /* for which role */
 	bool clear;		    /* sandbox_clear_rules after adding */
 	unsigned long req;	    /* an ioctl made after the filter */
+	int prepare;		    /* sandbox_prepare: 0 never, 1 before adding, 2 after */
 };
 
 /* Exits 0 if the ioctl reached the kernel (ENOTTY on a pipe); dies by
@@ -84,6 +85,8 @@ static int probe_child(void *arg)
 	if (pipe(fds) < 0)
 		return 100;
 	sandbox_enable(true);
+	if (p->prepare == 1 && sandbox_prepare() != 0)
+		return 105;
 	if (p->kind) {
 		const struct dev_sandbox *s = kind_sandbox(p->kind);
 		if (!s || sandbox_add_rules(p->kind_for, &s->role[p->kind_for]) < 0)
@@ -94,6 +97,12 @@ static int probe_child(void *arg)
 	}
 	if (p->clear)
 		sandbox_clear_rules();
+	if (p->prepare == 3 && sandbox_prepare() != 0)
+		return 105;
+	if (p->prepare == 3)
+		sandbox_clear_rules();
+	if (p->prepare == 2 && sandbox_prepare() != 0)
+		return 105;
 	if (sandbox_enter(p->role) != 0)
 		return 102;
 	return ioctl(fds[0], p->req, buf) < 0 && errno == ENOTTY ? 0 : 103;
@@ -114,40 +123,102 @@ static void test_added_sets_only(void **state)
 {
 	(void)state;
 	/* No virtio-net in the VM: a vCPU has no vhost ioctl. */
-	expect_probe(&(struct probe){SANDBOX_VCPU, NULL, 0, false, VHOST_SET_FEATURES}, false);
+	expect_probe(&(struct probe){SANDBOX_VCPU, NULL, 0, false, VHOST_SET_FEATURES, 0}, false);
 	expect_probe(
-	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES},
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES, 0},
 	    true);
 	/* Added for another role only: still refused. */
 	expect_probe(
-	    &(struct probe){SANDBOX_IO, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES},
+	    &(struct probe){SANDBOX_IO, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES, 0},
 	    false);
 	/* A new VM forgets the last one's kinds. */
 	expect_probe(
-	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, true, VHOST_SET_FEATURES},
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, true, VHOST_SET_FEATURES, 0},
 	    false);
 	/* The controller is main with more: main's sets are its too. */
 	expect_probe(&(struct probe){SANDBOX_CONTROLLER, "virtio-net", SANDBOX_MAIN, false,
-				     VHOST_NET_SET_BACKEND},
+				     VHOST_NET_SET_BACKEND, 0},
 		     true);
-	expect_probe(&(struct probe){SANDBOX_CONTROLLER, NULL, 0, false, VHOST_NET_SET_BACKEND},
+	expect_probe(&(struct probe){SANDBOX_CONTROLLER, NULL, 0, false, VHOST_NET_SET_BACKEND, 0},
 		     false);
 	/* vsock backend=vhost: its vCPU set runs vhost-vsock, a VM without
 	 * a vsock has no such ioctl (virtio-net's set has none either). */
 	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
-				     VHOST_VSOCK_SET_RUNNING},
+				     VHOST_VSOCK_SET_RUNNING, 0},
 		     true);
 	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
-				     VHOST_SET_VRING_KICK},
+				     VHOST_SET_VRING_KICK, 0},
 		     true);
 	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false,
-				     VHOST_VSOCK_SET_RUNNING},
+				     VHOST_VSOCK_SET_RUNNING, 0},
 		     false);
-	expect_probe(&(struct probe){SANDBOX_VCPU, NULL, 0, false, VHOST_VSOCK_SET_RUNNING}, false);
+	expect_probe(&(struct probe){SANDBOX_VCPU, NULL, 0, false, VHOST_VSOCK_SET_RUNNING, 0},
+		     false);
 	/* Its CID is set before any filter: no thread may change it. */
 	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
-				     VHOST_VSOCK_SET_GUEST_CID},
+				     VHOST_VSOCK_SET_GUEST_CID, 0},
 		     false);
+}
+
+/* A filter compiled ahead (sandbox_prepare) is the one a thread compiling
+ * its own would install, and is taken only while its role's sets are
+ * those it was compiled from. */
+static void test_prepared_filters(void **state)
+{
+	(void)state;
+	/* Compiled with virtio-net's set: the vCPU has vhost and nothing
+	 * more. */
+	expect_probe(
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES, 2},
+	    true);
+	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false,
+				     VHOST_VSOCK_SET_RUNNING, 2},
+		     false);
+	expect_probe(&(struct probe){SANDBOX_CONTROLLER, "virtio-net", SANDBOX_MAIN, false,
+				     VHOST_NET_SET_BACKEND, 2},
+		     true);
+	/* Compiled before the set was added: compiled again with it. */
+	expect_probe(
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES, 1},
+	    true);
+	expect_probe(&(struct probe){SANDBOX_CONTROLLER, "virtio-net", SANDBOX_MAIN, false,
+				     VHOST_NET_SET_BACKEND, 1},
+		     true);
+	/* Compiled with it, then a new VM without it: not the old program. */
+	expect_probe(
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_FEATURES, 3},
+	    false);
+}
+
+/* devmgr_sandbox_prepare (a migration target, at CONFIG): a spec that
+ * does not parse is one line naming it; a good list's sets are compiled
+ * and then taken back, so a VM built after it adds its own. */
+static int prepare_list_child(void *arg)
+{
+	(void)arg;
+	char err[300], buf[512] = {0};
+	int fds[2];
+	sandbox_enable(true);
+	struct devmgr_arg bad = {.option = "nosuch", .spec = "x"};
+	if (devmgr_sandbox_prepare(&bad, 1, err, sizeof(err)) != -1 || !strstr(err, "--nosuch") ||
+	    strchr(err, '\n'))
+		return 110;
+	struct devmgr_arg net = {.option = "net", .spec = "tap=tap0,vhost=on"};
+	if (devmgr_sandbox_prepare(&net, 1, err, sizeof(err)) != 0)
+		return 111;
+	if (pipe(fds) < 0 || sandbox_enter(SANDBOX_VCPU) != 0)
+		return 112;
+	ioctl(fds[0], VHOST_SET_FEATURES, buf); /* no set left: dies here */
+	return 0;
+}
+
+static void test_prepare_from_list(void **state)
+{
+	(void)state;
+	struct child_result res;
+	child_run(prepare_list_child, NULL, &res);
+	if (!child_died_by_sigsys(&res))
+		fail_msg("status %#x, \"%s\"", res.status, res.err);
 }
 
 /* The device role alone (no vsock in the VM) makes no socket. */
@@ -180,9 +251,9 @@ static void test_device_role(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tables_name_no_kind),
-	    cmocka_unit_test(test_added_sets_only),
-	    cmocka_unit_test(test_device_role),
+	    cmocka_unit_test(test_tables_name_no_kind), cmocka_unit_test(test_added_sets_only),
+	    cmocka_unit_test(test_device_role),		cmocka_unit_test(test_prepared_filters),
+	    cmocka_unit_test(test_prepare_from_list),
 	};
 	return cmocka_run_group_tests_name("sandbox_kinds", tests, NULL, NULL);
 }
