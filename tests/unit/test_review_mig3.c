@@ -61,10 +61,36 @@ static void test_partial_last_page_of_a_hole(void **state)
 	close(fd);
 }
 
+/* Finding F2 (skiff_allow): a vsock with backend=vhost cannot migrate
+ * (its streams are the host kernel's), but only a kind's no_snapshot was
+ * asked, and this is a spec's: the check passed it, and the target built
+ * it, opening /dev/vhost-vsock and taking the guest CID the source chose
+ * on this host, before the restore failed. Refused before the build. */
+static void test_allow_refuses_vhost_vsock(void **state)
+{
+	(void)state;
+	char err[600];
+	struct vmm_allow a = {.nr_paths = 0};
+	struct vmm_config c;
+	memset(&c, 0, sizeof(c));
+	c.nr_devs = 1;
+	c.devs[0] = (struct vmm_dev_arg){.option = "vsock", .spec = "cid=3,backend=vhost"};
+	err[0] = '\0';
+	assert_int_equal(vmm_allow_check(&a, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "virtio-vsock0"));
+	assert_non_null(strstr(err, "backend=vhost"));
+	assert_null(strchr(err, '\n'));
+	/* The hybrid one, its socket allowed, still passes. */
+	c.devs[0].spec = "cid=3,uds=/tmp/skiff-rev3-v.sock";
+	a = (struct vmm_allow){.paths = {"/tmp"}, .nr_paths = 1};
+	assert_int_equal(vmm_allow_check(&a, &c, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_partial_last_page_of_a_hole),
+	    cmocka_unit_test(test_allow_refuses_vhost_vsock),
 	};
 	return cmocka_run_group_tests_name("review_mig3", tests, NULL, NULL);
 }
