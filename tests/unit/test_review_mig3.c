@@ -86,11 +86,39 @@ static void test_allow_refuses_vhost_vsock(void **state)
 	assert_int_equal(vmm_allow_check(&a, &c, err, sizeof(err)), 0);
 }
 
+/* Finding F3 (CONFIG): the target prepared its filters from the CONFIG's
+ * list by parsing each spec and running its kind's host check: a
+ * VFIO address made the target stat and readlink sysfs for it, and its
+ * answer ("no PCI device", "bound to nvme, not a VFIO driver", ...) went
+ * back to the source in the ERROR line: a hostile source probed the
+ * target's PCI devices and drivers, skiff_allow or not. A kind or spec
+ * that cannot migrate is now refused there, and nothing else is probed:
+ * the list is parsed only. */
+static void test_config_probes_nothing(void **state)
+{
+	(void)state;
+	char err[600];
+	struct devmgr_arg vfio = {.option = "vfio-pci", .spec = "0000:00:1f.7"};
+	err[0] = '\0';
+	assert_int_equal(devmgr_sandbox_prepare(&vfio, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot migrate"));
+	assert_null(strstr(err, "PCI device"));
+	assert_null(strstr(err, "IOMMU"));
+	struct devmgr_arg vv = {.option = "vsock", .spec = "cid=3,backend=vhost"};
+	assert_int_equal(devmgr_sandbox_prepare(&vv, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot migrate"));
+	/* A list that can migrate is prepared. */
+	struct devmgr_arg ok[2] = {{.option = "disk", .spec = "/nonexistent/disk.img"},
+				   {.option = "net", .spec = "tap=tap0"}};
+	assert_int_equal(devmgr_sandbox_prepare(ok, 2, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_partial_last_page_of_a_hole),
 	    cmocka_unit_test(test_allow_refuses_vhost_vsock),
+	    cmocka_unit_test(test_config_probes_nothing),
 	};
 	return cmocka_run_group_tests_name("review_mig3", tests, NULL, NULL);
 }
