@@ -79,7 +79,9 @@ void dirty_bits_nonzero_file(const uint8_t *host, uint64_t size, int fd, int pag
 		if (data > size)
 			data = size;
 		uint64_t hole_first = (pos + DIRTY_PAGE_SIZE - 1) >> DIRTY_PAGE_SHIFT;
-		uint64_t hole_end = data >> DIRTY_PAGE_SHIFT; /* whole pages of the hole */
+		/* Whole pages of the hole; one that reaches the end takes the
+		 * last page, partial or not (RAM of no whole number of pages). */
+		uint64_t hole_end = data >= size ? pages : data >> DIRTY_PAGE_SHIFT;
 		if (pos % DIRTY_PAGE_SIZE)
 			data_scan(host, size, pos >> DIRTY_PAGE_SHIFT, 1, out);
 		if (hole_end > hole_first &&

@@ -158,6 +158,14 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 	return 0;
 }
 
+/* a's spec parsed with k's table into parsed (spec_init'ed): 0, or -1. */
+static int dm_spec(const struct dm_kind *k, const struct devmgr_arg *a, void *parsed, char *err,
+		   size_t errlen)
+{
+	return a->key ? opt_parse_spec_with(k->spec, a->key, a->value, a->spec, parsed, err, errlen)
+		      : opt_parse_spec(k->spec, a->spec, parsed, err, errlen);
+}
+
 /* Finds the kind, parses spec with its table and checks what the VM must
  * offer; returns the parsed spec (free it) or NULL with a reason. */
 static void *dm_parse(const struct devmgr *dm, const struct devmgr_arg *a, bool use_ioeventfd,
@@ -174,8 +182,7 @@ static void *dm_parse(const struct devmgr *dm, const struct devmgr_arg *a, bool 
 		return NULL;
 	k->spec_init(parsed);
 	const char *needs = NULL;
-	if ((a->key ? opt_parse_spec_with(k->spec, a->key, a->value, spec, parsed, err, errlen)
-		    : opt_parse_spec(k->spec, spec, parsed, err, errlen)) == 0 &&
+	if (dm_spec(k, a, parsed, err, errlen) == 0 &&
 	    (!k->check || k->check(parsed, err, errlen) == 0)) {
 		needs = k->needs_ioeventfd ? k->needs_ioeventfd(parsed) : NULL;
 		if (!needs || use_ioeventfd) {
@@ -275,19 +282,41 @@ int devmgr_check_args(const struct devmgr_arg *args, unsigned int n, bool use_io
 	return r;
 }
 
+/* One device of a migration's CONFIG list, parsed only: the kinds' host
+ * checks (VFIO's sysfs) are the build's, after skiff_allow, never a
+ * hostile source's probe of this host. A device that cannot migrate is
+ * refused here. 0, or -1 with why. */
+static int dm_prepare_one(const struct devmgr_arg *a, char *why, size_t whylen)
+{
+	const struct dm_kind *k = devmgr_kind(a->option, a->spec, why, whylen);
+	if (!k)
+		return -1;
+	if (k->no_snapshot)
+		return snprintf(why, whylen, "cannot migrate: %s", k->no_snapshot), -1;
+	void *parsed = calloc(1, k->spec_size);
+	if (!parsed)
+		return snprintf(why, whylen, "out of memory"), -1;
+	k->spec_init(parsed);
+	int r = dm_spec(k, a, parsed, why, whylen);
+	const char *cannot = r == 0 && k->no_snapshot_of ? k->no_snapshot_of(parsed) : NULL;
+	if (cannot) {
+		snprintf(why, whylen, "cannot migrate: %s", cannot);
+		r = -1;
+	}
+	if (r == 0)
+		r = dm_sandbox(k, parsed, why, whylen);
+	free(parsed);
+	return r;
+}
+
 int devmgr_sandbox_prepare(const struct devmgr_arg *args, unsigned int n, char *err, size_t errlen)
 {
 	int r = 0;
 	sandbox_clear_rules();
 	for (unsigned int i = 0; i < n && r == 0; i++) {
 		char why[400];
-		const struct dm_kind *k;
-		void *parsed = dm_parse(NULL, &args[i], true, &k, why, sizeof(why));
-		if (!parsed || dm_sandbox(k, parsed, why, sizeof(why)) < 0) {
+		if ((r = dm_prepare_one(&args[i], why, sizeof(why))) < 0)
 			dm_fail(&args[i], why, err, errlen);
-			r = -1;
-		}
-		free(parsed);
 	}
 	if (r == 0 && (r = sandbox_prepare()) < 0)
 		snprintf(err, errlen, "cannot compile the seccomp filters: %s", strerror(-r));

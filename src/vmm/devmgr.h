@@ -77,6 +77,10 @@ struct dm_kind {
 	/* Why this kind can never be snapshotted (its state is outside skiff),
 	 * or NULL: then it can once its dev_ops have save and restore. */
 	const char *no_snapshot;
+	/* Optional: the same for one spec's device, where a key decides
+	 * (vsock's backend=vhost), or NULL: the spec's device can. Asked of
+	 * a migration's incoming list before anything is built. */
+	const char *(*no_snapshot_of)(const void *spec);
 };
 
 extern const struct dm_kind dm_kinds[];
@@ -193,8 +197,10 @@ int devmgr_snap_list(const struct snap_image *img, struct devmgr_snap_list *l, c
 /* The threads' filters compiled now (core/sandbox.h: sandbox_prepare)
  * for a VM with these devices, to be built later (a migration target,
  * while the pages stream): the sets each device's kind adds, then
- * compiled; none left added. 0, or -1 with one line naming a device whose
- * spec does not parse. */
+ * compiled; none left added. The specs are parsed only: no kind's host
+ * check runs (the list is a hostile source's until skiff_allow has seen
+ * the state's). 0, or -1 with one line naming a device whose spec does
+ * not parse or that cannot migrate. */
 int devmgr_sandbox_prepare(const struct devmgr_arg *args, unsigned int n, char *err, size_t errlen);
 /* The device list alone (SNAP_ID_DEV_LIST, as devmgr_save writes it):
  * a migration's CONFIG. 0, or -1 (out of memory). */

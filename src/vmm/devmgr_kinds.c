@@ -101,6 +101,7 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = vsock_spec_init,
      .check = vsock_spec_check,
      .needs_ioeventfd = vsock_spec_needs_ioeventfd,
+     .no_snapshot_of = vsock_spec_no_snapshot,
      .transport = DM_VIRTIO_PCI,
      .create = virtio_vsock_new_device,
      .api = &vsock_api,

@@ -159,7 +159,7 @@ static void vv_dev_destroy(void *dev)
 static const struct dev_ops vv_dev_ops = {
     .stop = vv_dev_stop,
     .destroy = vv_dev_destroy,
-    .no_snapshot = "backend=vhost keeps the vsock's streams in the host kernel",
+    .no_snapshot = VSOCK_VHOST_NO_SNAPSHOT,
 };
 
 /* VHOST_VSOCK_SET_GUEST_CID: 0, or -1 with why. */
