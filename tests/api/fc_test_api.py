@@ -252,6 +252,41 @@ def test_get_full_config(uvm, check):
     check(not diff, f"GET /vm/config is Firecracker's: {diff}")
 
 
+def test_negative_snapshot_load_api(uvm, check):
+    """Upstream test_negative_snapshot_load_api, on a fresh, unconfigured
+    skiff (its PUT /logger only). Upstream's last step (Firecracker exits
+    after a load of missing files) is left out: skiff answers the failed
+    load with 400 and goes on serving (tests/api/snapshot.py)."""
+    load = "/snapshot/load"
+    raises(check, "mem_backend and mem_file_path", lambda: uvm.put(
+        load, snapshot_path="foo", mem_backend={"backend_type": "File", "backend_path": "bar"},
+        mem_file_path="bar"),
+        "too many fields: either `mem_backend` or `mem_file_path` exclusively is required.")
+    raises(check, "no backend_type", lambda: uvm.put(
+        load, snapshot_path="foo", mem_backend={"backend_path": "bar"}),
+        "missing field `backend_type`")
+    raises(check, "no backend_path", lambda: uvm.put(
+        load, snapshot_path="foo", mem_backend={"backend_type": "File"}),
+        "missing field `backend_path`")
+    raises(check, "backend_type foo", lambda: uvm.put(
+        load, snapshot_path="foo", mem_backend={"backend_type": "foo", "backend_path": "bar"}),
+        "unknown variant `foo`, expected `File` or `Uffd`")
+    raises(check, "no snapshot_path", lambda: uvm.put(
+        load, mem_backend={"backend_type": "File", "backend_path": "bar"}),
+        "missing field `snapshot_path`")
+    raises(check, "neither mem_backend nor mem_file_path",
+           lambda: uvm.put(load, snapshot_path="foo"),
+           "missing field: either `mem_backend` or `mem_file_path` is required")
+    # The deprecated mem_file_path: refused here (no such files), with
+    # Firecracker's Deprecation header all the same.
+    status, headers, _ = uvm.sk.request("PUT", load,
+                                        {"snapshot_path": "foo", "mem_file_path": "bar"})
+    check(status == 400, f"mem_file_path with missing files: refused ({status})")
+    check(headers.get("deprecation"), "mem_file_path: a Deprecation header on the refusal")
+    check("PUT /snapshot/load: mem_file_path field is deprecated." in uvm.log_data(),
+          "mem_file_path: the log says it is deprecated")
+
+
 CASES = [
     (test_api_put_update_pre_boot, {"io_engine": "Sync"}),
     (test_api_put_update_pre_boot, {"io_engine": "Async"}),
@@ -266,6 +301,7 @@ CASES = [
     (test_api_patch_pre_boot, {"io_engine": "Async"}),
     (test_api_version, {}),
     (test_get_full_config, {}),
+    (test_negative_snapshot_load_api, {}),
 ]
 
 
