@@ -95,6 +95,15 @@ static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *
 static void put_kind(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
 	char why[600];
+	/* A field taken and dropped (vsock_id) is deprecated in Firecracker,
+	 * which says so in a header and its log whatever the outcome. */
+	const struct dev_api *a = r->kind->api;
+	for (size_t i = 0; i < a->nr_fields; i++)
+		if (a->fields[i].type == DEV_API_IGNORED && (r->u.res.seen >> i) & 1u) {
+			rep->deprecated = true;
+			api_fc_log(f, "Warn", "PUT %s: %s field is deprecated.", a->route,
+				   a->fields[i].name);
+		}
 	struct fc_res_cfg *s = fc_vmcfg_res(&f->cfg, r->kind);
 	if (!s)
 		return api_reply_fault(rep, 500, "no room for %s", r->kind->option);

@@ -80,7 +80,9 @@ void api_reply_json(struct api_reply *rep, struct json_object *o)
 
 void api_reply_none(struct api_reply *rep)
 {
-	*rep = (struct api_reply){.status = 204};
+	/* A Deprecation header set before the reply stays (api_reply_json
+	 * and api_reply_fault keep it too). */
+	*rep = (struct api_reply){.status = 204, .deprecated = rep->deprecated};
 }
 
 /* The id of an object behind the path: Firecracker's checks on it, then

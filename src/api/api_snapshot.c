@@ -91,6 +91,12 @@ void api_fc_restored(struct api_fc *f, enum fc_state state)
 static void snap_load(struct api_fc *f, const struct fc_snapshot_load *s, struct api_reply *rep)
 {
 	char why[600];
+	/* mem_file_path alone: deprecated in Firecracker, which says so in a
+	 * header and its log whatever the load's outcome. */
+	if ((s->seen & (FC_LOAD_SEEN_MEM_FILE | FC_LOAD_SEEN_BACKEND)) == FC_LOAD_SEEN_MEM_FILE) {
+		rep->deprecated = true;
+		api_fc_log(f, "Warn", "PUT /snapshot/load: mem_file_path field is deprecated.");
+	}
 	if (f->state != FC_NOT_STARTED)
 		return api_reply_fault(rep, 400,
 				       "The requested operation is not supported after starting "

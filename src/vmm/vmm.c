@@ -72,7 +72,7 @@ static void vmm_idle_setup(struct vmm *v, const struct vmm_config *c)
 	v->vm.idle_exits_off =
 	    vm_idle_setup(&k, c->cpu_pm, c->halt_poll_set, c->halt_poll_ns, note, sizeof(note));
 	if (note[0])
-		fprintf(stderr, "skiff: %s\n", note);
+		log_warn("%s", note);
 }
 
 static int host_memslot_add(void *vm, uint64_t gpa, uint64_t size, void *hva)
