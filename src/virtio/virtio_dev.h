@@ -92,6 +92,12 @@ struct virtio_dev {
 	uint64_t driver_features; /* negotiated; valid after FEATURES_OK */
 	uint32_t config_len;
 	unsigned int num_queues;
+	/* MSI-X vectors the function offers; 0 means num_queues + 1, one per
+	 * queue and one for config changes. Fewer makes a driver that wants
+	 * one per queue share one among them (Linux: vp_find_vqs falls back
+	 * to config + one shared): interrupts for several queues that arrive
+	 * before the guest takes the first then become one injection. */
+	unsigned int msix_vectors;
 	uint16_t queue_max_size;
 	struct virtq vqs[VIRTIO_MAX_QUEUES];
 	const struct guest_mem *gm;

@@ -348,7 +348,7 @@ static int vp_build(struct virtio_pci *vp, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot lay out the PCI function", vdev->name);
 		return -1;
 	}
-	return pci_msix_init(&vp->pci, vdev->num_queues + 1, VP_MSIX_BAR, err, errlen);
+	return pci_msix_init(&vp->pci, vp_msix_vectors(vdev), VP_MSIX_BAR, err, errlen);
 }
 
 static void vp_unpoll(struct virtio_pci *vp, unsigned int n)
