@@ -98,6 +98,14 @@ struct virtio_dev {
 	 * to config + one shared): interrupts for several queues that arrive
 	 * before the guest takes the first then become one injection. */
 	unsigned int msix_vectors;
+	/* The guest's kicks run the device on the vCPU that wrote them, even
+	 * where the transport has ioeventfds for the others (QEMU's
+	 * virtio-balloon-pci has no ioeventfd either). For a device whose
+	 * work changes guest RAM's host mappings (virtio-balloon's madvise):
+	 * done on another thread while the vCPU is in the guest, each call
+	 * interrupts it twice, the host's TLB shootdown and KVM's remote
+	 * flush; on the vCPU itself it is out of the guest. */
+	bool kicks_on_vcpu;
 	uint16_t queue_max_size;
 	struct virtq vqs[VIRTIO_MAX_QUEUES];
 	const struct guest_mem *gm;

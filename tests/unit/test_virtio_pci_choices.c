@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-/* virtio-pci's MSI-X table size (virtio_dev.msix_vectors): one vector per
- * queue plus config by default; a device may offer fewer, so that the
- * driver shares one among its queues (virtio-vsock: 2). What the driver
- * sees (the table size, vectors beyond it refused), that queues sharing a
- * vector interrupt on it and hand vhost its one eventfd (the vsock
- * devices' 2: test_virtio_vsock.c, test_vsock_vhost.c). A fake device on
- * the real transport, as in test_virtio_pci.c. */
+/* What a device chooses of its virtio-pci transport. The MSI-X table size
+ * (virtio_dev.msix_vectors): one vector per queue plus config by default;
+ * a device may offer fewer, so that the driver shares one among its
+ * queues (virtio-vsock: 2, test_virtio_vsock.c, test_vsock_vhost.c): what
+ * the driver sees (the table size, vectors beyond it refused), that
+ * queues sharing a vector interrupt on it and hand vhost its one eventfd.
+ * Kicks on the vCPU (virtio_dev.kicks_on_vcpu, virtio-balloon's,
+ * test_virtio_balloon.c): no ioeventfd, the kick runs the device at once.
+ * A fake device on the real transport, as in test_virtio_pci.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,9 +50,13 @@ static void t_reset(struct virtio_dev *vdev)
 		vdev->transport->queue_takeback(vdev, q);
 }
 
+static int notified[NQ];
+
 static void t_notify(struct virtio_dev *vdev, unsigned int q)
 {
-	(void)vdev, (void)q;
+	(void)vdev;
+	assert_true(q < NQ);
+	notified[q]++;
 }
 
 static const struct virtio_dev_ops t_ops = {
@@ -72,7 +78,7 @@ struct vvfx {
 	uint32_t msix_cap;
 };
 
-static struct vvfx *vvfx_new(unsigned int msix_vectors)
+static struct vvfx *vvfx_new_with(unsigned int msix_vectors, bool kicks_on_vcpu)
 {
 	struct vvfx *f = calloc(1, sizeof(*f));
 	bus_init(&f->trap);
@@ -84,6 +90,7 @@ static struct vvfx *vvfx_new(unsigned int msix_vectors)
 				      .config_len = 8,
 				      .num_queues = NQ,
 				      .msix_vectors = msix_vectors,
+				      .kicks_on_vcpu = kicks_on_vcpu,
 				      .queue_max_size = 64,
 				      .ops = &t_ops};
 	pthread_mutex_init(&f->vdev.lock, NULL);
@@ -96,6 +103,11 @@ static struct vvfx *vvfx_new(unsigned int msix_vectors)
 	f->tab = cfg_bar64(&f->trap, 1, VP_MSIX_BAR);
 	f->msix_cap = cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0);
 	return f;
+}
+
+static struct vvfx *vvfx_new(unsigned int msix_vectors)
+{
+	return vvfx_new_with(msix_vectors, false);
 }
 
 static void vvfx_free(struct vvfx *f)
@@ -222,12 +234,50 @@ static void test_shared_vector_delivery(void **state)
 	vvfx_free(f);
 }
 
+/* Kicks on the vCPU: the transport has ioeventfds, the device none; a
+ * notify write runs the device's queue before it returns, and so does a
+ * write to the port notify BAR. */
+static void test_kicks_on_vcpu(void **state)
+{
+	(void)state;
+	struct vvfx *f = vvfx_new_with(0, true);
+	bring_up_shared(f);
+	assert_int_equal(f->host.nr_io, 0);
+	memset(notified, 0, sizeof(notified));
+	mmio_wr(&f->trap, f->bar + VP_NOTIFY_OFF + VP_NOTIFY_MULT * 1, 2, 1);
+	assert_int_equal(notified[1], 1);
+	uint16_t port = (uint16_t)(cfg_rd(&f->trap, 1, PCI_BAR0 + 4 * VP_PIO_BAR, 4) & ~3u);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_IO);
+	uint32_t v = 2;
+	bus_dispatch(&f->trap, BUS_PIO, port + VP_PIO_MULT * 2, &v, 2, true, 0);
+	assert_int_equal(notified[2], 1);
+	assert_int_equal(notified[0], 0);
+	cw(f, VP_STATUS, 1, 0);
+	vvfx_free(f);
+}
+
+/* The default on the same transport: kicks go to ioeventfds. */
+static void test_kicks_by_ioeventfd(void **state)
+{
+	(void)state;
+	struct vvfx *f = vvfx_new(0);
+	bring_up_shared(f);
+	assert_true(f->host.nr_io > 0);
+	memset(notified, 0, sizeof(notified));
+	mmio_wr(&f->trap, f->bar + VP_NOTIFY_OFF + VP_NOTIFY_MULT * 1, 2, 1);
+	assert_int_equal(notified[1], 0); /* the I/O thread's, not started here */
+	cw(f, VP_STATUS, 1, 0);
+	vvfx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_default_one_per_queue),
 	    cmocka_unit_test(test_fewer_vectors_table),
 	    cmocka_unit_test(test_shared_vector_delivery),
+	    cmocka_unit_test(test_kicks_on_vcpu),
+	    cmocka_unit_test(test_kicks_by_ioeventfd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
