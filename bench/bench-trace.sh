@@ -81,16 +81,24 @@ bench_trace_sum() {
 			for (i = 1; i <= length(a); i++) if (a[i] == "reason") r = a[i + 1]
 			n["exit " r]++
 			n["exit_cpu " cpu " " task]++
-			pend[cpu] = (r == "interrupt" || r == "EXIT_INTR") ? 1 : 0
+			# KVM takes the host interrupt before it traces the exit:
+			# the vector is the last one since the entry, else the next.
+			pend[cpu] = 0
+			if (r == "interrupt" || r == "EXIT_INTR") {
+				if (seen[cpu] != "") n["intr_exit_cause " seen[cpu]]++
+				else pend[cpu] = 1
+			}
 			last_exit[cpu] = r
 		} else if (ev ~ /_entry$/ && ev != "kvm_entry") {
 			what = ev
 			if (ev == "irq_handler_entry") { what = args; sub(/^irq=[0-9]+ name=/, "", what); what = "irq " what }
 			n["l1irq " cpu " " what]++
+			seen[cpu] = what
 			if (pend[cpu]) { n["intr_exit_cause " what]++; pend[cpu] = 0 }
 		} else if (ev == "kvm_entry") {
 			if (pend[cpu]) n["intr_exit_cause none-seen"]++
 			pend[cpu] = 0
+			seen[cpu] = ""
 		} else if (ev == "kvm_inj_virq") {
 			n["inj " args]++
 			n["inj_after_exit " last_exit[cpu]]++
