@@ -32,16 +32,16 @@ bench_trace_wanted() {
 bench_trace_on() {
 	bench_trace_wanted "$1" || return 0
 	BT=/sys/kernel/tracing
-	[ -e $BT/trace ] || mount -t tracefs nodev $BT 2>/dev/null
-	[ -e $BT/trace ] || return 0
-	echo 0 >$BT/tracing_on
-	echo 16384 >$BT/buffer_size_kb
-	: >$BT/set_event
+	[ -e "$BT"/trace ] || mount -t tracefs nodev $BT 2>/dev/null
+	[ -e "$BT"/trace ] || return 0
+	echo 0 >"$BT"/tracing_on
+	echo 16384 >"$BT"/buffer_size_kb
+	: >"$BT"/set_event
 	for bt_e in $BENCH_TRACE_EVENTS; do
-		echo "$bt_e" >>$BT/set_event 2>/dev/null
+		echo "$bt_e" >>"$BT"/set_event 2>/dev/null
 	done
-	: >$BT/trace
-	echo 1 >$BT/tracing_on
+	: >"$BT"/trace
+	echo 1 >"$BT"/tracing_on
 }
 
 # bench_trace_off W DIR PID: stops it and leaves the summary and slice in
@@ -49,10 +49,10 @@ bench_trace_on() {
 bench_trace_off() {
 	bench_trace_wanted "$1" || return 0
 	[ -e "$BT/trace" ] || return 0
-	echo 0 >$BT/tracing_on
-	grep -v '^#' $BT/trace >/tmp/bench-trace.full
-	: >$BT/set_event
-	: >$BT/trace
+	echo 0 >"$BT"/tracing_on
+	grep -v '^#' "$BT"/trace >/tmp/bench-trace.full
+	: >"$BT"/set_event
+	: >"$BT"/trace
 	for bt_t in /proc/"$3"/task/*; do
 		echo "thread ${bt_t##*/} $(cat "$bt_t/comm" 2>/dev/null)"
 	done >"$2/trace-sum.txt"

@@ -181,7 +181,8 @@ static void test_default_one_per_queue(void **state)
 {
 	(void)state;
 	struct vvfx *f = vvfx_new(0);
-	assert_int_equal(cfg_rd(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2) & PCI_MSIX_FLAGS_QSIZE,
+	assert_int_equal(cfg_rd(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2) &
+			     PCI_MSIX_FLAGS_QSIZE,
 			 NQ); /* the table size less one */
 	cw(f, VP_Q_SELECT, 2, 2);
 	cw(f, VP_Q_MSIX, 2, NQ);
@@ -197,8 +198,8 @@ static void test_fewer_vectors_table(void **state)
 {
 	(void)state;
 	struct vvfx *f = vvfx_new(2);
-	assert_int_equal(cfg_rd(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2) & PCI_MSIX_FLAGS_QSIZE,
-			 1);
+	assert_int_equal(
+	    cfg_rd(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2) & PCI_MSIX_FLAGS_QSIZE, 1);
 	cw(f, VP_Q_SELECT, 2, 2);
 	cw(f, VP_Q_MSIX, 2, 2);
 	assert_int_equal(cr(f, VP_Q_MSIX, 2), VIRTIO_MSI_NO_VECTOR);
@@ -247,7 +248,8 @@ static void test_kicks_on_vcpu(void **state)
 	mmio_wr(&f->trap, f->bar + VP_NOTIFY_OFF + VP_NOTIFY_MULT * 1, 2, 1);
 	assert_int_equal(notified[1], 1);
 	uint16_t port = (uint16_t)(cfg_rd(&f->trap, 1, PCI_BAR0 + 4 * VP_PIO_BAR, 4) & ~3u);
-	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_IO);
+	cfg_wr(&f->trap, 1, PCI_COMMAND, 2,
+	       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_IO);
 	uint32_t v = 2;
 	bus_dispatch(&f->trap, BUS_PIO, port + VP_PIO_MULT * 2, &v, 2, true, 0);
 	assert_int_equal(notified[2], 1);
