@@ -122,6 +122,8 @@ qemu-e1000       qemu vhost=off nic=e1000
 skiff-dma-fenced skiff bin=skiff-dma-fenced
 skiff-base       skiff bin=skiff-base
 skiff-base-e1000-on skiff bin=skiff-base --net tap=tap0,model=e1000,coalesce=on
+skiff-base-vsock-vhost skiff bin=skiff-base --vsock cid=3,backend=vhost
+skiff-base-vsock-hybrid skiff bin=skiff-base --vsock cid=3,uds=/tmp/bench/vb.sock
 skiff-coal       skiff coal=500/32/500/32
 skiff-coal-tx    skiff coal=0/0/1000/64
 skiff-poll-coal-tx skiff coal=0/0/1000/64 --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000
@@ -417,6 +419,7 @@ bench_run_workload() {
 	balloon) bench_balloon_fill "$rw_ip" "$rw_d" ;;
 	esac
 	rw_t0=$(now_ns)
+	! command -v bench_trace_on >/dev/null || bench_trace_on "$rw_w"
 	bench_snap "$rw_pid" >"$rw_d/snap.before"
 	rw_rc=0
 	case "$rw_w" in
@@ -451,6 +454,7 @@ bench_run_workload() {
 	*) bench_run_wl4 "$rw_w" "$rw_ip" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$? ;;
 	esac
 	bench_snap "$rw_pid" >"$rw_d/snap.after"
+	! command -v bench_trace_off >/dev/null || bench_trace_off "$rw_w" "$rw_d" "$rw_pid"
 	bench_delta "$rw_d/snap.before" "$rw_d/snap.after" >"$rw_d/metrics"
 	case "$rw_w" in blk-*) bench_blk_window "$rw_d" ;; esac
 	# key=value lines a workload adds to the snapshots' (idle: idle_s).
@@ -1197,6 +1201,10 @@ l1() {
 	# vsock and balloon (packed when planned, as bench-snapmig.sh)
 	# shellcheck disable=SC1091
 	[ ! -e /testbed/bench-vsock.sh ] || . /testbed/bench-vsock.sh
+	# a diagnostic trace (BENCH_TRACE on the host: bench/bench-trace.sh)
+	# shellcheck disable=SC1091
+	[ ! -e /testbed/bench-trace.sh ] || . /testbed/bench-trace.sh
+	BENCH_TRACE=$(bench_arg bench_trace '')
 	BENCH_REP=$(bench_arg bench_rep 1)
 	BENCH_SECS=$(bench_arg bench_secs 2)
 	# The smoke test's default: every configuration, but native ones only

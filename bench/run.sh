@@ -22,6 +22,8 @@
 # DIR/<workload>.png (gnuplot), the raw
 # tool outputs under DIR/raw/ and each round's console under DIR/logs/.
 # Default DIR: .cache/bench/<date>-<time>/ (and .cache/bench/latest).
+# BENCH_TRACE=W1,W2 in the environment traces L1 around those workloads'
+# windows (bench/bench-trace.sh: a diagnosis, not a measurement).
 set -euo pipefail
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../tests/testbed/lib.sh
@@ -241,6 +243,7 @@ bench_build_initrd() {
 	fi
 	# vsock and balloon (bench/bench-vsock.sh, in L1 and L2)
 	[ -z "$VB_SEL" ] || bench_pack_vb "$work/l1" "$work/l2"
+	[ -z "${BENCH_TRACE:-}" ] || cp "$TB_ROOT/bench/bench-trace.sh" "$work/l1/testbed/"
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
 	if [ -n "$NATIVE_SEL" ]; then
@@ -444,7 +447,7 @@ python3 "$ROUNDS" init "$results" \
 	--meta "qemu=$(qemu-system-x86_64 --version | head -n1)" \
 	--meta "kvmtool=$(if [ -n "$KVMTOOL_SEL" ]; then cat "$TB_KVMTOOL.commit" 2>/dev/null || echo unknown; else echo none; fi)" \
 	--meta "testbed=L0 QEMU/TCG -smp 2 -m 4G, L1 and L2 Linux $(tb_kernel_version), L2 1 vCPU 256 MiB" \
-	--meta "l0_extra=$(tr -s "\t\n " "   " <<<"$PT_L0_ARGS")" --meta "l1_extra_append=$PT_L1_APPEND"
+	--meta "l0_extra=$(tr -s "\t\n " "   " <<<"$PT_L0_ARGS")" --meta "l1_extra_append=$PT_L1_APPEND" --meta "trace=${BENCH_TRACE:-}"
 
 # Bound of one round: L1's boot, then per configuration its L2 boot and
 # exit, each workload's bound and the data transfer. L1 bounds each step
@@ -533,7 +536,7 @@ run_round() {
 	tb_say "round $label: $order"
 	python3 "$ROUNDS" init "$results" --meta "order_round_$label=$order"
 	# shellcheck disable=SC2034 # read by tb_boot_l0
-	TB_L0_APPEND="console=ttyS0 quiet panic=-1 bench_rep=$rep bench_configs=$order bench_workloads=$workloads bench_secs=$secs"
+	TB_L0_APPEND="console=ttyS0 quiet panic=-1 bench_rep=$rep bench_configs=$order bench_workloads=$workloads bench_secs=$secs${BENCH_TRACE:+ bench_trace=$BENCH_TRACE}"
 	times >"$out/logs/.times" # in this shell: its children's CPU so far
 	host_before=$(host_cpu)
 	tb_boot_l0 "$INITRD" "$log" "$bound" "$PT_L0_ARGS" "$PT_L1_APPEND" &

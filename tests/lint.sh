@@ -8,8 +8,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 status=0
-mapfile -t frags < <(git ls-files 'tests/testbed/scenarios/*.sh' 'tests/testbed/guest/*.sh' bench/bench-round.sh bench/bench-snapmig.sh bench/bench-vsock.sh)
-mapfile -t scripts < <(git ls-files '*.sh' | grep -v -e '^tests/testbed/scenarios/' -e '^tests/testbed/guest/' -e '^bench/bench-round.sh' -e '^bench/bench-snapmig.sh' -e '^bench/bench-vsock.sh')
+mapfile -t frags < <(git ls-files 'tests/testbed/scenarios/*.sh' 'tests/testbed/guest/*.sh' bench/bench-round.sh bench/bench-snapmig.sh bench/bench-vsock.sh bench/bench-trace.sh)
+mapfile -t scripts < <(git ls-files '*.sh' | grep -v -e '^tests/testbed/scenarios/' -e '^tests/testbed/guest/' -e '^bench/bench-round.sh' -e '^bench/bench-snapmig.sh' -e '^bench/bench-vsock.sh' -e '^bench/bench-trace.sh')
 shellcheck -x "${scripts[@]}" .ci/run || status=1
 shellcheck -s sh -e SC2034,SC2154,SC2015 "${frags[@]}" || status=1
 tests/check-layers.sh || status=1

@@ -92,6 +92,20 @@ struct virtio_dev {
 	uint64_t driver_features; /* negotiated; valid after FEATURES_OK */
 	uint32_t config_len;
 	unsigned int num_queues;
+	/* MSI-X vectors the function offers; 0 means num_queues + 1, one per
+	 * queue and one for config changes. Fewer makes a driver that wants
+	 * one per queue share one among them (Linux: vp_find_vqs falls back
+	 * to config + one shared): interrupts for several queues that arrive
+	 * before the guest takes the first then become one injection. */
+	unsigned int msix_vectors;
+	/* The guest's kicks run the device on the vCPU that wrote them, even
+	 * where the transport has ioeventfds for the others (QEMU's
+	 * virtio-balloon-pci has no ioeventfd either). For a device whose
+	 * work changes guest RAM's host mappings (virtio-balloon's madvise):
+	 * done on another thread while the vCPU is in the guest, each call
+	 * interrupts it twice, the host's TLB shootdown and KVM's remote
+	 * flush; on the vCPU itself it is out of the guest. */
+	bool kicks_on_vcpu;
 	uint16_t queue_max_size;
 	struct virtq vqs[VIRTIO_MAX_QUEUES];
 	const struct guest_mem *gm;

@@ -307,7 +307,7 @@ static struct virtio_pci *vp_new(const struct virtio_pci_env *env, struct virtio
 	pthread_mutex_init(&vp->isr_lock, NULL);
 	vp->vdev = vdev;
 	vp->io = env->io;
-	vp->use_ioeventfd = env->use_ioeventfd;
+	vp->use_ioeventfd = env->use_ioeventfd && !vdev->kicks_on_vcpu;
 	vp->offered = (vdev->host_features | VP_FEATURES_ADD) & ~VP_FEATURES_DROP;
 	atomic_store(&vp->config_vector, VIRTIO_MSI_NO_VECTOR);
 	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
@@ -348,7 +348,7 @@ static int vp_build(struct virtio_pci *vp, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot lay out the PCI function", vdev->name);
 		return -1;
 	}
-	return pci_msix_init(&vp->pci, vdev->num_queues + 1, VP_MSIX_BAR, err, errlen);
+	return pci_msix_init(&vp->pci, vp_msix_vectors(vdev), VP_MSIX_BAR, err, errlen);
 }
 
 static void vp_unpoll(struct virtio_pci *vp, unsigned int n)

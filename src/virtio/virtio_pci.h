@@ -6,8 +6,8 @@
  * The guest sees vendor 0x1af4, device 0x1040 + device_id, revision 1, and
  *   BAR 0-1 (64-bit, 16 KiB): common cfg at 0x0000, ISR at 0x1000, device
  *           cfg at 0x2000, notify at 0x3000 (queue q at 0x3000 + 4 * q);
- *   BAR 2-3 (64-bit, 4 KiB): the MSI-X table (num_queues + 1 vectors) and
- *           PBA;
+ *   BAR 2-3 (64-bit, 4 KiB): the MSI-X table (num_queues + 1 vectors, or
+ *           vdev->msix_vectors) and PBA;
  * with vendor capabilities for common, notify, ISR, device and PCI-config
  * access, plus MSI-X. INTA is the fallback when MSI-X is off.
  *

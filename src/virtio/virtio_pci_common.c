@@ -59,11 +59,11 @@ static struct virtio_pci_queue *selected(struct virtio_pci *vp)
 	return vp->queue_select < vp->vdev->num_queues ? &vp->q[vp->queue_select] : NULL;
 }
 
-/* A vector the driver may use: config + one per queue, or NO_VECTOR (the
+/* A vector the driver may use: one in the MSI-X table, or NO_VECTOR (the
  * driver reads it back and sees the refusal). */
 static uint16_t vector_check(struct virtio_pci *vp, uint64_t v)
 {
-	return v <= vp->vdev->num_queues ? (uint16_t)v : VIRTIO_MSI_NO_VECTOR;
+	return v < vp_msix_vectors(vp->vdev) ? (uint16_t)v : VIRTIO_MSI_NO_VECTOR;
 }
 
 static uint64_t common_get(struct virtio_pci *vp, uint32_t field)

@@ -147,6 +147,12 @@ void vp_common_write(struct virtio_pci *vp, uint32_t off, const uint8_t *data, u
 const char *vp_common_reg_name(uint32_t off);
 /* Device reset (status 0); vp->lock held. */
 void vp_reset(struct virtio_pci *vp);
+/* The MSI-X table's size (virtio_dev.msix_vectors). */
+static inline unsigned int vp_msix_vectors(const struct virtio_dev *vdev)
+{
+	return vdev->msix_vectors ? vdev->msix_vectors : vdev->num_queues + 1;
+}
+
 /* Logs a driver mistake, rate-limited per device (core/log.h). */
 void vp_log(struct virtio_pci *vp, const char *what);
 

@@ -180,6 +180,8 @@ class WhoRunsThemTest(unittest.TestCase):
     def test_scenario_rule(self):
         names = in_round("bench_vsock_configs").split()
         self.assertEqual(sorted(names), ["qemu-vhost-vsock",
+                                         "skiff-base-vsock-hybrid",
+                                         "skiff-base-vsock-vhost",
                                          "skiff-vsock-hybrid",
                                          "skiff-vsock-vhost"])
         out = in_round(

@@ -296,6 +296,7 @@ static void test_stats(void **state)
 	struct fx *f = *state;
 	dev_open(f, "stats=1", ALL_FEATURES);
 	assert_int_equal(f->vdev->num_queues, 3);
+	assert_true(f->vdev->kicks_on_vcpu); /* madvise off the vCPU would IPI it */
 	uint8_t *p = fake_mem_at(&f->fm, DATA_GPA);
 	put_stat(p, VIRTIO_BALLOON_S_MEMFREE, 1234);
 	put_stat(p + 10, VIRTIO_BALLOON_S_SWAP_IN, 7);

@@ -34,6 +34,7 @@ static void test_layout(void **state)
 	struct fx *f = *state;
 	assert_int_equal(f->vdev->device_id, 19); /* virtio 1.2 §5.10.1 */
 	assert_int_equal(f->vdev->num_queues, 3);
+	assert_int_equal(f->vdev->msix_vectors, 2); /* config and one for the queues */
 	assert_int_equal(f->vdev->config_len, 8);
 	uint64_t cid = 0;
 	f->vdev->ops->config_read(f->vdev, 0, &cid, 8);

@@ -263,6 +263,7 @@ static void test_create(void **state)
 	assert_int_equal(call_of(VHOST_VSOCK_SET_GUEST_CID, ~0u)->val, 4294967294u);
 	assert_int_equal(v->device_id, 19);
 	assert_int_equal(v->num_queues, 3);
+	assert_int_equal(v->msix_vectors, 2);  /* config and one for the queues */
 	assert_int_equal(v->host_features, 0); /* STREAM only */
 	uint64_t cid = 0;
 	v->ops->config_read(v, 0, &cid, 8);

@@ -328,6 +328,9 @@ struct virtio_dev *virtio_balloon_create(const char *name, const struct balloon_
 	vdev->config_len = BALLOON_CONFIG_LEN;
 	vdev->num_queues = 2 + (s->stats_s != 0) + s->reporting;
 	vdev->queue_max_size = BALLOON_QSIZE;
+	/* Inflating discards with madvise: on the vCPU, no IPIs into a
+	 * running guest (docs/bench/2026-12-06-irqdiag). */
+	vdev->kicks_on_vcpu = true;
 	vdev->ops = &balloon_ops;
 	vdev->priv = b;
 	vdev->gm = gm;

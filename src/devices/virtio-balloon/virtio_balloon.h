@@ -17,9 +17,10 @@
  * as Linux's virtio_find_vqs does): inflate, deflate, then stats if
  * offered, then reporting if offered.
  *
- * Which thread: a kick runs its queue on the thread that takes it (the I/O
- * thread with ioeventfd, the vCPU when trapped); the stats timer on the
- * I/O thread; a new target or interval from the API's main thread. One
+ * Which thread: a kick runs its queue on the vCPU that wrote it (the
+ * device asks for trapped kicks, virtio_dev.kicks_on_vcpu: its madvise
+ * from another thread would interrupt a running vCPU); the stats timer on
+ * the I/O thread; a new target or interval from the API's main thread. One
  * mutex serializes them and a reset.
  *
  * A hostile guest: every PFN is checked against guest RAM

@@ -186,6 +186,7 @@ struct virtio_dev *virtio_vsock_create(const char *name, const struct vsock_spec
 	vdev->host_features = 0; /* STREAM only: no SEQPACKET */
 	vdev->config_len = sizeof(struct virtio_vsock_config);
 	vdev->num_queues = VSOCK_NR_QUEUES;
+	vdev->msix_vectors = VSOCK_MSIX_VECTORS;
 	vdev->queue_max_size = VSOCK_QSIZE;
 	vdev->ops = &vsock_ops;
 	vdev->priv = v;

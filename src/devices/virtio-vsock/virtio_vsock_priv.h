@@ -14,6 +14,16 @@
 
 enum { VSOCK_RXQ, VSOCK_TXQ, VSOCK_EVQ, VSOCK_NR_QUEUES };
 
+/* MSI-X vectors: config and one the three queues share, as the guest
+ * ends up with behind QEMU's vhost-vsock-pci (3 vectors, too few for
+ * Linux's one per queue). A round trip completes a TX chain and fills an
+ * RX buffer within microseconds; on one vector, both interrupts that
+ * arrive before the guest takes the first are one injection (2026-12-06
+ * trace: QEMU's 4044 MSIs were 2620 injections, skiff's 4490 on two
+ * vectors 4661 and an IRQ-window exit and an EOI exit more per round
+ * trip; docs/bench/2026-12-06-irqdiag). */
+#define VSOCK_MSIX_VECTORS 2
+
 #define VSOCK_EV_LISTEN	    UINT64_MAX
 #define VSOCK_EV_WAKE	    (UINT64_MAX - 1)
 #define VSOCK_EVENTS_MAX    64 /* per epoll_wait: a bounded turn */

@@ -203,6 +203,7 @@ struct virtio_dev *virtio_vsock_vhost_create(const char *name, const struct vsoc
 	vdev->host_features = 0; /* STREAM only, as the hybrid device */
 	vdev->config_len = sizeof(struct virtio_vsock_config);
 	vdev->num_queues = VSOCK_NR_QUEUES;
+	vdev->msix_vectors = VSOCK_MSIX_VECTORS;
 	vdev->queue_max_size = VV_QSIZE;
 	vdev->ops = &vv_ops;
 	vdev->priv = v;
