@@ -96,19 +96,31 @@ static bool beyond_64(const char *raw)
 	return errno == ERANGE;
 }
 
+/* An array field's length against its bound, its slots cleared: the
+ * slots, or NULL with the reason. */
+static char *arr_slots(const struct api_field *f, struct json_object *v, void *target, size_t *n,
+		       char *err, size_t errlen)
+{
+	*n = json_object_array_length(v);
+	if (*n > (size_t)f->max) {
+		snprintf(err, errlen, "invalid length %zu for `%s`, expected at most %lld elements",
+			 *n, f->name, (long long)f->max);
+		return NULL;
+	}
+	char *arr = (char *)target + f->off;
+	memset(arr, 0, f->size * (size_t)f->max);
+	return arr;
+}
+
 /* Each element through the sub object's table, at most max of them
  * (serde has no bound: skiff's is the device count). */
 static int arr_set(const struct api_field *f, struct json_object *v, void *target, char *err,
 		   size_t errlen)
 {
-	size_t n = json_object_array_length(v);
-	if (n > (size_t)f->max) {
-		snprintf(err, errlen, "invalid length %zu for `%s`, expected at most %lld elements",
-			 n, f->name, (long long)f->max);
+	size_t n;
+	char *arr = arr_slots(f, v, target, &n, err, errlen);
+	if (!arr)
 		return -1;
-	}
-	char *arr = (char *)target + f->off;
-	memset(arr, 0, f->size * (size_t)f->max);
 	for (size_t i = 0; i < n; i++)
 		if (api_json_fill(f->sub, json_object_array_get_idx(v, i), arr + i * f->size, err,
 				  errlen) < 0)
@@ -122,14 +134,10 @@ static int arr_set(const struct api_field *f, struct json_object *v, void *targe
 static int strs_set(const struct api_field *f, struct json_object *v, void *target, char *err,
 		    size_t errlen)
 {
-	size_t n = json_object_array_length(v);
-	if (n > (size_t)f->max) {
-		snprintf(err, errlen, "invalid length %zu for `%s`, expected at most %lld elements",
-			 n, f->name, (long long)f->max);
+	size_t n;
+	char *arr = arr_slots(f, v, target, &n, err, errlen);
+	if (!arr)
 		return -1;
-	}
-	char *arr = (char *)target + f->off;
-	memset(arr, 0, f->size * (size_t)f->max);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *s = json_object_array_get_idx(v, i);
 		if (json_object_get_type(s) != json_type_string) {

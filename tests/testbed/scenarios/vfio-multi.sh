@@ -125,13 +125,7 @@ l1() {
 	pattern=0x5ca1ab1e$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
 	L2_MEM=512M
 	L2_CMDLINE="console=ttyS0 quiet panic=-1 vmulti_pattern=$pattern"
-	dd if=/dev/urandom of=/tmp/down.bin bs=1M count="$VFIO_XFER_MB" 2>/dev/null
-	down_sha=$(vfio_sha /tmp/down.bin)
-	rm -f /tmp/up.bin
-	nc -l -p 5001 -e cat /tmp/down.bin &
-	down_pid=$!
-	nc -l -p 5002 -e sh -c 'cat >/tmp/up.bin' &
-	up_pid=$!
+	vfio_xfer_serve
 	rc=0
 	skiff_boot_l2 --cpus 2 --vfio-pci "$addr,mmap=on" --vfio-pci "$nv0" --vfio-pci "$nv1" \
 		--vfio-pci "$ivs" --stats || rc=$?
@@ -140,10 +134,7 @@ l1() {
 	grep -i "vfio\|BAR\|MSI-X\|window" /tmp/vmm.err | head -n 30
 	[ "$rc" = 0 ] || { fail "skiff exited $VMM_RC"; return; }
 	l2_saw "SKIFF-L2-MARK vmulti-done" || { fail "L2 did not finish"; return; }
-	[ "$(vfio_l2_value down_sha)" = "$down_sha" ] ||
-		{ fail "download through the e1000e corrupted"; return; }
-	[ "$(vfio_l2_value up_sha)" = "$(vfio_sha /tmp/up.bin 2>/dev/null)" ] ||
-		{ fail "upload through the e1000e corrupted"; return; }
+	vfio_xfer_check "the e1000e" || { fail "$VFIO_WHY"; return; }
 	mbps=$(vfio_l2_value nvme_read_mbps)
 	[ -z "$mbps" ] || metric nvme_read_mbps "$mbps"
 	vmulti_ivshmem_check "$pattern" || { fail "$VFIO_WHY"; return; }

@@ -41,10 +41,10 @@ vfio_sha() { sha256sum <"$1" | cut -d' ' -f1; }
 
 vfio_l2_value() { sed -n "s/^SKIFF-L2-MARK $1=//p" /tmp/l2.log | head -n1; }
 
-# vfio_boot MODE SPEC [CMDLINE...]: one L2 boot with --vfio-pci SPEC.
-vfio_boot() {
-	mode=$1 spec=$2
-	shift 2
+# vfio_xfer_serve: L1's side of L2's VFIO_XFER_MB MiB each way: a file
+# to send on port 5001 (its sha256 in down_sha), what comes on 5002 into
+# /tmp/up.bin; down_pid and up_pid to kill after the boot.
+vfio_xfer_serve() {
 	dd if=/dev/urandom of=/tmp/down.bin bs=1M count="$VFIO_XFER_MB" 2>/dev/null
 	down_sha=$(vfio_sha /tmp/down.bin)
 	rm -f /tmp/up.bin
@@ -52,6 +52,21 @@ vfio_boot() {
 	down_pid=$!
 	nc -l -p 5002 -e sh -c 'cat >/tmp/up.bin' &
 	up_pid=$!
+}
+
+# vfio_xfer_check WHAT: L2's sha256 of each way against L1's (VFIO_WHY).
+vfio_xfer_check() {
+	[ "$(vfio_l2_value down_sha)" = "$down_sha" ] ||
+		{ VFIO_WHY="$1: download corrupted"; return 1; }
+	[ "$(vfio_l2_value up_sha)" = "$(vfio_sha /tmp/up.bin 2>/dev/null)" ] ||
+		{ VFIO_WHY="$1: upload corrupted"; return 1; }
+}
+
+# vfio_boot MODE SPEC [CMDLINE...]: one L2 boot with --vfio-pci SPEC.
+vfio_boot() {
+	mode=$1 spec=$2
+	shift 2
+	vfio_xfer_serve
 	L2_CMDLINE="console=ttyS0 quiet panic=-1 vfio_mode=$mode $*"
 	rc=0
 	skiff_boot_l2 --vfio-pci "$spec" --stats || rc=$?
@@ -63,10 +78,7 @@ vfio_boot() {
 	[ "$rc" = 0 ] || { VFIO_WHY="$mode: skiff exited $VMM_RC"; return 1; }
 	l2_saw "SKIFF-L2-MARK vfio-done-$mode" || { VFIO_WHY="$mode: L2 did not finish"; return 1; }
 	[ "$mode" = trap ] && return 0
-	[ "$(vfio_l2_value down_sha)" = "$down_sha" ] ||
-		{ VFIO_WHY="$mode: download corrupted"; return 1; }
-	[ "$(vfio_l2_value up_sha)" = "$(vfio_sha /tmp/up.bin 2>/dev/null)" ] ||
-		{ VFIO_WHY="$mode: upload corrupted"; return 1; }
+	vfio_xfer_check "$mode"
 }
 
 vfio_bad_input() {
