@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
 # The cpu workload (issue 38.3, sourced by bench/bench-round.sh in L1 and
 # L2): the control of the world-switch table. L2 runs a fixed CPU-bound
 # job, sha256 over a 1 MiB buffer in its memory BENCH_CPU_MIB times in one
