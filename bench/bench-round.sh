@@ -193,6 +193,17 @@ qemu-blk            qemu vhost=off disk=io_uring
 qemu-blk-native     qemu vhost=off disk=native
 qemu-blk-iothread   qemu vhost=off disk=io_uring iothread
 "
+# The world-switch table's block peers (issue 38): skiff-ioeventfd,
+# skiff-cpupm, qemu-rtc-pvh and qemu-cpupm with the test disk as each
+# one's users tune it (skiff direct; QEMU cache=none,aio=io_uring), run
+# only for the blk-* workloads (blk-only: the others stay on the four
+# without a disk, so their devices are those of earlier runs).
+BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
+skiff-ioeventfd-blk skiff blk-only --disk /dev/loop0,direct
+skiff-cpupm-blk     skiff blk-only --cpu-pm on --disk /dev/loop0,direct
+qemu-rtc-pvh-blk    qemu blk-only vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh disk=io_uring
+qemu-cpupm-blk      qemu blk-only vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh cpu-pm disk=io_uring
+"
 # The emulated NIC's configurations need its driver in L2 (passthrough's
 # e1000e driver is added by bench/run.sh when a plan has one).
 L2_EXTRA_MODULES="e1000"
@@ -201,11 +212,12 @@ L2_EXTRA_MODULES="e1000"
 # for native configurations (and bench/skiffbench/ingest.py's VM_ONLY
 # must list the same).
 BENCH_WORKLOADS="boot idle tcp-g2h tcp-h2g udp-g2h rr tcp-rr ping"
-BENCH_VM_ONLY="boot idle snap migrate balloon"
+BENCH_VM_ONLY="boot idle snap migrate balloon cpu"
 # Known but run only when named (--workloads): each adds a stream of
 # BENCH_SECS per configuration, and the default suite should grow by at
 # most ~30% (docs/bench/METHODS.md).
-BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate vsock-h2g vsock-g2h vsock-rr balloon"
+BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate vsock-h2g vsock-g2h vsock-rr balloon cpu"
+# cpu (bench/bench-cpu.sh): a fixed CPU-bound job in L2, the control.
 # snap and migrate (issue 34.5, bench/bench-snapmig.sh) replace the VMM:
 # they run last, and only under skiff and QEMU.
 BENCH_SM_WORKLOADS="snap migrate"
@@ -413,8 +425,9 @@ bench_run_workload() {
 	case "$rw_w" in
 	blk-*)
 		bench_blk_settle
-		rm -f "$BENCH_DIR/$rw_c/fio-run.snap" "$BENCH_DIR/$rw_c/fio-end.snap"
+		rm -f "$BENCH_DIR/$rw_c/job-run.snap" "$BENCH_DIR/$rw_c/job-end.snap"
 		;;
+	cpu) rm -f "$BENCH_DIR/$rw_c/job-run.snap" "$BENCH_DIR/$rw_c/job-end.snap" ;;
 	# L2's memory used and freed, outside the window (bench-vsock.sh)
 	balloon) bench_balloon_fill "$rw_ip" "$rw_d" ;;
 	esac
@@ -446,6 +459,9 @@ bench_run_workload() {
 	blk-*)
 		bench_blk_run "$rw_ip" "$rw_w" "$rw_s" "$rw_bound" >"$rw_d/fio.json" 2>&1 || rw_rc=$?
 		;;
+	cpu)
+		bench_cpu_run "$rw_ip" "$BENCH_CPU_MIB" $((rw_bound + 60)) >"$rw_d/cpu.txt" 2>&1 || rw_rc=$?
+		;;
 	snap | migrate) bench_sm_run "$rw_w" "$rw_d" ;;
 	vsock-*)
 		bench_vsock_run "$rw_w" "$BENCH_VSOCK_TARGET" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$?
@@ -456,7 +472,10 @@ bench_run_workload() {
 	bench_snap "$rw_pid" >"$rw_d/snap.after"
 	! command -v bench_trace_off >/dev/null || bench_trace_off "$rw_w" "$rw_d" "$rw_pid"
 	bench_delta "$rw_d/snap.before" "$rw_d/snap.after" >"$rw_d/metrics"
-	case "$rw_w" in blk-*) bench_blk_window "$rw_d" ;; esac
+	case "$rw_w" in
+	blk-*) bench_blk_window "$rw_d" fio ;;
+	cpu) bench_blk_window "$rw_d" cpu ;;
+	esac
 	# key=value lines a workload adds to the snapshots' (idle: idle_s).
 	[ ! -e "$rw_d/metrics.extra" ] || cat "$rw_d/metrics.extra" >>"$rw_d/metrics"
 	echo "$((($(now_ns) - rw_t0) / 1000000))" >"$rw_d/duration_ms"
@@ -563,9 +582,14 @@ bench_relay() {
 			fi
 			;;
 		"SKIFF-BENCH-L2: ready"*) [ -e "$1/ready.ns" ] || now_ns >"$1/ready.ns" ;;
-		# fio's own run inside a block workload (bench_blk_window).
-		"SKIFF-BENCH-L2: fio-run"*) bench_snap "$BENCH_VMM_PID" >"$1/fio-run.snap" ;;
-		"SKIFF-BENCH-L2: fio-end"*) bench_snap "$BENCH_VMM_PID" >"$1/fio-end.snap" ;;
+		# fio's own run inside a block workload, the cpu job's
+		# (bench_blk_window).
+		"SKIFF-BENCH-L2: fio-run"* | "SKIFF-BENCH-L2: cpu-run"*)
+			bench_snap "$BENCH_VMM_PID" >"$1/job-run.snap"
+			;;
+		"SKIFF-BENCH-L2: fio-end"* | "SKIFF-BENCH-L2: cpu-end"*)
+			bench_snap "$BENCH_VMM_PID" >"$1/job-end.snap"
+			;;
 		esac
 		printf '%s\n' "$line"
 		printf '%s\n' "$line" >>"$1/l2.log"
@@ -640,12 +664,14 @@ bench_kvmtool_opts() {
 
 # bench_vm_words ARGS...: a configuration's mem=SIZE (MiB, e.g. 2048M) and
 # cpus=N words, meant for every VM kind, into vm_mem and vm_cpus (default
-# L2_MEM and 1); the other words, in order, into vm_args. A malformed one
-# stays in vm_args, for the VMM to reject loudly.
+# L2_MEM and 1), and blk-only (the VM runs only the blk-* workloads) into
+# vm_blk_only (1 or 0); the other words, in order, into vm_args. A
+# malformed one stays in vm_args, for the VMM to reject loudly.
 bench_vm_words() {
-	vm_mem=$L2_MEM vm_cpus=1 vm_args=
+	vm_mem=$L2_MEM vm_cpus=1 vm_args='' vm_blk_only=0
 	for vw_a in "$@"; do
 		case "$vw_a" in
+		blk-only) vm_blk_only=1 && continue ;;
 		mem=*M) bench_is_count "${vw_a%M}" mem= && vm_mem=${vw_a#mem=} && continue ;;
 		cpus=*) bench_is_count "$vw_a" cpus= && vm_cpus=${vw_a#cpus=} && continue ;;
 		esac
@@ -820,7 +846,7 @@ bench_vm() {
 	fi
 
 	# boot: start -> L2's init marker, with the VMM's cost up to then.
-	if echo "$BENCH_PLAN_WORKLOADS" | grep -qw boot; then
+	if [ "$vm_blk_only" = 0 ] && echo "$BENCH_PLAN_WORKLOADS" | grep -qw boot; then
 		if [ -e "$vm_d/init.snap" ]; then
 			mkdir -p "$vm_d/boot"
 			bench_mark "run rep=$BENCH_REP config=$vm_c workload=boot"
@@ -846,7 +872,7 @@ bench_vm() {
 	# shellcheck disable=SC2086 # a list of names
 	for vm_w in $(bench_idle_first $BENCH_PLAN_WORKLOADS); do
 		[ "$vm_w" = boot ] && continue
-		bench_applies "$vm_w" "$vm_disk" "$vm_has_vsock" || continue
+		bench_applies "$vm_w" "$vm_disk" "$vm_has_vsock" "$vm_blk_only" || continue
 		case " $BENCH_LAST_WORKLOADS " in *" $vm_w "*)
 			if ! bench_sm_applies "$vm_kind"; then
 				echo "bench: $vm_c: $vm_kind has no snapshot, live migration or balloon here: $vm_w skipped"
@@ -1081,15 +1107,25 @@ bench_pt_configs() {
 	return 0
 }
 
-# bench_applies W HAS_DISK HAS_VSOCK: whether workload W runs on a VM
-# configuration (each 1 or 0). A pair that does not apply is skipped
-# without a trace: the host never planned it (ingest.workloads_for).
+# bench_applies W HAS_DISK HAS_VSOCK BLK_ONLY: whether workload W runs on
+# a VM configuration (each 1 or 0; BLK_ONLY: only the blk-* workloads). A
+# pair that does not apply is skipped without a trace: the host never
+# planned it (ingest.workloads_for).
 bench_applies() {
 	case "$1" in
 	blk-*) [ "$2" = 1 ] ;;
-	vsock-*) [ "$3" = 1 ] ;;
-	*) return 0 ;;
+	vsock-*) [ "$3" = 1 ] && [ "${4:-0}" = 0 ] ;;
+	*) [ "${4:-0}" = 0 ] ;;
 	esac
+}
+
+# bench_blk_only_configs: the names of the configurations with the word
+# blk-only, one a line (bench/run.sh asks, as for bench_disk_configs).
+bench_blk_only_configs() {
+	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r bo_n bo_rest; do
+		case " $bo_rest " in *" blk-only "*) echo "$bo_n" ;; esac
+	done
+	return 0
 }
 
 # bench_blk_setup: the test disk, once per round: loop module, a
@@ -1112,20 +1148,21 @@ bench_blk_settle() {
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
-# bench_blk_window DIR: a block run's metrics over fio's own run, from the
-# snapshots L1's relay took at L2's fio-run and fio-end markers (fio's
+# bench_blk_window DIR TAG: a block run's metrics over fio's own run (TAG
+# fio; cpu: the cpu job's), from the snapshots L1's relay took at L2's
+# TAG-run and TAG-end markers (fio's
 # exec_prerun/postrun), not over the whole request: fio's start in L2
 # (loading and relocating 62 libraries at emulated speed) took ~3.5 s of
 # a 2 s run's 5.5 s window in the first smoke run, and would swamp the
 # cost per I/O. Without both markers the request's window stays.
 bench_blk_window() {
 	bw_c=${1%/*}
-	if [ -s "$bw_c/fio-run.snap" ] && [ -s "$bw_c/fio-end.snap" ]; then
-		mv "$bw_c/fio-run.snap" "$1/snap.fio-run"
-		mv "$bw_c/fio-end.snap" "$1/snap.fio-end"
-		bench_delta "$1/snap.fio-run" "$1/snap.fio-end" >"$1/metrics"
+	if [ -s "$bw_c/job-run.snap" ] && [ -s "$bw_c/job-end.snap" ]; then
+		mv "$bw_c/job-run.snap" "$1/snap.$2-run"
+		mv "$bw_c/job-end.snap" "$1/snap.$2-end"
+		bench_delta "$1/snap.$2-run" "$1/snap.$2-end" >"$1/metrics"
 	fi
-	rm -f "$bw_c/fio-run.snap" "$bw_c/fio-end.snap"
+	rm -f "$bw_c/job-run.snap" "$bw_c/job-end.snap"
 }
 
 # bench_blk_run L2IP W SECS BOUND: ask L2's fio server for workload W of
@@ -1205,6 +1242,9 @@ l1() {
 	# shellcheck disable=SC1091
 	[ ! -e /testbed/bench-trace.sh ] || . /testbed/bench-trace.sh
 	BENCH_TRACE=$(bench_arg bench_trace '')
+	# the cpu workload (packed when planned)
+	# shellcheck disable=SC1091
+	[ ! -e /testbed/bench-cpu.sh ] || . /testbed/bench-cpu.sh
 	BENCH_REP=$(bench_arg bench_rep 1)
 	BENCH_SECS=$(bench_arg bench_secs 2)
 	# The smoke test's default: every configuration, but native ones only
@@ -1277,6 +1317,12 @@ l2() {
 		sockperf server --tcp -i "$BENCH_L2_IP" -p "$BENCH_SOCKPERF_PORT" >/dev/null 2>&1 &
 	fi
 	bench_blk_l2
+	# The cpu workload's job server (bench-cpu.sh, packed when planned).
+	if [ -e /testbed/bench-cpu.sh ]; then
+		# shellcheck disable=SC1091
+		. /testbed/bench-cpu.sh
+		bench_cpu_l2
+	fi
 	# The vsock's servers and the balloon's fill server, where this VM
 	# has those devices (bench-vsock.sh).
 	if [ -e /testbed/bench-vsock.sh ]; then

@@ -97,6 +97,13 @@ VSOCK_CONFIGS=$( (
 	. "$SCENARIO_FILE"
 	bench_vsock_configs
 ) | paste -sd, -)
+# The configurations that run only the blk-* workloads (the word
+# blk-only: bench_blk_only_configs), likewise.
+BLKONLY_CONFIGS=$( (
+	# shellcheck disable=SC1090
+	. "$SCENARIO_FILE"
+	bench_blk_only_configs
+) | paste -sd, -)
 # The passthrough configurations (issue 11): a plan with one boots L0 with
 # the scenario's e1000e, IOMMU and hub, and L1 with vfio (bench_pt_configs).
 PT_CONFIGS=$( (
@@ -244,6 +251,11 @@ bench_build_initrd() {
 	# vsock and balloon (bench/bench-vsock.sh, in L1 and L2)
 	[ -z "$VB_SEL" ] || bench_pack_vb "$work/l1" "$work/l2"
 	[ -z "${BENCH_TRACE:-}" ] || cp "$TB_ROOT/bench/bench-trace.sh" "$work/l1/testbed/"
+	# the cpu workload (bench/bench-cpu.sh, in L1 and L2)
+	if [ -n "$CPU_SEL" ]; then
+		cp "$TB_ROOT/bench/bench-cpu.sh" "$work/l1/testbed/"
+		cp "$TB_ROOT/bench/bench-cpu.sh" "$work/l2/testbed/"
+	fi
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
 	if [ -n "$NATIVE_SEL" ]; then
@@ -413,12 +425,15 @@ if [ -n "$BASE_SEL" ]; then
 fi
 DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
 VSOCK_SEL=$(csv_inter "$configs" "$VSOCK_CONFIGS")
+BLKONLY_SEL=$(csv_inter "$configs" "$BLKONLY_CONFIGS")
 PT_SEL=$(csv_inter "$configs" "$PT_CONFIGS")
 # snap and migrate (bench/bench-snapmig.sh, sourced by the round in L1;
 # skiff's API by curl).
 SM_SEL=$(csv_inter "$workloads" snap,migrate)
 # vsock configurations or the balloon workload (bench/bench-vsock.sh)
 VB_SEL=$VSOCK_SEL$(csv_inter "$workloads" balloon)
+# the cpu workload (bench/bench-cpu.sh, in L1 and L2)
+CPU_SEL=$(csv_inter "$workloads" cpu)
 PT_L0_ARGS='' PT_L1_APPEND=''
 if [ -n "$PT_SEL" ]; then
 	PT_L0_ARGS=$(scenario_var BENCH_PT_L0_ARGS)
@@ -427,7 +442,7 @@ fi
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
 	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL" --disks "$DISK_SEL" \
-	--vsocks "$VSOCK_SEL")
+	--vsocks "$VSOCK_SEL" --blk-only "$BLKONLY_SEL")
 total=$(awk -F'\t' '$1 == "total" { print $2 }' <<<"$plan")
 design=$(awk -F'\t' '$1 == "balance" { print $2 }' <<<"$plan")
 
@@ -560,7 +575,8 @@ run_round() {
 	note_host_load "$label" "$host_before"
 	python3 "$ROUNDS" ingest --log "$log" --out "$out" --results "$results" \
 		--rep "$rep" --configs "$order" --workloads "$workloads" \
-		--native "$NATIVE_SEL" --disks "$DISK_SEL" --vsocks "$VSOCK_SEL" --l0-rc "$rc" \
+		--native "$NATIVE_SEL" --disks "$DISK_SEL" --vsocks "$VSOCK_SEL" \
+		--blk-only "$BLKONLY_SEL" --l0-rc "$rc" \
 		"${stalled[@]}" "${keep[@]}" \
 		--lost "$out/logs/.lost" --redo "$out/logs/.redo" \
 		--host-load "$out/logs/host-load.tsv" --contam-pct "$CONTAM_PCT" || true
@@ -590,11 +606,16 @@ run_round() {
 	active=$(awk -v a="$active" '{ printf "%.1f", a + $1 }' "$out/logs/.active" 2>/dev/null || echo "$active")
 }
 
-# runs_not_applying CONFIG: how many of the non-boot workloads CONFIG skips
-# (blk-* without a test disk, vsock-* without a vsock).
+# runs_not_applying CONFIG: how many of the workloads CONFIG skips
+# (blk-* without a test disk, vsock-* without a vsock, all but blk-* for a
+# blk-only one).
 runs_not_applying() {
 	local w k=0
 	for w in ${workloads//,/ }; do
+		if in_list "$1" "$BLKONLY_SEL"; then
+			case "$w" in blk-*) ;; *) k=$((k + 1)) ;; esac
+			continue
+		fi
 		case "$w" in
 		blk-*) in_list "$1" "$DISK_SEL" || k=$((k + 1)) ;;
 		vsock-*) in_list "$1" "$VSOCK_SEL" || k=$((k + 1)) ;;

@@ -31,6 +31,7 @@ POSITION_METRICS = (
     ("vsock-g2h", "vsock_mb_s"),
     ("vsock-rr", "vsock_rtt_p50_us"),
     ("balloon", "balloon_mib_per_s"),
+    ("cpu", "cpu_job_ms"),
 )
 
 

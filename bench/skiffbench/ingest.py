@@ -22,7 +22,8 @@ import collect  # noqa: E402  (bench/collect.py)
 
 TOOL_FILES = (("iperf3", "iperf3.json"), ("sockperf", "sockperf.txt"),
               ("ping", "ping.txt"), ("fio", "fio.json"),
-              ("vsock", "vsock.txt"), ("balloon", "balloon.txt"))
+              ("vsock", "vsock.txt"), ("balloon", "balloon.txt"),
+              ("cpu", "cpu.txt"))
 
 _BEGIN = re.compile(r"SKIFF-BENCH-DATA-BEGIN rep=(\d+) config=(\S+)")
 _B64 = re.compile(r"SKIFF-BENCH-B64 ([A-Za-z0-9+/=]+)\s*$")
@@ -42,19 +43,22 @@ def is_vsock_workload(workload):
 
 # Workloads that need a VM: a native configuration has no boot and no VMM
 # to watch idling.
-VM_ONLY = ("boot", "idle", "snap", "migrate", "balloon")
+VM_ONLY = ("boot", "idle", "snap", "migrate", "balloon", "cpu")
 
 
-def workloads_for(config, workloads, native, disks=(), vsocks=()):
+def workloads_for(config, workloads, native, disks=(), vsocks=(),
+                  blk_only=()):
     """Workloads a configuration runs: no VM_ONLY one without a VM, no
     block workload without a test disk, no vsock workload without a vsock
-    (disks, vsocks: the configurations that have one). A pair that does
-    not apply has no sample at all, not a failed one: it was never
-    planned."""
+    (disks, vsocks: the configurations that have one), nothing but block
+    workloads for a blk_only one (bench-round.sh's word blk-only). A pair
+    that does not apply has no sample at all, not a failed one: it was
+    never planned."""
     return [w for w in workloads
             if not (w in VM_ONLY and config in native)
             and not (is_blk_workload(w) and config not in disks)
-            and not (is_vsock_workload(w) and config not in vsocks)]
+            and not (is_vsock_workload(w) and config not in vsocks)
+            and not (config in blk_only and not is_blk_workload(w))]
 
 
 # ---- the console log ----
@@ -218,7 +222,7 @@ def raw_rel_dir(rep, makeup=0):
 def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
                  l0_rc=0, say=print, stalled=False, lost=None, keep=None,
                  loads=None, contam_pct=hostload.CONTAM_PCT, redo=None,
-                 disks=(), makeup=0, vsocks=()):
+                 disks=(), makeup=0, vsocks=(), blk_only=()):
     """Unpack a round's data under out_dir/raw_rel_dir(rep, makeup) and
     add its samples (makeup: k > 0 for the k-th extra round).
     Runs without data become failed samples. Returns (ok, failed); the
@@ -231,11 +235,12 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
     as failed ("contaminated") and (config, workload) goes to `redo`.
     keep: a set of (config, workload) to ingest (a round that makes up
     for some runs only); None: all. disks, vsocks: the configurations with
-    a test disk, with a vsock (workloads_for)."""
+    a test disk, with a vsock; blk_only: those that run only the blk-*
+    workloads (workloads_for)."""
     start = _n_samples(results)
     ok, failed = _ingest_round(log, out_dir, results, rep, configs,
                                workloads, native, l0_rc, say, stalled, lost,
-                               keep, disks, makeup, vsocks)
+                               keep, disks, makeup, vsocks, blk_only)
     bad = _annotate(results, start, configs, loads or {}, contam_pct)
     for config, workload, pct in bad:
         say(f"bench: {config} {workload} rep {rep}: contaminated (others "
@@ -283,7 +288,7 @@ def _annotate(results, start, configs, loads, contam_pct):
 
 def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
                   l0_rc, say, stalled, lost, keep, disks=(), makeup=0,
-                  vsocks=()):
+                  vsocks=(), blk_only=()):
     with open(log, errors="replace") as f:
         text = f.read()
     blobs = extract_blobs(text)
@@ -305,7 +310,7 @@ def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
             if lost is not None:
                 lost.append(config)
         for workload in workloads_for(config, workloads, native, disks,
-                                      vsocks):
+                                      vsocks, blk_only):
             if keep is not None and (config, workload) not in keep:
                 continue
             if why is not None:

@@ -120,6 +120,9 @@ DIRECTIONS = {
     "balloon_rss_before_mib": (None, "VMM RSS before the balloon, MiB"),
     "balloon_rss_after_mib": (None, "VMM RSS after the balloon, MiB"),
     "balloon_target_mib": (None, "balloon asked for, MiB"),
+    # the cpu workload (bench-cpu.sh): a fixed CPU-bound job in L2, no I/O
+    "cpu_job_ms": (False, "guest wall time of the fixed CPU-bound job, ms"),
+    "cpu_job_mib": (None, "the job's amount of work: MiB hashed (sha256)"),
 }
 
 # Work units: a workload whose samples carry one of these does an amount

@@ -8,13 +8,14 @@ the rounds, follows a round's console log to print progress, and turns the
 data L1 sends over the console into samples of the results JSON.
 
   rounds.py plan --configs a,b --workloads boot,tcp-g2h --reps 5 \
-      [--seed 1] [--native c] [--disks c] [--vsocks c]
+      [--seed 1] [--native c] [--disks c] [--vsocks c] [--blk-only c]
       -> "total\tN" then one "round\tREP\tCONFIGS\tRUNS" line per round
   rounds.py init RESULTS --meta KEY=VALUE...
   rounds.py follow --log LOG --pid PID --total N --done K \
       [--active-before S] [--state FILE] [--stall S]   (3: L1 hung)
   rounds.py ingest --log LOG --out DIR --results RESULTS --rep R \
       --configs a,b --workloads w,x [--native c] [--disks c] [--vsocks c]
+      [--blk-only c]
       [--l0-rc RC]
       [--stalled] [--keep c/w,...] [--makeup K]
       [--lost FILE]
@@ -56,7 +57,7 @@ def _split(text):
 
 
 def plan_rounds(configs, workloads, reps, seed=None, native=(), disks=(),
-                vsocks=()):
+                vsocks=(), blk_only=()):
     """[(rep, [configs in run order], runs in the round)].
 
     Each round's order is a row of a randomised Williams square
@@ -65,8 +66,8 @@ def plan_rounds(configs, workloads, reps, seed=None, native=(), disks=(),
     each complete block of rounds, and the order is new every round.
     Without a seed the order is as given, every round (for tests).
     native, disks, vsocks: the configurations without a VM, those with a
-    test disk and those with a vsock (which workloads apply:
-    ingest.workloads_for)."""
+    test disk and those with a vsock, blk_only those that run only the
+    blk-* workloads (which workloads apply: ingest.workloads_for)."""
     configs = list(configs)
     if not configs or not workloads:
         raise ValueError("need at least one config and one workload")
@@ -80,7 +81,8 @@ def plan_rounds(configs, workloads, reps, seed=None, native=(), disks=(),
         orders = design.balanced_orders(configs, reps, seed)
     rounds = []
     for rep, order in enumerate(orders, 1):
-        n = sum(len(workloads_for(c, workloads, native, disks, vsocks))
+        n = sum(len(workloads_for(c, workloads, native, disks, vsocks,
+                                  blk_only))
                 for c in order)
         rounds.append((rep, order, n))
     return rounds
@@ -205,6 +207,8 @@ def main(argv=None):
                    "test disk (the only ones that run blk-* workloads)")
     p.add_argument("--vsocks", default="", help="configurations with a "
                    "vsock (the only ones that run vsock-* workloads)")
+    p.add_argument("--blk-only", default="", help="configurations that "
+                   "run only the blk-* workloads")
     p = sub.add_parser("init")
     p.add_argument("results")
     p.add_argument("--meta", action="append", default=[], type=collect._kv)
@@ -231,6 +235,7 @@ def main(argv=None):
     p.add_argument("--native", default="")
     p.add_argument("--disks", default="")
     p.add_argument("--vsocks", default="")
+    p.add_argument("--blk-only", default="")
     p.add_argument("--l0-rc", type=int, default=0)
     p.add_argument("--stalled", action="store_true",
                    help="the round was stopped because L1 hung")
@@ -249,7 +254,8 @@ def main(argv=None):
         try:
             rounds = plan_rounds(_split(args.configs), _split(args.workloads),
                                  args.reps, args.seed, _split(args.native),
-                                 _split(args.disks), _split(args.vsocks))
+                                 _split(args.disks), _split(args.vsocks),
+                                 _split(args.blk_only))
         except ValueError as e:
             print(f"rounds.py: {e}", file=sys.stderr)
             return 2
@@ -284,7 +290,8 @@ def main(argv=None):
             _split(args.native), args.l0_rc, stalled=args.stalled, lost=lost,
             keep=keep, loads=hostload.read_loads(args.host_load, args.rep),
             contam_pct=args.contam_pct, redo=redo, disks=_split(args.disks),
-            makeup=args.makeup, vsocks=_split(args.vsocks))
+            makeup=args.makeup, vsocks=_split(args.vsocks),
+            blk_only=_split(args.blk_only))
         record_cmdlines(args.results, args.out, args.rep, _split(args.configs),
                         args.makeup)
         if args.redo:

@@ -92,6 +92,9 @@ HEADLINE = (
     ("balloon", "balloon_mib_per_s", "balloon: VMM RSS recovered, MiB/s"),
     ("balloon", "balloon_rss_drop_mib", "  VMM RSS given back, MiB"),
     ("balloon", "balloon_recover_ms", "  request → RSS settled, ms"),
+    # issue 38.3: the control, a CPU-bound job with no I/O
+    ("cpu", "cpu_job_ms", "CPU-bound guest job (no I/O), ms"),
+    ("cpu", "kvm_exits", "  KVM exits during it"),
     ("idle", "idle_cpu_pct", "idle VM: VMM CPU, % of one CPU"),
     ("idle", "idle_exits_per_s", "  KVM exits per second"),
     ("idle", "mem_overhead_kib", "  VMM memory beyond guest RAM, KiB"),

@@ -192,7 +192,8 @@ class ScenarioRuleTest(unittest.TestCase):
         self.assertEqual(sorted(names), sorted([
             "skiff-blk", "skiff-blk-poll", "skiff-blk-iothreads",
             "skiff-blk-direct", "skiff-blk-direct-poll", "qemu-blk", "qemu-blk-native",
-            "qemu-blk-iothread"]))
+            "qemu-blk-iothread", "skiff-ioeventfd-blk", "skiff-cpupm-blk",
+            "qemu-rtc-pvh-blk", "qemu-cpupm-blk"]))
 
     def test_has_disk_and_applies(self):
         out = scenario_sh(
