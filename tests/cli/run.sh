@@ -212,11 +212,14 @@ if [ -x "$JAILER" ]; then
 		cp "$BB" "$T/busybox"
 		# A host file the jail must not reach.
 		echo secret >"$T/host-only"
+		# fd 7, open on it when the jailer starts, must not reach the jail
+		# (every inherited descriptor but stdio is closed: issue 36.1).
 		"$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" \
 			-- sh -c "/busybox id -u; /busybox id -g; /busybox id -G; pwd; \
 				/busybox ls /dev /dev/net | /busybox tr '\n' ' '; echo; \
-				/busybox cat '$T/host-only' 2>&1 || echo no-host-path; echo > /made && echo wrote" \
-			>"$T/jail.out" 2>"$T/jail.err"
+				/busybox cat '$T/host-only' 2>&1 || echo no-host-path; \
+				/busybox cat <&7 2>&- || echo fd7-closed; echo > /made && echo wrote" \
+			>"$T/jail.out" 2>"$T/jail.err" 7<"$T/host-only"
 		rc=$?
 		want="1000
 1000
@@ -225,10 +228,11 @@ if [ -x "$JAILER" ]; then
 /dev: kvm net  /dev/net: tun 
 cat: can't open '$T/host-only': No such file or directory
 no-host-path
+fd7-closed
 wrote"
 		if [ "$rc" = 0 ] && [ "$(cat "$T/jail.out")" = "$want" ] && [ -e "$J/busybox/vm1/root/made" ]; then
 			pass=$((pass + 1))
-			echo "ok   skiff-jailer: busybox ran as 1000:1000, no groups, in its chroot"
+			echo "ok   skiff-jailer: busybox ran as 1000:1000, no groups, in its chroot, no inherited fd"
 		else
 			fail=$((fail + 1))
 			echo "FAIL skiff-jailer: status $rc, output:"

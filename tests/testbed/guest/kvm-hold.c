@@ -16,6 +16,12 @@
  *   deferred. With no other vCPU they flipped at every L2 life: 44 patched
  *   sites (the SLOW l1-textpatch scenario counts them). The held vCPU never
  *   runs, so its LAPIC stays disabled and the keys stay on: 0 sites.
+ * - All of that patching happens in the three ioctls below. l1-init
+ *   waits for the file named by argv[1], made after them, before it says
+ *   "ready": started in the background without that wait, the patching
+ *   overlapped each scenario's first steps, and L1 froze right after
+ *   "ready" (fcapi and snapshot in one CI run, powercut once: one CPU in
+ *   native_queued_spin_lock_slowpath, the other in exc_int3, IF=0).
  * It adds nothing to KVM's exit counters. */
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -23,7 +29,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	int vm = kvm < 0 ? -1 : ioctl(kvm, KVM_CREATE_VM, 0);
@@ -32,6 +38,14 @@ int main(void)
 	if (vm < 0 || ioctl(vm, KVM_CREATE_IRQCHIP, 0) < 0 || ioctl(vm, KVM_CREATE_VCPU, 0) < 0) {
 		perror("kvm-hold");
 		return 1;
+	}
+	if (argc > 1) {
+		int fd = open(argv[1], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			perror("kvm-hold: ready file");
+			return 1;
+		}
+		close(fd);
 	}
 	for (;;)
 		pause();
