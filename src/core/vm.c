@@ -65,6 +65,17 @@ int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t e
 	return vm_create_mem(vm, mem_size, -1, NULL, nr_cpus, err, errlen);
 }
 
+int vm_open_kvm(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot open %s: %s%s", path, strerror(errno),
+			 errno == EACCES ? " (read and write access to it: the kvm group, or a "
+					   "node of this user's, as skiff-jailer makes)"
+					 : "");
+	return fd;
+}
+
 int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, uint8_t *mem_host, int nr_cpus,
 		  char *err, size_t errlen)
 {
@@ -79,15 +90,9 @@ int vm_create_mem(struct vm *vm, uint64_t mem_size, int mem_fd, uint8_t *mem_hos
 	pthread_mutex_init(&vm->gsi_lock, NULL);
 	vcpu_gate_init(&vm->gate);
 
-	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (vm->kvm_fd < 0) {
-		snprintf(err, errlen, "cannot open /dev/kvm: %s%s", strerror(errno),
-			 errno == EACCES
-			     ? " (read and write access to /dev/kvm: the kvm group, or a "
-			       "node of this user's, as skiff-jailer makes)"
-			     : "");
+	vm->kvm_fd = vm_open_kvm("/dev/kvm", err, errlen);
+	if (vm->kvm_fd < 0)
 		return -1;
-	}
 	int api = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (api != KVM_API_VERSION) {
 		snprintf(err, errlen, "unsupported KVM API version %d", api);

@@ -61,6 +61,9 @@ struct vm {
 	bool dirty_manual;
 };
 
+/* Opens KVM's node (vm_create: /dev/kvm) read-write; -1 with a one-line
+ * reason that names the missing access on EACCES (issue 36.2). */
+MUST_CHECK int vm_open_kvm(const char *path, char *err, size_t errlen);
 /* Opens /dev/kvm, creates the VM, irqchip, PIT and guest RAM. Returns 0 or
  * -1 with a one-line message in err. */
 int vm_create(struct vm *vm, uint64_t mem_size, int nr_cpus, char *err, size_t errlen);
