@@ -49,6 +49,11 @@ from skiffbench.ingest import (append_samples, clean_lines,  # noqa: E402,F401
 
 import collect  # noqa: E402  (bench/collect.py)
 
+# A kernel's log line ("[   81.944367] rcu: INFO: ..."). It is not
+# progress: an L1 that lost a CPU (2026-12-06: halted in L2's HLT under
+# -overcommit cpu-pm=on, its wake-ups lost by L0) prints RCU stall reports
+# every minute while its bench script waits on that CPU for ever.
+_KLOG = re.compile(r"^\[\s*\d+\.\d+\]")
 _RUN = re.compile(r"SKIFF-BENCH: run rep=(\d+) config=(\S+) workload=(\S+)")
 _DONE = re.compile(r"SKIFF-BENCH: done rep=(\d+) config=(\S+) workload=(\S+)"
                    r" rc=(\d+)")
@@ -116,8 +121,8 @@ def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
            stall=None, monitor=None):
     """Print a progress line for each run L1 starts, until process pid
     (the round's L0) is gone. Returns the number of runs started, or
-    STALLED when the log has not grown for `stall` seconds after its first
-    byte (L1 hung: the caller stops L0).
+    STALLED when the log has had no line but kernel log lines (_KLOG) for
+    `stall` seconds after its first byte (L1 hung: the caller stops L0).
 
     "elapsed" is the suite's active time: active_before (earlier rounds)
     plus the time since this round's console log got its first byte, so
@@ -174,9 +179,11 @@ def follow(log, pid, total, done, active_before=0.0, out=sys.stdout,
         if data:
             if round_start is None:
                 round_start = clock()
-            last_growth = clock()
+                last_growth = clock()
             buf += data
             *lines, buf = buf.split("\n")
+            if any(not _KLOG.match(x.lstrip("\r")) for x in lines):
+                last_growth = clock()
             scan(lines)
         stalled = (running and stall is not None and last_growth is not None
                    and clock() - last_growth > stall)

@@ -268,6 +268,35 @@ class StallTest(unittest.TestCase):
             self.assertIn("L1 hung", out.getvalue())
 
 
+    def test_kernel_lines_are_no_progress(self):
+        """An L1 whose CPU is lost prints RCU stall reports every minute:
+        they must not keep a hung round alive; a bench line must."""
+        for tail, want_stall in (("[   81.944367] rcu: INFO: rcu_preempt detected stalls\n", True),
+                                 ("SKIFF-BENCH: done rep=1 config=a workload=b rc=0\n", False)):
+            with tempfile.TemporaryDirectory() as d:
+                logf = os.path.join(d, "log")
+                with open(logf, "w") as f:
+                    f.write("SKIFF-L1: ready\n")
+                now = [0.0]
+                polls = [0]
+
+                def clock():
+                    now[0] += 10
+                    return now[0]
+
+                def alive():
+                    # One more line every 5th poll, then done after 40.
+                    polls[0] += 1
+                    if polls[0] % 5 == 0:
+                        with open(logf, "a") as f:
+                            f.write(tail)
+                    return polls[0] < 40
+                out = io.StringIO()
+                n = rounds.follow(logf, 0, 5, 0, out=out, poll=0,
+                                  alive=alive, clock=clock, stall=60)
+                self.assertEqual(n == rounds.STALLED, want_stall, tail)
+
+
 class SummaryTest(unittest.TestCase):
     def test_headline_table(self):
         doc = {"meta": {"baseline": "q"}, "samples": []}
