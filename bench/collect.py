@@ -70,6 +70,8 @@ def main(argv=None):
     ap.add_argument("--metric", action="append", type=_kv, default=[])
     ap.add_argument("--meta", action="append", type=_kv, default=[])
     ap.add_argument("--duration", type=float)
+    ap.add_argument("--raw-dir", help="the run's raw directory, relative to "
+                    "the results (rawcheck.py: an extra round's is raw/rR-mK)")
     args = ap.parse_args(argv)
 
     sample = {"config": args.config, "workload": args.workload,
@@ -91,6 +93,8 @@ def main(argv=None):
         raw["console"] = args.console
     if raw:
         sample["raw"] = raw
+    if args.raw_dir:
+        sample["raw_dir"] = args.raw_dir
 
     if os.path.exists(args.results):
         with open(args.results) as f:

@@ -189,7 +189,7 @@ def ingest_run(results, out_dir, rel_dir, config, workload, rep):
                                   "rep": rep, "metrics": {}, "error": why}])
         return why
     argv = [os.path.abspath(results), "--config", config, "--workload",
-            workload, "--rep", str(rep)]
+            workload, "--rep", str(rep), "--raw-dir", rel_dir]
     for opt, name in TOOL_FILES:
         if os.path.exists(os.path.join(run_dir, name)):
             argv += [f"--{opt}", os.path.join(rel_dir, name)]

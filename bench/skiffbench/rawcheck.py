@@ -36,7 +36,11 @@ READERS = {"iperf3": (parsers.parse_iperf3_json, metrics.from_iperf3),
 
 
 def run_dir(sample):
-    """The sample's raw run directory, relative to the archive."""
+    """The sample's raw run directory, relative to the archive: raw_dir
+    where ingest recorded it (a run with no tool file, such as migrate's,
+    has no raw paths), else its tool files' directory."""
+    if sample.get("raw_dir"):
+        return sample["raw_dir"]
     for path in (sample.get("raw") or {}).values():
         return os.path.dirname(path)
     return os.path.join("raw", f"r{sample.get('rep')}", sample["config"],

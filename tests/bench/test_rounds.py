@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 import benchpath
-from skiffbench import report, rounds, summary
+from skiffbench import rawcheck, report, rounds, summary
 
 
 def make_tar(files):
@@ -221,6 +221,12 @@ class MakeupRawTest(unittest.TestCase):
                 with open(os.path.join(d, raw)) as f:
                     self.assertTrue(f.read().endswith(f"# {round_name}\n"),
                                     raw)
+            # Each sample names its run's directory, tool files or not
+            # (a migrate run has only "metrics"): rawcheck reads it.
+            dirs = [rawcheck.run_dir({k: v for k, v in s.items()
+                                      if k != "raw"}) for s in samples]
+            self.assertEqual(dirs, ["raw/r3/vm/a", "raw/r3/vm/b",
+                                    "raw/r3-m1/vm/b"])
 
 
 class FollowTest(unittest.TestCase):
