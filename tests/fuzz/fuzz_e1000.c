@@ -21,7 +21,7 @@
 #include "core/bus.h"
 #include "core/vm.h"
 #include "devices/e1000/e1000_priv.h"
-#include "devices/virtio-net/virtio_net_priv.h"
+#include "net/vnet_hdr.h"
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 

@@ -8,6 +8,7 @@
 #ifndef SKIFF_TEST_E1000_FX_H
 #define SKIFF_TEST_E1000_FX_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,7 +17,7 @@
 #include "core/bus.h"
 #include "devices/e1000/e1000.h"
 #include "devices/e1000/e1000_priv.h"
-#include "devices/virtio-net/virtio_net_priv.h"
+#include "net/vnet_hdr.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"

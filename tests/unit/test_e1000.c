@@ -23,7 +23,7 @@
 #include "devices/e1000/e1000_kind.h"
 #include "devices/virtio-net/virtio_net.h"
 #include "devices/e1000/e1000_priv.h"
-#include "devices/virtio-net/virtio_net_priv.h"
+#include "net/vnet_hdr.h"
 #include "devices/virtio-net/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"

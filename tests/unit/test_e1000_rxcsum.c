@@ -20,7 +20,7 @@
 #include "core/bus.h"
 #include "devices/e1000/e1000.h"
 #include "devices/e1000/e1000_priv.h"
-#include "devices/virtio-net/virtio_net_priv.h"
+#include "net/vnet_hdr.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 

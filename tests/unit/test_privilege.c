@@ -92,8 +92,8 @@ static void test_kvm_hint(void **state)
 	(void)state;
 	open_unprivileged(open_kvm);
 	char want[200];
-	snprintf(want, sizeof(want), "cannot open %s: Permission denied (read and write access to it",
-		 node);
+	snprintf(want, sizeof(want),
+		 "cannot open %s: Permission denied (read and write access to it", node);
 	if (!strstr(err, want) || !strstr(err, "kvm group"))
 		fail_msg("want '%s ... kvm group' in: %s", want, err);
 }
@@ -103,8 +103,8 @@ static void test_vhost_hint(void **state)
 	(void)state;
 	open_unprivileged(open_vhost);
 	char want[200];
-	snprintf(want, sizeof(want), "cannot open %s: Permission denied (read and write access to %s)",
-		 node, node);
+	snprintf(want, sizeof(want),
+		 "cannot open %s: Permission denied (read and write access to %s)", node, node);
 	if (!strstr(err, want))
 		fail_msg("want '%s' in: %s", want, err);
 }

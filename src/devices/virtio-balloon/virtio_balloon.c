@@ -88,9 +88,14 @@ static const struct opt_table update_table = OPT_TABLE(update_opts, "balloon upd
 
 static int discard_host(void *host, size_t len)
 {
-	/* Guest RAM is private anonymous memory (guest_mem_alloc): DONTNEED
-	 * frees it and a later touch gets a zero page. A shared or file
-	 * mapping would need MADV_REMOVE; skiff maps none. */
+	/* Guest RAM is private: anonymous (guest_mem_alloc, a migration
+	 * target's) or, after PUT /snapshot/load, the memory file mapped
+	 * MAP_PRIVATE. DONTNEED frees the page either way; a later touch gets
+	 * a zero page, or the snapshot's copy of that page from the file
+	 * (its page cache, reclaimable). The guest gave the page up, so what
+	 * it reads back is unspecified to it (skiff does not offer
+	 * VIRTIO_BALLOON_F_PAGE_POISON). A shared mapping would need
+	 * MADV_REMOVE; skiff makes none. */
 	return madvise(host, len, MADV_DONTNEED);
 }
 
