@@ -179,6 +179,10 @@ class ParserTest(unittest.TestCase):
         # [850, 1000], after the first pass: passes 2-4, 12 MiB in 1.5 s
         self.assertAlmostEqual(m["mig_load_free_mib_per_s"], 8.0)
         self.assertEqual(m["mig_load_set_mib"], 4)
+        # a first pass within one clock tick is not counted either
+        m = dirtyjob.from_dirty(dirtyjob.parse_dirty(
+            DIRTY.replace("pass 1 800 850", "pass 1 850 850")))
+        self.assertAlmostEqual(m["mig_load_free_mib_per_s"], 8.0)
 
     def test_a_cut_pass_counts_its_part(self):
         passes = [(0, 100), (200, 200)]
