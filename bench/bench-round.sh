@@ -212,22 +212,25 @@ L2_EXTRA_MODULES="e1000"
 # for native configurations (and bench/skiffbench/ingest.py's VM_ONLY
 # must list the same).
 BENCH_WORKLOADS="boot idle tcp-g2h tcp-h2g udp-g2h rr tcp-rr ping"
-BENCH_VM_ONLY="boot idle snap migrate balloon cpu"
+BENCH_VM_ONLY="boot idle snap migrate migrate-busy balloon cpu"
 # Known but run only when named (--workloads): each adds a stream of
 # BENCH_SECS per configuration, and the default suite should grow by at
 # most ~30% (docs/bench/METHODS.md).
-BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate vsock-h2g vsock-g2h vsock-rr balloon cpu"
+BENCH_EXTRA_WORKLOADS="udp64-g2h udp64-h2g tcp-par snap migrate migrate-busy vsock-h2g vsock-g2h vsock-rr balloon cpu"
 # cpu (bench/bench-cpu.sh): a fixed CPU-bound job in L2, the control.
-# snap and migrate (issue 34.5, bench/bench-snapmig.sh) replace the VMM:
-# they run last, and only under skiff and QEMU.
-BENCH_SM_WORKLOADS="snap migrate"
+# snap, migrate and migrate-busy (issue 34.5, bench/bench-snapmig.sh and
+# bench/bench-migbusy.sh) replace the VMM: they run last, in this order,
+# and only under skiff and QEMU. migrate keeps the guest it always had (no
+# load has run in it); migrate-busy, after it, moves a guest that has
+# already moved once (plan it alone for a freshly booted one).
+BENCH_SM_WORKLOADS="snap migrate migrate-busy"
 # balloon (bench/bench-vsock.sh) leaves the guest changed: after the
 # others, before those that replace the VMM; skiff and QEMU only.
 BENCH_LAST_WORKLOADS="balloon $BENCH_SM_WORKLOADS"
 
-# bench_sm_planned: the plan has snap or migrate.
+# bench_sm_planned: the plan has snap, migrate or migrate-busy.
 bench_sm_planned() {
-	case " $BENCH_PLAN_WORKLOADS " in *" snap "* | *" migrate "*) return 0 ;; esac
+	case " $BENCH_PLAN_WORKLOADS " in *" snap "* | *" migrate "* | *" migrate-busy "*) return 0 ;; esac
 	return 1
 }
 
@@ -419,9 +422,10 @@ bench_run_workload() {
 	bench_mark "run rep=$BENCH_REP config=$rw_c workload=$rw_w"
 	rw_s=$BENCH_SECS
 	rw_bound=$((rw_s + 30))
-	# snap and migrate replace the VMM inside the window: its counters
-	# before and after would be two processes' (their metrics are their own).
-	case "$rw_w" in snap | migrate) rw_pid= ;; esac
+	# snap and migrate(-busy) replace the VMM inside the window: its
+	# counters before and after would be two processes' (their metrics are
+	# their own).
+	case "$rw_w" in snap | migrate | migrate-busy) rw_pid= ;; esac
 	case "$rw_w" in
 	blk-*)
 		bench_blk_settle
@@ -462,7 +466,7 @@ bench_run_workload() {
 	cpu)
 		bench_cpu_run "$rw_ip" "$BENCH_CPU_MIB" $((rw_bound + 60)) >"$rw_d/cpu.txt" 2>&1 || rw_rc=$?
 		;;
-	snap | migrate) bench_sm_run "$rw_w" "$rw_d" ;;
+	snap | migrate | migrate-busy) bench_sm_run "$rw_w" "$rw_d" ;;
 	vsock-*)
 		bench_vsock_run "$rw_w" "$BENCH_VSOCK_TARGET" "$rw_d" "$rw_s" "$rw_bound" || rw_rc=$?
 		;;
@@ -531,7 +535,8 @@ bench_idle_first() {
 	for if_w in "$@"; do
 		case " idle $BENCH_LAST_WORKLOADS " in *" $if_w "*) ;; *) echo "$if_w" ;; esac
 	done
-	# Then balloon and the ones that replace the VMM, snap before migrate.
+	# Then balloon and the ones that replace the VMM, snap, migrate,
+	# migrate-busy.
 	for if_w in $BENCH_LAST_WORKLOADS; do
 		case " $* " in *" $if_w "*) echo "$if_w" ;; esac
 	done
@@ -701,8 +706,9 @@ bench_vm() {
 	# Guest RAM is found in smaps by this size (bench_snap).
 	BENCH_MEM_KIB=$(bench_mem_kib "$vm_mem")
 	vm_disk=0 vm_ip=$BENCH_L2_IP vm_has_vsock=0 BENCH_VSOCK_TARGET=''
-	# snap and migrate: the VMM's API (skiff) or QMP (QEMU), reset.
-	BENCH_SM_QMP=4444 BENCH_SM_API=$BENCH_DIR/api.sock
+	# snap and migrate: the VMM's API (skiff) or QMP (QEMU), reset, and
+	# the file of skiff's log (a migration's rounds are read from it).
+	BENCH_SM_QMP=4444 BENCH_SM_API=$BENCH_DIR/api.sock BENCH_SM_ERR=$vm_d/vmm.err
 	bench_has_disk "$@" && vm_disk=1
 	if bench_has_vsock "$@"; then
 		vm_has_vsock=1
@@ -1245,6 +1251,9 @@ l1() {
 	# the cpu workload (packed when planned)
 	# shellcheck disable=SC1091
 	[ ! -e /testbed/bench-cpu.sh ] || . /testbed/bench-cpu.sh
+	# migrate-busy's load (packed when planned)
+	# shellcheck disable=SC1091
+	[ ! -e /testbed/bench-migbusy.sh ] || . /testbed/bench-migbusy.sh
 	BENCH_REP=$(bench_arg bench_rep 1)
 	BENCH_SECS=$(bench_arg bench_secs 2)
 	# The smoke test's default: every configuration, but native ones only
@@ -1322,6 +1331,12 @@ l2() {
 		# shellcheck disable=SC1091
 		. /testbed/bench-cpu.sh
 		bench_cpu_l2
+	fi
+	# migrate-busy's load server (bench-migbusy.sh, packed when planned).
+	if [ -e /testbed/bench-migbusy.sh ]; then
+		# shellcheck disable=SC1091
+		. /testbed/bench-migbusy.sh
+		bench_mb_l2
 	fi
 	# The vsock's servers and the balloon's fill server, where this VM
 	# has those devices (bench-vsock.sh).

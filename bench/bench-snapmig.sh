@@ -5,6 +5,8 @@
 # running VMM, so bench_vm runs them last, snap before migrate (a plan
 # with both migrates the restored guest); kvmtool has neither (one line,
 # bench_sm_applies) and native configurations skip them as VM_ONLY.
+# migrate-busy (bench/bench-migbusy.sh) is migrate under a load in L2,
+# after it.
 #
 # snap: L2 answering ping; pause and save a Full snapshot (skiff: PATCH
 # /vm Paused + PUT /snapshot/create; QEMU: QMP stop + migrate to
@@ -156,7 +158,7 @@ bench_sm_json() {
 	}'
 }
 
-# bench_sm_run W DIR: the workload W (snap or migrate) on the running
+# bench_sm_run W DIR: the workload W (snap, migrate, migrate-busy) on the running
 # VMM (BENCH_VMM_PID, kind vm_kind, command line BENCH_SM_CMD); metrics
 # in DIR/metrics.extra, a failure in DIR/error. The new VMM becomes
 # BENCH_VMM_PID.
@@ -167,6 +169,14 @@ bench_sm_run() {
 	snap:qemu) bench_sm_snap_qemu "$sm_d" ;;
 	migrate:skiff) bench_sm_mig_skiff "$sm_d" ;;
 	migrate:qemu) bench_sm_mig_qemu "$sm_d" ;;
+	# the same migration under a load in L2 (bench/bench-migbusy.sh)
+	migrate-busy:skiff | migrate-busy:qemu)
+		if command -v bench_mb_run >/dev/null; then
+			bench_mb_run "$vm_kind" "$sm_d"
+		else
+			echo "bench-migbusy.sh was not packed" >"$sm_d/error"
+		fi
+		;;
 	*) echo "$1 does not apply to $vm_kind" >"$sm_d/error" ;;
 	esac
 	if [ -n "${sm_ping:-}" ]; then
@@ -225,6 +235,7 @@ bench_sm_snap_skiff() {
 	ss_t1=$(now_ns)
 	[ "$ss_c" = 204 ] || { echo "load: $ss_c $(cat "$1/api.body")" >"$1/error"; return; }
 	bench_sm_restored "$1" "$ss_t0" "$ss_t1" "$ss_pid"
+	BENCH_SM_ERR=$1/vmm.err
 	# The memory file is mapped privately by the restored VM: removing
 	# its name frees nothing until that VM ends, but leaves no litter.
 	rm -f "$ss_st" "$ss_mem"
@@ -272,11 +283,31 @@ bench_sm_snap_qemu() {
 # metrics (SENT: the downtime to the source's last byte, QEMU's own
 # definition; TN: when L1 saw it complete, now if not given).
 bench_sm_mig_done() {
+	md_tn=${6:-$(now_ns)}
+	[ -z "${BENCH_SM_LOAD:-}" ] || bench_mb_window "$md_tn"
 	[ -n "$5" ] && echo "mig_downtime_sent_ms=$5" >>"$1/metrics.extra"
-	echo "mig_request_ms=$(((${6:-$(now_ns)} - $2) / 1000000))" >>"$1/metrics.extra"
+	echo "mig_request_ms=$(((md_tn - $2) / 1000000))" >>"$1/metrics.extra"
 	[ -n "$3" ] && echo "mig_total_ms=$3" >>"$1/metrics.extra"
 	[ -n "$4" ] && echo "mig_downtime_ms=$4" >>"$1/metrics.extra"
 	[ -n "$3" ] && [ -n "$4" ] || echo "no total or downtime in the VMM's answer" >"$1/error"
+}
+
+# bench_sm_skiff_rounds ERRFILE: skiff's pre-copy rounds, from its log
+# ("migration: round N sent ..."; the switch's last pages are not one).
+bench_sm_skiff_rounds() {
+	grep -c 'migration: round [0-9]* sent' "$1" 2>/dev/null || true
+}
+
+# bench_sm_qemu_counts QUERY: QEMU's pages sent and pre-copy rounds from
+# its query-migrate reply, as skiff's: "normal" pages (zero ones go as
+# markers, as skiff leaves them out of its first round) and dirty-sync-count
+# less its last sync (in the downtime, skiff's switch): the first sync
+# starts QEMU's pass over all of RAM, skiff's round 0.
+bench_sm_qemu_counts() {
+	qc_n=$(bench_sm_json normal "$1")
+	qc_s=$(bench_sm_json dirty-sync-count "$1")
+	[ -z "$qc_n" ] || echo "mig_pages=$qc_n"
+	[ -z "$qc_s" ] || echo "mig_precopy_rounds=$((qc_s - 1))"
 }
 
 bench_sm_mig_skiff() {
@@ -290,6 +321,7 @@ bench_sm_mig_skiff() {
 	wait_sock "$ms_u" || { echo "target skiff does not listen" >"$1/error"; return; }
 	bench_sm_ping "$1/ping-load.txt"
 	sleep 1
+	[ -z "${BENCH_SM_LOAD:-}" ] || bench_mb_mark
 	ms_t0=$(now_ns)
 	ms_c=$(bench_sm_api "$BENCH_SM_API" PUT /migration/send "{\"destination_url\": \"unix:$ms_u\"}" "$1/api.body")
 	[ "$ms_c" = 200 ] || { echo "send: $ms_c $(cat "$1/api.body")" >"$1/error"; return; }
@@ -298,8 +330,13 @@ bench_sm_mig_skiff() {
 		"$(bench_sm_json downtime_sent_ms "$ms_b")"
 	wait "$BENCH_VMM_PID" 2>/dev/null
 	wait "$ms_recv"
+	# Why the downtime is what it is: the pages sent and the pre-copy
+	# rounds (the source's log lines, written before it exited).
+	ms_n=$(bench_sm_json pages "$ms_b") ms_r=$(bench_sm_skiff_rounds "$BENCH_SM_ERR")
+	[ -z "$ms_n" ] || echo "mig_pages=$ms_n" >>"$1/metrics.extra"
+	[ -z "$ms_r" ] || echo "mig_precopy_rounds=$ms_r" >>"$1/metrics.extra"
 	BENCH_VMM_PID=$ms_pid
-	BENCH_SM_API=$ms_t
+	BENCH_SM_API=$ms_t BENCH_SM_ERR=$1/vmm.err
 	sleep 1
 }
 
@@ -327,6 +364,7 @@ bench_sm_mig_qemu() {
 	bench_qmp_hold "$BENCH_SM_QMP2" "$mq_d/qmp-target.out" "$mq_done" &
 	mq_h2=$!
 	sleep 0.3
+	[ -z "${BENCH_SM_LOAD:-}" ] || bench_mb_mark
 	mq_t0=$(now_ns)
 	bench_qmp_hold "$BENCH_SM_QMP" "$mq_d/qmp.out" "$mq_done" \
 		'{"execute": "migrate-set-capabilities", "arguments": {"capabilities": [{"capability": "events", "state": true}]}}' \
@@ -360,6 +398,7 @@ bench_sm_mig_qemu() {
 		{ echo "migrate: no STOP ('$mq_stop') or RESUME ('$mq_resume') event" >"$mq_d/error"; return; }
 	bench_sm_mig_done "$mq_d" "$mq_t0" "$(bench_sm_json total-time "$sm_q")" \
 		$(((mq_resume - mq_stop) / 1000)) "$(bench_sm_json downtime "$sm_q")" "$mq_tn"
+	bench_sm_qemu_counts "$sm_q" >>"$mq_d/metrics.extra"
 	bench_qmp "$BENCH_SM_QMP" '{"execute": "quit"}' >/dev/null
 	wait "$BENCH_VMM_PID" 2>/dev/null
 	BENCH_VMM_PID=$mq_pid

@@ -4,7 +4,7 @@
 
 usage: bench/collect.py RESULTS.json --config C --workload W --rep K
          [--iperf3 FILE] [--sockperf FILE] [--ping FILE] [--fio FILE]
-         [--vsock FILE] [--balloon FILE] [--cpu FILE]
+         [--vsock FILE] [--balloon FILE] [--cpu FILE] [--dirty FILE]
          [--console FILE]...
          [--metric KEY=VALUE]... [--duration SECONDS] [--meta KEY=VALUE]...
 
@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from skiffbench import cpujob, metrics, parsers  # noqa: E402
+from skiffbench import cpujob, dirtyjob, metrics, parsers  # noqa: E402
 
 
 def _kv(text):
@@ -39,7 +39,8 @@ def sample_metrics(args):
                ("fio", parsers.parse_fio_json, metrics.from_fio),
                ("vsock", parsers.parse_vsock_io, metrics.from_vsock),
                ("balloon", parsers.parse_balloon, metrics.from_balloon),
-               ("cpu", cpujob.parse_cpu_job, cpujob.from_cpu_job))
+               ("cpu", cpujob.parse_cpu_job, cpujob.from_cpu_job),
+               ("dirty", dirtyjob.parse_dirty, dirtyjob.from_dirty))
     for attr, parse, to_metrics in readers:
         path = getattr(args, attr)
         if path:
@@ -66,6 +67,7 @@ def main(argv=None):
     ap.add_argument("--vsock")
     ap.add_argument("--balloon")
     ap.add_argument("--cpu")
+    ap.add_argument("--dirty", help="migrate-busy's load (dirty.txt)")
     ap.add_argument("--console", action="append", default=[])
     ap.add_argument("--metric", action="append", type=_kv, default=[])
     ap.add_argument("--meta", action="append", type=_kv, default=[])
@@ -87,7 +89,8 @@ def main(argv=None):
     if args.duration is not None:
         sample["duration_s"] = args.duration
     raw = {k: getattr(args, k) for k in ("iperf3", "sockperf", "ping", "fio",
-                                         "vsock", "balloon", "cpu")
+                                         "vsock", "balloon", "cpu",
+                                         "dirty")
            if getattr(args, k)}
     if args.console:
         raw["console"] = args.console

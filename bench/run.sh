@@ -256,6 +256,10 @@ bench_build_initrd() {
 		cp "$TB_ROOT/bench/bench-cpu.sh" "$work/l1/testbed/"
 		cp "$TB_ROOT/bench/bench-cpu.sh" "$work/l2/testbed/"
 	fi
+	if [ -n "$MB_SEL" ]; then
+		cp "$TB_ROOT/bench/bench-migbusy.sh" "$work/l1/testbed/"
+		cp "$TB_ROOT/bench/bench-migbusy.sh" "$work/l2/testbed/"
+	fi
 	tb_wrapper "$SCENARIO" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"
 	if [ -n "$NATIVE_SEL" ]; then
@@ -427,9 +431,11 @@ DISK_SEL=$(csv_inter "$configs" "$DISK_CONFIGS")
 VSOCK_SEL=$(csv_inter "$configs" "$VSOCK_CONFIGS")
 BLKONLY_SEL=$(csv_inter "$configs" "$BLKONLY_CONFIGS")
 PT_SEL=$(csv_inter "$configs" "$PT_CONFIGS")
-# snap and migrate (bench/bench-snapmig.sh, sourced by the round in L1;
-# skiff's API by curl).
-SM_SEL=$(csv_inter "$workloads" snap,migrate)
+# snap, migrate and migrate-busy (bench/bench-snapmig.sh, sourced by the
+# round in L1; skiff's API by curl).
+SM_SEL=$(csv_inter "$workloads" snap,migrate,migrate-busy)
+# migrate-busy's load (bench/bench-migbusy.sh, in L1 and L2)
+MB_SEL=$(csv_inter "$workloads" migrate-busy)
 # vsock configurations or the balloon workload (bench/bench-vsock.sh)
 VB_SEL=$VSOCK_SEL$(csv_inter "$workloads" balloon)
 # the cpu workload (bench/bench-cpu.sh, in L1 and L2)

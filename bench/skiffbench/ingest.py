@@ -23,7 +23,7 @@ import collect  # noqa: E402  (bench/collect.py)
 TOOL_FILES = (("iperf3", "iperf3.json"), ("sockperf", "sockperf.txt"),
               ("ping", "ping.txt"), ("fio", "fio.json"),
               ("vsock", "vsock.txt"), ("balloon", "balloon.txt"),
-              ("cpu", "cpu.txt"))
+              ("cpu", "cpu.txt"), ("dirty", "dirty.txt"))
 
 _BEGIN = re.compile(r"SKIFF-BENCH-DATA-BEGIN rep=(\d+) config=(\S+)")
 _B64 = re.compile(r"SKIFF-BENCH-B64 ([A-Za-z0-9+/=]+)\s*$")
@@ -43,7 +43,8 @@ def is_vsock_workload(workload):
 
 # Workloads that need a VM: a native configuration has no boot and no VMM
 # to watch idling.
-VM_ONLY = ("boot", "idle", "snap", "migrate", "balloon", "cpu")
+VM_ONLY = ("boot", "idle", "snap", "migrate", "migrate-busy", "balloon",
+           "cpu")
 
 
 def workloads_for(config, workloads, native, disks=(), vsocks=(),

@@ -105,6 +105,16 @@ DIRECTIONS = {
     # load and start are not in it): skiff's counted the same way
     "mig_downtime_sent_ms": (False, "migration downtime to the last byte sent, ms"),
     "mig_request_ms": (False, "migration request to completion seen by L1, ms"),
+    # why the downtime is what it is (skiff's send reply and log; QEMU's
+    # query-migrate "normal" pages and dirty-sync-count less its last)
+    "mig_pages": (None, "migration: pages sent (zero pages not counted)"),
+    "mig_precopy_rounds": (None, "migration: pre-copy rounds before the switch"),
+    # migrate-busy's load in L2 (bench-migbusy.sh, dirtyjob.py): the same
+    # for every VMM by design, so informational
+    "mig_load_mib_per_s": (None, "guest's dirtying rate during the migration, MiB/s"),
+    "mig_load_passes_per_s": (None, "guest's passes over its working set during the migration, /s"),
+    "mig_load_free_mib_per_s": (None, "guest's dirtying rate before the migration, MiB/s"),
+    "mig_load_set_mib": (None, "guest's working set rewritten each pass, MiB"),
     # vsock between L1 and L2 (bench-vsock.sh: vsock-io, L1's side)
     "vsock_mb_s": (True, "vsock stream, MB/s (10^6 bytes)"),
     "vsock_rtt_p50_us": (False, "vsock request/response round trip p50, us"),

@@ -23,7 +23,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from skiffbench import cpujob, metrics, parsers  # noqa: E402
+from skiffbench import cpujob, dirtyjob, metrics, parsers  # noqa: E402
 from skiffbench.ingest import TOOL_FILES, read_kv  # noqa: E402
 
 READERS = {"iperf3": (parsers.parse_iperf3_json, metrics.from_iperf3),
@@ -32,7 +32,8 @@ READERS = {"iperf3": (parsers.parse_iperf3_json, metrics.from_iperf3),
            "fio": (parsers.parse_fio_json, metrics.from_fio),
            "vsock": (parsers.parse_vsock_io, metrics.from_vsock),
            "balloon": (parsers.parse_balloon, metrics.from_balloon),
-           "cpu": (cpujob.parse_cpu_job, cpujob.from_cpu_job)}
+           "cpu": (cpujob.parse_cpu_job, cpujob.from_cpu_job),
+           "dirty": (dirtyjob.parse_dirty, dirtyjob.from_dirty)}
 
 
 def run_dir(sample):
