@@ -9,7 +9,7 @@
 #   pm2   --cpus 2,pin=0-1: both CPUs come online, a ping from a process
 #         pinned to CPU 1 and a pipe between CPU 0 and CPU 1 (wake-ups that
 #         are IPIs), then poweroff.
-# Each must exit 0 with KVM's halt_exits 0 (or absent: no binary stats) and
+# Each must exit 0 with KVM's halt_exits present and 0 (L1 has binary stats) and
 # skiff must not say the host kept HLT exits. The SMP guest must run native
 # spinlocks (no PV unhalt with HLT in the guest: "PV spinlocks disabled, no
 # host support" in dmesg), and each vCPU's rescheduling interrupts (RES in
@@ -60,7 +60,9 @@ pm_check() {
 	echo "net-cpupm: $1: KVM halt_exits=${halts:-absent} exits=${exits:-absent}"
 	[ -n "$exits" ] && metric "$1.kvm_exits" "$exits"
 	[ -n "$halts" ] && metric "$1.halt_exits" "$halts"
-	[ "${halts:-0}" = 0 ] || { fail "$1: $halts HLT exits with --cpu-pm on"; return 1; }
+	# L1's kernel has KVM's binary stats: an absent counter proves nothing.
+	[ -n "$halts" ] || { fail "$1: no KVM halt_exits in skiff's stats"; return 1; }
+	[ "$halts" = 0 ] || { fail "$1: $halts HLT exits with --cpu-pm on"; return 1; }
 }
 
 l1() {

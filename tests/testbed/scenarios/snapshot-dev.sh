@@ -23,7 +23,8 @@
 # were reset: TRANSPORT_RESET). Then that skiff live-migrates the guest to a third
 # (PUT /migration/receive and /send over a Unix socket; the image's lock
 # and the vsock's uds path handed over): the source exits 0, L2 ticks on at the target with every
-# check ok, and L1's end of the one TCP connection has received every
+# check ok, an iperf3 stream from L1 to L2 running across the move ends
+# well, and L1's end of the one TCP connection has received every
 # tick's line from the first to three after the migration, in order (the
 # connection lived through the kill and the move), and the balloon
 # deflates to 0 on the target's PATCH, and a new vsock stream from L1
@@ -206,6 +207,17 @@ sd_migrate() {
 	) &
 	recv_pid=$!
 	wait_sock /tmp/sd-mig.sock || { SD_WHY="the target does not listen"; return 1; }
+	# A second stream, L1 to L2's iperf3 server (port 5202), running when
+	# the send starts and ending after it (issue 34.4): it must end well.
+	timeout 60 iperf3 -c "$SD_L2" -p 5202 -t 8 -b 4M --forceflush >/tmp/iperf3-mig.log 2>&1 &
+	mig_iperf=$!
+	i=0
+	while ! grep -q ' sec ' /tmp/iperf3-mig.log && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q ' sec ' /tmp/iperf3-mig.log ||
+		{ SD_WHY="no iperf3 stream to L2 before the send: $(tail -n 3 /tmp/iperf3-mig.log)"; return 1; }
 	sd_want "$SD_S2" PUT /migration/send "{\"destination_url\": \"$SD_MIG\"}" 200 ||
 		{ SD_WHY="migration send refused"; return 1; }
 	metric snapdev_mig_downtime_ms "$(sed -n 's/.*"downtime_ms": *\([0-9]*\).*/\1/p' /tmp/sd.body)"
@@ -224,6 +236,11 @@ sd_migrate() {
 	[ "$next" -gt "$last" ] && [ "$next" -le $((last + 2)) ] ||
 		{ SD_WHY="L2 went on from tick $next on the target after tick $last"; return 1; }
 	ping -c 3 -W 3 "$SD_L2" >/dev/null || { SD_WHY="L1 cannot ping the migrated L2"; return 1; }
+	wait "$mig_iperf" ||
+		{ SD_WHY="the iperf3 stream across the migration failed: $(tail -n 4 /tmp/iperf3-mig.log | tr '\n' ' ')"; return 1; }
+	grep -q 'receiver$' /tmp/iperf3-mig.log ||
+		{ SD_WHY="the iperf3 stream across the migration has no receiver line"; return 1; }
+	echo "snapshot-dev: iperf3 across the migration: $(grep 'receiver$' /tmp/iperf3-mig.log | tr -s ' ')"
 	# One TCP connection from the boot to here: every line, in order.
 	want=$((next + 2))
 	i=0
@@ -339,6 +356,7 @@ l2() {
 	) &
 	exec 5>/tmp/conn
 	sd_l2_vsock &
+	iperf3 -s -1 -D -p 5202 # the stream L1 sends across the migration
 	(
 		iperf3 -c "$SD_L1" -t 20 -b 2M >/tmp/iperf3-c.log 2>&1
 		echo "SKIFF-L2-MARK iperf3 rc=$? $(grep -E 'sender|receiver' /tmp/iperf3-c.log | tr -s ' ' | tr '\n' ' ')"
