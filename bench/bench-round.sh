@@ -124,6 +124,7 @@ skiff-base       skiff bin=skiff-base
 skiff-base-e1000-on skiff bin=skiff-base --net tap=tap0,model=e1000,coalesce=on
 skiff-base-vsock-vhost skiff bin=skiff-base --vsock cid=3,backend=vhost
 skiff-base-vsock-hybrid skiff bin=skiff-base --vsock cid=3,uds=/tmp/bench/vb.sock
+skiff-base-cpupm skiff bin=skiff-base --cpu-pm on
 skiff-coal       skiff coal=500/32/500/32
 skiff-coal-tx    skiff coal=0/0/1000/64
 skiff-poll-coal-tx skiff coal=0/0/1000/64 --net tap=tap0,poll=adaptive,poll-start=2,poll-window=20000,poll-idle=2000

@@ -1579,6 +1579,7 @@ static void test_mq_features_config(void **state)
 	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_CTRL_VQ));
 	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_NOTF_COAL));
 	assert_int_equal(f->n->vdev.num_queues, 3);
+	assert_int_equal(f->n->vdev.msix_vectors, 2); /* config, one the queues share */
 	virtio_net_destroy(f->n);
 	close(f->wires[0]);
 	f->wires[0] = -1;
@@ -1590,6 +1591,7 @@ static void test_mq_features_config(void **state)
 	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_MQ));
 	assert_true(f->n->vdev.host_features & F(VIRTIO_NET_F_CTRL_VQ));
 	assert_int_equal(f->n->vdev.num_queues, 7);
+	assert_int_equal(f->n->vdev.msix_vectors, 0);	     /* one per queue, and config */
 	assert_int_equal(atomic_load(&f->n->curr_pairs), 1); /* until the driver says */
 	/* The TX queues are the ones to poll: not rx, not the control queue. */
 	assert_int_equal(f->n->vdev.poll_queues, 1u << 1 | 1u << 3 | 1u << 5);

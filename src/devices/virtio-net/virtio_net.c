@@ -270,6 +270,14 @@ static void net_vdev_init(struct virtio_net *n)
 	v->host_features = net_features(n->npairs);
 	v->config_len = VIRTIO_NET_CONFIG_LEN;
 	v->num_queues = 2 * n->npairs + 1;
+	/* One pair: config and one vector its three queues share. A turn of
+	 * the I/O thread completes a TX chain and fills an RX buffer ~0.1 ms
+	 * apart; on two vectors the guest takes the second through an
+	 * interrupt-window exit and a real EOI write, on one both are a
+	 * single injection (docs/bench/2026-12-06-irqdiag, as the vsock
+	 * devices). With several pairs each keeps its own (one per queue). */
+	if (n->npairs == 1)
+		v->msix_vectors = VIRTIO_NET_MSIX_ONE_PAIR;
 	v->queue_max_size = VIRTIO_NET_QUEUE_SIZE;
 	/* TX queues: RX kicks only mean "refilled", the control queue's are rare. */
 	for (unsigned int i = 0; i < n->npairs; i++)

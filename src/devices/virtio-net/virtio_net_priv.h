@@ -54,6 +54,7 @@ _Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
  * is a lost interrupt to the guest's watchdogs, not coalescing. */
 #define VIRTIO_NET_COAL_USECS_MAX 1000000u
 #define VIRTIO_NET_QUEUE_SIZE	  256
+#define VIRTIO_NET_MSIX_ONE_PAIR  2 /* config + one shared by rx, tx and ctrl */
 /* Packets per queue per run before yielding to the I/O thread's other fds:
  * one busy guest cannot starve the loop. */
 #define VIRTIO_NET_BUDGET 256
