@@ -238,7 +238,7 @@ int mig_expect(int fd, uint32_t want, void *buf, uint32_t max, uint32_t *len, ch
 			line[n] = '\0';
 		line[strcspn(line, "\n")] = '\0'; /* one line, whatever it sent */
 		snprintf(err, errlen, "the migration's peer gave up: %s", line);
-		return -1;
+		return MIG_PEER_GAVE_UP;
 	}
 	if (type != want || n > max) {
 		snprintf(err, errlen, "migration stream: %s frame where %s was due",

@@ -101,7 +101,10 @@ int mig_send2(int fd, uint32_t type, const void *a, uint32_t alen, const void *b
 /* The next header, checked: 0, or -1 with one line in err. */
 int mig_recv_hdr(int fd, uint32_t *type, uint32_t *len, char *err, size_t errlen);
 /* Waits for frame `want` with no payload beyond max (payload into buf):
- * an ERROR frame's line, or anything else, is one line in err. */
+ * 0; MIG_PEER_GAVE_UP when the peer sent an ERROR frame (its line in err:
+ * it answered, and gave up); -1 for anything else (a closed or silent
+ * stream, a wrong frame: no answer), one line in err. */
+#define MIG_PEER_GAVE_UP (-2)
 int mig_expect(int fd, uint32_t want, void *buf, uint32_t max, uint32_t *len, char *err,
 	       size_t errlen);
 

@@ -197,7 +197,8 @@ int vmm_restore(struct vmm *v, const struct vmm_config *base, const struct snap_
 /* Live migration (docs/MIGRATION.md), from the thread that runs vmm_wait's
  * serve. vmm_migrate_send: this VM to the target at url; 0 once the target
  * runs it (the caller then ends this process), with its numbers in st; or
- * -1 with one line in err and the guest running here as before.
+ * -1 with one line in err and the guest running here as before (paused,
+ * if the target may run it: mig_src_resumes).
  * vmm_migrate_receive: on a vmm never built, takes one migration at url
  * (listening up to accept_ms) and runs the guest (base: skiff's own
  * settings); 0, or -1 with one line in err, the exit status in *status,
@@ -210,6 +211,10 @@ struct vmm_mig_stats {
 };
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
 		     size_t errlen);
+/* After a failed switch: whether the source resumes the guest (RELEASED
+ * sent; the target answered neither RUNNING nor ERROR; the disk locks
+ * taken back). */
+bool mig_src_resumes(bool released, bool unanswered, bool locked);
 int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char *url,
 			int accept_ms, uint64_t start_ns, int *status, char *err, size_t errlen);
 

@@ -3,8 +3,9 @@
  * pre-copy rounds from the dirty logs while the guest runs, then the
  * pause, the last dirty pages and the state file's image; the disks'
  * locks handed over once the target has checked the state; the target's
- * RUNNING ends it. Until that RUNNING, any failure leaves the guest here,
- * running as before (resumed if the migration paused it). */
+ * RUNNING ends it. A failure before the hand-over, or the target's ERROR
+ * after it, leaves the guest here, running as before (resumed if the
+ * migration paused it); no answer after it leaves it paused here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct mig_src {
 	uint64_t *bits; /* dirty_words(pages) */
 	uint64_t pages, sent;
 	uint64_t state_sent_ns; /* when the switch's last byte went */
+	bool unanswered;	/* RELEASED went and no RUNNING or ERROR came */
 };
 
 /* One PAGES frame being filled: its header, its list, and the iovec
@@ -181,6 +183,9 @@ static int switch_over(struct mig_src *m, bool *released, char *err, size_t errl
 	}
 	uint64_t restore_ns;
 	r = mig_expect(m->fd, MIG_RUNNING, &restore_ns, sizeof(restore_ns), NULL, err, errlen);
+	/* The target builds and resumes after RELEASED, and says ERROR only
+	 * if it did not resume: any other end may be a RUNNING lost. */
+	m->unanswered = r < 0 && r != MIG_PEER_GAVE_UP;
 	t[3] = monotonic_ns();
 	/* Where the downtime went: the last pages, the state to READY (the
 	 * target parsed and checked it), the hand-over to RUNNING (the target
@@ -196,10 +201,20 @@ out:
 	return r;
 }
 
+/* Whether the source runs the guest again after a failed switch: only
+ * if the target cannot be running it. Before RELEASED it built nothing;
+ * after it, only its ERROR says it did not resume (a closed or silent
+ * stream may be its RUNNING lost), and the locks must come back. */
+bool mig_src_resumes(bool released, bool unanswered, bool locked)
+{
+	return !released || (!unanswered && locked);
+}
+
 /* The target failed: the locks back (its VM is gone, so they are free
  * again; a few tries while its process lets go), the guest running. If
- * they cannot be had, the target may be running the guest (its RUNNING
- * lost on the way): this one stays paused, never two at once. */
+ * the target never answered after RELEASED, or the locks cannot be had,
+ * the target may be running the guest: this one stays paused, never two
+ * at once. */
 static void take_back(struct mig_src *m, bool released, bool was_paused, char *err, size_t errlen)
 {
 	char why[200];
@@ -211,10 +226,11 @@ static void take_back(struct mig_src *m, bool released, bool was_paused, char *e
 	}
 	for (unsigned int i = 0; i < m->v->nr_io_started; i++)
 		iothread_release(&m->v->io[i]);
-	if (!locked) {
+	if (!mig_src_resumes(released, m->unanswered, locked)) {
 		size_t n = strlen(err);
 		snprintf(err + n, errlen - n,
-			 "; %s, so the target may run the guest: this microVM stays paused", why);
+			 "; %s, so the target may run the guest: this microVM stays paused",
+			 m->unanswered ? "the target did not answer after the hand-over" : why);
 		return;
 	}
 	if (!was_paused)

@@ -293,6 +293,41 @@ static void test_failed_send_keeps_dirty_pages(void **state_)
 	rmdir(dir);
 }
 
+/* Finding 5 (high): after RELEASED the target builds the VM, resumes
+ * it and then says RUNNING. When that RUNNING never came (the target's
+ * process or the connection died after its resume), the source took its
+ * disk locks back and resumed: a guest with no disk and no single-queue
+ * tap then ran in both processes (docs/MIGRATION.md said so). Fixed in
+ * vmm_mig_send.c: after RELEASED only the target's ERROR (it did not
+ * resume) lets the source resume; a stream that ends or goes silent
+ * leaves it paused. The rule, and mig_expect telling the two apart. */
+static void test_lost_running_stays_paused(void **state_)
+{
+	(void)state_;
+	/* before RELEASED: the target built nothing, resume */
+	assert_true(mig_src_resumes(false, false, false));
+	/* after it, the target's ERROR and the locks back: resume */
+	assert_true(mig_src_resumes(true, false, true));
+	/* no answer: paused, whatever the locks say */
+	assert_false(mig_src_resumes(true, true, true));
+	assert_false(mig_src_resumes(true, true, false));
+	/* the locks held elsewhere: paused */
+	assert_false(mig_src_resumes(true, false, false));
+
+	char err[300];
+	uint64_t ns;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(mig_send(sv[1], MIG_ERROR, "target: no", 10), 0);
+	assert_int_equal(mig_expect(sv[0], MIG_RUNNING, &ns, sizeof(ns), NULL, err, sizeof(err)),
+			 MIG_PEER_GAVE_UP);
+	assert_non_null(strstr(err, "target: no"));
+	close(sv[1]); /* the target gone without a word */
+	assert_int_equal(mig_expect(sv[0], MIG_RUNNING, &ns, sizeof(ns), NULL, err, sizeof(err)),
+			 -1);
+	close(sv[0]);
+}
+
 /* Finding 4 (low, hardening): the controller's filter, opened for
  * /migration/send, let socket take any type and protocol of the three
  * families: a datagram or raw socket (with CAP_NET_RAW outside the jail)
@@ -340,6 +375,7 @@ int main(void)
 	    cmocka_unit_test(test_most_a_source_sends),
 	    cmocka_unit_test(test_state_ram_differs_from_hello),
 	    cmocka_unit_test(test_failed_send_keeps_dirty_pages),
+	    cmocka_unit_test(test_lost_running_stays_paused),
 	    cmocka_unit_test(test_controller_makes_streams_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
