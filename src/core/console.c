@@ -136,8 +136,7 @@ static void *console_thread(void *arg)
 int console_start(struct vm *vm, enum console_filter_mode filter, console_receive_fn receive,
 		  void *opaque, pthread_t *thread)
 {
-	console_filter_init(&out_filter,
-			    console_filter_resolve(filter, isatty(STDOUT_FILENO) == 1));
+	console_filter_init(&out_filter, filter);
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		struct termios raw = saved_tio;
 		cfmakeraw(&raw);

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-const char *const console_filter_names[] = {"auto", "safe", "off", "caret", NULL};
+const char *const console_filter_names[] = {"safe", "off", "caret", NULL};
 
 #define ESC 0x1b
 #define BEL 0x07
@@ -282,13 +282,6 @@ static enum step (*const handlers[])(struct console_filter *, struct sink *, uin
     [ST_CHARSET] = on_charset,	 [ST_ESC_DROP] = on_esc_drop, [ST_CSI] = on_csi,
     [ST_CSI_DROP] = on_csi_drop, [ST_STRING] = on_string,     [ST_STR_ESC] = on_str_esc,
 };
-
-enum console_filter_mode console_filter_resolve(enum console_filter_mode mode, bool tty)
-{
-	if (mode != CONSOLE_FILTER_AUTO)
-		return mode;
-	return tty ? CONSOLE_FILTER_SAFE : CONSOLE_FILTER_OFF;
-}
 
 void console_filter_init(struct console_filter *f, enum console_filter_mode mode)
 {

@@ -31,9 +31,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* AUTO: safe when stdout is a terminal, off otherwise (console_start). */
+/* SAFE is the default (0), for a terminal and for a file or pipe alike:
+ * `skiff | tee` still ends on a terminal. */
 enum console_filter_mode {
-	CONSOLE_FILTER_AUTO,
 	CONSOLE_FILTER_SAFE,
 	CONSOLE_FILTER_OFF,
 	CONSOLE_FILTER_CARET,
@@ -57,10 +57,6 @@ struct console_filter {
 	uint8_t seq[CONSOLE_CSI_MAX];
 };
 
-/* The mode for stdout: a mode given stays; AUTO is safe on a terminal and
- * off for a file or pipe (which get the guest's bytes, as before). */
-enum console_filter_mode console_filter_resolve(enum console_filter_mode mode, bool tty);
-/* AUTO is not a filter: resolve it first. */
 void console_filter_init(struct console_filter *f, enum console_filter_mode mode);
 /* Filters len bytes into out (room for CONSOLE_FILTER_OUT(len) bytes);
  * returns the bytes written. */

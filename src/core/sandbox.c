@@ -390,7 +390,7 @@ void sandbox_enter_or_die(enum sandbox_role role)
 	int r = sandbox_enter(role);
 	if (r == 0)
 		return;
-	log_err("cannot install the seccomp filter of the %s thread: %s", role_names[role],
+	log_err("seccomp: cannot install the filter of the %s thread: %s", role_names[role],
 		strerror(-r));
 	_exit(1);
 }

@@ -8,6 +8,9 @@ purpose, the case says so and asserts skiff's answer instead:
 - smt: true is refused (skiff gives the guest one thread per core; the
   issue's rule is "takes effect or is refused"), so the x86 PUT/PATCH with
   smt: true expect a refusal;
+- cpu_template "C3" is refused (skiff has no CPU templates: the same
+  rule), and mem_size_mib 2**64 - 1, which upstream takes and fails at
+  start(), is refused at once with its bound;
 - the parts after start(), and the endpoints skiff has not (mmds, pmem,
   memory-hotplug, cpu-config), are left out.
 Written for skiff; the cases and their expected words are Firecracker's
@@ -158,6 +161,14 @@ def test_api_machine_config(uvm, check):
         "The memory size (MiB) is either 0, or not a multiple of the configured page size."))
     uvm.patch(mc, mem_size_mib=256)
     uvm.patch(mc, cpu_template="None")  # no static templates on skiff
+    # Upstream: PATCH cpu_template "C3" on Intel; skiff refuses (see the module).
+    raises(check, "PATCH cpu_template C3", lambda: uvm.patch(mc, cpu_template="C3"),
+           "not supported: skiff has no CPU templates")
+    # Upstream: PATCH mem_size_mib 2**64 - 1 is taken, start() fails;
+    # skiff refuses it at once, naming its bound (see the module).
+    raises(check, "PATCH mem_size_mib 2**64 - 1",
+           lambda: uvm.patch(mc, mem_size_mib=(1 << 64) - 1),
+           "expected a size in MiB up to 4611686018427387903")
     got = uvm.get("/vm/config")["machine-config"]
     check(got["vcpu_count"] == 2 and got["mem_size_mib"] == 256 and got["smt"] is False,
           f"machine-config after the patches: {got}")

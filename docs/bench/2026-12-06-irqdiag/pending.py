@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 import gzip, re, sys, collections
 for path in sys.argv[1:]:
     pend = set(); c = collections.Counter(); in_guest = False; cur_exit = None; trans = 0

@@ -80,12 +80,11 @@ int vfio_pci_start(struct vfio_pci *v, char *err, size_t errlen)
 	 * does, but said. */
 	int r = v->ops->reset(v->h);
 	if (r == -ENOTTY)
-		log_warn("warning: VFIO offers no reset for %s: it may still hold its last user's "
-			 "state",
+		log_warn("%s: VFIO offers no reset: it may still hold its last user's state",
 			 v->name);
 	else if (r < 0) /* the same risk; QEMU warns too */
-		log_warn("warning: %s: reset failed (%s): it may still hold its last user's state",
-			 v->name, strerror(-r));
+		log_warn("%s: reset failed (%s): it may still hold its last user's state", v->name,
+			 strerror(-r));
 	if (!v->intx.present)
 		v->pci.cfg[PCI_INTERRUPT_PIN] = 0;
 	pthread_mutex_lock(&v->irq_lock);

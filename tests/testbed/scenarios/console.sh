@@ -2,8 +2,8 @@
 # The console's output filter (src/core/console_filter.h) on the real data
 # path: L2 prints a colour sequence, the cursor-position query, a
 # title-setting OSC, a clipboard OSC and an 8-bit CSI between text; skiff
-# runs with --console-filter safe (explicit, so it applies to the pipe the
-# testbed reads instead of a terminal). The colours and the query must
+# runs with no --console-filter: its default, safe, applies to the pipe
+# the testbed reads as to a terminal. The colours and the query must
 # arrive byte for byte; the OSCs and the C1 byte must not, the text around
 # them must.
 TIMEOUT=90
@@ -12,7 +12,7 @@ SKIFF-L2-MARK title=beforeafter
 SKIFF-L2-MARK c1=a31mb"
 
 l1() {
-	skiff_boot_l2 --cpus 1 --console-filter safe || { fail "skiff exited $VMM_RC, want 0"; return; }
+	skiff_boot_l2 --cpus 1 || { fail "skiff exited $VMM_RC, want 0"; return; }
 	esc=$(printf '\033')
 	grep -qF "SKIFF-L2-MARK colour=${esc}[31mred${esc}[0m" /tmp/l2.log ||
 		{ fail "the colour sequence did not reach the console"; return; }

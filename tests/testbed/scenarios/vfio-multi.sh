@@ -199,6 +199,10 @@ l2() {
 	dd if=/dev/urandom of=/tmp/up.bin bs=1M count="$VFIO_XFER_MB" 2>/dev/null
 	echo "SKIFF-L2-MARK up_sha=$(vfio_sha /tmp/up.bin)"
 	timeout 60 nc "$VFIO_L1" 5002 </tmp/up.bin || { vfio_stalled "$eth" upload; return; }
+	# e1000e names its vectors <if>-rx-0, -tx-0 only on MSI-X: a fall
+	# back to MSI or INTx would move the data too (issue 32.4).
+	grep -qE "MSI.* $eth-rx-0\$" /proc/interrupts ||
+		{ fail "the e1000e is not on MSI-X: $(grep "$eth" /proc/interrupts | tr -s ' ' | tr '\n' ';')"; return; }
 	n=0
 	for b in /sys/block/nvme*n1; do
 		[ -e "$b" ] || break
