@@ -152,6 +152,17 @@ skiff-vfio       skiff --vfio-pci @PT
 skiff-vfio-trap  skiff --vfio-pci @PT,mmap=off
 qemu-vfio        qemu vhost=off machine=q35 pt=@PT
 "
+# NVMe passthrough (issue 37.4): L0's NVMe function (QEMU's emulated
+# nvme, 1b36:0010, on a PCIe root port of its own behind L0's IOMMU)
+# passed to L2 by each VMM in the same rounds, QEMU as its users do (q35,
+# -device vfio-pci,host=ADDR,rombar=0; SeaBIOS). @NVME is its PCI address
+# in L1. L2 keeps its usual NIC on tap0 (virtio-net in user space under
+# both): only L1's requests to fio go over it. Only they run the nvme-*
+# workloads (bench_has_nvme), read-only, on the namespace.
+BENCH_EXTRA_CONFIGS="$BENCH_EXTRA_CONFIGS
+skiff-vfio-nvme  skiff --vfio-pci @NVME
+qemu-vfio-nvme   qemu vhost=off machine=q35 nvme=@NVME
+"
 # vsock (issue 33.6, bench/bench-vsock.sh): skiff's hybrid vsock (L1 on
 # its Unix socket, CONNECT PORT: skiff's threads carry the stream), skiff
 # on the host kernel's vhost-vsock (L1 on AF_VSOCK) and QEMU's
@@ -164,13 +175,33 @@ skiff-vsock-hybrid skiff --vsock cid=3,uds=/tmp/bench/v.sock
 skiff-vsock-vhost  skiff --vsock cid=3,backend=vhost
 qemu-vhost-vsock   qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh vsock
 "
-BENCH_PT_L0_ARGS="-device intel-iommu,intremap=off
+# L0's IOMMU, first (bench_l0_args puts it there once for both kinds).
+BENCH_PT_L0_IOMMU="-device intel-iommu,intremap=off"
+BENCH_PT_L0_ARGS="$BENCH_PT_L0_IOMMU
 	-device pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=1
 	-netdev hubport,id=h0,hubid=0 -device e1000e,netdev=h0,bus=rp0
 	-netdev hubport,id=h1,hubid=0 -device virtio-net-pci,netdev=h1"
 BENCH_PT_L1_APPEND="intel_iommu=on iommu=pt"
 BENCH_PT_L1_MODULES="vfio vfio_iommu_type1 vfio_virqfd vfio-pci-core vfio-pci virtio_pci
 	virtio_net e1000e"
+# The NVMe configurations' L0 (bench_l0_args): the NVMe as
+# tests/testbed/scenarios/vfio-multi.sh gives it (intremap=off, so L1 allows
+# unsafe interrupts), but alone on a root port (a PCIe endpoint, as an
+# NVMe drive sits; its own IOMMU group) rather than behind vfio-multi's
+# PCI bridge, which is there to put two functions in one group. @nvb@ is
+# an image of BENCH_NVME_MB MiB bench/run.sh makes per run (zero-filled,
+# so every block is a real page, as the test disk's) and removes after:
+# scratch, and the workloads only read it.
+BENCH_NVME_L0_ARGS="-device pcie-root-port,id=rp1,bus=pcie.0,chassis=2,slot=2
+	-drive file=@nvb@,if=none,id=nvb,format=raw
+	-device nvme,serial=bench0,drive=nvb,bus=rp1"
+BENCH_NVME_MB=256
+BENCH_NVME_L1_MODULES="vfio vfio_iommu_type1 vfio_virqfd vfio-pci-core vfio-pci"
+# L2's nvme driver, loaded only by a VM that has the NVMe (bench_blk_l2);
+# vfio-multi.sh's list and order (crc64-rocksoft finds its generic
+# implementation by name, not through modinfo's depends).
+BENCH_NVME_L2_MODULES="crct10dif_common crct10dif_generic crc-t10dif crc64 crc64-rocksoft
+	crc64_rocksoft_generic t10-pi nvme-core nvme"
 BENCH_PT_L1_IP=169.254.30.1
 BENCH_PT_IP=169.254.30.2
 # Block I/O (issue 13): each of these gives L2 a test disk and runs the
@@ -257,7 +288,10 @@ BENCH_UDP64_RATE=2M
 
 # The block workloads (fio in L2; bench_fio_job has their fio options).
 BENCH_BLK_WORKLOADS="blk-randread-qd1 blk-randread-qd32 blk-randwrite-qd1 blk-randwrite-qd32 blk-seqread blk-seqwrite"
-BENCH_WORKLOADS="$BENCH_WORKLOADS $BENCH_BLK_WORKLOADS"
+# The passed-through NVMe's (fio in L2 on its namespace, reads only:
+# bench_fio_job), run only by the NVMe configurations.
+BENCH_NVME_WORKLOADS="nvme-seqread nvme-randread-qd1 nvme-randread-qd32"
+BENCH_WORKLOADS="$BENCH_WORKLOADS $BENCH_BLK_WORKLOADS $BENCH_NVME_WORKLOADS"
 # The test disk: a raw image in L1's tmpfs (zero-filled, so every block is
 # a real page), the same file for every VMM, seen through a loop device:
 # Linux 6.1's tmpfs has no O_DIRECT, which QEMU's cache=none needs, and a
@@ -428,7 +462,7 @@ bench_run_workload() {
 	# their own).
 	case "$rw_w" in snap | migrate | migrate-busy) rw_pid= ;; esac
 	case "$rw_w" in
-	blk-*)
+	blk-* | nvme-*)
 		bench_blk_settle
 		rm -f "$BENCH_DIR/$rw_c/job-run.snap" "$BENCH_DIR/$rw_c/job-end.snap"
 		;;
@@ -461,7 +495,7 @@ bench_run_workload() {
 		timeout "$rw_bound" ping -c 10 -i 0.2 -W 5 "$rw_ip" \
 			>"$rw_d/ping.txt" 2>&1 || rw_rc=$?
 		;;
-	blk-*)
+	blk-* | nvme-*)
 		bench_blk_run "$rw_ip" "$rw_w" "$rw_s" "$rw_bound" >"$rw_d/fio.json" 2>&1 || rw_rc=$?
 		;;
 	cpu)
@@ -478,7 +512,7 @@ bench_run_workload() {
 	! command -v bench_trace_off >/dev/null || bench_trace_off "$rw_w" "$rw_d" "$rw_pid"
 	bench_delta "$rw_d/snap.before" "$rw_d/snap.after" >"$rw_d/metrics"
 	case "$rw_w" in
-	blk-*) bench_blk_window "$rw_d" fio ;;
+	blk-* | nvme-*) bench_blk_window "$rw_d" fio ;;
 	cpu) bench_blk_window "$rw_d" cpu ;;
 	esac
 	# key=value lines a workload adds to the snapshots' (idle: idle_s).
@@ -636,10 +670,11 @@ bench_wait_file() {
 # into vm_m (machine), vm_k (kernel; empty: no vmlinux for kernel=pvh),
 # vm_nic (device model), vm_o (",..." for the -netdev), vm_aio (disk=AIO:
 # the test disk's aio=), vm_iot (iothread: the test disk on one), vm_pm
-# (cpu-pm: -overcommit cpu-pm=on) and vm_vsock (vsock: vhost-vsock-pci).
+# (cpu-pm: -overcommit cpu-pm=on), vm_vsock (vsock: vhost-vsock-pci) and
+# vm_nvme_addr (nvme=ADDR: the NVMe passed through beside the NIC).
 bench_qemu_opts() {
 	vm_o='' vm_m=microvm,pcie=on vm_k=$L2_KERNEL vm_nic=virtio-net-pci vm_aio='' vm_iot='' vm_pm=''
-	vm_pt_addr='' vm_vsock=''
+	vm_pt_addr='' vm_vsock='' vm_nvme_addr=''
 
 	for vm_a in "$@"; do
 		case "$vm_a" in
@@ -649,6 +684,7 @@ bench_qemu_opts() {
 		iothread) vm_iot=1 ;;
 		machine=*) vm_m=${vm_a#machine=} ;;
 		pt=*) vm_pt_addr=${vm_a#pt=} ;;
+		nvme=*) vm_nvme_addr=${vm_a#nvme=} ;;
 		nic=*) vm_nic=${vm_a#nic=} ;;
 		kernel=pvh)
 			vm_k=
@@ -695,6 +731,13 @@ bench_is_count() {
 # bench_mem_kib SIZE: KiB in a size of L2_MEM's form (256M).
 bench_mem_kib() { echo $((${1%M} * 1024)); }
 
+# bench_skiff_net ARGS...: skiff's NIC unless the configuration names one:
+# tap0, except where the e1000e passed through is L2's NIC (@PT); the
+# NVMe's configurations keep tap0.
+bench_skiff_net() {
+	case " $* " in *" --net "* | *" --vfio-pci @PT"*) ;; *) echo "--net tap=tap0" ;; esac
+}
+
 # bench_vm CONFIG KIND ARGS...: boot L2 under the VMM, run the workloads,
 # ask L2 to power off, wait for the VMM (SIGKILL after BENCH_EXIT_S).
 bench_vm() {
@@ -706,11 +749,12 @@ bench_vm() {
 	set -- $vm_args
 	# Guest RAM is found in smaps by this size (bench_snap).
 	BENCH_MEM_KIB=$(bench_mem_kib "$vm_mem")
-	vm_disk=0 vm_ip=$BENCH_L2_IP vm_has_vsock=0 BENCH_VSOCK_TARGET=''
+	vm_disk=0 vm_ip=$BENCH_L2_IP vm_has_vsock=0 BENCH_VSOCK_TARGET='' vm_nvme=0
 	# snap and migrate: the VMM's API (skiff) or QMP (QEMU), reset, and
 	# the file of skiff's log (a migration's rounds are read from it).
 	BENCH_SM_QMP=4444 BENCH_SM_API=$BENCH_DIR/api.sock BENCH_SM_ERR=$vm_d/vmm.err
 	bench_has_disk "$@" && vm_disk=1
+	bench_has_nvme "$@" && vm_nvme=1
 	if bench_has_vsock "$@"; then
 		vm_has_vsock=1
 		BENCH_VSOCK_TARGET=$(bench_vsock_target "$@")
@@ -736,7 +780,7 @@ bench_vm() {
 			shift
 			;;
 		esac
-		case " $* " in *" --net "* | *" --vfio-pci "*) vm_net= ;; *) vm_net="--net tap=tap0" ;; esac
+		vm_net=$(bench_skiff_net "$@")
 		bench_vm_pt "$@" || return
 		# shellcheck disable=SC2046,SC2086 # the words again, @PT replaced
 		[ -z "$vm_pt" ] || set -- $vm_pt_args
@@ -749,7 +793,7 @@ bench_vm() {
 		# actual_mib is read from them), deflate on OOM.
 		! bench_balloon_planned || set -- "$@" --balloon amount=0,deflate-on-oom=on,stats=1
 		# fio's disk last: with --iothreads 2 the test disk has io1 alone.
-		[ "$vm_disk" = 0 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
+		[ "$vm_disk$vm_nvme" = 00 ] || set -- "$@" --disk "$BENCH_FIO_IMG,ro"
 		;;
 	qemu)
 		vm_cmd=
@@ -785,6 +829,13 @@ bench_vm() {
 			[ -z "$vm_iot" ] || set -- "$@" -object iothread,id=io0
 			set -- "$@" -drive "file=$BENCH_BLK_DEV,if=none,id=d0,format=raw,cache=none,aio=$vm_aio" \
 				-device "virtio-blk-pci,drive=d0${vm_iot:+,iothread=io0}" \
+				-drive "file=$BENCH_FIO_IMG,if=none,id=d1,format=raw,readonly=on" \
+				-device virtio-blk-pci,drive=d1
+		fi
+		# The NVMe beside the tap NIC, and fio's disk (skiff's rom=off
+		# default is rombar=0).
+		if [ -n "$vm_nvme_addr" ]; then
+			set -- "$@" -device "vfio-pci,host=$vm_nvme_addr,rombar=0" \
 				-drive "file=$BENCH_FIO_IMG,if=none,id=d1,format=raw,readonly=on" \
 				-device virtio-blk-pci,drive=d1
 		fi
@@ -879,7 +930,7 @@ bench_vm() {
 	# shellcheck disable=SC2086 # a list of names
 	for vm_w in $(bench_idle_first $BENCH_PLAN_WORKLOADS); do
 		[ "$vm_w" = boot ] && continue
-		bench_applies "$vm_w" "$vm_disk" "$vm_has_vsock" "$vm_blk_only" || continue
+		bench_applies "$vm_w" "$vm_disk" "$vm_has_vsock" "$vm_blk_only" "$vm_nvme" || continue
 		case " $BENCH_LAST_WORKLOADS " in *" $vm_w "*)
 			if ! bench_sm_applies "$vm_kind"; then
 				echo "bench: $vm_c: $vm_kind has no snapshot, live migration or balloon here: $vm_w skipped"
@@ -1000,6 +1051,17 @@ bench_pt_setup() {
 # failure the configuration's workloads fail, and it returns 1.
 bench_vm_pt() {
 	vm_pt='' vm_pt_args=''
+	if bench_has_nvme "$@"; then
+		# The NVMe: L2 keeps its address and NIC.
+		if ! bench_nvme_setup >"$vm_d/setup.err" 2>&1; then
+			# shellcheck disable=SC2086 # a list of names
+			bench_fail_rest "$vm_c" "NVMe passthrough setup: $(tail -n 2 "$vm_d/setup.err" | tr '\n' ' ')" $BENCH_PLAN_WORKLOADS
+			return 1
+		fi
+		vm_pt=$BENCH_NVME_ADDR
+		vm_pt_args=$(bench_subst @NVME "$BENCH_NVME_ADDR" "$@")
+		return 0
+	fi
 	case " $* " in *" @PT"* | *"=@PT"*) ;; *) return 0 ;; esac
 	if ! bench_pt_setup >"$vm_d/setup.err" 2>&1 || ! bench_pt_bind vfio-pci >>"$vm_d/setup.err" 2>&1; then
 		# shellcheck disable=SC2086 # a list of names
@@ -1012,17 +1074,35 @@ bench_vm_pt() {
 
 # bench_pt_subst ADDR WORDS...: the words, each @PT at a word's start
 # replaced by ADDR.
-bench_pt_subst() {
-	su_addr=$1 su_out=
-	shift
+bench_pt_subst() { bench_subst @PT "$@"; }
+
+# bench_subst TOKEN ADDR WORDS...: the words, each TOKEN at a word's start
+# or after its "=" replaced by ADDR.
+bench_subst() {
+	su_t=$1 su_addr=$2 su_out=
+	shift 2
 	for su_a in "$@"; do
 		case "$su_a" in
-		@PT*) su_a=$su_addr${su_a#@PT} ;;
-		*=@PT*) su_a=${su_a%%=@PT*}=$su_addr${su_a#*=@PT} ;;
+		"$su_t"*) su_a=$su_addr${su_a#"$su_t"} ;;
+		*="$su_t"*) su_a=${su_a%%="$su_t"*}=$su_addr${su_a#*="$su_t"} ;;
 		esac
 		su_out="$su_out${su_out:+ }$su_a"
 	done
 	echo "$su_out"
+}
+
+# bench_nvme_setup: once per round, the NVMe's L1 side: its address into
+# BENCH_NVME_ADDR, bound to vfio-pci (L1 has no nvme driver: the function
+# starts with none), interrupts allowed without remapping as for the
+# e1000e. Messages on stdout; failure if any step failed.
+bench_nvme_setup() {
+	[ -z "$BENCH_NVME_ADDR" ] || return 0
+	ns_addr=$(pci_find 0x1b36 0x0010)
+	[ -n "$ns_addr" ] || { echo "no NVMe in L1 (L0 without BENCH_NVME_L0_ARGS?)"; return 1; }
+	echo Y >/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts ||
+		{ echo "cannot allow unsafe interrupts"; return 1; }
+	pci_bind "$ns_addr" vfio-pci || { echo "cannot bind $ns_addr to vfio-pci"; return 1; }
+	BENCH_NVME_ADDR=$ns_addr
 }
 
 # bench_pt_bind DRIVER: the e1000e bound to DRIVER alone (vfio-pci for
@@ -1114,13 +1194,42 @@ bench_pt_configs() {
 	return 0
 }
 
-# bench_applies W HAS_DISK HAS_VSOCK BLK_ONLY: whether workload W runs on
-# a VM configuration (each 1 or 0; BLK_ONLY: only the blk-* workloads). A
-# pair that does not apply is skipped without a trace: the host never
-# planned it (ingest.workloads_for).
+# bench_has_nvme KIND ARGS...: whether a configuration passes L0's NVMe
+# through (an @NVME word), i.e. runs the nvme-* workloads.
+bench_has_nvme() {
+	case " $* " in *" @NVME"* | *"=@NVME"*) return 0 ;; esac
+	return 1
+}
+
+# bench_nvme_configs: the names of the NVMe configurations, one a line
+# (bench/run.sh asks, as for bench_disk_configs).
+bench_nvme_configs() {
+	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r nc_n nc_rest; do
+		# shellcheck disable=SC2086 # KIND ARGS as words
+		[ -n "$nc_n" ] && bench_has_nvme $nc_rest && echo "$nc_n"
+	done
+	return 0
+}
+
+# bench_l0_args HAS_PT HAS_NVME: L0's extra arguments for a plan with the
+# e1000e's configurations, the NVMe's, or both (each 1 or 0): the IOMMU
+# once and first, then each device's. The e1000e's alone are
+# BENCH_PT_L0_ARGS as they were, so earlier rounds' L0 stays the same.
+bench_l0_args() {
+	[ "$1" = 1 ] && echo "$BENCH_PT_L0_ARGS"
+	[ "$2" = 1 ] || return 0
+	[ "$1" = 1 ] || echo "$BENCH_PT_L0_IOMMU"
+	echo "$BENCH_NVME_L0_ARGS"
+}
+
+# bench_applies W HAS_DISK HAS_VSOCK BLK_ONLY HAS_NVME: whether workload W
+# runs on a VM configuration (each 1 or 0; BLK_ONLY: only the blk-*
+# workloads). A pair that does not apply is skipped without a trace: the
+# host never planned it (ingest.workloads_for).
 bench_applies() {
 	case "$1" in
 	blk-*) [ "$2" = 1 ] ;;
+	nvme-*) [ "${5:-0}" = 1 ] && [ "${4:-0}" = 0 ] ;;
 	vsock-*) [ "$3" = 1 ] && [ "${4:-0}" = 0 ] ;;
 	*) [ "${4:-0}" = 0 ] ;;
 	esac
@@ -1179,9 +1288,14 @@ bench_blk_run() {
 }
 
 # bench_fio_job W: fio's options for block workload W (4 KiB random at
-# queue depth 1 and 32, 1 MiB sequential at depth 8), or failure.
+# queue depth 1 and 32, 1 MiB sequential at depth 8; on the NVMe, reads
+# only: 128 KiB sequential at depth 32, as NVMe drives are rated, and
+# 4 KiB random at depth 1 and 32), or failure.
 bench_fio_job() {
 	case "$1" in
+	nvme-seqread) echo "--rw=read --bs=128k --iodepth=32" ;;
+	nvme-randread-qd1) echo "--rw=randread --bs=4k --iodepth=1" ;;
+	nvme-randread-qd32) echo "--rw=randread --bs=4k --iodepth=32" ;;
 	blk-randread-qd1) echo "--rw=randread --bs=4k --iodepth=1" ;;
 	blk-randread-qd32) echo "--rw=randread --bs=4k --iodepth=32" ;;
 	blk-randwrite-qd1) echo "--rw=randwrite --bs=4k --iodepth=1" ;;
@@ -1192,19 +1306,32 @@ bench_fio_job() {
 	esac
 }
 
+# Where bench_blk_l2 notes L2's test disk and NVMe namespace for
+# bench_blk_serve (variables: the tests point them elsewhere).
+BENCH_BLK_DEV_FILE=/tmp/bench-blk-dev
+BENCH_NVME_DEV_FILE=/tmp/bench-nvme-dev
+
 # bench_blk_serve: in L2, one request of L1 (stdin and stdout are the
 # connection): "WORKLOAD SECS" in, fio's JSON (and its messages) out. A
-# bounded, time-based, direct-I/O run with libaio on the test disk.
+# bounded, time-based, direct-I/O run with libaio on the test disk, or
+# for nvme-* on the NVMe's namespace, which fio may only read
+# (--readonly: it refuses any write job).
 bench_blk_serve() {
 	read -r bv_w bv_s || return 0
 	bv_job=$(bench_fio_job "$bv_w") || { echo "no block workload $bv_w"; return 0; }
 	case "$bv_s" in '' | *[!0-9]*) echo "bad run length $bv_s"; return 0 ;; esac
+	bv_dev=$(cat "$BENCH_BLK_DEV_FILE" 2>/dev/null)
+	case "$bv_w" in nvme-*)
+		bv_dev=$(cat "$BENCH_NVME_DEV_FILE" 2>/dev/null) bv_job="$bv_job --readonly"
+		;;
+	esac
+	[ -n "$bv_dev" ] || { echo "no device in L2 for $bv_w"; return 0; }
 	# The markers bound fio's run for L1's snapshots (bench_blk_window).
 	# fio appends its own redirection (to /tmp/W.prerun.txt) to the
 	# command: the console's is inside a sh -c, so it holds.
 	cd /tmp || return 0
 	# shellcheck disable=SC2086 # fio and its options as words
-	timeout $((bv_s + 25)) $BENCH_FIO --name="$bv_w" --filename="$(cat /tmp/bench-blk-dev)" $bv_job \
+	timeout $((bv_s + 25)) $BENCH_FIO --name="$bv_w" --filename="$bv_dev" $bv_job \
 		--ioengine=libaio --direct=1 --time_based --runtime="$bv_s" \
 		--exec_prerun="sh -c 'echo SKIFF-BENCH-L2: fio-run >/dev/console'" \
 		--exec_postrun="sh -c 'echo SKIFF-BENCH-L2: fio-end >/dev/console'" \
@@ -1230,10 +1357,34 @@ bench_blk_l2() {
 		echo "SKIFF-BENCH-L2: cannot mount fio's disk $bl_tools"
 		return 0
 	fi
-	echo "$bl_test" >/tmp/bench-blk-dev
+	echo "$bl_test" >"$BENCH_BLK_DEV_FILE"
+	bench_nvme_l2
 	# shellcheck disable=SC2086 # a command line
-	echo "SKIFF-BENCH-L2: blk test=$bl_test fio=$bl_tools $($BENCH_FIO --version)"
+	echo "SKIFF-BENCH-L2: blk test=$bl_test nvme=$(cat "$BENCH_NVME_DEV_FILE" 2>/dev/null) fio=$bl_tools $($BENCH_FIO --version)"
 	nc -ll -p "$BENCH_BLK_PORT" -e /bin/sh -c '. /testbed/lib.sh; . /testbed/scenario.sh; bench_blk_serve' &
+}
+
+# bench_nvme_l2: in L2, when the VMM passed the NVMe through (an NVMe
+# controller, PCI class 0x010802): the nvme driver loaded (bench/run.sh
+# packs it apart, lib/modules/bench-nvme) and its first namespace noted
+# for bench_blk_serve once the controller is up (bounded: 30 s).
+bench_nvme_l2() {
+	bn_has=0
+	for bn_d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$bn_d/class" 2>/dev/null)" = 0x010802 ] && bn_has=1
+	done
+	[ "$bn_has" = 1 ] || return 0
+	[ -e /lib/modules/bench-nvme/order ] || { echo "SKIFF-BENCH-L2: no nvme driver packed"; return 0; }
+	while read -r bn_m; do
+		insmod "/lib/modules/bench-nvme/$bn_m.ko" || echo "SKIFF-BENCH-L2: insmod $bn_m failed"
+	done </lib/modules/bench-nvme/order
+	bn_i=0
+	until [ -e /sys/block/nvme0n1 ] && [ -b /dev/nvme0n1 ]; do
+		bn_i=$((bn_i + 1))
+		[ $bn_i -lt 300 ] || { echo "SKIFF-BENCH-L2: no NVMe namespace"; return 0; }
+		sleep 0.1
+	done
+	echo /dev/nvme0n1 >"$BENCH_NVME_DEV_FILE"
 }
 
 # ---- L1 and L2 ----

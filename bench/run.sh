@@ -111,6 +111,14 @@ PT_CONFIGS=$( (
 	. "$SCENARIO_FILE"
 	bench_pt_configs
 ) | paste -sd, -)
+# The NVMe passthrough configurations (issue 37.4): L0 gets the NVMe and
+# an IOMMU, L1 vfio, L2 the nvme driver; only they run nvme-* workloads
+# (bench_nvme_configs), likewise.
+NVME_CONFIGS=$( (
+	# shellcheck disable=SC1090
+	. "$SCENARIO_FILE"
+	bench_nvme_configs
+) | paste -sd, -)
 # Known but run only when named (--workloads), and those native
 # configurations skip (no VM: no boot, no idle VMM).
 KNOWN_WORKLOADS=$ALL_WORKLOADS,$(scenario_var BENCH_EXTRA_WORKLOADS | tr ' ' '\n' | awk 'NF' | paste -sd, -)
@@ -275,7 +283,11 @@ bench_build_initrd() {
 	tb_wrapper "$SCENARIO" l2 >"$work/l2/scenario-l2.sh"
 	chmod 755 "$work/l2/scenario-l2.sh"
 	tb_copy_bin "$work/l2" /usr/bin/sockperf
-	[ -z "$DISK_SEL" ] || bench_pack_blk "$work/l1" "$work/l2"
+	# fio's disk: for the test disk's configurations and the NVMe's
+	[ -z "$DISK_SEL$NVME_SEL" ] || bench_pack_blk "$work/l1" "$work/l2"
+	# L2's nvme driver, loaded only where the NVMe is (bench_nvme_l2)
+	# shellcheck disable=SC2046 # a list of names
+	[ -z "$NVME_SEL" ] || bench_pack_l2_group "$work/l2" nvme $(scenario_var BENCH_NVME_L2_MODULES)
 	# Modules the scenario's L2 needs beyond the base's (the e1000 driver;
 	# for passthrough, the e1000e's), and L1's for passthrough (vfio) and
 	# for vsock (AF_VSOCK and vhost_vsock, as the vhost-vsock scenario's).
@@ -285,6 +297,7 @@ bench_build_initrd() {
 		l2mods="$l2mods e1000e"
 		l1mods=$(scenario_var BENCH_PT_L1_MODULES)
 	fi
+	[ -z "$NVME_SEL" ] || l1mods="$l1mods $(scenario_var BENCH_NVME_L1_MODULES)"
 	[ -z "$VSOCK_SEL" ] || l1mods="$l1mods $BENCH_VSOCK_L1_MODULES"
 	if [ -n "$l1mods" ]; then
 		# shellcheck disable=SC2086 # lists of names
@@ -410,7 +423,8 @@ on_signal() {
 	stop_l0
 }
 trap on_signal INT TERM
-trap 'stop_l0; rm -f "${INITRD:-}"' EXIT
+TB_L0_FILE_PATHS=''
+trap 'stop_l0; rm -f "${INITRD:-}" $TB_L0_FILE_PATHS' EXIT
 
 csv_inter() { # the items of $1 also in $2
 	local x r=
@@ -440,19 +454,36 @@ MB_SEL=$(csv_inter "$workloads" migrate-busy)
 VB_SEL=$VSOCK_SEL$(csv_inter "$workloads" balloon)
 # the cpu workload (bench/bench-cpu.sh, in L1 and L2)
 CPU_SEL=$(csv_inter "$workloads" cpu)
+NVME_SEL=$(csv_inter "$configs" "$NVME_CONFIGS")
 PT_L0_ARGS='' PT_L1_APPEND=''
-if [ -n "$PT_SEL" ]; then
-	PT_L0_ARGS=$(scenario_var BENCH_PT_L0_ARGS)
+if [ -n "$PT_SEL$NVME_SEL" ]; then
+	# The e1000e's, the NVMe's or both, behind one IOMMU (bench_l0_args).
+	PT_L0_ARGS=$(
+		# shellcheck disable=SC1090
+		. "$SCENARIO_FILE"
+		bench_l0_args "$([ -z "$PT_SEL" ] && echo 0 || echo 1)" "$([ -z "$NVME_SEL" ] && echo 0 || echo 1)"
+	)
 	PT_L1_APPEND=$(scenario_var BENCH_PT_L1_APPEND)
 fi
 
 plan=$(python3 "$ROUNDS" plan --configs "$configs" --workloads "$workloads" \
 	--reps "$reps" --seed "$seed" --native "$NATIVE_SEL" --disks "$DISK_SEL" \
-	--vsocks "$VSOCK_SEL" --blk-only "$BLKONLY_SEL")
+	--vsocks "$VSOCK_SEL" --blk-only "$BLKONLY_SEL" --nvmes "$NVME_SEL")
 total=$(awk -F'\t' '$1 == "total" { print $2 }' <<<"$plan")
 design=$(awk -F'\t' '$1 == "balance" { print $2 }' <<<"$plan")
 
 "$TB_DIR/build-images.sh"
+# The NVMe's image in L0 (@nvb@ in the L0 arguments): made for this run,
+# zero-filled, removed at exit. The results' meta keeps the placeholder:
+# they name no path of this machine.
+L0_ARGS=$PT_L0_ARGS
+if [ -n "$NVME_SEL" ]; then
+	nvme_mb=$(scenario_var BENCH_NVME_MB)
+	tb_l0_files bench "nvb:${nvme_mb}M" "$PT_L0_ARGS"
+	L0_ARGS=$TB_L0_ARGS
+	dd if=/dev/zero of="${TB_L0_FILE_PATHS##* }" bs=1M count="$nvme_mb" conv=notrunc status=none ||
+		tb_die "cannot fill the NVMe's image"
+fi
 INITRD=$(mktemp "$TB_CACHE/run.bench-initrd.XXXXXX")
 tb_say "building the L1 image for the rounds"
 bench_build_initrd "$INITRD"
@@ -560,7 +591,7 @@ run_round() {
 	TB_L0_APPEND="console=ttyS0 quiet panic=-1 bench_rep=$rep bench_configs=$order bench_workloads=$workloads bench_secs=$secs${BENCH_TRACE:+ bench_trace=$BENCH_TRACE}"
 	times >"$out/logs/.times" # in this shell: its children's CPU so far
 	host_before=$(host_cpu)
-	tb_boot_l0 "$INITRD" "$log" "$bound" "$PT_L0_ARGS" "$PT_L1_APPEND" &
+	tb_boot_l0 "$INITRD" "$log" "$bound" "$L0_ARGS" "$PT_L1_APPEND" &
 	L0_PID=$!
 	# In the background: a trapped signal interrupts `wait`, not a
 	# foreground command.
@@ -582,7 +613,7 @@ run_round() {
 	python3 "$ROUNDS" ingest --log "$log" --out "$out" --results "$results" \
 		--rep "$rep" --configs "$order" --workloads "$workloads" \
 		--native "$NATIVE_SEL" --disks "$DISK_SEL" --vsocks "$VSOCK_SEL" \
-		--blk-only "$BLKONLY_SEL" --l0-rc "$rc" \
+		--blk-only "$BLKONLY_SEL" --nvmes "$NVME_SEL" --l0-rc "$rc" \
 		"${stalled[@]}" "${keep[@]}" \
 		--lost "$out/logs/.lost" --redo "$out/logs/.redo" \
 		--host-load "$out/logs/host-load.tsv" --contam-pct "$CONTAM_PCT" || true
@@ -613,8 +644,8 @@ run_round() {
 }
 
 # runs_not_applying CONFIG: how many of the workloads CONFIG skips
-# (blk-* without a test disk, vsock-* without a vsock, all but blk-* for a
-# blk-only one).
+# (blk-* without a test disk, nvme-* without the NVMe, vsock-* without a
+# vsock, all but blk-* for a blk-only one).
 runs_not_applying() {
 	local w k=0
 	for w in ${workloads//,/ }; do
@@ -624,6 +655,7 @@ runs_not_applying() {
 		fi
 		case "$w" in
 		blk-*) in_list "$1" "$DISK_SEL" || k=$((k + 1)) ;;
+		nvme-*) in_list "$1" "$NVME_SEL" || k=$((k + 1)) ;;
 		vsock-*) in_list "$1" "$VSOCK_SEL" || k=$((k + 1)) ;;
 		esac
 	done

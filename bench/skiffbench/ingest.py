@@ -36,6 +36,12 @@ def is_blk_workload(workload):
     return workload.startswith("blk-")
 
 
+def is_nvme_workload(workload):
+    """The passed-through NVMe's workloads (fio in L2 on its namespace)
+    are named nvme-*."""
+    return workload.startswith("nvme-")
+
+
 def is_vsock_workload(workload):
     """The vsock workloads (bench/bench-vsock.sh) are named vsock-*."""
     return workload.startswith("vsock-")
@@ -48,16 +54,18 @@ VM_ONLY = ("boot", "idle", "snap", "migrate", "migrate-busy", "balloon",
 
 
 def workloads_for(config, workloads, native, disks=(), vsocks=(),
-                  blk_only=()):
+                  blk_only=(), nvmes=()):
     """Workloads a configuration runs: no VM_ONLY one without a VM, no
-    block workload without a test disk, no vsock workload without a vsock
-    (disks, vsocks: the configurations that have one), nothing but block
+    block workload without a test disk, no vsock workload without a vsock,
+    no nvme workload without the passed-through NVMe (disks, vsocks,
+    nvmes: the configurations that have one), nothing but block
     workloads for a blk_only one (bench-round.sh's word blk-only). A pair
     that does not apply has no sample at all, not a failed one: it was
     never planned."""
     return [w for w in workloads
             if not (w in VM_ONLY and config in native)
             and not (is_blk_workload(w) and config not in disks)
+            and not (is_nvme_workload(w) and config not in nvmes)
             and not (is_vsock_workload(w) and config not in vsocks)
             and not (config in blk_only and not is_blk_workload(w))]
 
@@ -223,7 +231,7 @@ def raw_rel_dir(rep, makeup=0):
 def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
                  l0_rc=0, say=print, stalled=False, lost=None, keep=None,
                  loads=None, contam_pct=hostload.CONTAM_PCT, redo=None,
-                 disks=(), makeup=0, vsocks=(), blk_only=()):
+                 disks=(), makeup=0, vsocks=(), blk_only=(), nvmes=()):
     """Unpack a round's data under out_dir/raw_rel_dir(rep, makeup) and
     add its samples (makeup: k > 0 for the k-th extra round).
     Runs without data become failed samples. Returns (ok, failed); the
@@ -237,11 +245,11 @@ def ingest_round(log, out_dir, results, rep, configs, workloads, native=(),
     keep: a set of (config, workload) to ingest (a round that makes up
     for some runs only); None: all. disks, vsocks: the configurations with
     a test disk, with a vsock; blk_only: those that run only the blk-*
-    workloads (workloads_for)."""
+    workloads; nvmes: those with the NVMe (workloads_for)."""
     start = _n_samples(results)
     ok, failed = _ingest_round(log, out_dir, results, rep, configs,
                                workloads, native, l0_rc, say, stalled, lost,
-                               keep, disks, makeup, vsocks, blk_only)
+                               keep, disks, makeup, vsocks, blk_only, nvmes)
     bad = _annotate(results, start, configs, loads or {}, contam_pct)
     for config, workload, pct in bad:
         say(f"bench: {config} {workload} rep {rep}: contaminated (others "
@@ -289,7 +297,7 @@ def _annotate(results, start, configs, loads, contam_pct):
 
 def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
                   l0_rc, say, stalled, lost, keep, disks=(), makeup=0,
-                  vsocks=(), blk_only=()):
+                  vsocks=(), blk_only=(), nvmes=()):
     with open(log, errors="replace") as f:
         text = f.read()
     blobs = extract_blobs(text)
@@ -311,7 +319,7 @@ def _ingest_round(log, out_dir, results, rep, configs, workloads, native,
             if lost is not None:
                 lost.append(config)
         for workload in workloads_for(config, workloads, native, disks,
-                                      vsocks, blk_only):
+                                      vsocks, blk_only, nvmes):
             if keep is not None and (config, workload) not in keep:
                 continue
             if why is not None:

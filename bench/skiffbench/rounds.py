@@ -9,13 +9,14 @@ data L1 sends over the console into samples of the results JSON.
 
   rounds.py plan --configs a,b --workloads boot,tcp-g2h --reps 5 \
       [--seed 1] [--native c] [--disks c] [--vsocks c] [--blk-only c]
+      [--nvmes c]
       -> "total\tN" then one "round\tREP\tCONFIGS\tRUNS" line per round
   rounds.py init RESULTS --meta KEY=VALUE...
   rounds.py follow --log LOG --pid PID --total N --done K \
       [--active-before S] [--state FILE] [--stall S]   (3: L1 hung)
   rounds.py ingest --log LOG --out DIR --results RESULTS --rep R \
       --configs a,b --workloads w,x [--native c] [--disks c] [--vsocks c]
-      [--blk-only c]
+      [--blk-only c] [--nvmes c]
       [--l0-rc RC]
       [--stalled] [--keep c/w,...] [--makeup K]
       [--lost FILE]
@@ -62,7 +63,7 @@ def _split(text):
 
 
 def plan_rounds(configs, workloads, reps, seed=None, native=(), disks=(),
-                vsocks=(), blk_only=()):
+                vsocks=(), blk_only=(), nvmes=()):
     """[(rep, [configs in run order], runs in the round)].
 
     Each round's order is a row of a randomised Williams square
@@ -72,7 +73,8 @@ def plan_rounds(configs, workloads, reps, seed=None, native=(), disks=(),
     Without a seed the order is as given, every round (for tests).
     native, disks, vsocks: the configurations without a VM, those with a
     test disk and those with a vsock, blk_only those that run only the
-    blk-* workloads (which workloads apply: ingest.workloads_for)."""
+    blk-* workloads, nvmes those with the passed-through NVMe (which
+    workloads apply: ingest.workloads_for)."""
     configs = list(configs)
     if not configs or not workloads:
         raise ValueError("need at least one config and one workload")
@@ -87,7 +89,7 @@ def plan_rounds(configs, workloads, reps, seed=None, native=(), disks=(),
     rounds = []
     for rep, order in enumerate(orders, 1):
         n = sum(len(workloads_for(c, workloads, native, disks, vsocks,
-                                  blk_only))
+                                  blk_only, nvmes))
                 for c in order)
         rounds.append((rep, order, n))
     return rounds
@@ -216,6 +218,8 @@ def main(argv=None):
                    "vsock (the only ones that run vsock-* workloads)")
     p.add_argument("--blk-only", default="", help="configurations that "
                    "run only the blk-* workloads")
+    p.add_argument("--nvmes", default="", help="configurations with the "
+                   "passed-through NVMe (the only ones that run nvme-*)")
     p = sub.add_parser("init")
     p.add_argument("results")
     p.add_argument("--meta", action="append", default=[], type=collect._kv)
@@ -243,6 +247,7 @@ def main(argv=None):
     p.add_argument("--disks", default="")
     p.add_argument("--vsocks", default="")
     p.add_argument("--blk-only", default="")
+    p.add_argument("--nvmes", default="")
     p.add_argument("--l0-rc", type=int, default=0)
     p.add_argument("--stalled", action="store_true",
                    help="the round was stopped because L1 hung")
@@ -262,7 +267,7 @@ def main(argv=None):
             rounds = plan_rounds(_split(args.configs), _split(args.workloads),
                                  args.reps, args.seed, _split(args.native),
                                  _split(args.disks), _split(args.vsocks),
-                                 _split(args.blk_only))
+                                 _split(args.blk_only), _split(args.nvmes))
         except ValueError as e:
             print(f"rounds.py: {e}", file=sys.stderr)
             return 2
@@ -298,7 +303,7 @@ def main(argv=None):
             keep=keep, loads=hostload.read_loads(args.host_load, args.rep),
             contam_pct=args.contam_pct, redo=redo, disks=_split(args.disks),
             makeup=args.makeup, vsocks=_split(args.vsocks),
-            blk_only=_split(args.blk_only))
+            blk_only=_split(args.blk_only), nvmes=_split(args.nvmes))
         record_cmdlines(args.results, args.out, args.rep, _split(args.configs),
                         args.makeup)
         if args.redo:
