@@ -200,6 +200,10 @@ static int field_set(const struct api_field *f, struct json_object *v, void *tar
 		if (x < f->min || x > f->max) {
 			snprintf(err, errlen, "invalid value: integer `%s`, expected %s", sent,
 				 f->expect);
+			if (x > f->max && f->flags & AF_SAY_MAX) {
+				size_t n = strlen(err);
+				snprintf(err + n, errlen - n, " up to %lld", (long long)f->max);
+			}
 			return -1;
 		}
 		*(int64_t *)dst = x;

@@ -26,6 +26,8 @@ enum api_ftype {
 #define AF_HIDDEN   2u /* never written back (GET) */
 #define AF_IF_SEEN  4u /* written back only if it was given (skiff's own) */
 #define AF_OPTIONAL 8u /* an integer written back as null if not given */
+/* A bound below the type's own (skiff's, not serde's): a value over it says it. */
+#define AF_SAY_MAX 16u
 
 struct api_field {
 	const char *name;

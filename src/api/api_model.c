@@ -100,9 +100,8 @@ OBJECT(fc_net_patch_obj, struct fc_net, "NetworkInterfaceUpdateConfig", net_patc
 static const struct api_field machine_f[] = {
     INT(struct fc_machine, vcpu_count, 0, 255, AF_REQUIRED, "u8"),
     /* Firecracker takes any usize and fails at start; skiff refuses what
-     * no host has at once, saying its bound (a usize is not the reason). */
-    INT(struct fc_machine, mem_size_mib, 0, INT64_MAX / 2, AF_REQUIRED,
-	"a size in MiB up to 4611686018427387903"),
+     * no host has at once, saying its bound (the value is a usize). */
+    INT(struct fc_machine, mem_size_mib, 0, INT64_MAX / 2, AF_REQUIRED | AF_SAY_MAX, "usize"),
     BOOL(struct fc_machine, smt, 0),
     BOOL(struct fc_machine, track_dirty_pages, 0),
     STR(struct fc_machine, huge_pages, 0),

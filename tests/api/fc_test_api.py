@@ -168,7 +168,7 @@ def test_api_machine_config(uvm, check):
     # skiff refuses it at once, naming its bound (see the module).
     raises(check, "PATCH mem_size_mib 2**64 - 1",
            lambda: uvm.patch(mc, mem_size_mib=(1 << 64) - 1),
-           "expected a size in MiB up to 4611686018427387903")
+           "expected usize up to 4611686018427387903")
     got = uvm.get("/vm/config")["machine-config"]
     check(got["vcpu_count"] == 2 and got["mem_size_mib"] == 256 and got["smt"] is False,
           f"machine-config after the patches: {got}")
