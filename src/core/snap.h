@@ -2,7 +2,8 @@
 /* skiff's snapshot file: a checked, versioned container of typed sections
  * (docs/SNAPSHOT.md). Core knows only the container; what a section holds
  * belongs to whoever wrote it (x86/ the vCPUs and the irqchip, each device
- * kind its own state).
+ * kind its own state, versioned by the kind: a layout number first,
+ * bumped when the section changes; SNAP_VERSION is the container's).
  *
  *   header   magic "SKIFFSNP", format version, host arch, total length,
  *            section count, xxh64 of the header before it

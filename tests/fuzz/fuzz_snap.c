@@ -12,21 +12,26 @@
  *
  * Also the device list (devmgr_snap_list), a virtio-pci function's
  * sections (virtio_pci_restore) onto a fresh device on a fake PCI bus,
- * and a balloon's own section (virtio_balloon_restore).
+ * a balloon's own section (virtio_balloon_restore) and a two-pair
+ * virtio-net card's (virtio_net_restore).
  *
  * Checked beyond ASan/UBSan: a parsed image's sections lie inside the
  * input, end to end; a refused payload leaves its device as it was (a
  * refused transport: reset, no queue active); a restored device's queue
  * and FIFO stay within their bounds; a parsed device list has an option
- * for every device. */
+ * for every device; a restored card's enabled pairs and coalescing are
+ * ones its control queue would have taken. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/arch.h"
 #include "core/snap.h"
 #include "devices/legacy/i8042.h"
 #include "devices/legacy/uart8250.h"
 #include "devices/virtio-balloon/virtio_balloon_priv.h"
+#include "devices/virtio-net/virtio_net_priv.h"
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 #include "virtio/virtio_pci.h"
@@ -152,6 +157,43 @@ static void balloon(const struct snap_image *img)
 	virtio_balloon_destroy(v);
 }
 
+/* Instance 2's device section as a two-pair virtio-net card's (MAC
+ * 02:00:00:00:00:42, tap queues over socketpairs) onto a fresh one:
+ * refused, the card as built (one pair, no coalescing, nothing held);
+ * taken, what VQ_PAIRS_SET and NOTF_COAL would have taken. */
+static void net(const struct snap_image *img)
+{
+	const struct snap_section *s = snap_find(img, SNAP_ID_DEVICE, 2);
+	if (!s)
+		return;
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	struct tap taps[2];
+	int wires[2];
+	char err[256];
+	for (unsigned int i = 0; i < 2; i++) {
+		int sv[2];
+		FZ_CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+		tap_from_fd(&taps[i], sv[0]);
+		wires[i] = sv[1];
+	}
+	struct virtio_net *n = virtio_net_create("virtio-net0", taps, 2, mac, err, sizeof(err));
+	FZ_CHECK(n != NULL);
+	bool ok = virtio_net_restore(n, s->data, s->len, err, sizeof(err)) == 0;
+	unsigned int curr = atomic_load(&n->curr_pairs);
+	FZ_CHECK(ok || (err[0] && !strchr(err, '\n')));
+	FZ_CHECK(ok ? curr >= 1 && curr <= 2 : curr == 1);
+	FZ_CHECK(n->pairs[1].tap_attached == (curr == 2));
+	for (unsigned int d = 0; d < 2; d++) {
+		uint32_t us = atomic_load(&n->coal_usecs[d]), max = atomic_load(&n->coal_max[d]);
+		FZ_CHECK(ok ? us <= VIRTIO_NET_COAL_USECS_MAX : us == 0 && max == 0);
+	}
+	for (unsigned int i = 0; !ok && i < 2; i++)
+		FZ_CHECK(!n->pairs[i].rx_coal.armed && !n->pairs[i].tx_coal.armed);
+	virtio_net_destroy(n);
+	close(wires[0]);
+	close(wires[1]);
+}
+
 static void device_list(const struct snap_image *img)
 {
 	struct devmgr_snap_list l;
@@ -184,6 +226,7 @@ static void checks(const uint8_t *b, size_t len, bool with_ram)
 	if (with_ram) { /* fz_gm is set up */
 		transport(&img);
 		balloon(&img);
+		net(&img);
 	}
 	snap_image_free(&img);
 }

@@ -140,6 +140,15 @@ void virtio_net_coal_reset(struct virtio_net_coal *c)
 	c->pending = 0;
 }
 
+void virtio_net_coal_restore_held(struct virtio_net_coal *c)
+{
+	/* 1 us: at the I/O thread's first turn. If even that fails the
+	 * queue's next notification carries it (event-idx counts from the
+	 * last one sent). */
+	c->pending = 0;
+	c->armed = clock_timerfd_set(c->tfd, 0, 1000) == 0;
+}
+
 static uint32_t coal_le32(const uint8_t *b)
 {
 	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;

@@ -285,6 +285,13 @@ void virtio_net_coal_event(void *opaque, uint32_t events);
 /* Forgets held notifications (device reset; the caller holds the
  * queue's lock). */
 void virtio_net_coal_reset(struct virtio_net_coal *c);
+/* A notification the queue held when the snapshot was taken, restored:
+ * the driver waited through the pause already, so it goes out at once,
+ * when the timer's handler runs, not after a hold's remaining time (not
+ * saved). A load starts the I/O threads after the devices are restored
+ * and activated (vmm_restore): the handler finds the queue live. Caller
+ * holds the queue's lock. */
+void virtio_net_coal_restore_held(struct virtio_net_coal *c);
 /* The control command: dir's parameters from the driver's
  * struct virtio_net_ctrl_coal_{rx,tx} (le32 max_packets, le32 usecs).
  * Returns the ack. */

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-/* virtio-net's state in a snapshot: its rx/tx positions are the
- * transport's (the queues, virtio_pci_save); what is the card's is which
- * card it is (its MAC, its pairs). */
+/* virtio-net's state in a snapshot (docs/SNAPSHOT.md): its rx/tx
+ * positions are the transport's (the queues, virtio_pci_save); what is
+ * the card's is which card it is (its MAC, its pairs) and what the driver
+ * set through the control queue (virtio_net_ctrl.c's commands: the pairs
+ * enabled, the coalescing parameters), and the notifications coalescing
+ * held back at the save. Receive modes and MAC filters are not saved: no
+ * control feature that sets them is offered, so the driver sets none.
+ *
+ * A frame the device holds half-placed is dropped, as a real NIC may drop
+ * one: its chains stay consumed. vhost keeps its ring positions in the
+ * kernel: they are fetched into the queues first (virtio_net_vhost_park),
+ * and the load's activate gives them back to its vhost, for every pair
+ * whose queues the driver set up. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,47 +22,130 @@
 #include "devices/virtio-net/virtio_net_priv.h"
 #include "iothread/iothread.h"
 
-/* Its rx/tx positions are the transport's (the queues); what is the
- * card's is which card (its MAC, its pairs). A frame the device holds
- * half-placed is dropped, as a real NIC may drop one: its chains stay
- * consumed. vhost keeps its ring positions in the kernel: they are
- * fetched into the queues first (virtio_net_vhost_park), and the load's
- * activate gives them back to its vhost. */
+/* Layout 1 had no layout field: MAC, zero, pairs, pairs enabled (16
+ * bytes), and its load refused more than one enabled pair. */
+#define NET_SNAP_LAYOUT	     2u
+#define NET_SNAP_LAYOUT1_LEN 16u
+
 struct net_snap {
+	uint32_t layout;
 	uint8_t mac[NET_MAC_LEN], zero[2];
 	uint32_t npairs, curr_pairs;
+	/* [VIRTIO_NET_RXQ], [VIRTIO_NET_TXQ]: as the command lays them out
+	 * (struct virtio_net_ctrl_coal_{rx,tx}). */
+	struct {
+		uint32_t max_packets, usecs;
+	} coal[2];
+	uint32_t held; /* data queue q's notification held: bit q */
 };
+
+_Static_assert(sizeof(struct net_snap) == 40, "no padding");
+_Static_assert(2 * VIRTIO_NET_PAIRS_MAX <= 32, "a held bit per data queue");
+
+/* Whether queue dir of pair p holds a notification (under its lock). */
+static bool net_held(struct virtio_net_pair *p, unsigned int dir)
+{
+	struct virtio_net_coal *c = dir == VIRTIO_NET_RXQ ? &p->rx_coal : &p->tx_coal;
+	pthread_mutex_t *mu = dir == VIRTIO_NET_RXQ ? &p->rx_lock : &p->tx_lock;
+	pthread_mutex_lock(mu);
+	bool armed = c->armed;
+	pthread_mutex_unlock(mu);
+	return armed;
+}
 
 int virtio_net_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
 		    size_t errlen)
 {
 	struct virtio_net *n = dev;
 	virtio_net_vhost_park(n);
-	struct net_snap s = {.npairs = n->npairs, .curr_pairs = atomic_load(&n->curr_pairs)};
+	struct net_snap s = {.layout = NET_SNAP_LAYOUT, .npairs = n->npairs};
 	memcpy(s.mac, n->mac, sizeof(s.mac));
+	/* ctrl_lock first, a queue's lock after it (the lock order). */
+	pthread_mutex_lock(&n->ctrl_lock);
+	s.curr_pairs = atomic_load(&n->curr_pairs);
+	for (unsigned int d = 0; d < 2; d++) {
+		s.coal[d].max_packets = atomic_load(&n->coal_max[d]);
+		s.coal[d].usecs = atomic_load(&n->coal_usecs[d]);
+	}
+	for (unsigned int i = 0; i < n->npairs; i++)
+		for (unsigned int d = 0; d < 2; d++)
+			s.held |= (uint32_t)net_held(&n->pairs[i], d) << (2 * i + d);
+	pthread_mutex_unlock(&n->ctrl_lock);
 	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
 		return 0;
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
+/* What the control queue would have refused, or no card leaves. */
+static const char *net_snap_odd(const struct virtio_net *n, const struct net_snap *s)
+{
+	bool coal = s->coal[0].max_packets | s->coal[0].usecs | s->coal[1].max_packets |
+		    s->coal[1].usecs | s->held;
+	if (s->layout != NET_SNAP_LAYOUT)
+		return "its layout is unknown";
+	if (memcmp(s->mac, n->mac, sizeof(s->mac)) || s->zero[0] | s->zero[1])
+		return "its MAC differs";
+	if (s->npairs != n->npairs)
+		return "its queue pair count differs";
+	if (s->curr_pairs < 1 || s->curr_pairs > n->npairs)
+		return "its enabled queue pair count is out of range";
+	if (s->coal[0].usecs > VIRTIO_NET_COAL_USECS_MAX ||
+	    s->coal[1].usecs > VIRTIO_NET_COAL_USECS_MAX)
+		return "its coalescing usecs are out of range";
+	/* vhost=on: not offered (virtio_net_new_device). */
+	if (coal && !(n->vdev.host_features >> VIRTIO_NET_F_NOTF_COAL & 1))
+		return "it has coalescing state, and this card offers no coalescing";
+	if (s->held >> (2 * n->npairs))
+		return "it holds a notification for a queue it does not have";
+	return NULL;
+}
+
+/* The enabled pairs (their tap queues attached) first: the only step that
+ * can fail, and it leaves the card as it was when it does. */
+static int net_snap_apply(struct virtio_net *n, const struct net_snap *s)
+{
+	pthread_mutex_lock(&n->ctrl_lock);
+	int r = virtio_net_set_pairs(n, s->curr_pairs);
+	for (unsigned int d = 0; r == 0 && d < 2; d++) {
+		atomic_store(&n->coal_max[d], s->coal[d].max_packets);
+		atomic_store(&n->coal_usecs[d], s->coal[d].usecs);
+	}
+	pthread_mutex_unlock(&n->ctrl_lock);
+	for (unsigned int q = 0; r == 0 && q < 2 * n->npairs; q++) {
+		if (!(s->held >> q & 1))
+			continue;
+		struct virtio_net_pair *p = &n->pairs[q / 2];
+		pthread_mutex_t *mu = q % 2 == VIRTIO_NET_RXQ ? &p->rx_lock : &p->tx_lock;
+		pthread_mutex_lock(mu);
+		virtio_net_coal_restore_held(q % 2 == VIRTIO_NET_RXQ ? &p->rx_coal : &p->tx_coal);
+		pthread_mutex_unlock(mu);
+	}
+	return r;
+}
+
 int virtio_net_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
 {
-	const struct virtio_net *n = dev;
+	struct virtio_net *n = dev;
 	struct net_snap s;
-	const char *why = len != sizeof(s) ? "its size is wrong" : NULL;
+	const char *why = len == NET_SNAP_LAYOUT1_LEN
+			      ? "its layout is an older skiff's, without the control queue's state"
+			  : len != sizeof(s) ? "its size is wrong"
+					     : NULL;
 	if (!why) {
-		memcpy(&s, data, sizeof(s));
-		why = memcmp(s.mac, n->mac, sizeof(s.mac)) || s.zero[0] | s.zero[1]
-			  ? "its MAC differs"
-		      : s.npairs != n->npairs ? "its queue pair count differs"
-		      : s.curr_pairs != 1     ? "multi-queue pairs enabled: not restored yet"
-					      : NULL;
+		memcpy(&s, data, sizeof(s)); /* copied once, then checked */
+		why = net_snap_odd(n, &s);
 	}
-	if (!why)
-		return 0;
-	snprintf(err, errlen, "%s: saved state refused: %s", n->name, why);
-	return -1;
+	if (why) {
+		snprintf(err, errlen, "%s: saved state refused: %s", n->name, why);
+		return -1;
+	}
+	int r = net_snap_apply(n, &s);
+	if (r < 0)
+		snprintf(err, errlen,
+			 "%s: cannot enable %u queue pairs: tap '%s' refused a queue: %s", n->name,
+			 s.curr_pairs, n->pairs[0].tap.name, strerror(-r));
+	return r < 0 ? -1 : 0;
 }
 
 /* A live migration's switch on one host: a single-queue tap takes one
