@@ -761,6 +761,24 @@ static void test_bar_mmio64(void **state)
 	assert_int_equal(out.len, 8ull << 30);
 }
 
+/* Issue 37.1's "64 GiB on paper": with 39 physical address bits (a
+ * common host's), the window reaches 512 GiB and a 64 GiB prefetchable
+ * BAR lands naturally aligned above RAM. */
+static void test_bar_64g(void **state)
+{
+	struct fx *f = *state;
+	char err[160];
+	const uint32_t pf64 = PCI_BAR_MEM_TYPE_64 | PCI_BAR_MEM_PREFETCH;
+	pci_bus_set_mmio64(f->pci, layout_pci_mmio64_start(6ull << 30), layout_pci_mmio64_end(39));
+	assert_non_null(big_bar_dev(f, 64ull << 30, pf64, err, sizeof(err)));
+	assert_int_equal(bar64_rd(&f->trap, 1), 64ull << 30);
+	/* a second one goes on at 128 GiB; 512 GiB no longer fits */
+	assert_non_null(big_bar_dev(f, 64ull << 30, pf64, err, sizeof(err)));
+	assert_int_equal(bar64_rd(&f->trap, 2), 128ull << 30);
+	assert_null(big_bar_dev(f, 512ull << 30, pf64, err, sizeof(err)));
+	assert_non_null(strstr(err, "64-bit MMIO"));
+}
+
 static const uint8_t *memfind(const uint8_t *h, size_t hn, const void *n, size_t nn)
 {
 	for (size_t i = 0; i + nn <= hn; i++)
@@ -828,6 +846,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_msix_backend_masking, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_fuzz, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_mmio64, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_bar_64g, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_bar_mmio64_small, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rom, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_mmio64_layout),
