@@ -24,6 +24,7 @@ const struct dm_kind dm_kinds[] = {
      .spec_init = blk_spec_init,
      .transport = DM_VIRTIO_PCI,
      .create = virtio_blk_new_device,
+     .sandbox = &virtio_blk_sandbox,
      .metrics = &virtio_blk_metrics,
      .needs_ioeventfd = virtio_blk_needs_ioeventfd},
     {.option = "net",

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/sandbox.h"
@@ -55,7 +56,7 @@ static void test_tables_name_no_kind(void **state)
 			}
 		}
 	}
-	assert_true(sets >= 4); /* virtio-net (3 roles), vfio, vsock */
+	assert_true(sets >= 8); /* virtio-net (4 roles), virtio-blk (4), vfio, vsock */
 }
 
 static const struct dev_sandbox *kind_sandbox(const char *prefix)
@@ -248,12 +249,73 @@ static void test_device_role(void **state)
 	assert_true(child_exited_ok(&res));
 }
 
+/* A call only one kind needs is in a thread's filter only when the VM
+ * has that kind: a vCPU of a VM with every other kind has no pread64
+ * (VFIO's regions) and no io_uring_enter (a disk's ring); a disk thread
+ * without a disk reads nothing. */
+struct call_probe {
+	enum sandbox_role role;
+	const char *kind; /* added, or (without) every kind but it */
+	bool without;
+	long nr; /* made with arguments that reach the kernel and fail there */
+};
+
+static int call_child(void *arg)
+{
+	const struct call_probe *p = arg;
+	int fds[2];
+	char b[8];
+	if (pipe(fds) < 0)
+		return 100;
+	sandbox_enable(true);
+	for (size_t k = 0; k < dm_nr_kinds; k++) {
+		const struct dev_sandbox *s = dm_kinds[k].sandbox;
+		if (!s || !strcmp(dm_kinds[k].prefix, p->kind) != !p->without)
+			continue;
+		if (s->role[p->role].n && sandbox_add_rules(p->role, &s->role[p->role]) < 0)
+			return 101;
+	}
+	if (sandbox_enter(p->role) != 0)
+		return 102;
+	/* pread64 on a pipe: ESPIPE; io_uring_enter on a pipe: EOPNOTSUPP. */
+	return syscall(p->nr, fds[0], b, 0, 0, 0, 0) < 0 ? 0 : 103;
+}
+
+static void expect_call(const struct call_probe *p, bool allowed)
+{
+	struct child_result res;
+	child_run(call_child, (void *)p, &res);
+	if (allowed ? !child_exited_ok(&res) : !child_died_by_sigsys(&res))
+		fail_msg("%s thread, %s %s, call %ld: status %#x, \"%s\"",
+			 sandbox_role_name(p->role), p->without ? "every kind but" : "only",
+			 p->kind, p->nr, res.status, res.err);
+}
+
+static void test_calls_follow_kinds(void **state)
+{
+	(void)state;
+	expect_call(&(struct call_probe){SANDBOX_VCPU, "vfio", true, SYS_pread64}, false);
+	expect_call(&(struct call_probe){SANDBOX_VCPU, "vfio", true, SYS_pwrite64}, false);
+	expect_call(&(struct call_probe){SANDBOX_VCPU, "vfio", false, SYS_pread64}, true);
+	expect_call(&(struct call_probe){SANDBOX_VCPU, "vfio", false, SYS_pwrite64}, true);
+	expect_call(&(struct call_probe){SANDBOX_VCPU, "virtio-blk", true, SYS_io_uring_enter},
+		    false);
+	expect_call(&(struct call_probe){SANDBOX_IO, "virtio-blk", true, SYS_io_uring_enter},
+		    false);
+	expect_call(&(struct call_probe){SANDBOX_MAIN, "virtio-blk", true, SYS_io_uring_enter},
+		    false);
+	expect_call(&(struct call_probe){SANDBOX_VCPU, "virtio-blk", false, SYS_io_uring_enter},
+		    true);
+	expect_call(&(struct call_probe){SANDBOX_BLK, "virtio-blk", true, SYS_pread64}, false);
+	expect_call(&(struct call_probe){SANDBOX_BLK, "virtio-blk", false, SYS_pread64}, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tables_name_no_kind), cmocka_unit_test(test_added_sets_only),
 	    cmocka_unit_test(test_device_role),		cmocka_unit_test(test_prepared_filters),
-	    cmocka_unit_test(test_prepare_from_list),
+	    cmocka_unit_test(test_prepare_from_list),	cmocka_unit_test(test_calls_follow_kinds),
 	};
 	return cmocka_run_group_tests_name("sandbox_kinds", tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "devices/dev_metrics.h"
+#include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 struct virtio_dev;
@@ -63,5 +64,8 @@ void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ct
 
 /* Its group in the metrics line (virtio_blk_metrics.c). */
 extern const struct dev_metrics virtio_blk_metrics;
+/* Its disk threads' calls, and the ring's submit elsewhere
+ * (virtio_blk_sandbox.c). */
+extern const struct dev_sandbox virtio_blk_sandbox;
 
 #endif
