@@ -72,11 +72,13 @@ static struct json_object *group_object(const struct dev_metric *fields, size_t 
 	return o;
 }
 
-/* Whether an earlier row has the same group (the e1000 counts as "net"). */
+/* Whether an earlier row has a group of the same name (the e1000's and
+ * virtio-net's are both "net": one aggregate, the same fields). */
 static bool group_seen(size_t k)
 {
 	for (size_t j = 0; j < k; j++)
-		if (dm_kinds[j].metrics == dm_kinds[k].metrics)
+		if (dm_kinds[j].metrics &&
+		    !strcmp(dm_kinds[j].metrics->group, dm_kinds[k].metrics->group))
 			return true;
 	return false;
 }
@@ -93,10 +95,10 @@ static void add_dev_groups(struct json_object *out, const struct flat *f,
 		uint64_t total[DEV_METRICS_FIELDS_MAX] = {0}, one[DEV_METRICS_FIELDS_MAX];
 		size_t n = g->n < DEV_METRICS_FIELDS_MAX ? g->n : DEV_METRICS_FIELDS_MAX;
 		for (unsigned int d = 0; d < nd; d++) {
-			if (devs[d].group != g)
+			if (strcmp(devs[d].group->group, g->group) || devs[d].group->n != g->n)
 				continue;
 			for (size_t i = 0; i < n; i++) {
-				one[i] = dev_field(f, devs[d].dev, &g->fields[i]);
+				one[i] = dev_field(f, devs[d].dev, &devs[d].group->fields[i]);
 				total[i] += one[i];
 			}
 			if (!devs[d].id)
@@ -178,18 +180,37 @@ static bool option_seen(size_t k)
 	return false;
 }
 
+/* The row of a device of --OPTION: a device's name is its row's prefix
+ * and an index (dm_kind.prefix), so the longest prefix of the name among
+ * the option's rows ("virtio-net0", "e1000-0"). */
+static const struct dm_kind *kind_of(const char *option, const char *name)
+{
+	const struct dm_kind *best = NULL;
+	for (size_t k = 0; k < dm_nr_kinds; k++) {
+		const struct dm_kind *r = &dm_kinds[k];
+		size_t len = strlen(r->prefix);
+		if (!strcmp(r->option, option) && !strncmp(name, r->prefix, len) &&
+		    (!best || len > strlen(best->prefix)))
+			best = r;
+	}
+	return best;
+}
+
 unsigned int api_fc_metrics_devs(const struct api_fc *f, struct fc_metrics_dev *devs,
 				 unsigned int max)
 {
 	unsigned int n = 0;
 	for (size_t k = 0; f->state != FC_NOT_STARTED && k < dm_nr_kinds; k++) {
 		const char *opt = dm_kinds[k].option, *name;
-		if (!dm_kinds[k].metrics || option_seen(k))
+		if (option_seen(k))
 			continue;
 		for (unsigned int i = 0; n < max && (name = vmm_dev_name(f->vmm, opt, i)) != NULL;
-		     i++)
-			devs[n++] =
-			    (struct fc_metrics_dev){dm_kinds[k].metrics, name, dev_id(f, opt, i)};
+		     i++) {
+			const struct dm_kind *r = kind_of(opt, name);
+			if (r && r->metrics)
+				devs[n++] =
+				    (struct fc_metrics_dev){r->metrics, name, dev_id(f, opt, i)};
+		}
 	}
 	return n;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The metrics line (PUT /metrics, FlushMetrics, the end of the run):
  * Firecracker's groups and field names ("block", "block_<drive_id>",
- * "net", "net_<iface_id>", "entropy", "vcpu") where skiff has the numbers, beside
+ * "net", "net_<iface_id>", "entropy", "vsock", "balloon", "vcpu") where
+ * skiff has the numbers, beside
  * all of skiff's own under "skiff". Built from the flat statistics text
  * (exit_stats_flat), so it shows what GET /stats shows. Counters are
  * cumulative: Firecracker resets most of its per flush, skiff does not. */

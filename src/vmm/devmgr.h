@@ -71,8 +71,9 @@ struct dm_kind {
 	 * thread and a migration's hand-over, or the kernel's worker started
 	 * from a vCPU); NULL: all of sandbox. */
 	const struct dev_sandbox *(*sandbox_of)(const void *spec);
-	/* Optional: its group in Firecracker's metrics line. Kinds that share
-	 * an option (--net) count under the first row's. */
+	/* Optional: its group in Firecracker's metrics line. Kinds whose
+	 * groups share a name (virtio-net's and the e1000's "net") list the
+	 * same fields, each from its own counters, summed in one aggregate. */
 	const struct dev_metrics *metrics;
 	/* Why this kind can never be snapshotted (its state is outside skiff),
 	 * or NULL: then it can once its dev_ops have save and restore. */

@@ -53,7 +53,8 @@ const struct dm_kind dm_kinds[] = {
      .is_net = true,
      .transport = DM_PCI,
      .create = e1000_new_device,
-     .sandbox = &e1000_sandbox},
+     .sandbox = &e1000_sandbox,
+     .metrics = &e1000_metrics},
     {.option = "vfio-pci",
      .prefix = "vfio",
      .metavar = "ADDR[,mmap=on|off][,rom=on|off]",
@@ -91,7 +92,8 @@ const struct dm_kind dm_kinds[] = {
      .discards_ram = true,
      .transport = DM_VIRTIO_PCI,
      .create = virtio_balloon_new_device,
-     .api = &balloon_api},
+     .api = &balloon_api,
+     .metrics = &virtio_balloon_metrics},
     {.option = "vsock",
      .prefix = "virtio-vsock",
      .metavar = "cid=N[,uds=PATH][,backend=...]",
@@ -107,6 +109,7 @@ const struct dm_kind dm_kinds[] = {
      .create = virtio_vsock_new_device,
      .api = &vsock_api,
      .sandbox = &vsock_sandbox,
-     .sandbox_of = vsock_sandbox_of},
+     .sandbox_of = vsock_sandbox_of,
+     .metrics = &virtio_vsock_metrics},
 };
 const size_t dm_nr_kinds = sizeof(dm_kinds) / sizeof(dm_kinds[0]);

@@ -2,7 +2,8 @@
 /* The metrics line (src/api/api_metrics.c): Firecracker's groups and
  * field names, parsed back with json-c. Once from a made-up statistics
  * text (every mapping), once through api_fc_flush_metrics with a VM that
- * has a real virtio-blk and a vCPU's counters but runs nothing. */
+ * has a real virtio-blk, an e1000's counters and a vCPU's but runs
+ * nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,16 @@ static const struct dev_metrics *kind_group(const char *name)
 		if (dm_kinds[k].metrics && !strcmp(dm_kinds[k].metrics->group, name))
 			return dm_kinds[k].metrics;
 	fail_msg("no metrics group %s", name);
+	return NULL;
+}
+
+/* A kind's own group, by its row's prefix ("e1000-"). */
+static const struct dev_metrics *kind_metrics(const char *prefix)
+{
+	for (size_t k = 0; k < dm_nr_kinds; k++)
+		if (!strcmp(dm_kinds[k].prefix, prefix) && dm_kinds[k].metrics)
+			return dm_kinds[k].metrics;
+	fail_msg("kind %s has no metrics group", prefix);
 	return NULL;
 }
 
@@ -77,7 +88,7 @@ static void test_groups(void **state)
 	    {kind_group("block"), "virtio-blk0", "rootfs"},
 	    {kind_group("block"), "virtio-blk1", NULL},
 	    {kind_group("net"), "virtio-net0", "eth0"},
-	    {kind_group("net"), "e1000-0", "eth1"},
+	    {kind_metrics("e1000-"), "e1000-0", "eth1"},
 	};
 	struct json_object *built = fc_metrics_object(flat, devs, 4);
 	assert_non_null(built);
@@ -136,8 +147,8 @@ static void test_groups(void **state)
 				 (long long)field(o, want[i].grp, want[i].name),
 				 (long long)want[i].want);
 	assert_false(json_object_object_get_ex(o, "block_", NULL));
-	/* ts, skiff, 2+1 block, 2+1 net, entropy, vcpu */
-	assert_int_equal(json_object_object_length(o), 9);
+	/* ts, skiff, 2+1 block, 2+1 net, entropy, vsock, balloon, vcpu */
+	assert_int_equal(json_object_object_length(o), 11);
 	json_object_put(o);
 }
 
@@ -165,6 +176,114 @@ static void test_entropy_group(void **state)
 	json_object_put(o);
 }
 
+/* The VM's vsock under Firecracker's "vsock": its counters carry
+ * Firecracker's names; a refusal is skiff's alone. */
+static void test_vsock_group(void **state)
+{
+	(void)state;
+	static const char vs[] = "counter virtio-vsock0 conns_added\t5\n"
+				 "counter virtio-vsock0 conns_removed\t4\n"
+				 "counter virtio-vsock0 conns_killed\t1\n"
+				 "counter virtio-vsock0 rx_bytes_count\t700\n"
+				 "counter virtio-vsock0 tx_packets_count\t9\n"
+				 "counter virtio-vsock0 conn_event_fails\t2\n"
+				 "counter virtio-vsock0 refused\t3\n";
+	const struct fc_metrics_dev devs[] = {
+	    {kind_metrics("virtio-vsock"), "virtio-vsock0", NULL}};
+	struct json_object *o = fc_metrics_object(vs, devs, 1);
+	assert_non_null(o);
+	assert_int_equal(field(o, "vsock", "conns_added"), 5);
+	assert_int_equal(field(o, "vsock", "conns_removed"), 4);
+	assert_int_equal(field(o, "vsock", "conns_killed"), 1);
+	assert_int_equal(field(o, "vsock", "rx_bytes_count"), 700);
+	assert_int_equal(field(o, "vsock", "tx_packets_count"), 9);
+	assert_int_equal(field(o, "vsock", "conn_event_fails"), 2);
+	assert_int_equal(field(o, "vsock", "muxer_event_fails"), 0);
+	assert_int_equal(json_object_object_length(group(o, "vsock")), 21);
+	json_object_put(o);
+}
+
+/* The balloon under Firecracker's "balloon": queue runs, not pages; an
+ * event fails on a bad chain or a refused discard. */
+static void test_balloon_group(void **state)
+{
+	(void)state;
+	static const char b[] = "counter virtio-balloon0 inflates\t3\n"
+				"counter virtio-balloon0 inflated pages\t768\n"
+				"counter virtio-balloon0 deflates\t2\n"
+				"counter virtio-balloon0 stats updates\t6\n"
+				"counter virtio-balloon0 stats update fails\t1\n"
+				"counter virtio-balloon0 bad chains\t1\n"
+				"counter virtio-balloon0 discard fails\t2\n"
+				"counter virtio-balloon0 reports\t4\n"
+				"counter virtio-balloon0 reported bytes\t65536\n";
+	const struct fc_metrics_dev devs[] = {
+	    {kind_metrics("virtio-balloon"), "virtio-balloon0", NULL}};
+	struct json_object *o = fc_metrics_object(b, devs, 1);
+	assert_non_null(o);
+	assert_int_equal(field(o, "balloon", "inflate_count"), 3);
+	assert_int_equal(field(o, "balloon", "deflate_count"), 2);
+	assert_int_equal(field(o, "balloon", "stats_updates_count"), 6);
+	assert_int_equal(field(o, "balloon", "stats_update_fails"), 1);
+	assert_int_equal(field(o, "balloon", "event_fails"), 3);
+	assert_int_equal(field(o, "balloon", "free_page_report_count"), 4);
+	assert_int_equal(field(o, "balloon", "free_page_report_freed"), 65536);
+	assert_int_equal(field(o, "balloon", "activate_fails"), 0);
+	json_object_put(o);
+}
+
+/* The e1000 counts in "net" through its own table: its drops and refusals
+ * are rx_fails and malformed frames; a rate limiter it has not stays 0
+ * even where its owner's name says otherwise (virtio-net's table would
+ * take it), and the aggregate sums both kinds. */
+static void test_e1000_in_net(void **state)
+{
+	(void)state;
+	static const char e[] = "counter e1000-0 rx packets\t10\ncounter e1000-0 rx dropped\t2\n"
+				"counter e1000-0 rx errors\t1\ncounter e1000-0 tx dropped\t4\n"
+				"counter e1000-0 tx errors\t3\ncounter e1000-0 rx starved\t5\n"
+				"counter e1000-0 rx rate limiter throttled\t7\n"
+				"counter virtio-net0 rx packets\t6\n"
+				"counter virtio-net0 rx rate limiter throttled\t1\n";
+	const struct fc_metrics_dev devs[] = {
+	    {kind_metrics("virtio-net"), "virtio-net0", NULL},
+	    {kind_metrics("e1000-"), "e1000-0", "eth1"},
+	};
+	struct json_object *o = fc_metrics_object(e, devs, 2);
+	assert_non_null(o);
+	assert_int_equal(field(o, "net_eth1", "rx_packets_count"), 10);
+	assert_int_equal(field(o, "net_eth1", "rx_fails"), 3);
+	assert_int_equal(field(o, "net_eth1", "tx_malformed_frames"), 4);
+	assert_int_equal(field(o, "net_eth1", "tx_fails"), 3);
+	assert_int_equal(field(o, "net_eth1", "no_rx_avail_buffer"), 5);
+	assert_int_equal(field(o, "net_eth1", "rx_rate_limiter_throttled"), 0);
+	assert_int_equal(field(o, "net", "rx_packets_count"), 16);
+	assert_int_equal(field(o, "net", "rx_rate_limiter_throttled"), 1);
+	json_object_put(o);
+}
+
+/* Rows whose groups share a name list the same fields in the same order:
+ * one aggregate adds them up position by position. */
+static void test_shared_groups_agree(void **state)
+{
+	(void)state;
+	size_t shared = 0;
+	for (size_t a = 0; a < dm_nr_kinds; a++)
+		for (size_t b = a + 1; b < dm_nr_kinds; b++) {
+			const struct dev_metrics *x = dm_kinds[a].metrics, *y = dm_kinds[b].metrics;
+			if (!x || !y || strcmp(x->group, y->group))
+				continue;
+			shared++;
+			assert_int_equal(x->n, y->n);
+			for (size_t i = 0; i < x->n; i++)
+				assert_string_equal(x->fields[i].name, y->fields[i].name);
+		}
+	assert_true(shared >= 1); /* virtio-net and e1000 */
+	for (size_t k = 0; k < dm_nr_kinds; k++)
+		assert_true(!dm_kinds[k].metrics ||
+			    dm_kinds[k].metrics->n <= DEV_METRICS_FIELDS_MAX);
+}
+
 static void blk_counters(void *dev, counter_emit_fn emit, void *ctx)
 {
 	virtio_blk_counters(dev, emit, ctx);
@@ -175,8 +294,19 @@ static void nothing(void *dev)
 	(void)dev;
 }
 
+/* An e1000's counters, and one no e1000 has (a rate limiter's). */
+static void e1000_counters(void *dev, counter_emit_fn emit, void *ctx)
+{
+	(void)dev;
+	emit(ctx, "e1000-0", "rx dropped", 2);
+	emit(ctx, "e1000-0", "rx rate limiter throttled", 7);
+}
+
 static const struct dev_ops blk_ops = {
     .stop = nothing, .destroy = nothing, .counters = blk_counters};
+static const struct dev_ops e1000_ops = {
+    .stop = nothing, .destroy = nothing, .counters = e1000_counters};
+static const struct dm_kind net_kind = {.option = "net", .prefix = "e1000-", .transport = DM_PCI};
 static const struct dev_ops quiet_ops = {.stop = nothing, .destroy = nothing};
 static const struct dm_kind disk_kind = {
     .option = "disk", .prefix = "virtio-blk", .transport = DM_PCI};
@@ -211,7 +341,8 @@ static void test_flush_line(void **state)
 	v.dm.devs[1] = (struct dm_entry){.kind = &disk_kind,
 					 .name = "virtio-blk1",
 					 .d = {.dev = vdev, .ops = &blk_ops, .vdev = vdev}};
-	v.dm.nr = 2;
+	v.dm.devs[2] = (struct dm_entry){.kind = &net_kind, .name = "e1000-0", .d.ops = &e1000_ops};
+	v.dm.nr = 3;
 	cpu.fd = -1;
 	counter_add(&cpu.exits[VCPU_STAT_IO], 10);
 	counter_add(&cpu.exits[VCPU_STAT_IO_OUT], 4);
@@ -249,6 +380,9 @@ static void test_flush_line(void **state)
 	assert_int_equal(field(o, "block", "update_count"), 1);
 	assert_int_equal(field(o, "block", "read_count"), 0);
 	assert_int_equal(field(o, "net", "rx_bytes_count"), 0);
+	/* The --net card is an e1000 by its name: its row's table counts it. */
+	assert_int_equal(field(o, "net", "rx_fails"), 2);
+	assert_int_equal(field(o, "net", "rx_rate_limiter_throttled"), 0);
 	assert_int_equal(field(o, "vcpu", "exit_io_in"), 6);
 	assert_int_equal(field(o, "vcpu", "exit_io_out"), 4);
 	assert_int_equal(field(o, "vcpu", "exit_mmio_read"), 0);
@@ -272,6 +406,10 @@ int main(void)
 	    cmocka_unit_test(test_groups),
 	    cmocka_unit_test(test_flush_line),
 	    cmocka_unit_test(test_entropy_group),
+	    cmocka_unit_test(test_vsock_group),
+	    cmocka_unit_test(test_balloon_group),
+	    cmocka_unit_test(test_e1000_in_net),
+	    cmocka_unit_test(test_shared_groups_agree),
 	};
 	return cmocka_run_group_tests_name("api_metrics", tests, NULL, NULL);
 }

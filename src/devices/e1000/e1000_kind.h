@@ -3,11 +3,14 @@
 #ifndef SKIFF_E1000_KIND_H
 #define SKIFF_E1000_KIND_H
 
+#include "devices/dev_metrics.h"
 #include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
 /* A struct net_spec whose mac the device manager has settled. */
 extern const struct dev_sandbox e1000_sandbox;
+/* Its part of the metrics line's "net" group (e1000_metrics.c). */
+extern const struct dev_metrics e1000_metrics;
 
 int e1000_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
 		     size_t errlen);

@@ -41,6 +41,7 @@
 #include "core/counter.h"
 #include "core/opt.h"
 #include "devices/dev_api.h"
+#include "devices/dev_metrics.h"
 #include "devices/device.h"
 
 /* PFNs in one inflate or deflate chain: Linux's driver sends at most 256
@@ -65,6 +66,8 @@ extern const struct opt_table balloon_spec_table;
 void balloon_spec_init(void *spec);
 /* PUT /balloon, --config-file's and /vm/config's section (virtio_balloon_api.c). */
 extern const struct dev_api balloon_api;
+/* Its "balloon" group in the metrics line (virtio_balloon_metrics.c). */
+extern const struct dev_metrics virtio_balloon_metrics;
 
 /* The device kind behind --balloon (one per VM, as Firecracker's). */
 int virtio_balloon_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

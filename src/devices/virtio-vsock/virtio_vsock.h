@@ -29,6 +29,7 @@
 
 #include "core/opt.h"
 #include "devices/dev_api.h"
+#include "devices/dev_metrics.h"
 #include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
@@ -66,6 +67,8 @@ extern const struct dev_api vsock_api;
  * sandbox_of) the ones a spec's backend needs. */
 extern const struct dev_sandbox vsock_sandbox;
 const struct dev_sandbox *vsock_sandbox_of(const void *spec);
+/* Its "vsock" group in the metrics line (virtio_vsock_metrics.c). */
+extern const struct dev_metrics virtio_vsock_metrics;
 
 /* The device kind behind --vsock (one per VM, as Firecracker's): the
  * hybrid device, or with backend=vhost virtio_vsock_vhost.c's. */
