@@ -204,9 +204,11 @@ dma-fenced:
 	@$(MAKE) --no-print-directory BUILD=build/dma-fenced EXTRA_CFLAGS=-DSKIFF_DMA_ALWAYS_FENCE \
 		build/dma-fenced/skiff
 
-# Include edges follow the layers (tests/check-layers.sh lists them).
+# Include edges follow the layers (tests/check-layers.sh lists them), and
+# the checker finds deliberate violations (tests/check-layers-test.sh).
 check-layers:
 	@tests/check-layers.sh
+	@tests/check-layers-test.sh
 
 # shellcheck over the scripts, then the layers.
 lint:

@@ -4,9 +4,11 @@
 # layers cli -> api -> vmm -> devices -> virtio/pci -> core, with x86/ reached
 # from vmm and cli only (core through core/arch.h, which x86 implements;
 # pci through the platform's address map, x86/layout.h). One line per
-# forbidden edge; exit 1 if there is any.
+# forbidden edge; exit 1 if there is any. Then tests/: a kind's private
+# header only in that kind's own tests (below). An argument is another
+# tree to check (tests/check-layers-test.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${1:-$(dirname "$0")/..}"
 
 # What each directory of src/ may include: directories, or single headers.
 declare -A allowed=(
@@ -66,5 +68,39 @@ while IFS= read -r file; do
 		esac
 	done < <(sed -n 's/^#include "\([^"]*\/[^"]*\)".*/\1/p' "$file")
 done < <(find src -name '*.[ch]' | sort)
+
+# A kind's own tests may include its *_priv.h; no other test may. A test
+# is the kind's when its name, past test_ or fuzz_ (and review_), is the
+# folder's name or starts with it and "_": virtio-net's are virtio_net*
+# and, without "virtio-", net* (test_net_poll.c, fuzz_virtio_net.c,
+# e1000_fx.h). Tests of a layer under the kinds that drive real devices
+# through it are listed here with the kinds they may reach.
+declare -A shared_tests=(
+	[tests/fuzz/fuzz_virtio_pci.c]="devices/virtio-net" # the transport, virtio-net behind it
+	[tests/fuzz/fuzz_snap.c]="devices/virtio-balloon devices/virtio-net" # a state file: their sections
+)
+test_of_kind() { # FILE KIND-FOLDER: 0 if FILE is one of the kind's tests
+	local name folder=${2#devices/} a
+	name=$(basename "$1")
+	name=${name%.*}
+	name=${name#test_}
+	name=${name#fuzz_}
+	name=${name#review_}
+	for a in "${folder//-/_}" "$(printf %s "${folder#virtio-}" | tr - _)"; do
+		if [ "$name" = "$a" ] || [ "${name#"${a}"_}" != "$name" ]; then return 0; fi
+	done
+	case " ${shared_tests[$1]:-} " in *" $2 "*) return 0 ;; esac
+	return 1
+}
+while IFS= read -r file; do
+	while IFS= read -r inc; do
+		edges=$((edges + 1))
+		owner=${inc%/*}
+		if ! test_of_kind "$file" "$owner"; then
+			echo "check-layers: $file includes \"$inc\": a kind's private header is for src/$owner/ and its own tests only"
+			bad=1
+		fi
+	done < <(sed -n 's/^#include "\(devices\/[^"]*\/[^"]*_priv\.h\)".*/\1/p' "$file")
+done < <(find tests -name '*.[ch]' | sort)
 echo "check-layers: $edges include edges checked"
 exit "$bad"

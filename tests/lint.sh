@@ -13,6 +13,7 @@ mapfile -t scripts < <(git ls-files '*.sh' | grep -v -e '^tests/testbed/scenario
 shellcheck -x "${scripts[@]}" .ci/run || status=1
 shellcheck -s sh -e SC2034,SC2154,SC2015 "${frags[@]}" || status=1
 tests/check-layers.sh || status=1
+tests/check-layers-test.sh || status=1
 # Issue 35.4: the VMM's messages go through src/core/log.h (levels, rate
 # limits); only the front ends (src/main.c, src/cli/, src/jailer/) print
 # to stderr themselves. A deliberate exception says "not a log line" in

@@ -413,5 +413,5 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_hostile_setups, vfx_setup, vfx_teardown),
 	    cmocka_unit_test(test_rules_follow_spec),
 	};
-	return cmocka_run_group_tests_name("review_vhost", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("review_vsock_vhost", tests, NULL, NULL);
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `make check-layers` checks its checker: tests/check-layers.sh over a
+# small tree made here, with deliberate violations, must name each of them
+# and only them, and fail; the same tree without them must pass.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+put() { # FILE [INCLUDE...]: a file including each header
+	mkdir -p "$tmp/$(dirname "$1")"
+	local f=$1
+	shift
+	: >"$tmp/$f"
+	for inc in "$@"; do echo "#include \"$inc\"" >>"$tmp/$f"; done
+}
+net=devices/virtio-net/virtio_net_priv.h
+balloon=devices/virtio-balloon/virtio_balloon_priv.h
+rng=devices/virtio-rng/virtio_rng_priv.h
+put src/$net
+put src/$balloon
+put src/$rng
+put src/devices/virtio-net/virtio_net.c $net
+# A kind's own tests: by its folder's name, or without "virtio-".
+put tests/unit/test_virtio_net.c $net
+put tests/unit/test_net_poll.c $net
+put tests/unit/test_review_net.c $net
+put tests/fuzz/fuzz_virtio_net.c $net
+put tests/unit/net_fx.h $net
+put tests/unit/test_balloon_snap.c $balloon
+# A shared layer's test, with the kind check-layers.sh lists for it.
+put tests/fuzz/fuzz_snap.c $balloon
+
+out=$("$here/check-layers.sh" "$tmp" 2>&1) || {
+	echo "check-layers-test: a clean tree failed: $out"
+	exit 1
+}
+
+# The violations: another kind's test, a name that only begins like the
+# kind's, a shared test reaching a kind it does not list, and src/.
+put tests/unit/test_virtio_balloon.c $net
+put tests/unit/test_network.c $net
+put tests/fuzz/fuzz_snap.c $balloon $rng
+put src/devices/virtio-balloon/virtio_balloon.c $net
+if out=$("$here/check-layers.sh" "$tmp" 2>&1); then
+	echo "check-layers-test: violations passed"
+	exit 1
+fi
+want=(
+	"tests/unit/test_virtio_balloon.c includes \"$net\""
+	"tests/unit/test_network.c includes \"$net\""
+	"tests/fuzz/fuzz_snap.c includes \"$rng\""
+	"src/devices/virtio-balloon/virtio_balloon.c includes \"$net\""
+)
+for w in "${want[@]}"; do
+	grep -qF "check-layers: $w" <<<"$out" || {
+		echo "check-layers-test: no line for $w in: $out"
+		exit 1
+	}
+done
+n=$(grep -c "private header" <<<"$out")
+[ "$n" = "${#want[@]}" ] || {
+	echo "check-layers-test: $n lines, not ${#want[@]}: $out"
+	exit 1
+}
+echo "check-layers-test: ${#want[@]} violations found, a clean tree passes"
