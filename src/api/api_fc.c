@@ -322,11 +322,10 @@ static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply
 		return;
 	case OP_KIND_PUT:
 		return put_kind(f, r, rep);
-	case OP_BALLOON_GET:
-	case OP_BALLOON_PATCH:
-	case OP_BALLOON_STATS_GET:
-	case OP_BALLOON_STATS_PATCH:
-		return api_fc_balloon(f, r, rep);
+	case OP_KIND_GET:
+	case OP_KIND_PATCH:
+	case OP_KIND_STATS:
+		return api_fc_kind(f, r, rep);
 	case OP_VFIO_PUT:
 		if (fc_vmcfg_put_vfio(&f->cfg, &r->u.vfio, why, sizeof(why)) < 0)
 			return api_reply_fault(rep, 400, "%s", why);

@@ -57,8 +57,8 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
  * for devmgr_check_arg at PUT time and vmm_build at InstanceStart. */
 void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
 void fc_net_spec(const struct fc_net *n, char *out, size_t len);
-/* GET, PUT and PATCH /balloon and /balloon/statistics. */
-void api_fc_balloon(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
+/* A device kind's GET, PATCH and statistics endpoints (api_kind_run.c). */
+void api_fc_kind(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
 /* Opens the metrics file or FIFO / the log; 0 or -1 with err. */
 int api_fc_metrics_open(struct api_fc *f, const struct fc_metrics *m, char *err, size_t errlen);
 int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, size_t errlen);

@@ -146,21 +146,28 @@ static const struct {
 };
 #define NR_TYPES (sizeof(types) / sizeof(types[0]))
 
-/* A kind's table, its fields of known types, capped. */
-static size_t nr_fields(const struct dev_api *a)
+/* A table's fields of known types, capped. */
+static size_t known_fields(const struct dev_api_field *fields, size_t nr)
 {
-	size_t n = a->nr_fields < DEV_API_FIELDS_MAX ? a->nr_fields : DEV_API_FIELDS_MAX;
+	size_t n = nr < DEV_API_FIELDS_MAX ? nr : DEV_API_FIELDS_MAX;
 	for (size_t i = 0; i < n; i++)
-		if ((unsigned int)a->fields[i].type >= NR_TYPES)
+		if ((unsigned int)fields[i].type >= NR_TYPES)
 			return i;
 	return n;
 }
 
-void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f)
+static size_t nr_fields(const struct dev_api *a)
 {
-	size_t n = nr_fields(a);
+	return known_fields(a->fields, a->nr_fields);
+}
+
+/* The JSON table of fields (a resource's, or a PATCH's). */
+static void fields_object(const struct dev_api_field *fields, size_t nr, const char *schema,
+			  struct api_object *obj, struct api_field *f)
+{
+	size_t n = known_fields(fields, nr);
 	for (size_t i = 0; i < n; i++) {
-		const struct dev_api_field *d = &a->fields[i];
+		const struct dev_api_field *d = &fields[i];
 		f[i] = (struct api_field){
 		    .name = d->name,
 		    .type = types[d->type].ftype,
@@ -176,7 +183,12 @@ void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_f
 		    .sub = types[d->type].ftype == AF_OBJ ? &fc_rate_limiter_obj : NULL};
 	}
 	*obj = (struct api_object){
-	    .name = a->schema, .fields = f, .n = n, .seen_off = offsetof(struct fc_res, seen)};
+	    .name = schema, .fields = f, .n = n, .seen_off = offsetof(struct fc_res, seen)};
+}
+
+void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f)
+{
+	fields_object(a->fields, a->nr_fields, a->schema, obj, f);
 }
 
 /* A body that gives skiff_options (not null) may leave its
@@ -233,14 +245,14 @@ int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name)
 	return NULL;
 }
 
-int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
-	       struct devmgr_arg *a, char *err, size_t errlen)
+/* The values of fields as spec keys (a string apart into a). */
+static int fields_spec(const struct dev_api_field *fields, size_t nr, const struct fc_res *r,
+		       char *spec, size_t len, struct devmgr_arg *a, char *err, size_t errlen)
 {
 	size_t n = 0;
-	*a = (struct devmgr_arg){.option = k->option, .spec = spec};
 	spec[0] = '\0';
-	for (size_t i = 0; i < nr_fields(k->api); i++) {
-		const struct dev_api_field *d = &k->api->fields[i];
+	for (size_t i = 0; i < known_fields(fields, nr); i++) {
+		const struct dev_api_field *d = &fields[i];
 		int w = types[d->type].spec(d, &r->v[i], (r->seen >> i) & 1u, spec + n, len - n, a,
 					    err, errlen);
 		if (w < 0)
@@ -254,6 +266,41 @@ int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size
 	if (spec[0] == ',')
 		memmove(spec, spec + 1, n);
 	return 0;
+}
+
+int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
+	       struct devmgr_arg *a, char *err, size_t errlen)
+{
+	*a = (struct devmgr_arg){.option = k->option, .spec = spec};
+	return fields_spec(k->api->fields, k->api->nr_fields, r, spec, len, a, err, errlen);
+}
+
+int fc_patch_fill_text(const struct dev_api_patch *p, const char *text, size_t len,
+		       struct fc_res *r, char *err, size_t errlen)
+{
+	struct api_object obj;
+	struct api_field f[DEV_API_FIELDS_MAX];
+	fields_object(p->fields, p->nr_fields, p->schema, &obj, f);
+	memset(r, 0, sizeof(*r));
+	return api_json_fill_text(&obj, text, len, r, err, errlen);
+}
+
+int fc_patch_spec(const struct dev_api_patch *p, const struct fc_res *r, char *spec, size_t len,
+		  char *err, size_t errlen)
+{
+	struct devmgr_arg a = {0};
+	return fields_spec(p->fields, p->nr_fields, r, spec, len, &a, err, errlen);
+}
+
+void fc_patch_apply(const struct dm_kind *k, struct fc_res *cur, const struct dev_api_patch *p,
+		    const struct fc_res *r)
+{
+	for (size_t i = 0; i < known_fields(p->fields, p->nr_fields); i++)
+		for (size_t j = 0; (r->seen >> i) & 1u && j < nr_fields(k->api); j++)
+			if (!strcmp(k->api->fields[j].name, p->fields[i].name)) {
+				cur->v[j] = r->v[i];
+				cur->seen |= 1u << j;
+			}
 }
 
 int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeventfd,

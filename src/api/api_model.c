@@ -196,17 +196,6 @@ static const struct api_field mig_send_f[] = {
 };
 OBJECT(fc_mig_send_obj, struct fc_mig_send, "SendMigrationData", mig_send_f);
 
-static const struct api_field balloon_patch_f[] = {
-    INT(struct fc_balloon, amount_mib, 0, UINT32_MAX, AF_REQUIRED, "u32"),
-};
-OBJECT(fc_balloon_patch_obj, struct fc_balloon, "BalloonUpdateConfig", balloon_patch_f);
-
-static const struct api_field balloon_stats_patch_f[] = {
-    INT(struct fc_balloon, stats_polling_interval_s, 0, UINT16_MAX, AF_REQUIRED, "u16"),
-};
-OBJECT(fc_balloon_stats_patch_obj, struct fc_balloon, "BalloonUpdateStatsConfig",
-       balloon_stats_patch_f);
-
 static const struct api_field vfio_f[] = {
     STR(struct fc_vfio, vfio_id, AF_REQUIRED),
     STR(struct fc_vfio, skiff_options, AF_REQUIRED | AF_IF_SEEN),

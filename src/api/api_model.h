@@ -174,15 +174,6 @@ struct fc_res_cfg {
 /* A resource as a spec: its strings but the one apart, rate limiters. */
 #define FC_RES_SPEC_MAX (FC_PATH_MAX + 4 * FC_RL_SPEC_MAX)
 
-/* Balloon: PATCH /balloon (BalloonUpdateConfig: amount_mib) and PATCH
- * /balloon/statistics (BalloonUpdateStatsConfig:
- * stats_polling_interval_s) fill it; PUT /balloon is the kind's resource. */
-struct fc_balloon {
-	int64_t amount_mib, stats_polling_interval_s;
-	bool deflate_on_oom, free_page_hinting, free_page_reporting;
-	uint32_t seen;
-};
-
 struct fc_vfio {
 	char vfio_id[FC_ID_MAX], skiff_options[FC_SKIFF_MAX]; /* "ADDR[,mmap=off]" */
 	uint32_t seen;
@@ -206,9 +197,8 @@ struct fc_vmcfg {
 
 extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
     fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
-    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_balloon_patch_obj,
-    fc_balloon_stats_patch_obj, fc_snapshot_create_obj, fc_snapshot_load_obj, fc_mig_receive_obj,
-    fc_mig_send_obj, fc_skiff_allow_obj;
+    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_snapshot_create_obj,
+    fc_snapshot_load_obj, fc_mig_receive_obj, fc_mig_send_obj, fc_skiff_allow_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);
@@ -267,6 +257,15 @@ int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name)
  * (the DEV_API_APART string apart, pointing into r). 0, or -1 with why. */
 int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
 	       struct devmgr_arg *a, char *err, size_t errlen);
+/* A PATCH's body by its table (serde's words), the spec its values make
+ * for the device's dev_ops.update, and its values into the configured
+ * resource (the fields of the same names). 0, or -1 with why. */
+int fc_patch_fill_text(const struct dev_api_patch *p, const char *text, size_t len,
+		       struct fc_res *r, char *err, size_t errlen);
+int fc_patch_spec(const struct dev_api_patch *p, const struct fc_res *r, char *spec, size_t len,
+		  char *err, size_t errlen);
+void fc_patch_apply(const struct dm_kind *k, struct fc_res *cur, const struct dev_api_patch *p,
+		    const struct fc_res *r);
 /* The spec through the option's own table and the kind's check against
  * the machine: 0, or -1 with "FAULT: why" (the kind's fault prefix). */
 int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeventfd,

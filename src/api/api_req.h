@@ -28,11 +28,10 @@ enum api_op {
 	OP_VM_CONFIG,
 	OP_STATS,
 	OP_VFIO_PUT,
-	OP_BALLOON_GET,
-	OP_BALLOON_PATCH,
-	OP_BALLOON_STATS_GET,
-	OP_BALLOON_STATS_PATCH,
-	OP_KIND_PUT, /* a device kind's resource: kind says which */
+	OP_KIND_PUT,   /* a device kind's resource: kind says which */
+	OP_KIND_GET,   /* ... the configured resource */
+	OP_KIND_PATCH, /* ... the running device: kind's api->patch[patch] */
+	OP_KIND_STATS, /* ... the running device's statistics */
 	OP_SNAPSHOT_CREATE,
 	OP_SNAPSHOT_LOAD,
 	OP_MIG_RECEIVE,
@@ -42,7 +41,8 @@ enum api_op {
 struct api_req {
 	enum api_op op;
 	char desc[96];		    /* Put request on "/drives/rootfs", for the log */
-	const struct dm_kind *kind; /* OP_KIND_PUT */
+	const struct dm_kind *kind; /* OP_KIND_* */
+	int patch;		    /* OP_KIND_PATCH */
 	union {
 		struct fc_boot boot;
 		struct fc_drive drive;
@@ -53,8 +53,7 @@ struct api_req {
 		struct fc_metrics metrics;
 		struct fc_logger logger;
 		struct fc_vfio vfio;
-		struct fc_res res;
-		struct fc_balloon balloon;
+		struct fc_res res; /* OP_KIND_PUT, OP_KIND_PATCH */
 		struct fc_snapshot_create snap_create;
 		struct fc_snapshot_load snap_load;
 		struct fc_mig_receive mig_receive;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* One table of routes: method, path (with an {id} or not), the operation
- * and the JSON object its body holds; then the device kinds' PUT routes
- * from their rows (api_kind.c). Errors use Firecracker's words. */
+ * and the JSON object its body holds; then the device kinds' endpoints
+ * from their rows (devices/dev_api.h). Errors use Firecracker's words. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,10 +36,6 @@ static const struct route routes[] = {
     {API_GET, "/vm/config", OP_VM_CONFIG, NULL, NULL},
     {API_GET, "/stats", OP_STATS, NULL, NULL},
     {API_PUT, "/skiff/vfio/", OP_VFIO_PUT, &fc_vfio_obj, "vfio_id"},
-    {API_GET, "/balloon", OP_BALLOON_GET, NULL, NULL},
-    {API_PATCH, "/balloon", OP_BALLOON_PATCH, &fc_balloon_patch_obj, NULL},
-    {API_GET, "/balloon/statistics", OP_BALLOON_STATS_GET, NULL, NULL},
-    {API_PATCH, "/balloon/statistics", OP_BALLOON_STATS_PATCH, &fc_balloon_stats_patch_obj, NULL},
     {API_PUT, "/snapshot/create", OP_SNAPSHOT_CREATE, &fc_snapshot_create_obj, NULL},
     {API_PUT, "/snapshot/load", OP_SNAPSHOT_LOAD, &fc_snapshot_load_obj, NULL},
     {API_PUT, "/migration/receive", OP_MIG_RECEIVE, &fc_mig_receive_obj, NULL},
@@ -116,18 +112,65 @@ static int body_fault(struct api_reply *rep, const char *why)
 	return 1;
 }
 
-/* PUT of a device kind's resource: its body by the kind's own table. */
-static int route_kind(struct api_req *req, const char *body, size_t len, struct api_reply *rep)
+/* Whether path is a kind's route with this suffix. */
+static bool kind_path(const struct dm_kind *k, const char *suffix, const char *path)
+{
+	size_t n = strlen(k->api->route);
+	return suffix && !strncmp(path, k->api->route, n) && !strcmp(path + n, suffix);
+}
+
+/* A device kind's endpoint (devices/dev_api.h): PUT of its resource, and
+ * where the kind has them GET, PATCH of the running device and GET of its
+ * statistics. The kind, the operation and the PATCH's index into req;
+ * false if path is none of them. */
+static bool route_kind_find(enum api_method m, const char *path, struct api_req *req)
+{
+	for (size_t i = 0; i < dm_nr_kinds; i++) {
+		const struct dev_api *a = dm_kinds[i].api;
+		bool found = true;
+		if (!a)
+			continue;
+		if (m == API_PUT && kind_path(&dm_kinds[i], "", path))
+			req->op = OP_KIND_PUT;
+		else if (m == API_GET && a->get && kind_path(&dm_kinds[i], "", path))
+			req->op = OP_KIND_GET;
+		else if (m == API_GET && a->stats.map &&
+			 kind_path(&dm_kinds[i], a->stats.suffix, path))
+			req->op = OP_KIND_STATS;
+		else
+			found = false;
+		for (int p = 0; !found && m == API_PATCH && p < DEV_API_PATCHES_MAX; p++)
+			if (a->patch[p].schema &&
+			    kind_path(&dm_kinds[i], a->patch[p].suffix, path)) {
+				req->op = OP_KIND_PATCH;
+				req->patch = p;
+				found = true;
+			}
+		if (found) {
+			req->kind = &dm_kinds[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A device kind's endpoint: a PUT's body by the kind's own table, a
+ * PATCH's by its own. */
+static int route_kind(enum api_method m, struct api_req *req, const char *body, size_t len,
+		      struct api_reply *rep)
 {
 	char why[480];
-	req->op = OP_KIND_PUT;
+	if (req->op != OP_KIND_PUT && req->op != OP_KIND_PATCH)
+		return 0;
 	if (!len) {
-		api_reply_fault(rep, 400, "Empty PUT request.");
+		api_reply_fault(rep, 400, "Empty %s request.", m == API_PUT ? "PUT" : "PATCH");
 		return 1;
 	}
-	if (fc_res_fill_text(req->kind, body, len, &req->u.res, why, sizeof(why)) < 0)
-		return body_fault(rep, why);
-	return 0;
+	int r = req->op == OP_KIND_PUT
+		    ? fc_res_fill_text(req->kind, body, len, &req->u.res, why, sizeof(why))
+		    : fc_patch_fill_text(&req->kind->api->patch[req->patch], body, len, &req->u.res,
+					 why, sizeof(why));
+	return r < 0 ? body_fault(rep, why) : 0;
 }
 
 static bool route_match(const struct route *t, const char *path)
@@ -157,8 +200,8 @@ int api_route(enum api_method m, const char *mname, const char *url, const char 
 		 path);
 	for (char *d = req->desc + 1; *d && *d != ' '; d++)
 		*d = (char)tolower((unsigned char)*d);
-	if (!r && m == API_PUT && (req->kind = fc_kind_by_route(path)))
-		return route_kind(req, body, len, rep);
+	if (!r && route_kind_find(m, path, req))
+		return route_kind(m, req, body, len, rep);
 	if (!r) {
 		api_reply_fault(rep, 400, "Invalid request method and/or path: %s %s.", mname,
 				path);

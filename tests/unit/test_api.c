@@ -609,7 +609,7 @@ static void test_balloon(void **state)
 	expect_fault(&rep, 400,
 		     "The requested operation is not supported after starting the microVM.");
 	assert_int_equal(route("PATCH", "/balloon", "{\"amount_mib\":8}", &req, &rep), 0);
-	assert_int_equal(req.op, OP_BALLOON_PATCH);
+	assert_int_equal(req.op, OP_KIND_PATCH);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400, "Balloon config error: the VM is not running");
 	const struct dm_kind *bk = fc_kind_by_section("balloon");

@@ -275,12 +275,82 @@ static void test_res_from_devices(void **state)
 	json_object_put(j);
 }
 
+/* The balloon's GET, PATCH and statistics come from its row: the routes
+ * find the kind and the PATCH's own table, its body becomes the spec the
+ * running device takes and then the configured values; the statistics
+ * are the device's counters under the kind's names. */
+static void test_row_endpoints(void **state)
+{
+	(void)state;
+	static struct api_req req;
+	struct api_reply rep = {0};
+	const struct dm_kind *k = fc_kind_by_section("balloon");
+	char spec[FC_RES_SPEC_MAX], err[200];
+	const char *body = "{\"stats_polling_interval_s\": 2}";
+	assert_int_equal(
+	    api_route(API_PATCH, "PATCH", "/balloon/statistics", body, strlen(body), &req, &rep),
+	    0);
+	assert_int_equal(req.op, OP_KIND_PATCH);
+	assert_ptr_equal(req.kind, k);
+	const struct dev_api_patch *p = &k->api->patch[req.patch];
+	assert_int_equal(fc_patch_spec(p, &req.u.res, spec, sizeof(spec), err, sizeof(err)), 0);
+	assert_string_equal(spec, "stats=2");
+	struct fc_res cur;
+	const char *put_body = "{\"amount_mib\": 32, \"deflate_on_oom\": true}";
+	assert_int_equal(fc_res_fill_text(k, put_body, strlen(put_body), &cur, err, sizeof(err)),
+			 0);
+	fc_patch_apply(k, &cur, p, &req.u.res);
+	assert_int_equal(*fc_res_int(k, &cur, "stats_polling_interval_s"), 2);
+	assert_int_equal(*fc_res_int(k, &cur, "amount_mib"), 32);
+	/* The other PATCH is the target's, with its own table. */
+	body = "{\"stats_polling_interval_s\": 2}";
+	assert_int_equal(api_route(API_PATCH, "PATCH", "/balloon", body, strlen(body), &req, &rep),
+			 1);
+	expect_fault(&rep, 400, "unknown field `stats_polling_interval_s`, expected `amount_mib`");
+	assert_int_equal(api_route(API_GET, "GET", "/balloon/statistics", "", 0, &req, &rep), 0);
+	assert_int_equal(req.op, OP_KIND_STATS);
+	assert_int_equal(api_route(API_GET, "GET", "/vsock", "", 0, &req, &rep), 1);
+	expect_fault(&rep, 400, "Invalid request method and/or path");
+}
+
+struct stat_seen {
+	char names[8][32];
+	uint64_t v[8];
+	int n;
+};
+
+static void stat_put(void *ctx, const char *name, uint64_t value)
+{
+	struct stat_seen *s = ctx;
+	assert_true(s->n < 8);
+	snprintf(s->names[s->n], sizeof(s->names[0]), "%s", name);
+	s->v[s->n++] = value;
+}
+
+static void test_balloon_stats_map(void **state)
+{
+	(void)state;
+	dev_api_stat_fn map = fc_kind_by_section("balloon")->api->stats.map;
+	struct stat_seen s = {0};
+	map("actual pages", 512, stat_put, &s);
+	map("stat swap_in", 7, stat_put, &s);
+	map("inflated pages", 9, stat_put, &s); /* not a statistic */
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.names[0], "actual_pages");
+	assert_int_equal(s.v[0], 512);
+	assert_string_equal(s.names[1], "actual_mib");
+	assert_int_equal(s.v[1], 2);
+	assert_string_equal(s.names[2], "swap_in");
+	assert_int_equal(s.v[2], 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_agree),	     cmocka_unit_test(test_vsock_put),
-	    cmocka_unit_test(test_vsock_vm_config),  cmocka_unit_test(test_vsock_config_file),
-	    cmocka_unit_test(test_res_from_devices),
+	    cmocka_unit_test(test_rows_agree),	      cmocka_unit_test(test_vsock_put),
+	    cmocka_unit_test(test_vsock_vm_config),   cmocka_unit_test(test_vsock_config_file),
+	    cmocka_unit_test(test_res_from_devices),  cmocka_unit_test(test_row_endpoints),
+	    cmocka_unit_test(test_balloon_stats_map),
 	};
 	return cmocka_run_group_tests_name("api_kinds", tests, NULL, NULL);
 }
