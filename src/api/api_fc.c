@@ -53,47 +53,14 @@ static void put_boot(struct api_fc *f, const struct fc_boot *b, struct api_reply
 	api_reply_none(rep);
 }
 
-static void put_drive(struct api_fc *f, const struct fc_drive *d, struct api_reply *rep)
-{
-	char why[400];
-	if (fc_drive_check(d, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "%s", why);
-	if (file_ok(d->path_on_host, !d->is_read_only, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400,
-				       "Drive config error: Unable to create the virtio "
-				       "block device: Error manipulating the backing "
-				       "file: %s",
-				       why);
-	char spec[FC_DISK_SPEC_MAX];
-	fc_drive_spec(d, spec, sizeof(spec));
-	/* skiff_options through --disk's own table; the path apart, whole. */
-	struct devmgr_arg a = {"disk", spec, "path", d->path_on_host, d->drive_id};
-	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "Drive config error: %s", why);
-	if (fc_vmcfg_put_drive(&f->cfg, d, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "%s", why);
-	api_reply_none(rep);
-}
-
-static void put_net(struct api_fc *f, const struct fc_net *n, struct api_reply *rep)
-{
-	char why[400], spec[FC_NET_SPEC_MAX];
-	if (fc_net_check(n, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "%s", why);
-	fc_net_spec(n, spec, sizeof(spec));
-	struct devmgr_arg a = {"net", spec, "tap", n->host_dev_name, n->iface_id};
-	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "Network config error: %s", why);
-	if (fc_vmcfg_put_net(&f->cfg, n, why, sizeof(why)) < 0)
-		return api_reply_fault(rep, 400, "%s", why);
-	api_reply_none(rep);
-}
-
 /* PUT of a device kind's resource (/entropy, /balloon, /vsock): checked
  * through the kind's option table now, as Firecracker builds the device
- * at PUT; a second PUT replaces the first (one per VM). */
+ * at PUT; a second PUT replaces the first (one per VM). A collection's
+ * entry (/drives/ID) is api_fc_coll_put's. */
 static void put_kind(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
+	if (r->kind->api->max)
+		return api_fc_coll_put(f, r, rep);
 	char why[600];
 	/* A field taken and dropped (vsock_id) is deprecated in Firecracker,
 	 * which says so in a header and its log whatever the outcome. */
@@ -187,89 +154,8 @@ static void action(struct api_fc *f, const struct fc_action *a, struct api_reply
 
 static bool pre_boot_only(enum api_op op)
 {
-	return op == OP_BOOT || op == OP_DRIVE_PUT || op == OP_NET_PUT || op == OP_MACHINE_PUT ||
-	       op == OP_MACHINE_PATCH || op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT ||
-	       op == OP_KIND_PUT;
-}
-
-/* PATCH /drives path_on_host: the disk's new image (Firecracker opens it
- * at once and answers 400 if it cannot, the old one staying in use). */
-static int patch_drive_path(struct api_fc *f, int i, const char *path, struct api_reply *rep)
-{
-	char why[400];
-	const struct fc_drive *d = &f->cfg.drives[i];
-	if (vmm_disk_replace(f->vmm, f->disk_index[i], path, why, sizeof(why)) < 0) {
-		api_reply_fault(rep, 400,
-				"Drive config error: Unable to patch the block device: "
-				"BackingFile(%s, \"%s\")",
-				why, path);
-		return -1;
-	}
-	snprintf(f->cfg.drives[i].path_on_host, sizeof(f->cfg.drives[i].path_on_host), "%s", path);
-	api_fc_log(f, "Info", "Drive %s now has %s.", d->drive_id, path);
-	return 0;
-}
-
-/* A PATCH's rate limiter onto the running device (index-th of option,
- * direction dir), then into the configuration GET /vm/config shows. */
-static int patch_limiter(struct api_fc *f, const char *option, unsigned int index, unsigned int dir,
-			 struct fc_rate_limiter *cur, const struct fc_rate_limiter *rl,
-			 struct api_reply *rep)
-{
-	char why[400];
-	struct ratelimit_cfg c;
-	unsigned int mask;
-	if (!rl->seen)
-		return 0; /* absent or {}: nothing changes */
-	fc_rate_limiter_cfg(rl, &c, &mask);
-	if (vmm_dev_limit(f->vmm, option, index, dir, &c, mask, why, sizeof(why)) < 0) {
-		api_reply_fault(rep, 400, "%s config error: Unable to update the rate limiter: %s",
-				strcmp(option, "disk") ? "Network" : "Drive", why);
-		return -1;
-	}
-	fc_rate_limiter_merge(cur, rl);
-	return 0;
-}
-
-/* Post-boot PATCHes: a drive's path_on_host and rate_limiter, an
- * interface's rx_rate_limiter and tx_rate_limiter. */
-static void patch_post_boot(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
-{
-	bool drive = r->op == OP_DRIVE_PATCH;
-	const char *id = drive ? r->u.drive.drive_id : r->u.net.iface_id;
-	int found = -1;
-	for (int i = 0; drive && i < f->cfg.nr_drives; i++)
-		if (!strcmp(f->cfg.drives[i].drive_id, id))
-			found = i;
-	for (int i = 0; !drive && i < f->cfg.nr_nets; i++)
-		if (!strcmp(f->cfg.nets[i].iface_id, id))
-			found = i;
-	if (f->state == FC_NOT_STARTED)
-		return api_reply_fault(rep, 400, PRE_BOOT);
-	if (found < 0)
-		return api_reply_fault(rep, 400,
-				       drive ? "Drive config error: Unable to patch the "
-					       "block device: Device not found. Please "
-					       "verify the request arguments."
-					     : "Network config error: Unable to update "
-					       "the net device: Device not found");
-	if (drive) {
-		struct fc_drive *d = &f->cfg.drives[found];
-		/* seen bit 1: drive_patch_f's path_on_host (api_model.c). */
-		if ((r->u.drive.seen & 2u &&
-		     patch_drive_path(f, found, r->u.drive.path_on_host, rep) < 0) ||
-		    patch_limiter(f, "disk", f->disk_index[found], DEV_RL_RX, &d->rate_limiter,
-				  &r->u.drive.rate_limiter, rep) < 0)
-			return;
-	} else {
-		struct fc_net *n = &f->cfg.nets[found];
-		if (patch_limiter(f, "net", (unsigned int)found, DEV_RL_RX, &n->rx_rate_limiter,
-				  &r->u.net.rx_rate_limiter, rep) < 0 ||
-		    patch_limiter(f, "net", (unsigned int)found, DEV_RL_TX, &n->tx_rate_limiter,
-				  &r->u.net.tx_rate_limiter, rep) < 0)
-			return;
-	}
-	api_reply_none(rep);
+	return op == OP_BOOT || op == OP_MACHINE_PUT || op == OP_MACHINE_PATCH ||
+	       op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT || op == OP_KIND_PUT;
 }
 
 static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
@@ -287,13 +173,6 @@ static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply
 	}
 	case OP_BOOT:
 		return put_boot(f, &r->u.boot, rep);
-	case OP_DRIVE_PUT:
-		return put_drive(f, &r->u.drive, rep);
-	case OP_NET_PUT:
-		return put_net(f, &r->u.net, rep);
-	case OP_DRIVE_PATCH:
-	case OP_NET_PATCH:
-		return patch_post_boot(f, r, rep);
 	case OP_MACHINE_GET:
 		return api_reply_json(rep, api_json_from(&fc_machine_obj, &f->cfg.machine));
 	case OP_MACHINE_PUT:

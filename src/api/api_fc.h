@@ -16,10 +16,6 @@
 #define FC_APP_NAME "skiff"
 #define FC_VERSION  "1.16.1" /* the Firecracker API version skiff follows */
 
-/* A drive or interface as a --disk / --net spec. */
-#define FC_DISK_SPEC_MAX (FC_PATH_MAX + FC_SKIFF_MAX + FC_RL_SPEC_MAX + 32)
-#define FC_NET_SPEC_MAX	 (FC_ID_MAX + FC_SKIFF_MAX + 2 * FC_RL_SPEC_MAX + 48)
-
 enum fc_state { FC_NOT_STARTED, FC_RUNNING, FC_PAUSED };
 
 struct api_fc {
@@ -37,11 +33,11 @@ struct api_fc {
 	bool configured;
 	/* What vmm_config points into. */
 	char cmdline[FC_ARGS_MAX + 256];
-	char disk_spec[FC_MAX_DRIVES][FC_DISK_SPEC_MAX];
-	char net_spec[FC_MAX_NETS][FC_NET_SPEC_MAX];
 	char res_spec[FC_RES_MAX][FC_RES_SPEC_MAX]; /* the kinds' resources */
-	/* drives[i] is the disk_index[i]-th --disk (the root one first). */
-	unsigned int disk_index[FC_MAX_DRIVES];
+	char coll_spec[FC_COLLS][FC_COLL_MAX][FC_RES_SPEC_MAX];
+	/* A collection's entry i is the coll_index[.][i]-th device of its
+	 * kind's option (the boot entry first). */
+	unsigned int coll_index[FC_COLLS][FC_COLL_MAX];
 };
 
 void api_fc_init(struct api_fc *f, struct vmm *v, const struct vmm_config *base);
@@ -52,13 +48,14 @@ void api_fc_handle(void *opaque, const struct api_req *req, struct api_reply *re
  * line's) and starts it. 0, or -1 with one line in err and the exit status
  * in start_status (the VM is then gone again). */
 int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, size_t errlen);
-/* A drive or interface as a --disk / --net spec (skiff_options appended)
- * without its path or tap, which go apart as typed values (devmgr_arg),
- * for devmgr_check_arg at PUT time and vmm_build at InstanceStart. */
-void fc_drive_spec(const struct fc_drive *d, char *out, size_t len);
-void fc_net_spec(const struct fc_net *n, char *out, size_t len);
 /* A device kind's GET, PATCH and statistics endpoints (api_kind_run.c). */
 void api_fc_kind(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
+/* A collection's PUT and PATCH of an entry (api_kind_coll.c). */
+void api_fc_coll_put(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
+void api_fc_coll_patch(struct api_fc *f, const struct api_req *r, struct api_reply *rep);
+/* The API's id of the index-th device of --OPTION, if a collection
+ * configured it; else NULL. */
+const char *api_fc_dev_id(const struct api_fc *f, const char *option, unsigned int index);
 /* Opens the metrics file or FIFO / the log; 0 or -1 with err. */
 int api_fc_metrics_open(struct api_fc *f, const struct fc_metrics *m, char *err, size_t errlen);
 int api_fc_logger_open(struct api_fc *f, const struct fc_logger *l, char *err, size_t errlen);

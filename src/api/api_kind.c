@@ -1,50 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The device kinds' API resources (devices/dev_api.h), served from their
- * rows alone: a PUT body or a --config-file section is parsed by a JSON
- * table built from the kind's fields (serde's words, as every other
- * object), becomes the spec its command-line option takes, is checked by
- * that option's own table before any VM exists, and is written back for
- * GET /vm/config by the same table. Adding a kind with a resource adds
- * nothing here. */
+ * rows alone: a PUT or PATCH body or a --config-file section is parsed by
+ * a JSON table built from the kind's fields (serde's words, as every
+ * other object), becomes the spec its command-line option takes, is
+ * checked by that option's own table before any VM exists, and is written
+ * back for GET /vm/config by the same table. Adding a kind with a
+ * resource adds nothing here (the configuration's side: api_kind_cfg.c,
+ * collections: api_kind_coll.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_model.h"
-
-/* The slot of a kind among the kinds with a resource, in row order. */
-static int res_slot(const struct dm_kind *k)
-{
-	int n = 0;
-	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		if (&dm_kinds[i] == k)
-			return k->api && n < FC_RES_MAX ? n : -1;
-		n += dm_kinds[i].api != NULL;
-	}
-	return -1;
-}
-
-const struct dm_kind *fc_kind_by_route(const char *path)
-{
-	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (dm_kinds[i].api && !strcmp(dm_kinds[i].api->route, path))
-			return &dm_kinds[i];
-	return NULL;
-}
-
-const struct dm_kind *fc_kind_by_section(const char *key)
-{
-	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (dm_kinds[i].api && !strcmp(dm_kinds[i].api->section, key))
-			return &dm_kinds[i];
-	return NULL;
-}
-
-struct fc_res_cfg *fc_vmcfg_res(struct fc_vmcfg *c, const struct dm_kind *k)
-{
-	int s = k ? res_slot(k) : -1;
-	return s < 0 ? NULL : &c->res[s];
-}
 
 /* serde's name of an unsigned integer type by its range. */
 static const char *uint_name(uint64_t max)
@@ -57,8 +24,8 @@ static const char *uint_name(uint64_t max)
 
 /* How a field of each type becomes spec keys: bytes written to out, or
  * -1 with why (a value refused). */
-static int spec_str(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
-		    size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+static int spec_str(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
+		    char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	if (d->flags & DEV_API_APART) {
 		if (seen) { /* else left out (DEV_API_UNLESS_OPTIONS) */
@@ -67,6 +34,8 @@ static int spec_str(const struct dev_api_field *d, const struct fc_res_val *v, b
 		}
 		return 0;
 	}
+	if (!d->key)
+		return 0;
 	if (strchr(v->s, ',')) {
 		snprintf(why, wlen, "%s may not hold a ','", d->name);
 		return -1;
@@ -74,21 +43,40 @@ static int spec_str(const struct dev_api_field *d, const struct fc_res_val *v, b
 	return seen ? snprintf(out, len, ",%s=%s", d->key, v->s) : 0;
 }
 
-static int spec_uint(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+static int spec_uint(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
 		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	(void)a, (void)why, (void)wlen;
-	return seen ? snprintf(out, len, ",%s=%lld", d->key, (long long)v->i) : 0;
+	return seen && d->key ? snprintf(out, len, ",%s=%lld", d->key, (long long)v->i) : 0;
 }
 
-static int spec_bool(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+static int spec_bool(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
 		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	(void)a, (void)why, (void)wlen;
-	return seen ? snprintf(out, len, ",%s=%s", d->key, v->b ? "on" : "off") : 0;
+	return seen && d->key ? snprintf(out, len, ",%s=%s", d->key, v->b ? "on" : "off") : 0;
 }
 
-static int spec_rl(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
+static int spec_flag(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)seen, (void)a, (void)why, (void)wlen;
+	return v->b && d->key ? snprintf(out, len, ",%s", d->key) : 0;
+}
+
+/* A known value onto its spec value; another, or none, is no key (the
+ * kind's check refuses what it must). */
+static int spec_enum(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
+		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
+{
+	(void)seen, (void)a, (void)why, (void)wlen;
+	for (size_t i = 0; d->key && d->values && d->values[i]; i++)
+		if (!strcmp(v->s, d->values[i]))
+			return snprintf(out, len, ",%s=%s", d->key, d->spec_values[i]);
+	return 0;
+}
+
+static int spec_rl(const struct dev_api_field *d, const struct dev_api_val *v, bool seen, char *out,
 		   size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	(void)seen, (void)a, (void)why, (void)wlen;
@@ -97,7 +85,7 @@ static int spec_rl(const struct dev_api_field *d, const struct fc_res_val *v, bo
 	return snprintf(out, len, "%s", rl);
 }
 
-static int spec_refused(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+static int spec_refused(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
 			char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	(void)seen, (void)out, (void)len, (void)a;
@@ -107,14 +95,14 @@ static int spec_refused(const struct dev_api_field *d, const struct fc_res_val *
 	return -1;
 }
 
-static int spec_options(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+static int spec_options(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
 			char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	(void)d, (void)a, (void)why, (void)wlen;
 	return seen && v->s[0] ? snprintf(out, len, ",%s", v->s) : 0;
 }
 
-static int spec_none(const struct dev_api_field *d, const struct fc_res_val *v, bool seen,
+static int spec_none(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
 		     char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen)
 {
 	(void)d, (void)v, (void)seen, (void)out, (void)len, (void)a, (void)why, (void)wlen;
@@ -128,21 +116,24 @@ static const struct {
 	size_t val_off, size;
 	unsigned int flags;
 	const char *expect;
-	int (*spec)(const struct dev_api_field *d, const struct fc_res_val *v, bool seen, char *out,
-		    size_t len, struct devmgr_arg *a, char *why, size_t wlen);
+	int (*spec)(const struct dev_api_field *d, const struct dev_api_val *v, bool seen,
+		    char *out, size_t len, struct devmgr_arg *a, char *why, size_t wlen);
 } types[] = {
-    [DEV_API_STR] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, 0, "a string", spec_str},
-    [DEV_API_UINT] = {AF_INT, offsetof(struct fc_res_val, i), 0, 0, NULL, spec_uint},
-    [DEV_API_BOOL] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_bool},
-    [DEV_API_RATE_LIMITER] = {AF_OBJ, offsetof(struct fc_res_val, rl),
-			      sizeof(struct fc_rate_limiter), 0, "struct RateLimiterConfig",
-			      spec_rl},
+    [DEV_API_STR] = {AF_STR, offsetof(struct dev_api_val, s), DEV_API_STR_MAX, 0, "a string",
+		     spec_str},
+    [DEV_API_UINT] = {AF_INT, offsetof(struct dev_api_val, i), 0, 0, NULL, spec_uint},
+    [DEV_API_BOOL] = {AF_BOOL, offsetof(struct dev_api_val, b), 0, 0, "a boolean", spec_bool},
+    [DEV_API_RATE_LIMITER] = {AF_OBJ, offsetof(struct dev_api_val, rl), sizeof(struct dev_api_rl),
+			      0, "struct RateLimiterConfig", spec_rl},
     /* echoed back only if given, as Firecracker's Option */
-    [DEV_API_IGNORED] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, AF_IF_SEEN,
+    [DEV_API_IGNORED] = {AF_STR, offsetof(struct dev_api_val, s), DEV_API_STR_MAX, AF_IF_SEEN,
 			 "a string", spec_none},
-    [DEV_API_REFUSED] = {AF_BOOL, offsetof(struct fc_res_val, b), 0, 0, "a boolean", spec_refused},
-    [DEV_API_OPTIONS] = {AF_STR, offsetof(struct fc_res_val, s), FC_PATH_MAX, AF_IF_SEEN,
+    [DEV_API_REFUSED] = {AF_BOOL, offsetof(struct dev_api_val, b), 0, 0, "a boolean", spec_refused},
+    [DEV_API_OPTIONS] = {AF_STR, offsetof(struct dev_api_val, s), DEV_API_STR_MAX, AF_IF_SEEN,
 			 "a string", spec_options},
+    [DEV_API_FLAG] = {AF_BOOL, offsetof(struct dev_api_val, b), 0, 0, "a boolean", spec_flag},
+    [DEV_API_ENUM] = {AF_STR, offsetof(struct dev_api_val, s), DEV_API_STR_MAX, 0, "a string",
+		      spec_enum},
 };
 #define NR_TYPES (sizeof(types) / sizeof(types[0]))
 
@@ -156,9 +147,14 @@ static size_t known_fields(const struct dev_api_field *fields, size_t nr)
 	return n;
 }
 
-static size_t nr_fields(const struct dev_api *a)
+size_t fc_api_nr_fields(const struct dev_api *a)
 {
 	return known_fields(a->fields, a->nr_fields);
+}
+
+static size_t nr_fields(const struct dev_api *a)
+{
+	return fc_api_nr_fields(a);
 }
 
 /* The JSON table of fields (a resource's, or a PATCH's). */
@@ -171,19 +167,23 @@ static void fields_object(const struct dev_api_field *fields, size_t nr, const c
 		f[i] = (struct api_field){
 		    .name = d->name,
 		    .type = types[d->type].ftype,
-		    .off = offsetof(struct fc_res, v) + i * sizeof(struct fc_res_val) +
+		    .off = offsetof(struct dev_api_res, v) + i * sizeof(struct dev_api_val) +
 			   types[d->type].val_off,
-		    .size = types[d->type].size,
+		    .size =
+			d->size && types[d->type].ftype == AF_STR ? d->size : types[d->type].size,
+		    .min = d->min > INT64_MAX ? INT64_MAX : (int64_t)d->min,
 		    .max = d->max > INT64_MAX ? INT64_MAX : (int64_t)d->max,
 		    .flags = (d->flags & DEV_API_REQUIRED ? AF_REQUIRED : 0) |
 			     /* left out when it may be, not null */
 			     (d->flags & DEV_API_UNLESS_OPTIONS ? AF_IF_SEEN : 0) |
-			     types[d->type].flags,
-		    .expect = types[d->type].expect ? types[d->type].expect : uint_name(d->max),
+			     (d->flags & DEV_API_NULL ? AF_OPTIONAL : 0) | types[d->type].flags,
+		    .expect = d->expect		      ? d->expect
+			      : types[d->type].expect ? types[d->type].expect
+						      : uint_name(d->max),
 		    .sub = types[d->type].ftype == AF_OBJ ? &fc_rate_limiter_obj : NULL};
 	}
 	*obj = (struct api_object){
-	    .name = schema, .fields = f, .n = n, .seen_off = offsetof(struct fc_res, seen)};
+	    .name = schema, .fields = f, .n = n, .seen_off = offsetof(struct dev_api_res, seen)};
 }
 
 void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f)
@@ -207,7 +207,7 @@ static void res_relax(const struct dev_api *a, struct json_object *o, struct api
 			f[i].flags &= ~AF_REQUIRED;
 }
 
-int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r, char *err,
+int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct dev_api_res *r, char *err,
 		size_t errlen)
 {
 	struct api_object obj;
@@ -218,7 +218,7 @@ int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r
 	return api_json_fill(&obj, o, r, err, errlen);
 }
 
-int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct fc_res *r,
+int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct dev_api_res *r,
 		     char *err, size_t errlen)
 {
 	struct json_object *o;
@@ -229,7 +229,7 @@ int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, stru
 	return ret;
 }
 
-struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r)
+struct json_object *fc_res_json(const struct dm_kind *k, const struct dev_api_res *r)
 {
 	struct api_object obj;
 	struct api_field f[DEV_API_FIELDS_MAX];
@@ -237,7 +237,7 @@ struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r)
 	return api_json_from(&obj, r);
 }
 
-int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name)
+int64_t *fc_res_int(const struct dm_kind *k, struct dev_api_res *r, const char *name)
 {
 	for (size_t i = 0; i < nr_fields(k->api); i++)
 		if (k->api->fields[i].type == DEV_API_UINT && !strcmp(k->api->fields[i].name, name))
@@ -246,7 +246,7 @@ int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name)
 }
 
 /* The values of fields as spec keys (a string apart into a). */
-static int fields_spec(const struct dev_api_field *fields, size_t nr, const struct fc_res *r,
+static int fields_spec(const struct dev_api_field *fields, size_t nr, const struct dev_api_res *r,
 		       char *spec, size_t len, struct devmgr_arg *a, char *err, size_t errlen)
 {
 	size_t n = 0;
@@ -268,7 +268,7 @@ static int fields_spec(const struct dev_api_field *fields, size_t nr, const stru
 	return 0;
 }
 
-int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
+int fc_res_arg(const struct dm_kind *k, const struct dev_api_res *r, char *spec, size_t len,
 	       struct devmgr_arg *a, char *err, size_t errlen)
 {
 	*a = (struct devmgr_arg){.option = k->option, .spec = spec};
@@ -276,7 +276,7 @@ int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size
 }
 
 int fc_patch_fill_text(const struct dev_api_patch *p, const char *text, size_t len,
-		       struct fc_res *r, char *err, size_t errlen)
+		       struct dev_api_res *r, char *err, size_t errlen)
 {
 	struct api_object obj;
 	struct api_field f[DEV_API_FIELDS_MAX];
@@ -285,15 +285,15 @@ int fc_patch_fill_text(const struct dev_api_patch *p, const char *text, size_t l
 	return api_json_fill_text(&obj, text, len, r, err, errlen);
 }
 
-int fc_patch_spec(const struct dev_api_patch *p, const struct fc_res *r, char *spec, size_t len,
-		  char *err, size_t errlen)
+int fc_patch_spec(const struct dev_api_patch *p, const struct dev_api_res *r, char *spec,
+		  size_t len, char *err, size_t errlen)
 {
 	struct devmgr_arg a = {0};
 	return fields_spec(p->fields, p->nr_fields, r, spec, len, &a, err, errlen);
 }
 
-void fc_patch_apply(const struct dm_kind *k, struct fc_res *cur, const struct dev_api_patch *p,
-		    const struct fc_res *r)
+void fc_patch_apply(const struct dm_kind *k, struct dev_api_res *cur, const struct dev_api_patch *p,
+		    const struct dev_api_res *r)
 {
 	for (size_t i = 0; i < known_fields(p->fields, p->nr_fields); i++)
 		for (size_t j = 0; (r->seen >> i) & 1u && j < nr_fields(k->api); j++)
@@ -303,7 +303,7 @@ void fc_patch_apply(const struct dm_kind *k, struct fc_res *cur, const struct de
 			}
 }
 
-int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeventfd,
+int fc_res_check(const struct dm_kind *k, const struct dev_api_res *r, bool use_ioeventfd,
 		 uint64_t mem_mib, char *err, size_t errlen)
 {
 	char spec[FC_RES_SPEC_MAX], why[480];
@@ -314,82 +314,4 @@ int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeve
 		return -1;
 	}
 	return 0;
-}
-
-int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen)
-{
-	char why[600];
-	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct dm_kind *k = &dm_kinds[i];
-		struct fc_res_cfg *s = fc_vmcfg_res(c, k);
-		if (s && s->has &&
-		    fc_res_check(k, &s->r, true, (uint64_t)c->machine.mem_size_mib, why,
-				 sizeof(why)) < 0) {
-			snprintf(err, errlen, "%s: %s", k->api->section, why);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* A key no field takes onto the kind's skiff_options, if it has one. */
-static void res_to_options(const struct dev_api *a, struct fc_res *r, const char *key,
-			   const char *val)
-{
-	for (size_t i = 0; i < nr_fields(a); i++) {
-		if (a->fields[i].type != DEV_API_OPTIONS)
-			continue;
-		char *s = r->v[i].s;
-		size_t n = strlen(s);
-		snprintf(s + n, sizeof(r->v[i].s) - n, "%s%s=%s", n ? "," : "", key, val);
-		r->seen |= 1u << i;
-		return;
-	}
-}
-
-/* One `key=value` of a spec onto the field with that key, if the kind's
- * table has one of a plain type (rate limiters stay unset: GET shows what
- * the table can say); a key no field has onto skiff_options. */
-static void res_from_kv(const struct dev_api *a, struct fc_res *r, const char *key, const char *val)
-{
-	for (size_t i = 0; i < nr_fields(a); i++) {
-		const struct dev_api_field *d = &a->fields[i];
-		if (!d->key || strcmp(d->key, key))
-			continue;
-		if (d->type == DEV_API_UINT)
-			r->v[i].i = strtoll(val, NULL, 10);
-		else if (d->type == DEV_API_BOOL)
-			r->v[i].b = !strcmp(val, "on") || !strcmp(val, "true") || !strcmp(val, "1");
-		else if (d->type == DEV_API_STR)
-			snprintf(r->v[i].s, sizeof(r->v[i].s), "%s", val);
-		else
-			return;
-		r->seen |= 1u << i;
-		return;
-	}
-	res_to_options(a, r, key, val);
-}
-
-void fc_vmcfg_from_devices(struct fc_vmcfg *c, const struct devmgr *dm)
-{
-	for (unsigned int i = 0; i < dm->nr; i++) {
-		const struct dm_entry *e = &dm->devs[i];
-		struct fc_res_cfg *rc = fc_vmcfg_res(c, e->kind);
-		if (!rc || rc->has)
-			continue;
-		memset(&rc->r, 0, sizeof(rc->r));
-		char spec[FC_RES_SPEC_MAX];
-		snprintf(spec, sizeof(spec), "%s", e->arg_spec ? e->arg_spec : "");
-		char *save = NULL;
-		for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(kv, '=');
-			if (eq) {
-				*eq = '\0';
-				res_from_kv(e->kind->api, &rc->r, kv, eq + 1);
-			}
-		}
-		if (e->arg_key && e->arg_value)
-			res_from_kv(e->kind->api, &rc->r, e->arg_key, e->arg_value);
-		rc->has = true;
-	}
 }

@@ -20,7 +20,7 @@ static struct fc_res_cfg *configured(struct api_fc *f, const struct dm_kind *k)
 	return c && c->has ? c : NULL;
 }
 
-static void patch(struct api_fc *f, const struct api_req *r, struct fc_res *cur,
+static void patch(struct api_fc *f, const struct api_req *r, struct dev_api_res *cur,
 		  struct api_reply *rep)
 {
 	const struct dm_kind *k = r->kind;
@@ -52,7 +52,7 @@ static void stats_emit(void *ctx, const char *owner, const char *what, uint64_t 
 		s->map(what, value, stats_put, s);
 }
 
-static void stats(struct api_fc *f, const struct dm_kind *k, struct fc_res *cur,
+static void stats(struct api_fc *f, const struct dm_kind *k, struct dev_api_res *cur,
 		  struct api_reply *rep)
 {
 	const int64_t *on = fc_res_int(k, cur, k->api->stats.on);
@@ -68,6 +68,8 @@ static void stats(struct api_fc *f, const struct dm_kind *k, struct fc_res *cur,
 void api_fc_kind(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
 {
 	const struct dm_kind *k = r->kind;
+	if (k->api->max)
+		return api_fc_coll_patch(f, r, rep);
 	struct fc_res_cfg *cur = configured(f, k);
 	if (r->op == OP_KIND_GET && cur)
 		return api_reply_json(rep, fc_res_json(k, &cur->r));

@@ -158,19 +158,6 @@ out:
 	return o;
 }
 
-/* The API's id of the index-th device of --OPTION, if the API configured
- * it: drives and network interfaces are keyed by id (their own objects,
- * api_model.c); the kinds' single resources have none. */
-static const char *dev_id(const struct api_fc *f, const char *option, unsigned int index)
-{
-	if (!strcmp(option, "net"))
-		return (int)index < f->cfg.nr_nets ? f->cfg.nets[index].iface_id : NULL;
-	for (int i = 0; !strcmp(option, "disk") && i < f->cfg.nr_drives; i++)
-		if (f->disk_index[i] == index)
-			return f->cfg.drives[i].drive_id;
-	return NULL;
-}
-
 /* Whether an earlier row has the same option (--net: virtio and e1000). */
 static bool option_seen(size_t k)
 {
@@ -208,8 +195,8 @@ unsigned int api_fc_metrics_devs(const struct api_fc *f, struct fc_metrics_dev *
 		     i++) {
 			const struct dm_kind *r = kind_of(opt, name);
 			if (r && r->metrics)
-				devs[n++] =
-				    (struct fc_metrics_dev){r->metrics, name, dev_id(f, opt, i)};
+				devs[n++] = (struct fc_metrics_dev){r->metrics, name,
+								    api_fc_dev_id(f, opt, i)};
 		}
 	}
 	return n;

@@ -38,18 +38,18 @@
 
 /* Firecracker's u64 fields, within what JSON integers carry here. */
 static const struct api_field bucket_f[] = {
-    INT(struct fc_token_bucket, size, 0, INT64_MAX, AF_REQUIRED, "u64"),
-    INT(struct fc_token_bucket, one_time_burst, 0, INT64_MAX, AF_OPTIONAL, "u64"),
-    INT(struct fc_token_bucket, refill_time, 0, INT64_MAX, AF_REQUIRED, "u64"),
+    INT(struct dev_api_bucket, size, 0, INT64_MAX, AF_REQUIRED, "u64"),
+    INT(struct dev_api_bucket, one_time_burst, 0, INT64_MAX, AF_OPTIONAL, "u64"),
+    INT(struct dev_api_bucket, refill_time, 0, INT64_MAX, AF_REQUIRED, "u64"),
 };
-OBJECT(fc_token_bucket_obj, struct fc_token_bucket, "TokenBucketConfig", bucket_f);
+OBJECT(fc_token_bucket_obj, struct dev_api_bucket, "TokenBucketConfig", bucket_f);
 
 /* Field order is RL_BYTES, RL_OPS: the seen bits are the mask. */
 static const struct api_field rate_limiter_f[] = {
-    OBJ(struct fc_rate_limiter, bandwidth, fc_token_bucket_obj, "struct TokenBucketConfig"),
-    OBJ(struct fc_rate_limiter, ops, fc_token_bucket_obj, "struct TokenBucketConfig"),
+    OBJ(struct dev_api_rl, bandwidth, fc_token_bucket_obj, "struct TokenBucketConfig"),
+    OBJ(struct dev_api_rl, ops, fc_token_bucket_obj, "struct TokenBucketConfig"),
 };
-OBJECT(fc_rate_limiter_obj, struct fc_rate_limiter, "RateLimiterConfig", rate_limiter_f);
+OBJECT(fc_rate_limiter_obj, struct dev_api_rl, "RateLimiterConfig", rate_limiter_f);
 
 static const struct api_field boot_f[] = {
     STR(struct fc_boot, kernel_image_path, AF_REQUIRED),
@@ -57,45 +57,6 @@ static const struct api_field boot_f[] = {
     STR(struct fc_boot, boot_args, 0),
 };
 OBJECT(fc_boot_obj, struct fc_boot, "BootSourceConfig", boot_f);
-
-static const struct api_field drive_f[] = {
-    STR(struct fc_drive, drive_id, AF_REQUIRED),
-    STR(struct fc_drive, path_on_host, 0),
-    BOOL(struct fc_drive, is_root_device, AF_REQUIRED),
-    BOOL(struct fc_drive, is_read_only, 0),
-    STR(struct fc_drive, partuuid, 0),
-    STR(struct fc_drive, cache_type, 0),
-    STR(struct fc_drive, io_engine, 0),
-    RL(struct fc_drive, rate_limiter),
-    STR(struct fc_drive, socket, 0),
-    STR(struct fc_drive, skiff_options, AF_IF_SEEN),
-};
-OBJECT(fc_drive_obj, struct fc_drive, "BlockDeviceConfig", drive_f);
-
-static const struct api_field drive_patch_f[] = {
-    STR(struct fc_drive, drive_id, AF_REQUIRED),
-    STR(struct fc_drive, path_on_host, 0),
-    RL(struct fc_drive, rate_limiter),
-};
-OBJECT(fc_drive_patch_obj, struct fc_drive, "BlockDeviceUpdateConfig", drive_patch_f);
-
-static const struct api_field net_f[] = {
-    STR(struct fc_net, iface_id, AF_REQUIRED),
-    STR(struct fc_net, host_dev_name, AF_REQUIRED),
-    STR(struct fc_net, guest_mac, 0),
-    INT(struct fc_net, mtu, 68, 65535, AF_OPTIONAL, "u16 from 68 to 65535"),
-    RL(struct fc_net, rx_rate_limiter),
-    RL(struct fc_net, tx_rate_limiter),
-    STR(struct fc_net, skiff_options, AF_IF_SEEN),
-};
-OBJECT(fc_net_obj, struct fc_net, "NetworkInterfaceConfig", net_f);
-
-static const struct api_field net_patch_f[] = {
-    STR(struct fc_net, iface_id, AF_REQUIRED),
-    RL(struct fc_net, rx_rate_limiter),
-    RL(struct fc_net, tx_rate_limiter),
-};
-OBJECT(fc_net_patch_obj, struct fc_net, "NetworkInterfaceUpdateConfig", net_patch_f);
 
 static const struct api_field machine_f[] = {
     INT(struct fc_machine, vcpu_count, 0, 255, AF_REQUIRED, "u8"),
@@ -284,58 +245,6 @@ int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errl
 	return 0;
 }
 
-int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen)
-{
-	uint32_t sock = 1u << 8; /* drive_f's index of socket */
-	if (d->io_engine[0] && strcmp(d->io_engine, "Sync") && strcmp(d->io_engine, "Async")) {
-		snprintf(err, errlen,
-			 "An error occurred when deserializing the json body of a request: "
-			 "unknown variant `%s`, expected `Sync` or `Async`",
-			 d->io_engine);
-		return -1;
-	}
-	if (d->seen & sock || (d->cache_type[0] && strcmp(d->cache_type, "Unsafe") &&
-			       strcmp(d->cache_type, "Writeback"))) {
-		snprintf(err, errlen,
-			 "The requested operation is not supported: skiff drives "
-			 "take no socket (vhost-user).");
-		return -1;
-	}
-	if (!d->path_on_host[0]) {
-		snprintf(err, errlen,
-			 "Drive config error: Unable to create the virtio block "
-			 "device: path_on_host is missing.");
-		return -1;
-	}
-	return 0;
-}
-
-static bool mac_ok(const char *s)
-{
-	unsigned int b[6];
-	char tail;
-	return strlen(s) == 17 && sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
-					 &b[4], &b[5], &tail) == 6;
-}
-
-int fc_net_check(const struct fc_net *n, char *err, size_t errlen)
-{
-	if (n->guest_mac[0] && !mac_ok(n->guest_mac)) {
-		snprintf(err, errlen,
-			 "An error occurred when deserializing the json body of a request: "
-			 "invalid value: string \"%s\", expected a MAC address.",
-			 n->guest_mac);
-		return -1;
-	}
-	if (n->seen & (1u << 3)) { /* net_f's index of mtu */
-		snprintf(err, errlen,
-			 "The requested operation is not supported: skiff network "
-			 "interfaces take no mtu.");
-		return -1;
-	}
-	return 0;
-}
-
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen)
 {
 	enum log_level level;
@@ -345,10 +254,9 @@ int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen)
 	return -1;
 }
 
-void fc_rate_limiter_cfg(const struct fc_rate_limiter *r, struct ratelimit_cfg *c,
-			 unsigned int *mask)
+void fc_rate_limiter_cfg(const struct dev_api_rl *r, struct ratelimit_cfg *c, unsigned int *mask)
 {
-	const struct fc_token_bucket *b[RL_NR] = {[RL_BYTES] = &r->bandwidth, [RL_OPS] = &r->ops};
+	const struct dev_api_bucket *b[RL_NR] = {[RL_BYTES] = &r->bandwidth, [RL_OPS] = &r->ops};
 	*mask = 0;
 	for (int i = 0; i < RL_NR; i++) {
 		c->b[i] = (struct ratelimit_bucket_cfg){(uint64_t)b[i]->size,
@@ -359,7 +267,7 @@ void fc_rate_limiter_cfg(const struct fc_rate_limiter *r, struct ratelimit_cfg *
 	}
 }
 
-void fc_rate_limiter_merge(struct fc_rate_limiter *dst, const struct fc_rate_limiter *src)
+void fc_rate_limiter_merge(struct dev_api_rl *dst, const struct dev_api_rl *src)
 {
 	if (src->seen & (1u << RL_BYTES))
 		dst->bandwidth = src->bandwidth;
@@ -368,8 +276,7 @@ void fc_rate_limiter_merge(struct fc_rate_limiter *dst, const struct fc_rate_lim
 	dst->seen |= src->seen;
 }
 
-void fc_rate_limiter_spec(const struct fc_rate_limiter *r, const char *prefix, char *out,
-			  size_t len)
+void fc_rate_limiter_spec(const struct dev_api_rl *r, const char *prefix, char *out, size_t len)
 {
 	static const char *const names[RL_NR] = {[RL_BYTES] = "bw", [RL_OPS] = "ops"};
 	struct ratelimit_cfg c;

@@ -13,47 +13,17 @@
 #include "core/ratelimit.h"
 #include "vmm/devmgr.h"
 
-#define FC_ID_MAX     64
-#define FC_PATH_MAX   1024
-#define FC_ARGS_MAX   2048
-#define FC_SKIFF_MAX  256
-#define FC_MAX_DRIVES 16
-#define FC_MAX_NETS   8
-#define FC_MAX_VFIO   4
+#define FC_ID_MAX    64
+#define FC_PATH_MAX  1024
+#define FC_ARGS_MAX  2048
+#define FC_SKIFF_MAX 256
+#define FC_MAX_NETS  8 /* a snapshot load's network overrides */
+#define FC_MAX_VFIO  4
 /* Room for a spec's rate limiter keys: 4 of ",tx-bw=SIZE:MS:BURST". */
 #define FC_RL_SPEC_MAX 320
 
 struct fc_boot {
 	char kernel_image_path[FC_PATH_MAX], initrd_path[FC_PATH_MAX], boot_args[FC_ARGS_MAX];
-	uint32_t seen;
-};
-
-/* TokenBucket: tokens, ms. Given (seen) but size or refill_time 0: off. */
-struct fc_token_bucket {
-	int64_t size, one_time_burst, refill_time;
-	uint32_t seen;
-};
-
-/* RateLimiter: a bucket not given is off (PUT) or unchanged (PATCH). */
-struct fc_rate_limiter {
-	struct fc_token_bucket bandwidth, ops;
-	uint32_t seen; /* bit 0 bandwidth, bit 1 ops: RL_BYTES, RL_OPS */
-};
-
-struct fc_drive {
-	char drive_id[FC_ID_MAX], path_on_host[FC_PATH_MAX], partuuid[FC_ID_MAX];
-	bool is_root_device, is_read_only;
-	char cache_type[16], io_engine[16], socket[8];
-	struct fc_rate_limiter rate_limiter;
-	char skiff_options[FC_SKIFF_MAX]; /* --disk keys: "poll=adaptive" */
-	uint32_t seen;
-};
-
-struct fc_net {
-	char iface_id[FC_ID_MAX], host_dev_name[FC_ID_MAX], guest_mac[24];
-	int64_t mtu;
-	struct fc_rate_limiter rx_rate_limiter, tx_rate_limiter;
-	char skiff_options[FC_SKIFF_MAX]; /* --net keys: "vhost=on,model=e1000" */
 	uint32_t seen;
 };
 
@@ -154,23 +124,20 @@ struct fc_mig_send {
 #define FC_LOAD_SEEN_MEM_FILE (1u << 1)
 #define FC_LOAD_SEEN_BACKEND  (1u << 2)
 
-/* A device kind's resource (its row's dev_api): field i of the kind's
- * table is v[i], by its type. */
-struct fc_res_val {
-	char s[FC_PATH_MAX];
-	int64_t i;
-	bool b;
-	struct fc_rate_limiter rl;
-};
-struct fc_res {
-	struct fc_res_val v[DEV_API_FIELDS_MAX];
-	uint32_t seen;
-};
+/* A device kind's resource (its row's dev_api: struct dev_api_res, field
+ * i of the kind's table is v[i]): one device's, or a collection's
+ * entries. */
 struct fc_res_cfg {
 	bool has;
-	struct fc_res r;
+	struct dev_api_res r;
 };
-#define FC_RES_MAX 8 /* kinds with a resource */
+#define FC_RES_MAX  8  /* kinds with a resource */
+#define FC_COLL_MAX 16 /* a collection's entries (dev_api.max at most) */
+struct fc_coll {
+	struct dev_api_res item[FC_COLL_MAX];
+	unsigned int n;
+};
+#define FC_COLLS 3 /* kinds with a collection */
 /* A resource as a spec: its strings but the one apart, rate limiters. */
 #define FC_RES_SPEC_MAX (FC_PATH_MAX + 4 * FC_RL_SPEC_MAX)
 
@@ -183,22 +150,19 @@ struct fc_vfio {
 struct fc_vmcfg {
 	bool has_boot, has_logger, has_metrics;
 	struct fc_boot boot;
-	struct fc_drive drives[FC_MAX_DRIVES];
-	int nr_drives;
-	struct fc_net nets[FC_MAX_NETS];
-	int nr_nets;
 	struct fc_vfio vfio[FC_MAX_VFIO];
 	int nr_vfio;
 	struct fc_machine machine;
 	struct fc_logger logger;
 	struct fc_metrics metrics;
 	struct fc_res_cfg res[FC_RES_MAX]; /* by the kinds' rows: fc_vmcfg_res */
+	struct fc_coll coll[FC_COLLS];	   /* the collections': fc_vmcfg_coll */
 };
 
-extern const struct api_object fc_boot_obj, fc_drive_obj, fc_drive_patch_obj, fc_net_obj,
-    fc_net_patch_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj, fc_action_obj, fc_vm_state_obj,
-    fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj, fc_snapshot_create_obj,
-    fc_snapshot_load_obj, fc_mig_receive_obj, fc_mig_send_obj, fc_skiff_allow_obj;
+extern const struct api_object fc_boot_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj,
+    fc_action_obj, fc_vm_state_obj, fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj,
+    fc_snapshot_create_obj, fc_snapshot_load_obj, fc_mig_receive_obj, fc_mig_send_obj,
+    fc_skiff_allow_obj;
 
 /* Firecracker's defaults: 1 vCPU, 128 MiB, no SMT; one I/O thread. */
 void fc_machine_defaults(struct fc_machine *m);
@@ -208,23 +172,17 @@ void fc_vmcfg_init(struct fc_vmcfg *c);
 int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen);
 /* The part of fc_machine_check about smt, huge_pages and cpu_template. */
 int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen);
-int fc_drive_check(const struct fc_drive *d, char *err, size_t errlen);
-int fc_net_check(const struct fc_net *n, char *err, size_t errlen);
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);
 /* Adds or replaces (same id) in the configuration; -1 when full. */
-int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, size_t errlen);
-int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size_t errlen);
 int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, size_t errlen);
 /* The buckets a RateLimiter gives, as the devices take them: their bits
  * (1 << RL_*) in *mask. */
-void fc_rate_limiter_cfg(const struct fc_rate_limiter *r, struct ratelimit_cfg *c,
-			 unsigned int *mask);
+void fc_rate_limiter_cfg(const struct dev_api_rl *r, struct ratelimit_cfg *c, unsigned int *mask);
 /* A PATCH's RateLimiter into the configured one: the buckets it gives. */
-void fc_rate_limiter_merge(struct fc_rate_limiter *dst, const struct fc_rate_limiter *src);
+void fc_rate_limiter_merge(struct dev_api_rl *dst, const struct dev_api_rl *src);
 /* ",KEY=..." spec keys for the limiter's enabled buckets (prefix "" for a
  * disk's bw= / ops=, "rx-" / "tx-" for a card's). */
-void fc_rate_limiter_spec(const struct fc_rate_limiter *r, const char *prefix, char *out,
-			  size_t len);
+void fc_rate_limiter_spec(const struct dev_api_rl *r, const char *prefix, char *out, size_t len);
 /* GET /vm/config's FullVmConfiguration. */
 struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c);
 /* Firecracker's --config-file: the same objects under "boot-source",
@@ -234,8 +192,25 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
  * config-file section, or NULL. */
 const struct dm_kind *fc_kind_by_route(const char *path);
 const struct dm_kind *fc_kind_by_section(const char *key);
-/* The kind's slot in the configuration (NULL: the kind has none). */
+/* The kind's slot in the configuration (NULL: the kind has none, or a
+ * collection); a collection's (NULL: the kind has none). */
 struct fc_res_cfg *fc_vmcfg_res(struct fc_vmcfg *c, const struct dm_kind *k);
+struct fc_coll *fc_vmcfg_coll(struct fc_vmcfg *c, const struct dm_kind *k);
+int fc_coll_slot(const struct dm_kind *k); /* its index into coll[], or -1 */
+/* An entry's id; the index of the entry with this id, or -1. */
+const char *fc_coll_id(const struct dev_api_res *r);
+int fc_coll_find(const struct fc_coll *c, const char *id);
+/* Adds or replaces (same id) an entry, checked against the others (the
+ * kind's check_set) and the room: 0, or -1 with Firecracker's words. */
+int fc_coll_put(const struct dm_kind *k, struct fc_coll *c, const struct dev_api_res *r, char *err,
+		size_t errlen);
+/* The collections in GET /vm/config (o: its object) and an item list of
+ * --config-file's section (0, or -1 with why). */
+void fc_coll_json(const struct fc_vmcfg *c, struct json_object *o);
+int fc_coll_file(struct fc_vmcfg *c, const struct dm_kind *k, struct json_object *arr, char *err,
+		 size_t errlen);
+/* A table's fields of known types (at most DEV_API_FIELDS_MAX). */
+size_t fc_api_nr_fields(const struct dev_api *a);
 /* After a snapshot load or a received migration: each device kind's
  * resource (PUT /balloon, /entropy, /vsock) from the spec its restored
  * device was built with, so GET and PATCH find it as after a PUT. */
@@ -245,30 +220,30 @@ void fc_vmcfg_from_devices(struct fc_vmcfg *c, const struct devmgr *dm);
 void fc_res_object(const struct dev_api *a, struct api_object *obj, struct api_field *f);
 /* A resource from JSON (an object, or text), strictly; 0 or -1 with
  * serde's words. */
-int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct fc_res *r, char *err,
+int fc_res_fill(const struct dm_kind *k, struct json_object *o, struct dev_api_res *r, char *err,
 		size_t errlen);
-int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct fc_res *r,
+int fc_res_fill_text(const struct dm_kind *k, const char *text, size_t len, struct dev_api_res *r,
 		     char *err, size_t errlen);
 /* The resource as JSON, as GET /vm/config shows it. */
-struct json_object *fc_res_json(const struct dm_kind *k, const struct fc_res *r);
+struct json_object *fc_res_json(const struct dm_kind *k, const struct dev_api_res *r);
 /* The integer field NAME of a resource, or NULL. */
-int64_t *fc_res_int(const struct dm_kind *k, struct fc_res *r, const char *name);
+int64_t *fc_res_int(const struct dm_kind *k, struct dev_api_res *r, const char *name);
 /* The resource as the kind's --OPTION spec (in spec) and a devmgr_arg
  * (the DEV_API_APART string apart, pointing into r). 0, or -1 with why. */
-int fc_res_arg(const struct dm_kind *k, const struct fc_res *r, char *spec, size_t len,
+int fc_res_arg(const struct dm_kind *k, const struct dev_api_res *r, char *spec, size_t len,
 	       struct devmgr_arg *a, char *err, size_t errlen);
 /* A PATCH's body by its table (serde's words), the spec its values make
  * for the device's dev_ops.update, and its values into the configured
  * resource (the fields of the same names). 0, or -1 with why. */
 int fc_patch_fill_text(const struct dev_api_patch *p, const char *text, size_t len,
-		       struct fc_res *r, char *err, size_t errlen);
-int fc_patch_spec(const struct dev_api_patch *p, const struct fc_res *r, char *spec, size_t len,
-		  char *err, size_t errlen);
-void fc_patch_apply(const struct dm_kind *k, struct fc_res *cur, const struct dev_api_patch *p,
-		    const struct fc_res *r);
+		       struct dev_api_res *r, char *err, size_t errlen);
+int fc_patch_spec(const struct dev_api_patch *p, const struct dev_api_res *r, char *spec,
+		  size_t len, char *err, size_t errlen);
+void fc_patch_apply(const struct dm_kind *k, struct dev_api_res *cur, const struct dev_api_patch *p,
+		    const struct dev_api_res *r);
 /* The spec through the option's own table and the kind's check against
  * the machine: 0, or -1 with "FAULT: why" (the kind's fault prefix). */
-int fc_res_check(const struct dm_kind *k, const struct fc_res *r, bool use_ioeventfd,
+int fc_res_check(const struct dm_kind *k, const struct dev_api_res *r, bool use_ioeventfd,
 		 uint64_t mem_mib, char *err, size_t errlen);
 /* fc_res_check for every configured resource: "SECTION: FAULT: why". */
 int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen);

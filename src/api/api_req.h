@@ -14,10 +14,6 @@ enum api_op {
 	OP_INFO,
 	OP_VERSION,
 	OP_BOOT,
-	OP_DRIVE_PUT,
-	OP_DRIVE_PATCH,
-	OP_NET_PUT,
-	OP_NET_PATCH,
 	OP_MACHINE_GET,
 	OP_MACHINE_PUT,
 	OP_MACHINE_PATCH,
@@ -45,15 +41,13 @@ struct api_req {
 	int patch;		    /* OP_KIND_PATCH */
 	union {
 		struct fc_boot boot;
-		struct fc_drive drive;
-		struct fc_net net;
 		struct fc_machine machine;
 		struct fc_action action;
 		struct fc_vm_state vm;
 		struct fc_metrics metrics;
 		struct fc_logger logger;
 		struct fc_vfio vfio;
-		struct fc_res res; /* OP_KIND_PUT, OP_KIND_PATCH */
+		struct dev_api_res res; /* OP_KIND_PUT, OP_KIND_PATCH */
 		struct fc_snapshot_create snap_create;
 		struct fc_snapshot_load snap_load;
 		struct fc_mig_receive mig_receive;

@@ -22,10 +22,6 @@ static const struct route routes[] = {
     {API_GET, "/", OP_INFO, NULL, NULL},
     {API_GET, "/version", OP_VERSION, NULL, NULL},
     {API_PUT, "/boot-source", OP_BOOT, &fc_boot_obj, NULL},
-    {API_PUT, "/drives/", OP_DRIVE_PUT, &fc_drive_obj, "drive_id"},
-    {API_PATCH, "/drives/", OP_DRIVE_PATCH, &fc_drive_patch_obj, "drive_id"},
-    {API_PUT, "/network-interfaces/", OP_NET_PUT, &fc_net_obj, "iface_id"},
-    {API_PATCH, "/network-interfaces/", OP_NET_PATCH, &fc_net_patch_obj, "iface_id"},
     {API_GET, "/machine-config", OP_MACHINE_GET, NULL, NULL},
     {API_PUT, "/machine-config", OP_MACHINE_PUT, &fc_machine_obj, NULL},
     {API_PATCH, "/machine-config", OP_MACHINE_PATCH, &fc_machine_obj, NULL},
@@ -81,10 +77,10 @@ void api_reply_none(struct api_reply *rep)
 	*rep = (struct api_reply){.status = 204, .deprecated = rep->deprecated};
 }
 
-/* The id of an object behind the path: Firecracker's checks on it, then
- * the body's id must be the same. */
-static int route_id(const struct route *r, const char *id, const struct api_req *req,
-		    struct api_reply *rep)
+/* The id of an object behind the path (body_id: the body's, NULL if it
+ * has none): Firecracker's checks on it, then the body's id must be the
+ * same. */
+static int route_id(const char *id, const char *body_id, struct api_reply *rep)
 {
 	if (!*id) {
 		api_reply_fault(rep, 400, "The ID cannot be empty.");
@@ -96,8 +92,7 @@ static int route_id(const struct route *r, const char *id, const struct api_req 
 				"characters and underscores.");
 		return 1;
 	}
-	const struct api_field *f = &r->obj->fields[0]; /* the id is each table's first */
-	if (strcmp(f->name, r->id_field) || strcmp((const char *)&req->u + f->off, id)) {
+	if (!body_id || strcmp(body_id, id)) {
 		api_reply_fault(rep, 400,
 				"The id from the path does not match the id from the body!");
 		return 1;
@@ -112,11 +107,15 @@ static int body_fault(struct api_reply *rep, const char *why)
 	return 1;
 }
 
-/* Whether path is a kind's route with this suffix. */
+/* Whether path is a kind's route with this suffix; a collection's, its
+ * route and an id ("/drives/ID", or "/drives" alone, whose id is then
+ * refused as empty). */
 static bool kind_path(const struct dm_kind *k, const char *suffix, const char *path)
 {
 	size_t n = strlen(k->api->route);
-	return suffix && !strncmp(path, k->api->route, n) && !strcmp(path + n, suffix);
+	if (!suffix || strncmp(path, k->api->route, n))
+		return false;
+	return k->api->max ? !path[n] || path[n] == '/' : !strcmp(path + n, suffix);
 }
 
 /* A device kind's endpoint (devices/dev_api.h): PUT of its resource, and
@@ -155,9 +154,10 @@ static bool route_kind_find(enum api_method m, const char *path, struct api_req 
 }
 
 /* A device kind's endpoint: a PUT's body by the kind's own table, a
- * PATCH's by its own. */
-static int route_kind(enum api_method m, struct api_req *req, const char *body, size_t len,
-		      struct api_reply *rep)
+ * PATCH's by its own; a collection's id from the path, as the body's
+ * (its table's first field). */
+static int route_kind(enum api_method m, const char *path, struct api_req *req, const char *body,
+		      size_t len, struct api_reply *rep)
 {
 	char why[480];
 	if (req->op != OP_KIND_PUT && req->op != OP_KIND_PATCH)
@@ -170,7 +170,12 @@ static int route_kind(enum api_method m, struct api_req *req, const char *body, 
 		    ? fc_res_fill_text(req->kind, body, len, &req->u.res, why, sizeof(why))
 		    : fc_patch_fill_text(&req->kind->api->patch[req->patch], body, len, &req->u.res,
 					 why, sizeof(why));
-	return r < 0 ? body_fault(rep, why) : 0;
+	if (r < 0)
+		return body_fault(rep, why);
+	size_t n = strlen(req->kind->api->route);
+	if (req->kind->api->max)
+		return route_id(path[n] ? path + n + 1 : "", req->u.res.v[0].s, rep);
+	return 0;
 }
 
 static bool route_match(const struct route *t, const char *path)
@@ -201,7 +206,7 @@ int api_route(enum api_method m, const char *mname, const char *url, const char 
 	for (char *d = req->desc + 1; *d && *d != ' '; d++)
 		*d = (char)tolower((unsigned char)*d);
 	if (!r && route_kind_find(m, path, req))
-		return route_kind(m, req, body, len, rep);
+		return route_kind(m, path, req, body, len, rep);
 	if (!r) {
 		api_reply_fault(rep, 400, "Invalid request method and/or path: %s %s.", mname,
 				path);
@@ -233,7 +238,12 @@ int api_route(enum api_method m, const char *mname, const char *url, const char 
 	}
 	if (api_json_fill_text(obj, body, len, &req->u, why, sizeof(why)) < 0)
 		return body_fault(rep, why);
-	if (r->id_field)
-		return route_id(r, plen < strlen(r->path) ? "" : path + strlen(r->path), req, rep);
+	if (r->id_field) {
+		/* the id is each table's first field */
+		const struct api_field *f = &r->obj->fields[0];
+		return route_id(
+		    plen < strlen(r->path) ? "" : path + strlen(r->path),
+		    strcmp(f->name, r->id_field) ? NULL : (const char *)&req->u + f->off, rep);
+	}
 	return 0;
 }

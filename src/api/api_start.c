@@ -27,9 +27,9 @@ void api_fc_fini(struct api_fc *f)
 }
 
 /* boot_args without pci=off: skiff's devices are PCI (Firecracker's are
- * MMIO, and its guides pass pci=off), then Firecracker's root= for the
- * root drive. */
-static void fc_cmdline(struct api_fc *f, const struct fc_drive *root)
+ * MMIO, and its guides pass pci=off), then the boot entry's words
+ * (Firecracker's root= for the root drive). */
+static void fc_cmdline(struct api_fc *f, const char *boot)
 {
 	const char *args =
 	    f->cfg.boot.boot_args[0] ? f->cfg.boot.boot_args : "console=ttyS0 reboot=k panic=1";
@@ -45,42 +45,8 @@ static void fc_cmdline(struct api_fc *f, const struct fc_drive *root)
 		if (n >= sizeof(f->cmdline))
 			return;
 	}
-	if (!root)
-		return;
-	if (root->partuuid[0])
-		snprintf(f->cmdline + n, sizeof(f->cmdline) - n, " root=PARTUUID=%s %s",
-			 root->partuuid, root->is_read_only ? "ro" : "rw");
-	else
-		snprintf(f->cmdline + n, sizeof(f->cmdline) - n, " root=/dev/vda %s",
-			 root->is_read_only ? "ro" : "rw");
-}
-
-/* io_engine: Firecracker's Async is io_uring, as skiff's aio=io_uring;
- * absent keeps skiff's default. skiff_options last: they may override.
- * The path is not in the spec: it goes apart, typed (fc_drive_arg). */
-void fc_drive_spec(const struct fc_drive *d, char *out, size_t len)
-{
-	char rl[FC_RL_SPEC_MAX];
-	const char *aio = !strcmp(d->io_engine, "Async")  ? ",aio=io_uring"
-			  : !strcmp(d->io_engine, "Sync") ? ",aio=threads"
-							  : "";
-	fc_rate_limiter_spec(&d->rate_limiter, "", rl, sizeof(rl));
-	snprintf(out, len, "%s%s%s%s%s", d->is_read_only ? ",ro" : "", aio, rl,
-		 d->skiff_options[0] ? "," : "", d->skiff_options);
-	if (out[0] == ',')
-		memmove(out, out + 1, strlen(out));
-}
-
-/* The tap's name goes apart, typed (fc_net_arg). */
-void fc_net_spec(const struct fc_net *n, char *out, size_t len)
-{
-	char rx[FC_RL_SPEC_MAX], tx[FC_RL_SPEC_MAX];
-	fc_rate_limiter_spec(&n->rx_rate_limiter, "rx-", rx, sizeof(rx));
-	fc_rate_limiter_spec(&n->tx_rate_limiter, "tx-", tx, sizeof(tx));
-	snprintf(out, len, "%s%s%s%s%s%s", n->guest_mac[0] ? ",fc_mac=" : "", n->guest_mac, rx, tx,
-		 n->skiff_options[0] ? "," : "", n->skiff_options);
-	if (out[0] == ',')
-		memmove(out, out + 1, strlen(out));
+	if (boot[0])
+		snprintf(f->cmdline + n, sizeof(f->cmdline) - n, " %s", boot);
 }
 
 static void add_dev(struct vmm_config *c, const char *option, const char *spec, const char *key,
@@ -90,32 +56,47 @@ static void add_dev(struct vmm_config *c, const char *option, const char *spec, 
 		c->devs[c->nr_devs++] = (struct vmm_dev_arg){option, spec, key, value, id};
 }
 
-/* The root drive first, so that it is /dev/vda, as in Firecracker. */
-static void fc_devices(struct api_fc *f, struct vmm_config *c, const struct fc_drive **root)
+/* Whether an entry is its collection's boot entry (DEV_API_BOOT). */
+static bool boots(const struct dev_api *a, const struct dev_api_res *r)
 {
-	*root = NULL;
+	for (size_t i = 0; i < fc_api_nr_fields(a); i++)
+		if (a->fields[i].flags & DEV_API_BOOT && r->v[i].b)
+			return true;
+	return false;
+}
+
+/* A collection's devices, the boot entry first (Firecracker's root drive
+ * is /dev/vda), and the command line's words for it. */
+static void coll_devices(struct api_fc *f, const struct dm_kind *k, struct vmm_config *c,
+			 char *boot, size_t len)
+{
+	struct fc_coll *s = fc_vmcfg_coll(&f->cfg, k);
+	int slot = fc_coll_slot(k);
 	unsigned int n = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < f->cfg.nr_drives; i++) {
-			const struct fc_drive *d = &f->cfg.drives[i];
-			if (d->is_root_device != (pass == 0))
+	for (int pass = 0; s && pass < 2; pass++) {
+		for (unsigned int i = 0; i < s->n; i++) {
+			const struct dev_api_res *r = &s->item[i];
+			struct devmgr_arg a;
+			char why[400];
+			if (boots(k->api, r) != (pass == 0))
 				continue;
-			if (d->is_root_device)
-				*root = d;
-			char spec[sizeof(f->disk_spec[i])];
-			fc_drive_spec(d, spec, sizeof(spec));
-			memcpy(f->disk_spec[i], spec, sizeof(spec));
-			add_dev(c, "disk", f->disk_spec[i], "path", d->path_on_host, d->drive_id);
-			f->disk_index[i] = n++;
+			if (pass == 0 && k->api->boot_args)
+				k->api->boot_args(r, boot, len);
+			if (fc_res_arg(k, r, f->coll_spec[slot][i], sizeof(f->coll_spec[slot][i]),
+				       &a, why, sizeof(why)) == 0)
+				add_dev(c, a.option, a.spec, a.key, a.value, fc_coll_id(r));
+			f->coll_index[slot][i] = n++;
 		}
 	}
-	for (int i = 0; i < f->cfg.nr_nets; i++) {
-		const struct fc_net *n = &f->cfg.nets[i];
-		char spec[sizeof(f->net_spec[i])];
-		fc_net_spec(n, spec, sizeof(spec));
-		memcpy(f->net_spec[i], spec, sizeof(spec));
-		add_dev(c, "net", f->net_spec[i], "tap", n->host_dev_name, n->iface_id);
-	}
+}
+
+/* The collections (drives, interfaces) in row order, then skiff's VFIO,
+ * then the kinds' one-device resources. */
+static void fc_devices(struct api_fc *f, struct vmm_config *c, char *boot, size_t len)
+{
+	boot[0] = '\0';
+	for (size_t i = 0; i < dm_nr_kinds; i++)
+		coll_devices(f, &dm_kinds[i], c, boot, len);
 	for (int i = 0; i < f->cfg.nr_vfio; i++)
 		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options, NULL, NULL,
 			f->cfg.vfio[i].vfio_id);
@@ -143,10 +124,10 @@ int api_fc_start(struct api_fc *f, const struct vmm_config *given, char *err, si
 		f->start_status = 2;
 		return -1;
 	} else {
-		const struct fc_drive *root;
+		char boot[FC_ARGS_MAX];
 		c.nr_devs = 0;
-		fc_devices(f, &c, &root);
-		fc_cmdline(f, root);
+		fc_devices(f, &c, boot, sizeof(boot));
+		fc_cmdline(f, boot);
 		c.kernel = f->cfg.boot.kernel_image_path;
 		c.initrd = f->cfg.boot.initrd_path[0] ? f->cfg.boot.initrd_path : NULL;
 		c.cmdline = f->cmdline;

@@ -1,82 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The configuration as a whole: resources added by id, GET /vm/config,
- * and Firecracker's --config-file. */
+/* The configuration as a whole: GET /vm/config and Firecracker's
+ * --config-file (the device kinds' resources: api_kind_cfg.c). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "api/api_model.h"
-
-int fc_vmcfg_put_drive(struct fc_vmcfg *c, const struct fc_drive *d, char *err, size_t errlen)
-{
-	int i = 0;
-	while (i < c->nr_drives && strcmp(c->drives[i].drive_id, d->drive_id))
-		i++;
-	for (int k = 0; d->is_root_device && k < c->nr_drives; k++) {
-		if (k != i && c->drives[k].is_root_device) {
-			snprintf(err, errlen,
-				 "Drive config error: A root block device already exists!");
-			return -1;
-		}
-	}
-	if (i == FC_MAX_DRIVES) {
-		snprintf(err, errlen, "Drive config error: skiff takes at most %d drives",
-			 FC_MAX_DRIVES);
-		return -1;
-	}
-	c->drives[i] = *d;
-	/* Firecracker's default, shown by GET /vm/config (skiff's page cache
-	 * use is the same either way: flushes reach the image). */
-	if (!d->cache_type[0])
-		snprintf(c->drives[i].cache_type, sizeof(c->drives[i].cache_type), "Unsafe");
-	if (i == c->nr_drives)
-		c->nr_drives++;
-	return 0;
-}
-
-int fc_vmcfg_put_net(struct fc_vmcfg *c, const struct fc_net *n, char *err, size_t errlen)
-{
-	int i = 0;
-	while (i < c->nr_nets && strcmp(c->nets[i].iface_id, n->iface_id))
-		i++;
-	for (int k = 0; n->guest_mac[0] && k < c->nr_nets; k++) {
-		if (k != i && !strcasecmp(c->nets[k].guest_mac, n->guest_mac)) {
-			snprintf(err, errlen,
-				 "Network config error: The MAC address is already in use: %s",
-				 n->guest_mac);
-			return -1;
-		}
-	}
-	/* One tap, one interface: Firecracker's open of a tap another
-	 * interface holds fails (EBUSY). As in Firecracker (NetBuilder::build
-	 * drops the old device before it creates the new one), an update that
-	 * fails so leaves no interface of that id behind. */
-	for (int k = 0; k < c->nr_nets; k++) {
-		if (k != i && !strcmp(c->nets[k].host_dev_name, n->host_dev_name)) {
-			snprintf(err, errlen,
-				 "Network config error: Could not create the network device: Open "
-				 "tap device failed: Resource busy (os error 16). The tap %s is "
-				 "used by interface %s.",
-				 n->host_dev_name, c->nets[k].iface_id);
-			if (i < c->nr_nets) {
-				memmove(&c->nets[i], &c->nets[i + 1],
-					(size_t)(c->nr_nets - i - 1) * sizeof(c->nets[0]));
-				c->nr_nets--;
-			}
-			return -1;
-		}
-	}
-	if (i == FC_MAX_NETS) {
-		snprintf(err, errlen, "Network config error: skiff takes at most %d interfaces",
-			 FC_MAX_NETS);
-		return -1;
-	}
-	c->nets[i] = *n;
-	if (i == c->nr_nets)
-		c->nr_nets++;
-	return 0;
-}
 
 int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, size_t errlen)
 {
@@ -96,14 +26,8 @@ int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, si
 struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 {
 	struct json_object *o = json_object_new_object();
-	struct json_object *drives = json_object_new_array();
-	struct json_object *nets = json_object_new_array();
-	if (!o || !drives || !nets) {
-		json_object_put(o);
-		json_object_put(drives);
-		json_object_put(nets);
+	if (!o)
 		return NULL;
-	}
 	/* Optional sections: null unless configured (below), as Firecracker's. */
 	static const char *const none[] = {"cpu-config", "memory-hotplug", "mmds-config"};
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
@@ -111,13 +35,8 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 	json_object_object_add(o, "pmem", json_object_new_array());
 	if (c->has_boot)
 		json_object_object_add(o, "boot-source", api_json_from(&fc_boot_obj, &c->boot));
-	for (int i = 0; i < c->nr_drives; i++)
-		json_object_array_add(drives, api_json_from(&fc_drive_obj, &c->drives[i]));
-	json_object_object_add(o, "drives", drives);
+	fc_coll_json(c, o); /* "drives", "network-interfaces": lists, maybe empty */
 	json_object_object_add(o, "machine-config", api_json_from(&fc_machine_obj, &c->machine));
-	for (int i = 0; i < c->nr_nets; i++)
-		json_object_array_add(nets, api_json_from(&fc_net_obj, &c->nets[i]));
-	json_object_object_add(o, "network-interfaces", nets);
 	json_object_object_add(o, "logger",
 			       c->has_logger ? api_json_from(&fc_logger_obj, &c->logger) : NULL);
 	json_object_object_add(o, "metrics",
@@ -137,42 +56,20 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 	return o;
 }
 
-/* One array of the config file, each item through its table and check. */
-static int file_array(struct fc_vmcfg *c, const char *key, struct json_object *arr, char *err,
-		      size_t errlen)
+/* skiff's VFIO list of the config file, each item through its table. */
+static int file_vfio(struct fc_vmcfg *c, struct json_object *arr, char *err, size_t errlen)
 {
 	if (json_object_get_type(arr) != json_type_array) {
-		snprintf(err, errlen, "%s: invalid type, expected a sequence", key);
+		snprintf(err, errlen, "skiff-vfio: invalid type, expected a sequence");
 		return -1;
 	}
 	size_t n = json_object_array_length(arr);
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *it = json_object_array_get_idx(arr, i);
-		int r;
-		if (!strcmp(key, "drives")) {
-			static struct fc_drive d;
-			memset(&d, 0, sizeof(d));
-			r = api_json_fill(&fc_drive_obj, it, &d, err, errlen);
-			if (!r)
-				r = fc_drive_check(&d, err, errlen);
-			if (!r)
-				r = fc_vmcfg_put_drive(c, &d, err, errlen);
-		} else if (!strcmp(key, "network-interfaces")) {
-			static struct fc_net nt;
-			memset(&nt, 0, sizeof(nt));
-			r = api_json_fill(&fc_net_obj, it, &nt, err, errlen);
-			if (!r)
-				r = fc_net_check(&nt, err, errlen);
-			if (!r)
-				r = fc_vmcfg_put_net(c, &nt, err, errlen);
-		} else {
-			static struct fc_vfio v;
-			memset(&v, 0, sizeof(v));
-			r = api_json_fill(&fc_vfio_obj, it, &v, err, errlen);
-			if (!r)
-				r = fc_vmcfg_put_vfio(c, &v, err, errlen);
-		}
-		if (r < 0)
+		static struct fc_vfio v;
+		memset(&v, 0, sizeof(v));
+		if (api_json_fill(&fc_vfio_obj, json_object_array_get_idx(arr, i), &v, err,
+				  errlen) < 0 ||
+		    fc_vmcfg_put_vfio(c, &v, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -191,17 +88,25 @@ static bool unsupported(const char *key)
 	return false;
 }
 
+/* A kind's section of the file that must be there (its collection's
+ * required: Firecracker's drives); its bit in *given. */
+static bool required(const struct dm_kind *k)
+{
+	return k && k->api && k->api->max && k->api->required;
+}
+
 /* One top-level key of the file, as Firecracker's VmmConfig takes it. */
-static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, bool *drives,
+static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, uint32_t *given,
 		    char *why, size_t len)
 {
 	bool null = json_object_get_type(v) == json_type_null;
+	const struct dm_kind *k = fc_kind_by_section(key);
 	struct fc_res_cfg *res;
 	int r = 0;
-	if (!strcmp(key, "boot-source") || !strcmp(key, "drives")) {
+	if (!strcmp(key, "boot-source") || required(k)) {
 		if (null) {
 			snprintf(why, len, "invalid type: null, expected %s",
-				 key[0] == 'd' ? "a sequence" : "struct BootSourceConfig");
+				 k ? "a sequence" : "struct BootSourceConfig");
 			return -1;
 		}
 	} else if (null) {
@@ -222,14 +127,15 @@ static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, 
 	} else if (!strcmp(key, "metrics")) {
 		r = api_json_fill(&fc_metrics_obj, v, &c->metrics, why, len);
 		c->has_metrics = true;
-	} else if ((res = fc_vmcfg_res(c, fc_kind_by_section(key)))) {
+	} else if ((res = fc_vmcfg_res(c, k))) {
 		/* a kind's section: checked once machine-config is known */
-		r = fc_res_fill(fc_kind_by_section(key), v, &res->r, why, len);
+		r = fc_res_fill(k, v, &res->r, why, len);
 		res->has = true;
-	} else if (!strcmp(key, "drives") || !strcmp(key, "network-interfaces") ||
-		   !strcmp(key, "skiff-vfio")) {
-		*drives |= key[0] == 'd';
-		r = file_array(c, key, v, why, len);
+	} else if (fc_vmcfg_coll(c, k)) {
+		*given |= 1u << fc_coll_slot(k);
+		r = fc_coll_file(c, k, v, why, len);
+	} else if (!strcmp(key, "skiff-vfio")) {
+		r = file_vfio(c, v, why, len);
 	} else if (unsupported(key) && json_object_get_type(v) == json_type_array &&
 		   !json_object_array_length(v)) {
 		r = 0; /* "pmem": [] as GET /vm/config writes it: none asked for */
@@ -258,21 +164,26 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		return -1;
 	}
 	int r = 0;
-	bool drives = false;
+	uint32_t given = 0;
 	json_object_object_foreach(o, key, v)
 	{
 		if (r < 0)
 			break;
-		r = file_key(c, key, v, &drives, why, sizeof(why));
+		r = file_key(c, key, v, &given, why, sizeof(why));
 		if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, why);
 	}
 	if (!r && fc_vmcfg_check_res(c, err, errlen) < 0)
 		r = -1;
-	if (!r && (!c->has_boot || !drives)) {
-		snprintf(err, errlen, "missing field `%s`", c->has_boot ? "drives" : "boot-source");
+	if (!r && !c->has_boot) {
+		snprintf(err, errlen, "missing field `boot-source`");
 		r = -1;
 	}
+	for (size_t i = 0; !r && i < dm_nr_kinds; i++)
+		if (required(&dm_kinds[i]) && !(given & (1u << fc_coll_slot(&dm_kinds[i])))) {
+			snprintf(err, errlen, "missing field `%s`", dm_kinds[i].api->section);
+			r = -1;
+		}
 	json_object_put(o);
 	return r;
 }

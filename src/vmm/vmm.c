@@ -455,13 +455,14 @@ int vmm_ctrl_alt_del(struct vmm *v)
 	return i8042_ctrl_alt_del(&v->kbd);
 }
 
-int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *err, size_t errlen)
+int vmm_dev_replace(struct vmm *v, const char *option, unsigned int index, const char *path,
+		    char *err, size_t errlen)
 {
 	if (!vmm_running(v)) {
 		snprintf(err, errlen, "the VM is not running");
 		return -1;
 	}
-	return devmgr_replace(&v->dm, "disk", index, path, err, errlen);
+	return devmgr_replace(&v->dm, option, index, path, err, errlen);
 }
 
 int vmm_dev_limit(struct vmm *v, const char *option, unsigned int index, unsigned int dir,

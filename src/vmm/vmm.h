@@ -218,9 +218,11 @@ bool mig_src_resumes(bool released, bool unanswered, bool locked);
 int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char *url,
 			int accept_ms, uint64_t start_ns, int *status, char *err, size_t errlen);
 
-/* The index-th --disk gets the image at path (virtio_blk_replace): from
- * the thread that runs vmm_wait's serve. 0, or -1 with a reason. */
-int vmm_disk_replace(struct vmm *v, unsigned int index, const char *path, char *err, size_t errlen);
+/* The index-th device of --OPTION gets the medium at path (dev_ops.replace:
+ * a disk's new image): from the thread that runs vmm_wait's serve. 0, or
+ * -1 with a reason. */
+int vmm_dev_replace(struct vmm *v, const char *option, unsigned int index, const char *path,
+		    char *err, size_t errlen);
 
 /* New rate limits for the index-th device of --OPTION (devmgr_limit),
  * from the thread that runs vmm_wait's serve. 0, or -1 with a reason. */

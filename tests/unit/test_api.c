@@ -95,6 +95,40 @@ static int fill(const struct api_object *o, const char *text, void *target, char
 	return api_json_fill_text(o, text, strlen(text), target, err, 300);
 }
 
+/* A collection's entry (drives, network-interfaces: the kinds' rows) from
+ * JSON, and its field by name. */
+static int fill_entry(const char *section, const char *text, struct dev_api_res *r, char *err)
+{
+	return fc_res_fill_text(fc_kind_by_section(section), text, strlen(text), r, err, 300);
+}
+
+static struct dev_api_val *field_of(const char *section, struct dev_api_res *r, const char *name)
+{
+	const struct dev_api *a = fc_kind_by_section(section)->api;
+	for (size_t i = 0; i < a->nr_fields; i++)
+		if (!strcmp(a->fields[i].name, name))
+			return &r->v[i];
+	fail_msg("%s has no field %s", section, name);
+	return NULL;
+}
+
+/* An entry from JSON into the configuration, as PUT and the config file
+ * put it: 0, or -1 with why in err. */
+static int put_entry(struct fc_vmcfg *c, const char *section, const char *text, char *err)
+{
+	static struct dev_api_res r;
+	const struct dm_kind *k = fc_kind_by_section(section);
+	assert_int_equal(fill_entry(section, text, &r, err), 0);
+	return fc_coll_put(k, fc_vmcfg_coll(c, k), &r, err, 300);
+}
+
+static struct fc_coll *coll_of(struct fc_vmcfg *c, const char *section)
+{
+	struct fc_coll *s = fc_vmcfg_coll(c, fc_kind_by_section(section));
+	assert_non_null(s);
+	return s;
+}
+
 static void test_json_strict(void **state)
 {
 	(void)state;
@@ -166,21 +200,23 @@ static void test_json_refused(void **state)
 			fail_msg("%zu: '%s' lacks '%s'", i, err, bad[i].words);
 	}
 	/* The same keys in different objects, and valid escapes, are fine. */
-	struct fc_drive d = {0};
+	static struct dev_api_res d;
 	assert_int_equal(
-	    fill(&fc_drive_obj,
-		 "{\"drive_id\":\"x\",\"is_root_device\":false,\"path_on_host\":"
-		 "\"/\\u00e9\\ud83d\\ude00\xc3\xa9\",\"rate_limiter\":{\"bandwidth\":"
-		 "{\"size\":1,\"refill_time\":1},\"ops\":{\"size\":1,\"refill_time\":1}}}",
-		 &d, err),
+	    fill_entry("drives",
+		       "{\"drive_id\":\"x\",\"is_root_device\":false,\"path_on_host\":"
+		       "\"/\\u00e9\\ud83d\\ude00\xc3\xa9\",\"rate_limiter\":{\"bandwidth\":"
+		       "{\"size\":1,\"refill_time\":1},\"ops\":{\"size\":1,\"refill_time\":1}}}",
+		       &d, err),
 	    0);
-	assert_string_equal(d.path_on_host, "/\xc3\xa9\xf0\x9f\x98\x80\xc3\xa9");
+	assert_string_equal(field_of("drives", &d, "path_on_host")->s,
+			    "/\xc3\xa9\xf0\x9f\x98\x80\xc3\xa9");
 	/* A nested object's missing field: where that object ends. */
-	assert_int_equal(fill(&fc_drive_obj,
-			      "{\"drive_id\":\"x\",\"is_root_device\":false,\n\"rate_limiter\":"
-			      "{\"ops\":{\"size\":1}}}",
-			      &d, err),
-			 -1);
+	assert_int_equal(
+	    fill_entry("drives",
+		       "{\"drive_id\":\"x\",\"is_root_device\":false,\n\"rate_limiter\":"
+		       "{\"ops\":{\"size\":1}}}",
+		       &d, err),
+	    -1);
 	assert_string_equal(err, "missing field `refill_time` at line 2 column 32");
 	struct fc_machine m;
 	fc_machine_defaults(&m);
@@ -233,7 +269,8 @@ static void test_routes(void **state)
 	assert_int_equal(route("PUT", "/drives/root",
 			       "{\"drive_id\":\"root\",\"is_root_device\":true}", &req, &rep),
 			 0);
-	assert_int_equal(req.op, OP_DRIVE_PUT);
+	assert_int_equal(req.op, OP_KIND_PUT);
+	assert_ptr_equal(req.kind, fc_kind_by_section("drives"));
 	assert_string_equal(req.desc, "Put request on \"/drives/root\"");
 	assert_int_equal(
 	    route("PUT", "/drives/a", "{\"drive_id\":\"b\",\"is_root_device\":true}", &req, &rep),
@@ -322,28 +359,29 @@ static void test_vmcfg_nulls(void **state)
 	static struct fc_vmcfg c;
 	char err[300];
 	fc_vmcfg_init(&c);
-	struct fc_drive d = {0};
-	assert_int_equal(fill(&fc_drive_obj,
-			      "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
-			      "\"rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":2}}}",
-			      &d, err),
+	assert_int_equal(
+	    put_entry(&c, "drives",
+		      "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
+		      "\"rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":2}}}",
+		      err),
+	    0);
+	assert_int_equal(put_entry(&c, "network-interfaces",
+				   "{\"iface_id\":\"e\",\"host_dev_name\":\"t\"}", err),
 			 0);
-	assert_int_equal(fc_vmcfg_put_drive(&c, &d, err, sizeof(err)), 0);
-	struct fc_net n = {0};
-	assert_int_equal(fill(&fc_net_obj, "{\"iface_id\":\"e\",\"host_dev_name\":\"t\"}", &n, err),
-			 0);
-	assert_int_equal(fc_vmcfg_put_net(&c, &n, err, sizeof(err)), 0);
 	/* Issue 32.3: a second interface on the same tap is refused, and an
 	 * interface updated onto it is gone, as in Firecracker. */
-	struct fc_net n2 = {.iface_id = "f", .host_dev_name = "t"};
-	assert_int_equal(fc_vmcfg_put_net(&c, &n2, err, sizeof(err)), -1);
+	assert_int_equal(put_entry(&c, "network-interfaces",
+				   "{\"iface_id\":\"f\",\"host_dev_name\":\"t\"}", err),
+			 -1);
 	assert_non_null(strstr(err, "Could not create the network device"));
-	snprintf(n2.host_dev_name, sizeof(n2.host_dev_name), "u");
-	assert_int_equal(fc_vmcfg_put_net(&c, &n2, err, sizeof(err)), 0);
-	snprintf(n2.host_dev_name, sizeof(n2.host_dev_name), "t");
-	assert_int_equal(fc_vmcfg_put_net(&c, &n2, err, sizeof(err)), -1);
-	assert_int_equal(c.nr_nets, 1);
-	assert_string_equal(c.nets[0].iface_id, "e");
+	assert_int_equal(put_entry(&c, "network-interfaces",
+				   "{\"iface_id\":\"f\",\"host_dev_name\":\"u\"}", err),
+			 0);
+	assert_int_equal(put_entry(&c, "network-interfaces",
+				   "{\"iface_id\":\"f\",\"host_dev_name\":\"t\"}", err),
+			 -1);
+	assert_int_equal(coll_of(&c, "network-interfaces")->n, 1);
+	assert_string_equal(fc_coll_id(&coll_of(&c, "network-interfaces")->item[0]), "e");
 	struct json_object *o = fc_vmcfg_json(&c);
 	const char *j = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	static const char *const want[] = {
@@ -399,16 +437,20 @@ static void test_refused_after_start(void **state)
 		    "The requested operation is not supported after starting the microVM.");
 	}
 	assert_int_equal(f.cfg.machine.vcpu_count, 1);
-	struct fc_drive d = {.drive_id = "root", .path_on_host = "/r", .is_root_device = true};
-	char err[200];
-	assert_int_equal(fc_vmcfg_put_drive(&f.cfg, &d, err, sizeof(err)), 0);
+	char err[300];
+	assert_int_equal(put_entry(&f.cfg, "drives",
+				   "{\"drive_id\":\"root\",\"path_on_host\":\"/r\","
+				   "\"is_root_device\":true}",
+				   err),
+			 0);
+	struct dev_api_res *root = &coll_of(&f.cfg, "drives")->item[0];
 	assert_int_equal(route("PATCH", "/drives/root",
 			       "{\"drive_id\":\"root\",\"path_on_host\":\"/other\"}", &req, &rep),
 			 0);
 	api_fc_handle(&f, &req, &rep);
 	/* No VM runs here: the swap fails, and the old path stays. */
 	expect_fault(&rep, 400, "Unable to patch the block device");
-	assert_string_equal(f.cfg.drives[0].path_on_host, "/r");
+	assert_string_equal(field_of("drives", root, "path_on_host")->s, "/r");
 	/* An empty limiter changes nothing; a bucket needs the running
 	 * disk, which is not here: refused, and the configuration stays. */
 	assert_int_equal(route("PATCH", "/drives/root",
@@ -423,7 +465,7 @@ static void test_refused_after_start(void **state)
 			 0);
 	api_fc_handle(&f, &req, &rep);
 	expect_fault(&rep, 400, "Unable to update the rate limiter");
-	assert_int_equal(f.cfg.drives[0].rate_limiter.seen, 0);
+	assert_int_equal(field_of("drives", root, "rate_limiter")->rl.seen, 0);
 	assert_int_equal(route("PATCH", "/drives/root", "{\"drive_id\":\"root\"}", &req, &rep), 0);
 	api_fc_handle(&f, &req, &rep);
 	assert_int_equal(rep.status, 204);
@@ -757,8 +799,8 @@ static void test_config_file(void **state)
 	    "\"host_dev_name\":\"tap0\",\"guest_mac\":\"06:00:AC:10:00:02\"}],"
 	    "\"machine-config\":{\"vcpu_count\":2,\"mem_size_mib\":256,\"skiff_iothreads\":2}}";
 	assert_int_equal(fc_vmcfg_parse_file(&c, ok, strlen(ok), err, sizeof(err)), 0);
-	assert_int_equal(c.nr_drives, 1);
-	assert_int_equal(c.nr_nets, 1);
+	assert_int_equal(coll_of(&c, "drives")->n, 1);
+	assert_int_equal(coll_of(&c, "network-interfaces")->n, 1);
 	assert_int_equal(c.machine.skiff_iothreads, 2);
 	assert_false(c.machine.seen & (FC_MACHINE_SEEN_CPU_PM | FC_MACHINE_SEEN_HALT_POLL));
 	/* skiff's idle fields: given, they are marked seen (api_start then

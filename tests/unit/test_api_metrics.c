@@ -18,6 +18,7 @@
 
 #include "api/api_fc.h"
 #include "api/api_metrics.h"
+#include "api/api_model.h"
 #include "core/vcpu.h"
 #include "devices/virtio-blk/virtio_blk.h"
 #include "virtio/virtio_dev.h"
@@ -354,12 +355,21 @@ static void test_flush_line(void **state)
 
 	struct vmm_config base = {0};
 	api_fc_init(&f, &v, &base);
-	struct fc_drive root = {.drive_id = "root", .path_on_host = "/r", .is_root_device = true};
-	struct fc_drive data = {.drive_id = "data", .path_on_host = "/d"};
-	assert_int_equal(fc_vmcfg_put_drive(&f.cfg, &data, err, sizeof(err)), 0);
-	assert_int_equal(fc_vmcfg_put_drive(&f.cfg, &root, err, sizeof(err)), 0);
-	f.disk_index[0] = 1; /* data: after the root drive */
-	f.disk_index[1] = 0;
+	const struct dm_kind *drives = fc_kind_by_section("drives");
+	static const char *const bodies[] = {
+	    "{\"drive_id\": \"data\", \"path_on_host\": \"/d\", \"is_root_device\": false}",
+	    "{\"drive_id\": \"root\", \"path_on_host\": \"/r\", \"is_root_device\": true}",
+	};
+	for (int i = 0; i < 2; i++) {
+		static struct dev_api_res r;
+		assert_int_equal(
+		    fc_res_fill_text(drives, bodies[i], strlen(bodies[i]), &r, err, sizeof(err)),
+		    0);
+		assert_int_equal(
+		    fc_coll_put(drives, fc_vmcfg_coll(&f.cfg, drives), &r, err, sizeof(err)), 0);
+	}
+	f.coll_index[fc_coll_slot(drives)][0] = 1; /* data: after the root drive */
+	f.coll_index[fc_coll_slot(drives)][1] = 0;
 	f.state = FC_RUNNING;
 	struct fc_metrics m = {0};
 	snprintf(m.metrics_path, sizeof(m.metrics_path), "%s/metrics", dir);

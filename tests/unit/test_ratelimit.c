@@ -204,23 +204,38 @@ static int fill(const struct api_object *o, const char *text, void *t, char *err
 	return api_json_fill_text(o, text, strlen(text), t, err, 300);
 }
 
+/* A drive or an interface (their kinds' rows) from JSON. */
+static int fill_entry(const char *section, const char *text, struct dev_api_res *r, char *err)
+{
+	return fc_res_fill_text(fc_kind_by_section(section), text, strlen(text), r, err, 300);
+}
+
+/* The entry's spec, and its kind's own check first (0, or -1). */
+static int entry_spec(const char *section, const struct dev_api_res *r, char *spec, char *err)
+{
+	const struct dm_kind *k = fc_kind_by_section(section);
+	struct devmgr_arg a;
+	if (k->api->check(r, false, err, 300) < 0)
+		return -1;
+	assert_int_equal(fc_res_arg(k, r, spec, FC_RES_SPEC_MAX, &a, err, 300), 0);
+	return 0;
+}
+
 static void test_api_objects(void **state)
 {
 	(void)state;
-	static struct fc_drive d;
-	static struct fc_net n;
-	char err[300], spec[FC_NET_SPEC_MAX];
+	static struct dev_api_res d, n;
+	char err[300], spec[FC_RES_SPEC_MAX];
 	const char *ok = "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
 			 "\"io_engine\":\"Async\",\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
 			 "\"one_time_burst\":10,\"refill_time\":100},\"ops\":{\"size\":0,"
 			 "\"refill_time\":1}}}";
-	assert_int_equal(fill(&fc_drive_obj, ok, &d, err), 0);
-	assert_int_equal(fc_drive_check(&d, err, sizeof(err)), 0);
-	fc_drive_spec(&d, spec, sizeof(spec));
+	assert_int_equal(fill_entry("drives", ok, &d, err), 0);
+	assert_int_equal(entry_spec("drives", &d, spec, err), 0);
 	/* ops of size 0 is given but off: no key. The path goes apart, typed
 	 * (issue 32.3). */
 	assert_string_equal(spec, "aio=io_uring,bw=1000:100:10");
-	struct json_object *o = api_json_from(&fc_drive_obj, &d);
+	struct json_object *o = fc_res_json(fc_kind_by_section("drives"), &d);
 	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	assert_non_null(strstr(js, "\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
 				   "\"one_time_burst\":10,\"refill_time\":100},\"ops\":{\"size\":0,"
@@ -246,34 +261,37 @@ static void test_api_objects(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&d, 0, sizeof(d));
-		assert_int_equal(fill(&fc_drive_obj, bad[i][0], &d, err), -1);
+		assert_int_equal(fill_entry("drives", bad[i][0], &d, err), -1);
 		if (!strstr(err, bad[i][1]))
 			fail_msg("'%s' lacks '%s'", err, bad[i][1]);
 	}
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(fill(&fc_drive_obj,
-			      "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
-			      "\"io_engine\":\"Fast\"}",
-			      &d, err),
-			 0);
-	assert_int_equal(fc_drive_check(&d, err, sizeof(err)), -1);
+	assert_int_equal(
+	    fill_entry("drives",
+		       "{\"drive_id\":\"r\",\"path_on_host\":\"/r\",\"is_root_device\":true,"
+		       "\"io_engine\":\"Fast\"}",
+		       &d, err),
+	    0);
+	assert_int_equal(entry_spec("drives", &d, spec, err), -1);
 	assert_non_null(strstr(err, "unknown variant `Fast`, expected `Sync` or `Async`"));
 	const char *net =
 	    "{\"iface_id\":\"e\",\"host_dev_name\":\"t0\",\"rx_rate_limiter\":{\"ops\":"
 	    "{\"size\":5,\"refill_time\":10}},\"tx_rate_limiter\":{\"bandwidth\":"
 	    "{\"size\":7,\"refill_time\":20,\"one_time_burst\":3}}}";
-	assert_int_equal(fill(&fc_net_obj, net, &n, err), 0);
-	assert_int_equal(fc_net_check(&n, err, sizeof(err)), 0);
-	fc_net_spec(&n, spec, sizeof(spec));
+	assert_int_equal(fill_entry("network-interfaces", net, &n, err), 0);
+	assert_int_equal(entry_spec("network-interfaces", &n, spec, err), 0);
 	assert_string_equal(spec, "rx-ops=5:10:0,tx-bw=7:20:3"); /* the tap goes apart */
 	/* A PATCH replaces the buckets it gives, and only those. */
-	struct fc_rate_limiter p = {0};
+	struct dev_api_rl p = {0};
 	assert_int_equal(
 	    fill(&fc_rate_limiter_obj, "{\"bandwidth\":{\"size\":9,\"refill_time\":9}}", &p, err),
 	    0);
-	fc_rate_limiter_merge(&n.rx_rate_limiter, &p);
-	assert_int_equal(n.rx_rate_limiter.bandwidth.size, 9);
-	assert_int_equal(n.rx_rate_limiter.ops.size, 5);
+	struct dev_api_rl *rx = &n.v[4].rl; /* NetworkInterfaceConfig's rx_rate_limiter */
+	assert_string_equal(fc_kind_by_section("network-interfaces")->api->fields[4].name,
+			    "rx_rate_limiter");
+	fc_rate_limiter_merge(rx, &p);
+	assert_int_equal(rx->bandwidth.size, 9);
+	assert_int_equal(rx->ops.size, 5);
 	struct ratelimit_cfg c;
 	unsigned int mask;
 	fc_rate_limiter_cfg(&p, &c, &mask);

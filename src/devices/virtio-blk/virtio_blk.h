@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "devices/dev_api.h"
 #include "devices/dev_metrics.h"
 #include "devices/dev_sandbox.h"
 #include "devices/device.h"
@@ -64,6 +65,9 @@ void virtio_blk_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ct
 
 /* Its group in the metrics line (virtio_blk_metrics.c). */
 extern const struct dev_metrics virtio_blk_metrics;
+/* Firecracker's drives: PUT and PATCH /drives/ID, the "drives" list
+ * (virtio_blk_api.c). */
+extern const struct dev_api blk_api;
 /* Its disk threads' calls, and the ring's submit elsewhere
  * (virtio_blk_sandbox.c). */
 extern const struct dev_sandbox virtio_blk_sandbox;

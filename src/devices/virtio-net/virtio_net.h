@@ -13,6 +13,7 @@
 #ifndef SKIFF_VIRTIO_NET_H
 #define SKIFF_VIRTIO_NET_H
 
+#include "devices/dev_api.h"
 #include "devices/dev_sandbox.h"
 #include "devices/dev_metrics.h"
 #include "devices/device.h"
@@ -34,5 +35,9 @@ const struct dev_sandbox *virtio_net_sandbox_of(const void *spec);
 
 /* Its group in the metrics line, the e1000's too (virtio_net_metrics.c). */
 extern const struct dev_metrics virtio_net_metrics;
+
+/* Firecracker's network interfaces: PUT and PATCH /network-interfaces/ID,
+ * the "network-interfaces" list (virtio_net_api.c). */
+extern const struct dev_api net_api;
 
 #endif
