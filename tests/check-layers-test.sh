@@ -32,6 +32,14 @@ put tests/unit/test_balloon_snap.c $balloon
 # A shared layer's test, with the kind check-layers.sh lists for it.
 put tests/fuzz/fuzz_snap.c $balloon
 
+# src/api may name a kind in a comment only.
+put src/vmm/devmgr_kinds.c
+echo '    {.option = "disk", .prefix = "virtio-blk",' >"$tmp/src/vmm/devmgr_kinds.c"
+put src/devices/virtio-blk/virtio_blk_api.c
+echo '    .route = "/drives",' >"$tmp/src/devices/virtio-blk/virtio_blk_api.c"
+put src/api/api_a.c
+printf '%s\n' '/* the "disk" and "/drives/ID" of the rows */' ' * "virtio-blk0"' >"$tmp/src/api/api_a.c"
+
 out=$("$here/check-layers.sh" "$tmp" 2>&1) || {
 	echo "check-layers-test: a clean tree failed: $out"
 	exit 1
@@ -43,6 +51,7 @@ put tests/unit/test_virtio_balloon.c $net
 put tests/unit/test_network.c $net
 put tests/fuzz/fuzz_snap.c $balloon $rng
 put src/devices/virtio-balloon/virtio_balloon.c $net
+printf '%s\n' 'int n = strcmp(o, "disk"); /* a kind */' 'const char *r = "/drives/x";' >>"$tmp/src/api/api_a.c"
 if out=$("$here/check-layers.sh" "$tmp" 2>&1); then
 	echo "check-layers-test: violations passed"
 	exit 1
@@ -64,4 +73,15 @@ n=$(grep -c "private header" <<<"$out")
 	echo "check-layers-test: $n lines, not ${#want[@]}: $out"
 	exit 1
 }
-echo "check-layers-test: ${#want[@]} violations found, a clean tree passes"
+for w in 'names the kind of "disk": src/api/api_a.c: int n = strcmp(o, "disk");' \
+	'names the kind of "/drives": src/api/api_a.c: const char *r = "/drives/x";'; do
+	grep -qF "$w" <<<"$out" || {
+		echo "check-layers-test: no line for $w in: $out"
+		exit 1
+	}
+done
+[ "$(grep -c "names the kind" <<<"$out")" = 2 ] || {
+	echo "check-layers-test: a kind named in a comment counted: $out"
+	exit 1
+}
+echo "check-layers-test: $((${#want[@]} + 2)) violations found, a clean tree passes"

@@ -102,5 +102,24 @@ while IFS= read -r file; do
 		fi
 	done < <(sed -n 's/^#include "\(devices\/[^"]*\/[^"]*_priv\.h\)".*/\1/p' "$file")
 done < <(find tests -name '*.[ch]' | sort)
+# src/api names no kind (docs/ARCHITECTURE.md): no string of a kind's row
+# (its option, name prefix, API route or section) in its code, comments
+# aside.
+if [ -d src/api ] && [ -f src/vmm/devmgr_kinds.c ]; then
+	code=$(mktemp)
+	for f in $(find src/api -name '*.[ch]' | sort); do
+		sed 's|/\*.*||; s|^[[:space:]]*\*.*||; s|^|'"$f"': |' "$f"
+	done >"$code"
+	mapfile -t rows < <(find src/vmm/devmgr_kinds.c src/devices -name 'devmgr_kinds.c' -o -name '*_api.c')
+	mapfile -t names < <(grep -ohE '\.(option|prefix|route|section) = "[^"]*"' "${rows[@]}" |
+		sed 's/.*= "//; s/"$//' | sort -u)
+	for name in "${names[@]}"; do
+		if hits=$(grep -F -e "\"$name\"" -e "\"$name/" "$code"); then
+			echo "check-layers: src/api names the kind of \"$name\": $hits"
+			bad=1
+		fi
+	done
+	rm -f "$code"
+fi
 echo "check-layers: $edges include edges checked"
 exit "$bad"

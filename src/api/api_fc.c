@@ -155,7 +155,7 @@ static void action(struct api_fc *f, const struct fc_action *a, struct api_reply
 static bool pre_boot_only(enum api_op op)
 {
 	return op == OP_BOOT || op == OP_MACHINE_PUT || op == OP_MACHINE_PATCH ||
-	       op == OP_METRICS || op == OP_LOGGER || op == OP_VFIO_PUT || op == OP_KIND_PUT;
+	       op == OP_METRICS || op == OP_LOGGER || op == OP_KIND_PUT;
 }
 
 static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply *rep)
@@ -205,10 +205,6 @@ static void dispatch(struct api_fc *f, const struct api_req *r, struct api_reply
 	case OP_KIND_PATCH:
 	case OP_KIND_STATS:
 		return api_fc_kind(f, r, rep);
-	case OP_VFIO_PUT:
-		if (fc_vmcfg_put_vfio(&f->cfg, &r->u.vfio, why, sizeof(why)) < 0)
-			return api_reply_fault(rep, 400, "%s", why);
-		return api_reply_none(rep);
 	case OP_SNAPSHOT_CREATE:
 	case OP_SNAPSHOT_LOAD:
 		return api_fc_snapshot(f, r, rep);

@@ -185,7 +185,8 @@ void fc_coll_json(const struct fc_vmcfg *c, struct json_object *o)
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
 		const struct dm_kind *k = &dm_kinds[i];
 		const struct fc_coll *s = fc_vmcfg_coll((struct fc_vmcfg *)c, k);
-		struct json_object *arr = s ? json_object_new_array() : NULL;
+		struct json_object *arr =
+		    s && (s->n || !k->api->hide_empty) ? json_object_new_array() : NULL;
 		for (unsigned int e = 0; arr && e < s->n; e++)
 			json_object_array_add(arr, fc_res_json(k, &s->item[e]));
 		if (arr)

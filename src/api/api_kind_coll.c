@@ -27,7 +27,8 @@ void api_fc_coll_put(struct api_fc *f, const struct api_req *r, struct api_reply
 		return api_reply_fault(rep, 400, "%s: %s", k->api->fault, why);
 	/* skiff_options through the option's own table; the path apart, whole. */
 	a.id = fc_coll_id(&r->u.res);
-	if (devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
+	if (!k->api->check_at_start &&
+	    devmgr_check_arg(&a, !f->base.no_ioeventfd, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s: %s", k->api->fault, why);
 	if (fc_coll_put(k, c, &r->u.res, why, sizeof(why)) < 0)
 		return api_reply_fault(rep, 400, "%s", why);

@@ -157,12 +157,6 @@ static const struct api_field mig_send_f[] = {
 };
 OBJECT(fc_mig_send_obj, struct fc_mig_send, "SendMigrationData", mig_send_f);
 
-static const struct api_field vfio_f[] = {
-    STR(struct fc_vfio, vfio_id, AF_REQUIRED),
-    STR(struct fc_vfio, skiff_options, AF_REQUIRED | AF_IF_SEEN),
-};
-OBJECT(fc_vfio_obj, struct fc_vfio, "SkiffVfioConfig", vfio_f);
-
 void fc_machine_defaults(struct fc_machine *m)
 {
 	memset(m, 0, sizeof(*m));

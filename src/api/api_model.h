@@ -18,7 +18,6 @@
 #define FC_ARGS_MAX  2048
 #define FC_SKIFF_MAX 256
 #define FC_MAX_NETS  8 /* a snapshot load's network overrides */
-#define FC_MAX_VFIO  4
 /* Room for a spec's rate limiter keys: 4 of ",tx-bw=SIZE:MS:BURST". */
 #define FC_RL_SPEC_MAX 320
 
@@ -141,17 +140,10 @@ struct fc_coll {
 /* A resource as a spec: its strings but the one apart, rate limiters. */
 #define FC_RES_SPEC_MAX (FC_PATH_MAX + 4 * FC_RL_SPEC_MAX)
 
-struct fc_vfio {
-	char vfio_id[FC_ID_MAX], skiff_options[FC_SKIFF_MAX]; /* "ADDR[,mmap=off]" */
-	uint32_t seen;
-};
-
 /* Everything configured: what GET /vm/config shows and InstanceStart boots. */
 struct fc_vmcfg {
 	bool has_boot, has_logger, has_metrics;
 	struct fc_boot boot;
-	struct fc_vfio vfio[FC_MAX_VFIO];
-	int nr_vfio;
 	struct fc_machine machine;
 	struct fc_logger logger;
 	struct fc_metrics metrics;
@@ -160,7 +152,7 @@ struct fc_vmcfg {
 };
 
 extern const struct api_object fc_boot_obj, fc_machine_obj, fc_logger_obj, fc_metrics_obj,
-    fc_action_obj, fc_vm_state_obj, fc_vfio_obj, fc_token_bucket_obj, fc_rate_limiter_obj,
+    fc_action_obj, fc_vm_state_obj, fc_token_bucket_obj, fc_rate_limiter_obj,
     fc_snapshot_create_obj, fc_snapshot_load_obj, fc_mig_receive_obj, fc_mig_send_obj,
     fc_skiff_allow_obj;
 
@@ -174,7 +166,6 @@ int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen);
 int fc_machine_check_features(const struct fc_machine *m, char *err, size_t errlen);
 int fc_logger_check(const struct fc_logger *l, char *err, size_t errlen);
 /* Adds or replaces (same id) in the configuration; -1 when full. */
-int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, size_t errlen);
 /* The buckets a RateLimiter gives, as the devices take them: their bits
  * (1 << RL_*) in *mask. */
 void fc_rate_limiter_cfg(const struct dev_api_rl *r, struct ratelimit_cfg *c, unsigned int *mask);

@@ -23,7 +23,6 @@ enum api_op {
 	OP_LOGGER,
 	OP_VM_CONFIG,
 	OP_STATS,
-	OP_VFIO_PUT,
 	OP_KIND_PUT,   /* a device kind's resource: kind says which */
 	OP_KIND_GET,   /* ... the configured resource */
 	OP_KIND_PATCH, /* ... the running device: kind's api->patch[patch] */
@@ -46,7 +45,6 @@ struct api_req {
 		struct fc_vm_state vm;
 		struct fc_metrics metrics;
 		struct fc_logger logger;
-		struct fc_vfio vfio;
 		struct dev_api_res res; /* OP_KIND_PUT, OP_KIND_PATCH */
 		struct fc_snapshot_create snap_create;
 		struct fc_snapshot_load snap_load;

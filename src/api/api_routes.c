@@ -31,7 +31,6 @@ static const struct route routes[] = {
     {API_PUT, "/logger", OP_LOGGER, &fc_logger_obj, NULL},
     {API_GET, "/vm/config", OP_VM_CONFIG, NULL, NULL},
     {API_GET, "/stats", OP_STATS, NULL, NULL},
-    {API_PUT, "/skiff/vfio/", OP_VFIO_PUT, &fc_vfio_obj, "vfio_id"},
     {API_PUT, "/snapshot/create", OP_SNAPSHOT_CREATE, &fc_snapshot_create_obj, NULL},
     {API_PUT, "/snapshot/load", OP_SNAPSHOT_LOAD, &fc_snapshot_load_obj, NULL},
     {API_PUT, "/migration/receive", OP_MIG_RECEIVE, &fc_mig_receive_obj, NULL},

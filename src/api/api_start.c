@@ -90,16 +90,13 @@ static void coll_devices(struct api_fc *f, const struct dm_kind *k, struct vmm_c
 	}
 }
 
-/* The collections (drives, interfaces) in row order, then skiff's VFIO,
- * then the kinds' one-device resources. */
+/* The collections (drives, interfaces, skiff's VFIO) in row order, then
+ * the kinds' one-device resources. */
 static void fc_devices(struct api_fc *f, struct vmm_config *c, char *boot, size_t len)
 {
 	boot[0] = '\0';
 	for (size_t i = 0; i < dm_nr_kinds; i++)
 		coll_devices(f, &dm_kinds[i], c, boot, len);
-	for (int i = 0; i < f->cfg.nr_vfio; i++)
-		add_dev(c, "vfio-pci", f->cfg.vfio[i].skiff_options, NULL, NULL,
-			f->cfg.vfio[i].vfio_id);
 	/* The kinds' resources, in row order; each was checked at PUT. */
 	for (size_t i = 0, s = 0; i < dm_nr_kinds && s < FC_RES_MAX; i++) {
 		struct fc_res_cfg *r = fc_vmcfg_res(&f->cfg, &dm_kinds[i]);

@@ -8,21 +8,6 @@
 
 #include "api/api_model.h"
 
-int fc_vmcfg_put_vfio(struct fc_vmcfg *c, const struct fc_vfio *v, char *err, size_t errlen)
-{
-	int i = 0;
-	while (i < c->nr_vfio && strcmp(c->vfio[i].vfio_id, v->vfio_id))
-		i++;
-	if (i == FC_MAX_VFIO) {
-		snprintf(err, errlen, "skiff takes at most %d VFIO devices", FC_MAX_VFIO);
-		return -1;
-	}
-	c->vfio[i] = *v;
-	if (i == c->nr_vfio)
-		c->nr_vfio++;
-	return 0;
-}
-
 struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 {
 	struct json_object *o = json_object_new_object();
@@ -35,7 +20,7 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 	json_object_object_add(o, "pmem", json_object_new_array());
 	if (c->has_boot)
 		json_object_object_add(o, "boot-source", api_json_from(&fc_boot_obj, &c->boot));
-	fc_coll_json(c, o); /* "drives", "network-interfaces": lists, maybe empty */
+	fc_coll_json(c, o); /* "drives", "network-interfaces", "skiff-vfio": lists */
 	json_object_object_add(o, "machine-config", api_json_from(&fc_machine_obj, &c->machine));
 	json_object_object_add(o, "logger",
 			       c->has_logger ? api_json_from(&fc_logger_obj, &c->logger) : NULL);
@@ -47,32 +32,7 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 			json_object_object_add(o, dm_kinds[i].api->section,
 					       r->has ? fc_res_json(&dm_kinds[i], &r->r) : NULL);
 	}
-	if (c->nr_vfio) {
-		struct json_object *v = json_object_new_array();
-		for (int i = 0; v && i < c->nr_vfio; i++)
-			json_object_array_add(v, api_json_from(&fc_vfio_obj, &c->vfio[i]));
-		json_object_object_add(o, "skiff-vfio", v);
-	}
 	return o;
-}
-
-/* skiff's VFIO list of the config file, each item through its table. */
-static int file_vfio(struct fc_vmcfg *c, struct json_object *arr, char *err, size_t errlen)
-{
-	if (json_object_get_type(arr) != json_type_array) {
-		snprintf(err, errlen, "skiff-vfio: invalid type, expected a sequence");
-		return -1;
-	}
-	size_t n = json_object_array_length(arr);
-	for (size_t i = 0; i < n; i++) {
-		static struct fc_vfio v;
-		memset(&v, 0, sizeof(v));
-		if (api_json_fill(&fc_vfio_obj, json_object_array_get_idx(arr, i), &v, err,
-				  errlen) < 0 ||
-		    fc_vmcfg_put_vfio(c, &v, err, errlen) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 /* Firecracker's sections skiff has no device for: refused when given (a
@@ -134,8 +94,7 @@ static int file_key(struct fc_vmcfg *c, const char *key, struct json_object *v, 
 	} else if (fc_vmcfg_coll(c, k)) {
 		*given |= 1u << fc_coll_slot(k);
 		r = fc_coll_file(c, k, v, why, len);
-	} else if (!strcmp(key, "skiff-vfio")) {
-		r = file_vfio(c, v, why, len);
+
 	} else if (unsupported(key) && json_object_get_type(v) == json_type_array &&
 		   !json_object_array_length(v)) {
 		r = 0; /* "pmem": [] as GET /vm/config writes it: none asked for */

@@ -150,6 +150,8 @@ struct dev_api {
 	 * device refuses "FAULT: replace_words: BackingFile(why, PATH)". */
 	unsigned int max;
 	bool required;
+	bool hide_empty;     /* GET /vm/config leaves the list out while empty */
+	bool check_at_start; /* a PUT's spec is checked when the VM is built, not at PUT */
 	const char *full, *not_found, *replace_words;
 	const char *noun; /* the log's "Drive ID now has PATH" */
 	/* Optional: an entry's own checks beyond types (put: a PUT's, which

@@ -69,6 +69,7 @@ const struct dm_kind dm_kinds[] = {
      .check_set = vfio_spec_check_set,
      .transport = DM_PCI,
      .create = vfio_new_device,
+     .api = &vfio_api,
      .sandbox = &vfio_sandbox,
      .no_snapshot = "a VFIO passthrough device's state is in the host's hardware"},
 

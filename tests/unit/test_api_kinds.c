@@ -379,6 +379,50 @@ static void test_coll_start(void **state)
 	rmdir(dir);
 }
 
+/* skiff's /skiff/vfio/ID from VFIO's row: taken at PUT without looking at
+ * the host (checked when the VM is built), up to four, listed in GET
+ * /vm/config only when there is one, and read back from the config file. */
+static void test_vfio_coll(void **state)
+{
+	(void)state;
+	static struct api_fc f;
+	static struct vmm v;
+	static struct api_req req;
+	struct vmm_config base = {0};
+	struct api_reply rep = {0};
+	char url[64], body[160], err[300];
+	api_fc_init(&f, &v, &base);
+	struct json_object *o = fc_vmcfg_json(&f.cfg);
+	assert_false(json_object_object_get_ex(o, "skiff-vfio", NULL));
+	json_object_put(o);
+	for (int i = 0; i < 4; i++) {
+		snprintf(url, sizeof(url), "/skiff/vfio/g%d", i);
+		snprintf(body, sizeof(body),
+			 "{\"vfio_id\": \"g%d\", \"skiff_options\": \"0000:00:0%d.0,mmap=off\"}", i,
+			 i + 4);
+		handle_ok(&f, "PUT", url, body);
+	}
+	const char *fifth = "{\"vfio_id\": \"g9\", \"skiff_options\": \"0000:00:09.0\"}";
+	assert_int_equal(put("/skiff/vfio/g9", fifth, &req, &rep), 0);
+	api_fc_handle(&f, &req, &rep);
+	expect_fault(&rep, 400, "skiff takes at most 4 VFIO devices");
+	assert_int_equal(put("/skiff/vfio/g9", "{\"vfio_id\": \"g9\"}", &req, &rep), 1);
+	expect_fault(&rep, 400, "missing field `skiff_options`");
+	o = fc_vmcfg_json(&f.cfg);
+	const char *j = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	if (!strstr(j, "\"skiff-vfio\":[{\"vfio_id\":\"g0\",\"skiff_options\":"
+		       "\"0000:00:04.0,mmap=off\"},"))
+		fail_msg("GET /vm/config: %s", j);
+	json_object_put(o);
+	api_fc_fini(&f);
+	static struct fc_vmcfg c;
+	const char *file =
+	    "{\"boot-source\":{\"kernel_image_path\":\"/k\"},\"drives\":[],"
+	    "\"skiff-vfio\":[{\"vfio_id\":\"a\",\"skiff_options\":\"0000:00:05.0\"}]}";
+	assert_int_equal(fc_vmcfg_parse_file(&c, file, strlen(file), err, sizeof(err)), 0);
+	assert_int_equal(fc_vmcfg_coll(&c, fc_kind_by_section("skiff-vfio"))->n, 1);
+}
+
 struct stat_seen {
 	char names[8][32];
 	uint64_t v[8];
@@ -417,6 +461,7 @@ int main(void)
 	    cmocka_unit_test(test_vsock_vm_config),   cmocka_unit_test(test_vsock_config_file),
 	    cmocka_unit_test(test_res_from_devices),  cmocka_unit_test(test_row_endpoints),
 	    cmocka_unit_test(test_balloon_stats_map), cmocka_unit_test(test_coll_start),
+	    cmocka_unit_test(test_vfio_coll),
 	};
 	return cmocka_run_group_tests_name("api_kinds", tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "core/opt.h"
+#include "devices/dev_api.h"
 #include "devices/dev_sandbox.h"
 #include "devices/device.h"
 
@@ -23,6 +24,8 @@ int vfio_spec_check_set(const void *const *specs, unsigned int n, unsigned int *
 int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out, char *err,
 		    size_t errlen);
 
+/* PUT /skiff/vfio/ID, the "skiff-vfio" list (vfio_api.c). */
+extern const struct dev_api vfio_api;
 /* Its ioctls on the vCPU and main threads (vfio_sandbox.c). */
 extern const struct dev_sandbox vfio_sandbox;
 
