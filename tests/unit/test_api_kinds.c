@@ -256,7 +256,7 @@ static void test_res_from_devices(void **state)
 	(void)state;
 	const struct dm_kind *k = fc_kind_by_section("balloon");
 	assert_non_null(k);
-	struct fc_vmcfg put, back;
+	static struct fc_vmcfg put, back; /* 754 KB each: not on the stack */
 	memset(&put, 0, sizeof(put));
 	memset(&back, 0, sizeof(back));
 	struct fc_res_cfg *r = fc_vmcfg_res(&put, k);
