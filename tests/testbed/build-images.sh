@@ -60,7 +60,10 @@ build() {
 	"$fill" "$stage"
 	tb_mkcpio "$stage" "$image.tmp.$$" 1
 	mv -f "$image.tmp.$$" "$image"
-	echo "$hash" >"$image.hash"
+	# A new file, renamed in: worktrees share the cache's inodes (cp -al),
+	# and writing through one would change every tree's hash.
+	echo "$hash" >"$image.hash.tmp.$$"
+	mv -f "$image.hash.tmp.$$" "$image.hash"
 	rm -rf "$stage"
 	trap - EXIT
 }
