@@ -67,6 +67,20 @@ void dirty_bits_or(uint64_t *dst, uint64_t off, const uint64_t *src, uint64_t nb
 			dst[(off + i) / 64] |= 1ull << ((off + i) % 64);
 }
 
+void dirty_bits_take(_Atomic uint64_t *log, uint64_t from, uint64_t nbits, uint64_t *dst,
+		     uint64_t off)
+{
+	for (uint64_t w = 0; w < dirty_words(nbits); w++) {
+		if (!atomic_load_explicit(&log[from / 64 + w], memory_order_relaxed))
+			continue; /* most words: no exchange, no dirtied cache line */
+		/* Acquire: the data the kernel wrote before its OR is seen by
+		 * whoever copies the page. */
+		uint64_t v = atomic_exchange_explicit(&log[from / 64 + w], 0, memory_order_acquire);
+		uint64_t n = nbits - w * 64 < 64 ? nbits - w * 64 : 64;
+		dirty_bits_or(dst, off + w * 64, &v, n);
+	}
+}
+
 uint64_t dirty_bits_count(const uint64_t *b, uint64_t nbits)
 {
 	uint64_t n = 0;

@@ -58,6 +58,13 @@ void dirty_log_put(struct dirty_log *d, const uint64_t *bits);
 /* ORs the nbits bits of src into dst from bit off (KVM's per-slot bitmap
  * into the whole mapping's). */
 void dirty_bits_or(uint64_t *dst, uint64_t off, const uint64_t *src, uint64_t nbits);
+/* Takes the bits [from, from + nbits) of log, a bitmap that another
+ * party sets with atomic ORs (the kernel's vhost log, by guest-physical
+ * page): swaps each word holding them with 0 and ORs those bits into dst
+ * from bit off. from is a multiple of 64, so no bit outside the range is
+ * taken (the last word's bits past it are cleared too: they name no RAM). */
+void dirty_bits_take(_Atomic uint64_t *log, uint64_t from, uint64_t nbits, uint64_t *dst,
+		     uint64_t off);
 /* Set bits among the first nbits. */
 uint64_t dirty_bits_count(const uint64_t *b, uint64_t nbits);
 /* The next run of set bits at or after *pos below nbits: its first bit

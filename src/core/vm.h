@@ -59,6 +59,8 @@ struct vm {
 	 * whether KVM's is cleared by hand (manual protect). */
 	struct dirty_log dirty;
 	bool dirty_manual;
+	/* The vhost devices' log, by guest-physical page (vm_dirty_gpa_log). */
+	_Atomic uint64_t *gpa_log;
 };
 
 /* Opens KVM's node (vm_create: /dev/kvm) read-write; -1 with a one-line

@@ -81,10 +81,32 @@ int vm_dirty_enable_late(struct vm *vm, char *err, size_t errlen)
 
 void vm_dirty_disable(struct vm *vm)
 {
+	free((void *)vm->gpa_log);
+	vm->gpa_log = NULL;
 	if (!vm_dirty_on(vm))
 		return;
 	dirty_track_set(NULL);
 	dirty_log_free(&vm->dirty);
+}
+
+_Atomic uint64_t *vm_dirty_gpa_log(struct vm *vm)
+{
+	if (!vm->gpa_log)
+		vm->gpa_log = calloc(dirty_words(guest_mem_end(&vm->mem) >> DIRTY_PAGE_SHIFT),
+				     sizeof(uint64_t));
+	return vm->gpa_log;
+}
+
+void vm_dirty_gpa_take(struct vm *vm, uint64_t *out)
+{
+	struct ram_slot s[2];
+	unsigned int n = ram_slots(vm, s);
+	/* A slot's GPA is page and word aligned (0, 4 GiB): its bits are
+	 * whole words of the log, taken apart from the hole's. */
+	for (unsigned int i = 0; vm->gpa_log && i < n; i++)
+		dirty_bits_take(vm->gpa_log, s[i].gpa >> DIRTY_PAGE_SHIFT,
+				s[i].size >> DIRTY_PAGE_SHIFT, out,
+				s[i].host_off >> DIRTY_PAGE_SHIFT);
 }
 
 /* One slot's KVM log ORed into out, and cleared (manual protect). */
@@ -121,7 +143,9 @@ int vm_dirty_collect(struct vm *vm, uint64_t *out)
 		r = slot_collect(vm, &s[i], tmp, out);
 	free(tmp);
 	/* After KVM's: a device write racing the collect is in one or the
-	 * next, never lost (the mark follows the write). */
+	 * next, never lost (the mark follows the write, in the kernel's vhost
+	 * log as in skiff's). */
 	dirty_log_take(&vm->dirty, out);
+	vm_dirty_gpa_take(vm, out);
 	return r;
 }

@@ -16,6 +16,7 @@
 #ifndef SKIFF_DEVICE_H
 #define SKIFF_DEVICE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,13 @@ struct dev_ops {
 	 * that a Diff snapshot or a migration's pre-copy would miss pages;
 	 * NULL when it does not. */
 	const char *(*dirty_blind)(const void *dev);
+	/* Optional, with dirty_blind: those writes logged after all, for a
+	 * migration (vhost's own log: virtio/vhost.h, vhost_set_log), from the
+	 * main thread while the guest runs: log (a bit per 4 KiB
+	 * guest-physical page, core/vm_dirty.h's vm_dirty_gpa_log) on, NULL
+	 * off. A device with it can migrate. 0, or -1 with a reason (then
+	 * off). */
+	int (*dirty_log)(void *dev, _Atomic uint64_t *log, char *err, size_t errlen);
 };
 
 enum { DEV_RL_RX, DEV_RL_TX };

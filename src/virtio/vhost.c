@@ -44,10 +44,22 @@ void vhost_close(struct vhost *vh)
 	vh->started = 0;
 }
 
+/* The kernel logs only while the log base is set and checked against
+ * the memory table: SET_FEATURES with LOG_ALL fails (EFAULT) without. */
+static int set_log_base(struct vhost *vh)
+{
+	uint64_t base = (uint64_t)(uintptr_t)vh->log;
+	return ioctl(vh->fd, VHOST_SET_LOG_BASE, &base) < 0 ? -errno : 0;
+}
+
 int vhost_set_features(struct vhost *vh, uint64_t features)
 {
-	uint64_t f = features & vh->features;
-	return ioctl(vh->fd, VHOST_SET_FEATURES, &f) < 0 ? -errno : 0;
+	vh->acked = features & vh->features & ~(1ull << VHOST_F_LOG_ALL);
+	uint64_t f = vh->acked | (vh->log ? 1ull << VHOST_F_LOG_ALL : 0);
+	int r = vh->log ? set_log_base(vh) : 0;
+	if (r == 0 && ioctl(vh->fd, VHOST_SET_FEATURES, &f) < 0)
+		r = -errno;
+	return r;
 }
 
 int vhost_set_mem(struct vhost *vh, const struct guest_mem *gm)
@@ -74,6 +86,21 @@ int vhost_set_mem(struct vhost *vh, const struct guest_mem *gm)
 	return r;
 }
 
+/* Ring idx's addresses; while logging, with its used ring's GPA: the
+ * kernel logs what it writes there by that address. */
+static int set_ring_addr(struct vhost *vh, unsigned int idx, const struct virtq *vq)
+{
+	struct vhost_vring_addr addr = {
+	    .index = idx,
+	    .flags = vh->log ? 1u << VHOST_VRING_F_LOG : 0,
+	    .desc_user_addr = (uint64_t)(uintptr_t)vq->desc,
+	    .avail_user_addr = (uint64_t)(uintptr_t)vq->avail,
+	    .used_user_addr = (uint64_t)(uintptr_t)vq->used,
+	    .log_guest_addr = vh->log ? vq->used_gpa : 0,
+	};
+	return ioctl(vh->fd, VHOST_SET_VRING_ADDR, &addr) < 0 ? -errno : 0;
+}
+
 int vhost_start_ring(struct vhost *vh, unsigned int idx, const struct virtq *vq, int kick_fd,
 		     int call_fd)
 {
@@ -82,22 +109,31 @@ int vhost_start_ring(struct vhost *vh, unsigned int idx, const struct virtq *vq,
 	struct vhost_vring_state num = {.index = idx, .num = vq->size};
 	/* vhost continues where skiff's shadow index stands. */
 	struct vhost_vring_state base = {.index = idx, .num = vq->last_avail_idx};
-	struct vhost_vring_addr addr = {
-	    .index = idx,
-	    .desc_user_addr = (uint64_t)(uintptr_t)vq->desc,
-	    .avail_user_addr = (uint64_t)(uintptr_t)vq->avail,
-	    .used_user_addr = (uint64_t)(uintptr_t)vq->used,
-	};
 	struct vhost_vring_file kick = {.index = idx, .fd = kick_fd};
 	struct vhost_vring_file call = {.index = idx, .fd = call_fd};
 	if (ioctl(vh->fd, VHOST_SET_VRING_NUM, &num) < 0 ||
-	    ioctl(vh->fd, VHOST_SET_VRING_BASE, &base) < 0 ||
-	    ioctl(vh->fd, VHOST_SET_VRING_ADDR, &addr) < 0 ||
+	    ioctl(vh->fd, VHOST_SET_VRING_BASE, &base) < 0 || set_ring_addr(vh, idx, vq) < 0 ||
 	    ioctl(vh->fd, VHOST_SET_VRING_KICK, &kick) < 0 ||
 	    ioctl(vh->fd, VHOST_SET_VRING_CALL, &call) < 0)
 		return -errno;
 	vh->started |= 1u << idx;
 	return 0;
+}
+
+int vhost_set_log(struct vhost *vh, _Atomic uint64_t *log, const struct virtq *vqs)
+{
+	if (log && !(vh->features & (1ull << VHOST_F_LOG_ALL)))
+		return -EOPNOTSUPP;
+	vh->log = log;
+	if (!vh->started) /* the next start sets it all */
+		return 0;
+	/* Features first: from then on the kernel logs the buffers it
+	 * writes; then each ring logs its used ring too (QEMU's order). */
+	int r = vhost_set_features(vh, vh->acked);
+	for (unsigned int i = 0; i < VHOST_RINGS_MAX && r == 0; i++)
+		if (vh->started & (1u << i))
+			r = set_ring_addr(vh, i, &vqs[i]);
+	return r;
 }
 
 int vhost_set_busyloop(struct vhost *vh, unsigned int idx, unsigned int usec)

@@ -29,15 +29,35 @@ int devmgr_can_save(const struct devmgr *dm, const char *what, char *err, size_t
 	return 0;
 }
 
-int devmgr_can_track(const struct devmgr *dm, const char *what, char *err, size_t errlen)
+int devmgr_can_track(const struct devmgr *dm, const char *what, bool logs, char *err, size_t errlen)
 {
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		const struct dm_entry *e = &dm->devs[i];
 		const char *why = e->d.ops->dirty_blind ? e->d.ops->dirty_blind(e->d.dev) : NULL;
-		if (why) {
+		if (why && !(logs && e->d.ops->dirty_log)) {
 			snprintf(err, errlen, "cannot %s a VM with %s: %s", what, e->name, why);
 			return -1;
 		}
+	}
+	return 0;
+}
+
+int devmgr_dirty_log(const struct devmgr *dm, _Atomic uint64_t *log, char *err, size_t errlen)
+{
+	char why[200];
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		if (!e->d.ops->dirty_log ||
+		    e->d.ops->dirty_log(e->d.dev, log, why, sizeof(why)) == 0)
+			continue;
+		snprintf(err, errlen, "%s: %s", e->name, why);
+		/* Off: those before this one, and this one (it turned itself
+		 * off); a failure to stop leaves nothing to undo. */
+		for (unsigned int j = 0; log && j < i; j++)
+			if (dm->devs[j].d.ops->dirty_log)
+				dm->devs[j].d.ops->dirty_log(dm->devs[j].d.dev, NULL, why,
+							     sizeof(why));
+		return -1;
 	}
 	return 0;
 }

@@ -32,6 +32,7 @@ struct mig_src {
 	uint64_t pages, sent;
 	uint64_t state_sent_ns; /* when the switch's last byte went */
 	bool unanswered;	/* RELEASED went and no RUNNING or ERROR came */
+	bool logging;		/* the devices' dirty logs are on (vhost's) */
 };
 
 /* One PAGES frame being filled: its header, its list, and the iovec
@@ -156,14 +157,17 @@ static int switch_over(struct mig_src *m, bool *released, char *err, size_t errl
 	snap_writer_init(&w);
 	int r = -1;
 	uint64_t t[4] = {monotonic_ns()};
-	if (send_round(m, MIG_ROUNDS_MAX, false, &n, err, errlen) < 0)
-		goto out;
-	t[1] = monotonic_ns();
+	/* The state first: building it stops vhost's kernel worker
+	 * (virtio_net_vhost_park), whose last writes are then in the log the
+	 * last round reads; the pages still go before the state. */
 	if (vmm_state_image(m->v, &w, err, errlen) < 0 || !(img = snap_writer_image(&w, &len))) {
 		if (!err[0])
 			snprintf(err, errlen, "out of memory building the state");
 		goto out;
 	}
+	if (send_round(m, MIG_ROUNDS_MAX, false, &n, err, errlen) < 0)
+		goto out;
+	t[1] = monotonic_ns();
 	if (mig_send(m->fd, MIG_STATE, img, (uint32_t)len) < 0) {
 		snprintf(err, errlen, "cannot send the state: %s", strerror(errno));
 		goto out;
@@ -189,7 +193,7 @@ static int switch_over(struct mig_src *m, bool *released, char *err, size_t errl
 	t[3] = monotonic_ns();
 	/* Where the downtime went: the last pages, the state to READY (the
 	 * target parsed and checked it), the hand-over to RUNNING (the target
-	 * built and resumed the VM). */
+	 * built and resumed the VM). The first includes the state's build. */
 	if (r == 0)
 		log_info("migration: switch: last %llu pages %llu ms, state %zu bytes to READY "
 			 "%llu ms, to RUNNING %llu ms",
@@ -258,6 +262,29 @@ static int send_config(struct mig_src *m, char *err, size_t errlen)
 	return r;
 }
 
+/* The writes no log of the VM's sees (vhost's kernel worker), if a
+ * device makes any, logged by that device from here on, in the VM's log
+ * by guest-physical page, which each round's collect reads with the
+ * others (vm_dirty_collect): before round 0 reads RAM, so a write after
+ * it is in a later round. */
+static int start_logs(struct mig_src *m, char *err, size_t errlen)
+{
+	char why[200];
+	if (devmgr_can_track(&m->v->dm, "migrate", false, why, sizeof(why)) == 0)
+		return 0; /* every write is in KVM's log or skiff's: no log made */
+	_Atomic uint64_t *log = vm_dirty_gpa_log(&m->v->vm);
+	if (!log) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (devmgr_dirty_log(&m->v->dm, log, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "cannot migrate a VM with %s", why);
+		return -1;
+	}
+	m->logging = true;
+	return 0;
+}
+
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
 		     size_t errlen)
 {
@@ -265,13 +292,16 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 	memset(st, 0, sizeof(*st));
 	uint64_t t0 = monotonic_ns();
 	if (devmgr_can_save(&v->dm, "migrate", err, errlen) < 0 ||
-	    devmgr_can_track(&v->dm, "migrate", err, errlen) < 0)
+	    devmgr_can_track(&v->dm, "migrate", true, err, errlen) < 0)
 		return -1;
 	struct mig_src m = {.v = v, .fd = -1};
 	int r = -1;
+	char why[200];
 	if ((m.fd = mig_connect(url, err, errlen)) < 0)
 		return -1;
 	if (!vm_dirty_on(&v->vm) && vm_dirty_enable_late(&v->vm, err, errlen) < 0)
+		goto out;
+	if (start_logs(&m, err, errlen) < 0)
 		goto out;
 	m.pages = v->vm.dirty.pages;
 	struct mig_hello h = {.version = MIG_VERSION, .ram = v->vm.mem.size};
@@ -325,6 +355,9 @@ out:
 		bits_all(&m);
 		dirty_log_put(&v->vm.dirty, m.bits);
 	}
+	/* The guest stays here: its vhost goes on without a log. */
+	if (r < 0 && m.logging && devmgr_dirty_log(&v->dm, NULL, why, sizeof(why)) < 0)
+		log_warn("migration: %s", why);
 	if (r < 0 && m.fd >= 0) {
 		char line[MIG_ERR_MAX];
 		snprintf(line, sizeof(line), "source: %s", err);

@@ -191,7 +191,7 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	}
 	/* Refused before anything is written. */
 	if (devmgr_can_save(&v->dm, "snapshot", err, errlen) < 0 ||
-	    (diff && devmgr_can_track(&v->dm, "take a Diff snapshot of", err, errlen) < 0) ||
+	    (diff && devmgr_can_track(&v->dm, "take a Diff snapshot of", false, err, errlen) < 0) ||
 	    snap_files_open(v, state_path, mem_path, fd, err, errlen) < 0)
 		goto out;
 	/* Batched MMIO writes belong to the devices' state: apply them. */

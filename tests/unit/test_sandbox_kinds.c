@@ -142,6 +142,23 @@ static void test_added_sets_only(void **state)
 		     true);
 	expect_probe(&(struct probe){SANDBOX_CONTROLLER, NULL, 0, false, VHOST_NET_SET_BACKEND, 0},
 		     false);
+	/* A migration turns vhost's dirty log on and off from the controller
+	 * (virtio_net_vhost_log); a card the guest starts meanwhile sets the
+	 * log base from a vCPU. Neither without a virtio-net, nor a vsock's. */
+	static const unsigned long log_calls[] = {VHOST_SET_LOG_BASE, VHOST_SET_FEATURES,
+						  VHOST_SET_VRING_ADDR};
+	for (unsigned int i = 0; i < 3; i++)
+		expect_probe(&(struct probe){SANDBOX_CONTROLLER, "virtio-net", SANDBOX_MAIN, false,
+					     log_calls[i], 0},
+			     true);
+	expect_probe(&(struct probe){SANDBOX_CONTROLLER, NULL, 0, false, VHOST_SET_LOG_BASE, 0},
+		     false);
+	expect_probe(
+	    &(struct probe){SANDBOX_VCPU, "virtio-net", SANDBOX_VCPU, false, VHOST_SET_LOG_BASE, 0},
+	    true);
+	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,
+				     VHOST_SET_LOG_BASE, 0},
+		     false);
 	/* vsock backend=vhost: its vCPU set runs vhost-vsock, a VM without
 	 * a vsock has no such ioctl (virtio-net's set has none either). */
 	expect_probe(&(struct probe){SANDBOX_VCPU, "virtio-vsock", SANDBOX_VCPU, false,

@@ -321,6 +321,7 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigne
 	memcpy(n->mac, mac, NET_MAC_LEN);
 	net_config_init(n);
 	pthread_mutex_init(&n->ctrl_lock, NULL);
+	pthread_mutex_init(&n->vhost_lock, NULL);
 	atomic_store(&n->ctrlq, UINT_MAX);
 	atomic_store(&n->curr_pairs, 1);
 	/* Until the driver enables them, no packet may wait on the other

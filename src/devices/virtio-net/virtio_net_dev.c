@@ -100,6 +100,7 @@ static const struct dev_ops net_dev_ops = {
     .restore = virtio_net_restore,
     .handover = virtio_net_handover,
     .dirty_blind = virtio_net_dirty_blind,
+    .dirty_log = virtio_net_vhost_log,
     .start = net_dev_start,
     .stop = net_dev_stop,
     .destroy = net_dev_destroy,

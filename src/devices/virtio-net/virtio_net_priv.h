@@ -181,7 +181,11 @@ struct virtio_net {
 	 * larger than what was left leaves a debt). Timers on io resume. */
 	struct throttle rx_throttle, tx_throttle;
 
-	/* vhost=on: the kernel moves packets; skiff only sets it up. */
+	/* vhost=on: the kernel moves packets; skiff only sets it up. A vCPU
+	 * starts and stops it (activate, reset), the main thread turns its
+	 * dirty log on and off while the guest runs: vhost_lock serializes
+	 * them (virtio_net_vhost.c). */
+	pthread_mutex_t vhost_lock;
 	bool vhost_on;
 	bool vhost_running;	    /* between a successful activate and reset */
 	bool vhost_fallback_logged; /* "using the built-in data path" said once */
@@ -237,6 +241,10 @@ void virtio_net_vhost_stop(struct virtio_net *n);
  * stands, their positions in the virtqs, and the built-in path from there
  * on (virtio_net_snap.c). No-op when vhost is not running. */
 void virtio_net_vhost_park(struct virtio_net *n);
+/* dev_ops.dirty_log: every pair's vhost logs its writes to guest memory
+ * in log (vhost_set_log), or stops (NULL); a pair not running takes it at
+ * its next start. 0, or -1 with a reason and logging off. */
+int virtio_net_vhost_log(void *dev, _Atomic uint64_t *log, char *err, size_t errlen);
 void virtio_net_sched_event(void *opaque, uint32_t events);
 /* Asks the I/O thread to resume a pair's RX and/or TX work
  * (VIRTIO_NET_SCHED_*). */

@@ -11,11 +11,13 @@
 /* clang-format off */
 /* A register write starts or resets the device: tap offloads, tap queues
  * detached at a reset (or on a trapped control kick), and with vhost=on
- * the rings and memory table handed to the kernel. */
+ * the rings and memory table handed to the kernel (during a migration
+ * with the dirty log's base). */
 static const struct sandbox_rule net_vcpu[] = {
     SANDBOX_IOCTL(TUNSETOFFLOAD),
     SANDBOX_IOCTL(TUNSETQUEUE),
     VHOST_RING_RULES,
+    SANDBOX_IOCTL(VHOST_SET_LOG_BASE),
     SANDBOX_IOCTL(VHOST_SET_VRING_BUSYLOOP_TIMEOUT),
     SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
 };
@@ -27,11 +29,16 @@ static const struct sandbox_rule net_vcpu_tap[] = {
 static const struct sandbox_rule net_io[] = {
     SANDBOX_IOCTL(TUNSETQUEUE),
 };
-/* The stop: offloads off, vhost's backends and rings taken back. */
+/* The stop: offloads off, vhost's backends and rings taken back; a
+ * migration turns vhost's dirty log on and off (virtio_net_vhost_log:
+ * the log base, the features, the rings' addresses). */
 static const struct sandbox_rule net_main[] = {
     SANDBOX_IOCTL(TUNSETOFFLOAD),
     SANDBOX_IOCTL(VHOST_NET_SET_BACKEND),
     SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
+    SANDBOX_IOCTL(VHOST_SET_LOG_BASE),
+    SANDBOX_IOCTL(VHOST_SET_FEATURES),
+    SANDBOX_IOCTL(VHOST_SET_VRING_ADDR),
 };
 static const struct sandbox_rule net_main_tap[] = {
     SANDBOX_IOCTL(TUNSETOFFLOAD),

@@ -42,15 +42,17 @@ static bool vhost_pair_ready(const struct virtio_net *n, unsigned int i)
 			  v->vqs[2 * i + 1].enabled);
 }
 
-/* Starts pair p's vhost with its two rings (virtqueues 2i, 2i + 1). */
+/* Starts pair p's vhost with its two rings (virtqueues 2i, 2i + 1). The
+ * memory table goes before the features: during a migration those ask
+ * for the dirty log, which the kernel checks against the table. */
 static int vhost_pair_start(struct virtio_net *n, struct virtio_net_pair *p, const int *kick,
 			    const int *call)
 {
 	struct virtio_dev *vdev = &n->vdev;
 	unsigned int base = 2 * p->index;
-	int r = vhost_set_features(&p->vhost, vdev->driver_features);
+	int r = vhost_set_mem(&p->vhost, vdev->gm);
 	if (r == 0)
-		r = vhost_set_mem(&p->vhost, vdev->gm);
+		r = vhost_set_features(&p->vhost, vdev->driver_features);
 	for (unsigned int q = 0; q < 2 && r == 0; q++)
 		r = vhost_net_start_ring(&p->vhost, q, &vdev->vqs[base + q], kick[base + q],
 					 call[base + q], p->tap.fd);
@@ -59,7 +61,7 @@ static int vhost_pair_start(struct virtio_net *n, struct virtio_net_pair *p, con
 	return r;
 }
 
-int virtio_net_vhost_start(struct virtio_net *n)
+static int vhost_start_locked(struct virtio_net *n)
 {
 	struct virtio_dev *vdev = &n->vdev;
 	const struct virtio_transport_ops *t = vdev->transport;
@@ -108,7 +110,15 @@ int virtio_net_vhost_start(struct virtio_net *n)
 	return 0;
 }
 
-void virtio_net_vhost_stop(struct virtio_net *n)
+int virtio_net_vhost_start(struct virtio_net *n)
+{
+	pthread_mutex_lock(&n->vhost_lock);
+	int r = vhost_start_locked(n);
+	pthread_mutex_unlock(&n->vhost_lock);
+	return r;
+}
+
+static void vhost_stop_locked(struct virtio_net *n)
 {
 	if (!n->vhost_running)
 		return;
@@ -129,17 +139,29 @@ void virtio_net_vhost_stop(struct virtio_net *n)
 	n->vhost_running = false;
 }
 
+void virtio_net_vhost_stop(struct virtio_net *n)
+{
+	pthread_mutex_lock(&n->vhost_lock);
+	vhost_stop_locked(n);
+	pthread_mutex_unlock(&n->vhost_lock);
+}
+
 void virtio_net_vhost_park(struct virtio_net *n)
 {
-	if (!n->vhost_running)
-		return;
 	/* VHOST_GET_VRING_BASE stops each ring and says where it stands:
 	 * the virtqs take that position (virtq_resume_at) for the
 	 * transport's save; the load's activate hands it back with
 	 * VHOST_SET_VRING_BASE (vhost_net_start_ring). */
-	for (unsigned int i = 0; i < n->npairs; i++)
-		vhost_net_stop(&n->pairs[i].vhost, &n->vdev.vqs[2 * i]);
-	virtio_net_vhost_stop(n);
+	pthread_mutex_lock(&n->vhost_lock);
+	bool was = n->vhost_running;
+	if (was) {
+		for (unsigned int i = 0; i < n->npairs; i++)
+			vhost_net_stop(&n->pairs[i].vhost, &n->vdev.vqs[2 * i]);
+		vhost_stop_locked(n);
+	}
+	pthread_mutex_unlock(&n->vhost_lock);
+	if (!was)
+		return;
 	/* This process goes on with the built-in path from there, on the
 	 * I/O thread the save holds until the files are written: vhost's
 	 * kernel worker would move packets into a paused guest's memory
@@ -147,4 +169,31 @@ void virtio_net_vhost_park(struct virtio_net *n)
 	atomic_store(&n->active, true);
 	virtio_net_schedule(&n->pairs[0], VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
 	log_info("%s: vhost stopped for a snapshot; the built-in data path goes on", n->name);
+}
+
+/* A migration's pre-copy (docs/MIGRATION.md, "vhost=on"): vhost's kernel
+ * worker writes received frames and used rings into guest memory where
+ * neither KVM's log nor skiff's marks see them, so it logs them itself
+ * (QEMU's vhost log). Once the switch parks vhost (virtio_net_vhost_park),
+ * the built-in path marks skiff's own log. */
+int virtio_net_vhost_log(void *dev, _Atomic uint64_t *log, char *err, size_t errlen)
+{
+	struct virtio_net *n = dev;
+	int r = 0;
+	if (!n->vhost_on)
+		return 0; /* closed (a released card): nothing writes */
+	pthread_mutex_lock(&n->vhost_lock);
+	for (unsigned int i = 0; i < n->npairs && r == 0; i++)
+		r = vhost_set_log(&n->pairs[i].vhost, log, &n->vdev.vqs[2 * i]);
+	/* Half on is off: a pair that could not log fails the migration, and
+	 * those that took the log (the failed one too, perhaps half) stop. */
+	for (unsigned int i = 0; r < 0 && log && i < n->npairs; i++)
+		if (n->pairs[i].vhost.log)
+			vhost_set_log(&n->pairs[i].vhost, NULL, &n->vdev.vqs[2 * i]);
+	pthread_mutex_unlock(&n->vhost_lock);
+	if (r == 0)
+		return 0;
+	snprintf(err, errlen, "vhost-net cannot %s its dirty log: %s", log ? "start" : "stop",
+		 strerror(-r));
+	return -1;
 }
