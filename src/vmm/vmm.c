@@ -438,8 +438,15 @@ int vmm_resume(struct vmm *v)
 		r = -1;
 	} else if (v->paused) {
 		/* Before any vCPU runs: the guest resumes at the paused time.
-		 * A failure leaves the clock jumped, not the guest stuck. */
-		r = vm_clock_set(&v->vm, v->paused_clock) < 0 ? -1 : 0;
+		 * A failure leaves the clock jumped, not the guest stuck, and
+		 * is said here, not returned: -1 would say the guest did not
+		 * run (a migration's target then says ERROR and the source
+		 * resumes it too: docs/MIGRATION.md). */
+		int c = vm_clock_set(&v->vm, v->paused_clock);
+		if (c < 0)
+			log_warn("vm: KVM_SET_CLOCK failed: %s; the guest resumes with its "
+				 "clock jumped",
+				 strerror(-c));
 		vmm_clock_paused(v);
 		v->paused = false;
 		vcpu_gate_open(&v->vm.gate);

@@ -149,7 +149,9 @@ void vmm_destroy(struct vmm *v);
  * does not see the pause's length) and lets them run. Devices and I/O
  * threads keep running; interrupts they raise meanwhile wait in the
  * in-kernel irqchip. Pausing a paused VM or resuming a running one is a
- * no-op returning 0. -1 if the VM is not running (stopped, or stopping).
+ * no-op returning 0. -1 if the VM is not running (stopped, or stopping);
+ * vmm_resume's 0 says the vCPUs run, its -1 that they did not (a clock
+ * that cannot be set is logged, and the guest resumes with it jumped).
  *
  * vmm_ctrl_alt_del presses and releases Ctrl+Alt+Del on the i8042
  * keyboard: 0, or -1 if the VM is not running or the keyboard's queue has

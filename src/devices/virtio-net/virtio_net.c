@@ -129,6 +129,7 @@ static int net_activate(struct virtio_dev *vdev)
 				off, strerror(-r));
 		tap_set_offload(tap, 0);
 	}
+	virtio_net_ctrl_clamp(n);
 	atomic_store(&n->ctrlq, net_ctrlq(n));
 	if (n->vhost_on && virtio_net_vhost_start(n) == 0)
 		return 0; /* n->active stays false: the built-in path is idle */

@@ -85,6 +85,25 @@ int virtio_net_set_pairs(struct virtio_net *n, unsigned int pairs)
 	return r;
 }
 
+/* At DRIVER_OK: what the accepted features do not allow is as at
+ * power-on. Only a load brings any (the card's section is restored
+ * before the transport's features, so its checks cannot see them):
+ * without MQ, q2 is the control queue, and a second pair's receive
+ * would write frames into it while the control queue reads it. */
+void virtio_net_ctrl_clamp(struct virtio_net *n)
+{
+	pthread_mutex_lock(&n->ctrl_lock);
+	if (!virtio_has_feature(&n->vdev, VIRTIO_NET_F_MQ) && atomic_load(&n->curr_pairs) > 1)
+		virtio_net_set_pairs(n,
+				     1); /* detaching: a tap's refusal leaves it attached, idle */
+	for (unsigned int d = 0; d < 2 && !virtio_has_feature(&n->vdev, VIRTIO_NET_F_NOTF_COAL);
+	     d++) {
+		atomic_store(&n->coal_max[d], 0);
+		atomic_store(&n->coal_usecs[d], 0);
+	}
+	pthread_mutex_unlock(&n->ctrl_lock);
+}
+
 static uint8_t ctrl_mq_pairs(struct virtio_net *n, const uint8_t *data)
 {
 	/* struct virtio_net_ctrl_mq: le16 virtqueue_pairs. */

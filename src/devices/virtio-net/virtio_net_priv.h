@@ -275,6 +275,9 @@ void virtio_net_ctrl_run(struct virtio_net *n);
  * holds ctrl_lock. 0, or -errno if a tap queue refused (nothing changed
  * for that pair). */
 int virtio_net_set_pairs(struct virtio_net *n, unsigned int pairs);
+/* At activate: pairs and coalescing the accepted features do not allow
+ * dropped (a load's; virtio_net_ctrl.c). */
+void virtio_net_ctrl_clamp(struct virtio_net *n);
 
 /* virtio_net_coal.c. Sets up pair p's two timers (-errno), closes them. */
 int virtio_net_coal_init(struct virtio_net_pair *p);
