@@ -167,7 +167,11 @@ void virtio_net_vhost_park(struct virtio_net *n)
 	 * kernel worker would move packets into a paused guest's memory
 	 * while it is written. The driver's next reset starts vhost again. */
 	atomic_store(&n->active, true);
-	virtio_net_schedule(&n->pairs[0], VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
+	/* Every enabled pair: a TX chain queued on pair 1 while vhost ran
+	 * gets no kick here (its ioeventfd was vhost's). */
+	unsigned int on = atomic_load(&n->curr_pairs);
+	for (unsigned int i = 0; i < on && i < n->npairs; i++)
+		virtio_net_schedule(&n->pairs[i], VIRTIO_NET_SCHED_RX | VIRTIO_NET_SCHED_TX);
 	log_info("%s: vhost stopped for a snapshot; the built-in data path goes on", n->name);
 }
 
