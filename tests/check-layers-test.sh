@@ -32,9 +32,11 @@ put tests/unit/test_balloon_snap.c $balloon
 # A shared layer's test, with the kind check-layers.sh lists for it.
 put tests/fuzz/fuzz_snap.c $balloon
 
-# src/api may name a kind in a comment only.
-put src/vmm/devmgr_kinds.c
-echo '    {.option = "disk", .prefix = "virtio-blk",' >"$tmp/src/vmm/devmgr_kinds.c"
+# A kind's row, in its folder: the one file there that may include
+# vmm/devmgr.h. src/api may name a kind in a comment only.
+row=src/devices/virtio-blk/virtio_blk_kind.c
+put $row vmm/devmgr.h
+echo '    .option = "disk", .prefix = "virtio-blk",' >>"$tmp/$row"
 put src/devices/virtio-blk/virtio_blk_api.c
 echo '    .route = "/drives",' >"$tmp/src/devices/virtio-blk/virtio_blk_api.c"
 put src/api/api_a.c
@@ -46,11 +48,14 @@ out=$("$here/check-layers.sh" "$tmp" 2>&1) || {
 }
 
 # The violations: another kind's test, a name that only begins like the
-# kind's, a shared test reaching a kind it does not list, and src/.
+# kind's, a shared test reaching a kind it does not list, and src/; vmm
+# from a device file that is no row, and more of vmm than devmgr.h from a
+# row.
 put tests/unit/test_virtio_balloon.c $net
 put tests/unit/test_network.c $net
 put tests/fuzz/fuzz_snap.c $balloon $rng
-put src/devices/virtio-balloon/virtio_balloon.c $net
+put src/devices/virtio-balloon/virtio_balloon.c $net vmm/devmgr.h
+put src/devices/virtio-rng/virtio_rng_kind.c vmm/devmgr.h vmm/vmm.h
 printf '%s\n' 'int n = strcmp(o, "disk"); /* a kind */' 'const char *r = "/drives/x";' >>"$tmp/src/api/api_a.c"
 if out=$("$here/check-layers.sh" "$tmp" 2>&1); then
 	echo "check-layers-test: violations passed"
@@ -73,6 +78,20 @@ n=$(grep -c "private header" <<<"$out")
 	echo "check-layers-test: $n lines, not ${#want[@]}: $out"
 	exit 1
 }
+layer=(
+	"src/devices/virtio-balloon/virtio_balloon.c includes \"vmm/devmgr.h\""
+	"src/devices/virtio-rng/virtio_rng_kind.c includes \"vmm/vmm.h\""
+)
+for w in "${layer[@]}"; do
+	grep -qF "check-layers: $w" <<<"$out" || {
+		echo "check-layers-test: no line for $w in: $out"
+		exit 1
+	}
+done
+[ "$(grep -c "may include only" <<<"$out")" = "${#layer[@]}" ] || {
+	echo "check-layers-test: a row's vmm/devmgr.h refused: $out"
+	exit 1
+}
 for w in 'names the kind of "disk": src/api/api_a.c: int n = strcmp(o, "disk");' \
 	'names the kind of "/drives": src/api/api_a.c: const char *r = "/drives/x";'; do
 	grep -qF "$w" <<<"$out" || {
@@ -84,4 +103,4 @@ done
 	echo "check-layers-test: a kind named in a comment counted: $out"
 	exit 1
 }
-echo "check-layers-test: $((${#want[@]} + 2)) violations found, a clean tree passes"
+echo "check-layers-test: $((${#want[@]} + ${#layer[@]} + 2)) violations found, a clean tree passes"

@@ -15,9 +15,9 @@ static int slot(const struct dm_kind *k, bool coll, int max)
 {
 	int n = 0;
 	for (size_t i = 0; k && i < dm_nr_kinds; i++) {
-		const struct dev_api *a = dm_kinds[i].api;
+		const struct dev_api *a = dm_kinds[i]->api;
 		bool of = a && (a->max > 0) == coll;
-		if (&dm_kinds[i] == k)
+		if (dm_kinds[i] == k)
 			return of && n < max ? n : -1;
 		n += of;
 	}
@@ -32,16 +32,16 @@ int fc_coll_slot(const struct dm_kind *k)
 const struct dm_kind *fc_kind_by_route(const char *path)
 {
 	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (dm_kinds[i].api && !strcmp(dm_kinds[i].api->route, path))
-			return &dm_kinds[i];
+		if (dm_kinds[i]->api && !strcmp(dm_kinds[i]->api->route, path))
+			return dm_kinds[i];
 	return NULL;
 }
 
 const struct dm_kind *fc_kind_by_section(const char *key)
 {
 	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (dm_kinds[i].api && !strcmp(dm_kinds[i].api->section, key))
-			return &dm_kinds[i];
+		if (dm_kinds[i]->api && !strcmp(dm_kinds[i]->api->section, key))
+			return dm_kinds[i];
 	return NULL;
 }
 
@@ -105,7 +105,7 @@ int fc_vmcfg_check_res(struct fc_vmcfg *c, char *err, size_t errlen)
 {
 	char why[600];
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct dm_kind *k = &dm_kinds[i];
+		const struct dm_kind *k = dm_kinds[i];
 		struct fc_res_cfg *s = fc_vmcfg_res(c, k);
 		if (s && s->has &&
 		    fc_res_check(k, &s->r, true, (uint64_t)c->machine.mem_size_mib, why,
@@ -183,7 +183,7 @@ void fc_vmcfg_from_devices(struct fc_vmcfg *c, const struct devmgr *dm)
 void fc_coll_json(const struct fc_vmcfg *c, struct json_object *o)
 {
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct dm_kind *k = &dm_kinds[i];
+		const struct dm_kind *k = dm_kinds[i];
 		const struct fc_coll *s = fc_vmcfg_coll((struct fc_vmcfg *)c, k);
 		struct json_object *arr =
 		    s && (s->n || !k->api->hide_empty) ? json_object_new_array() : NULL;

@@ -96,9 +96,9 @@ void api_fc_coll_patch(struct api_fc *f, const struct api_req *r, struct api_rep
 const char *api_fc_dev_id(const struct api_fc *f, const char *option, unsigned int index)
 {
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct fc_coll *c = fc_vmcfg_coll((struct fc_vmcfg *)&f->cfg, &dm_kinds[i]);
-		int s = fc_coll_slot(&dm_kinds[i]);
-		for (unsigned int e = 0; c && strcmp(dm_kinds[i].option, option) == 0 && e < c->n;
+		const struct fc_coll *c = fc_vmcfg_coll((struct fc_vmcfg *)&f->cfg, dm_kinds[i]);
+		int s = fc_coll_slot(dm_kinds[i]);
+		for (unsigned int e = 0; c && strcmp(dm_kinds[i]->option, option) == 0 && e < c->n;
 		     e++)
 			if (f->coll_index[s][e] == index)
 				return fc_coll_id(&c->item[e]);

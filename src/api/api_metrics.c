@@ -77,8 +77,8 @@ static struct json_object *group_object(const struct dev_metric *fields, size_t 
 static bool group_seen(size_t k)
 {
 	for (size_t j = 0; j < k; j++)
-		if (dm_kinds[j].metrics &&
-		    !strcmp(dm_kinds[j].metrics->group, dm_kinds[k].metrics->group))
+		if (dm_kinds[j]->metrics &&
+		    !strcmp(dm_kinds[j]->metrics->group, dm_kinds[k]->metrics->group))
 			return true;
 	return false;
 }
@@ -89,7 +89,7 @@ static void add_dev_groups(struct json_object *out, const struct flat *f,
 			   const struct fc_metrics_dev *devs, unsigned int nd)
 {
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		const struct dev_metrics *g = dm_kinds[k].metrics;
+		const struct dev_metrics *g = dm_kinds[k]->metrics;
 		if (!g || group_seen(k))
 			continue;
 		uint64_t total[DEV_METRICS_FIELDS_MAX] = {0}, one[DEV_METRICS_FIELDS_MAX];
@@ -162,7 +162,7 @@ out:
 static bool option_seen(size_t k)
 {
 	for (size_t j = 0; j < k; j++)
-		if (!strcmp(dm_kinds[j].option, dm_kinds[k].option))
+		if (!strcmp(dm_kinds[j]->option, dm_kinds[k]->option))
 			return true;
 	return false;
 }
@@ -174,7 +174,7 @@ static const struct dm_kind *kind_of(const char *option, const char *name)
 {
 	const struct dm_kind *best = NULL;
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		const struct dm_kind *r = &dm_kinds[k];
+		const struct dm_kind *r = dm_kinds[k];
 		size_t len = strlen(r->prefix);
 		if (!strcmp(r->option, option) && !strncmp(name, r->prefix, len) &&
 		    (!best || len > strlen(best->prefix)))
@@ -188,7 +188,7 @@ unsigned int api_fc_metrics_devs(const struct api_fc *f, struct fc_metrics_dev *
 {
 	unsigned int n = 0;
 	for (size_t k = 0; f->state != FC_NOT_STARTED && k < dm_nr_kinds; k++) {
-		const char *opt = dm_kinds[k].option, *name;
+		const char *opt = dm_kinds[k]->option, *name;
 		if (option_seen(k))
 			continue;
 		for (unsigned int i = 0; n < max && (name = vmm_dev_name(f->vmm, opt, i)) != NULL;

@@ -124,28 +124,28 @@ static bool kind_path(const struct dm_kind *k, const char *suffix, const char *p
 static bool route_kind_find(enum api_method m, const char *path, struct api_req *req)
 {
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct dev_api *a = dm_kinds[i].api;
+		const struct dev_api *a = dm_kinds[i]->api;
 		bool found = true;
 		if (!a)
 			continue;
-		if (m == API_PUT && kind_path(&dm_kinds[i], "", path))
+		if (m == API_PUT && kind_path(dm_kinds[i], "", path))
 			req->op = OP_KIND_PUT;
-		else if (m == API_GET && a->get && kind_path(&dm_kinds[i], "", path))
+		else if (m == API_GET && a->get && kind_path(dm_kinds[i], "", path))
 			req->op = OP_KIND_GET;
 		else if (m == API_GET && a->stats.map &&
-			 kind_path(&dm_kinds[i], a->stats.suffix, path))
+			 kind_path(dm_kinds[i], a->stats.suffix, path))
 			req->op = OP_KIND_STATS;
 		else
 			found = false;
 		for (int p = 0; !found && m == API_PATCH && p < DEV_API_PATCHES_MAX; p++)
 			if (a->patch[p].schema &&
-			    kind_path(&dm_kinds[i], a->patch[p].suffix, path)) {
+			    kind_path(dm_kinds[i], a->patch[p].suffix, path)) {
 				req->op = OP_KIND_PATCH;
 				req->patch = p;
 				found = true;
 			}
 		if (found) {
-			req->kind = &dm_kinds[i];
+			req->kind = dm_kinds[i];
 			return true;
 		}
 	}

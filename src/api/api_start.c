@@ -96,16 +96,16 @@ static void fc_devices(struct api_fc *f, struct vmm_config *c, char *boot, size_
 {
 	boot[0] = '\0';
 	for (size_t i = 0; i < dm_nr_kinds; i++)
-		coll_devices(f, &dm_kinds[i], c, boot, len);
+		coll_devices(f, dm_kinds[i], c, boot, len);
 	/* The kinds' resources, in row order; each was checked at PUT. */
 	for (size_t i = 0, s = 0; i < dm_nr_kinds && s < FC_RES_MAX; i++) {
-		struct fc_res_cfg *r = fc_vmcfg_res(&f->cfg, &dm_kinds[i]);
+		struct fc_res_cfg *r = fc_vmcfg_res(&f->cfg, dm_kinds[i]);
 		struct devmgr_arg a;
 		char why[400];
 		if (!r)
 			continue;
-		if (r->has && fc_res_arg(&dm_kinds[i], &r->r, f->res_spec[s],
-					 sizeof(f->res_spec[s]), &a, why, sizeof(why)) == 0)
+		if (r->has && fc_res_arg(dm_kinds[i], &r->r, f->res_spec[s], sizeof(f->res_spec[s]),
+					 &a, why, sizeof(why)) == 0)
 			add_dev(c, a.option, a.spec, a.key, a.value, NULL);
 		s++;
 	}

@@ -27,10 +27,10 @@ struct json_object *fc_vmcfg_json(const struct fc_vmcfg *c)
 	json_object_object_add(o, "metrics",
 			       c->has_metrics ? api_json_from(&fc_metrics_obj, &c->metrics) : NULL);
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct fc_res_cfg *r = fc_vmcfg_res((struct fc_vmcfg *)c, &dm_kinds[i]);
+		const struct fc_res_cfg *r = fc_vmcfg_res((struct fc_vmcfg *)c, dm_kinds[i]);
 		if (r)
-			json_object_object_add(o, dm_kinds[i].api->section,
-					       r->has ? fc_res_json(&dm_kinds[i], &r->r) : NULL);
+			json_object_object_add(o, dm_kinds[i]->api->section,
+					       r->has ? fc_res_json(dm_kinds[i], &r->r) : NULL);
 	}
 	return o;
 }
@@ -139,8 +139,8 @@ int fc_vmcfg_parse_file(struct fc_vmcfg *c, const char *text, size_t len, char *
 		r = -1;
 	}
 	for (size_t i = 0; !r && i < dm_nr_kinds; i++)
-		if (required(&dm_kinds[i]) && !(given & (1u << fc_coll_slot(&dm_kinds[i])))) {
-			snprintf(err, errlen, "missing field `%s`", dm_kinds[i].api->section);
+		if (required(dm_kinds[i]) && !(given & (1u << fc_coll_slot(dm_kinds[i])))) {
+			snprintf(err, errlen, "missing field `%s`", dm_kinds[i]->api->section);
 			r = -1;
 		}
 	json_object_put(o);

@@ -124,11 +124,11 @@ static void man_page(FILE *out)
 	fprintf(out, ".SH \"RUN OPTIONS\"\n");
 	man_options(out, run_opts_table(), false);
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
+		if (k && dm_kinds[k]->spec == dm_kinds[k - 1]->spec)
 			continue;
 		fprintf(out, ".SS \"\\-\\-%s options (key=value, comma\\-separated)\"\n",
-			dm_kinds[k].option);
-		man_options(out, dm_kinds[k].spec, true);
+			dm_kinds[k]->option);
+		man_options(out, dm_kinds[k]->spec, true);
 	}
 	fprintf(out, ".SH CONSOLE\nThe guest's COM1 is the console: stdin is its input (a "
 		     "terminal in raw mode), stdout its output, filtered as "

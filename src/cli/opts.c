@@ -229,15 +229,15 @@ const struct opt_table *run_opts_table(void)
 		for (size_t k = 0; k < dm_nr_kinds; k++) {
 			bool dup = false;
 			for (size_t j = 0; j < k; j++)
-				dup |= !strcmp(dm_kinds[j].option, dm_kinds[k].option);
+				dup |= !strcmp(dm_kinds[j]->option, dm_kinds[k]->option);
 			if (dup || t.n == sizeof(rows) / sizeof(rows[0]))
 				continue;
-			rows[t.n++] = (struct opt){.name = dm_kinds[k].option,
+			rows[t.n++] = (struct opt){.name = dm_kinds[k]->option,
 						   .type = OPT_CUSTOM,
-						   .flags = OPT_REPEAT | dm_kinds[k].cli_flags,
+						   .flags = OPT_REPEAT | dm_kinds[k]->cli_flags,
 						   .parse = run_opt_device,
-						   .metavar = dm_kinds[k].metavar,
-						   .help = dm_kinds[k].help};
+						   .metavar = dm_kinds[k]->metavar,
+						   .help = dm_kinds[k]->help};
 		}
 	}
 	return &t;
@@ -276,10 +276,10 @@ void run_opts_synopsis(FILE *out)
 	opt_print_synopsis(out, run_opts_table(), false, 10, 10, 78);
 	fprintf(out, "\n");
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
+		if (k && dm_kinds[k]->spec == dm_kinds[k - 1]->spec)
 			continue;
-		int col = fprintf(out, "  --%s ", dm_kinds[k].option);
-		opt_print_synopsis(out, dm_kinds[k].spec, true, col, 6, 78);
+		int col = fprintf(out, "  --%s ", dm_kinds[k]->option);
+		opt_print_synopsis(out, dm_kinds[k]->spec, true, col, 6, 78);
 		fprintf(out, "\n");
 	}
 }
@@ -291,10 +291,10 @@ void run_opts_usage(FILE *out)
 	fprintf(out, "Options:\n");
 	opt_print_help(out, run_opts_table(), false);
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		if (k && dm_kinds[k].spec == dm_kinds[k - 1].spec)
+		if (k && dm_kinds[k]->spec == dm_kinds[k - 1]->spec)
 			continue;
-		fprintf(out, "--%s options (key=value, comma-separated):\n", dm_kinds[k].option);
-		opt_print_help(out, dm_kinds[k].spec, true);
+		fprintf(out, "--%s options (key=value, comma-separated):\n", dm_kinds[k]->option);
+		opt_print_help(out, dm_kinds[k]->spec, true);
 	}
 	fprintf(out, "Console: Ctrl-A x quits, Ctrl-A Ctrl-A sends Ctrl-A.\n");
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* A device kind's Firecracker API resource, as data the kind's folder
- * keeps and its row (vmm/devmgr_kinds.c) names: the route, the section of
+ * keeps and its row (the folder's *_kind.c) names: the route, the section of
  * --config-file and GET /vm/config, and a table mapping each JSON field
  * (Firecracker's name and serde type) onto a key of the kind's own
  * key=value option table. The API layer (api/api_kind*.c) parses a PUT

@@ -25,14 +25,15 @@ static void spec_value(const char *spec, const char *key, char *out, size_t outl
 	}
 }
 
-static const struct dm_kind *kind_find(const struct dm_kind *kinds, size_t n, const char *option,
-				       const char *spec, char *err, size_t errlen)
+static const struct dm_kind *kind_find(const struct dm_kind *const *kinds, size_t n,
+				       const char *option, const char *spec, char *err,
+				       size_t errlen)
 {
 	char model[32];
 	spec_value(spec, "model", model, sizeof(model));
 	const struct dm_kind *first = NULL;
 	for (size_t i = 0; i < n; i++) {
-		const struct dm_kind *k = &kinds[i];
+		const struct dm_kind *k = kinds[i];
 		if (strcmp(k->option, option))
 			continue;
 		if (!first)

@@ -5,7 +5,8 @@
  * duplicate MACs, which I/O thread serves a device, whether kicks are
  * eventfds), puts each on its transport (virtio-pci, or the PCI bus for a
  * PCI-native device), and drives every device through start, stop and
- * destroy in order. Devices never see it. */
+ * destroy in order. Devices never see it: a kind's folder only fills in
+ * its row, a struct dm_kind. */
 #ifndef SKIFF_DEVMGR_H
 #define SKIFF_DEVMGR_H
 
@@ -28,9 +29,9 @@ struct snap_image;
 
 enum dm_transport { DM_VIRTIO_PCI, DM_PCI };
 
-/* One device kind: a row of the table. Kinds that share a command-line
- * option (--net) are told apart by its model= key; the first is the
- * default. */
+/* One device kind: a row of the table, defined in the kind's folder.
+ * Kinds that share a command-line option (--net) are told apart by its
+ * model= key; the first is the default. */
 struct dm_kind {
 	const char *option; /* "disk": --disk SPEC */
 	const char *model;  /* model=NAME that selects it, or NULL */
@@ -84,7 +85,8 @@ struct dm_kind {
 	const char *(*no_snapshot_of)(const void *spec);
 };
 
-extern const struct dm_kind dm_kinds[];
+/* Every kind, each row in its own folder (devmgr_kinds.c lists them). */
+extern const struct dm_kind *const dm_kinds[];
 extern const size_t dm_nr_kinds;
 
 struct dm_entry {
@@ -104,9 +106,9 @@ struct devmgr {
 	struct iothread *io; /* nr_io of them; devices go round-robin */
 	unsigned int nr_io;
 	bool use_ioeventfd;
-	const struct dev_host *host; /* what the VM does for devices */
-	unsigned int nr_vcpus;	     /* passed on in dev_ctx */
-	const struct dm_kind *kinds; /* NULL: dm_kinds (tests bring their own) */
+	const struct dev_host *host;	    /* what the VM does for devices */
+	unsigned int nr_vcpus;		    /* passed on in dev_ctx */
+	const struct dm_kind *const *kinds; /* NULL: dm_kinds (tests bring their own) */
 	size_t nr_kinds;
 	struct dm_entry devs[DEVMGR_MAX];
 	unsigned int nr, nr_net;

@@ -62,7 +62,7 @@ static void test_rows_agree(void **state)
 	(void)state;
 	size_t with_api = 0;
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		const struct dm_kind *k = &dm_kinds[i];
+		const struct dm_kind *k = dm_kinds[i];
 		if (!k->api)
 			continue;
 		with_api++;

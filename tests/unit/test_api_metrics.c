@@ -27,8 +27,8 @@
 static const struct dev_metrics *kind_group(const char *name)
 {
 	for (size_t k = 0; k < dm_nr_kinds; k++)
-		if (dm_kinds[k].metrics && !strcmp(dm_kinds[k].metrics->group, name))
-			return dm_kinds[k].metrics;
+		if (dm_kinds[k]->metrics && !strcmp(dm_kinds[k]->metrics->group, name))
+			return dm_kinds[k]->metrics;
 	fail_msg("no metrics group %s", name);
 	return NULL;
 }
@@ -37,8 +37,8 @@ static const struct dev_metrics *kind_group(const char *name)
 static const struct dev_metrics *kind_metrics(const char *prefix)
 {
 	for (size_t k = 0; k < dm_nr_kinds; k++)
-		if (!strcmp(dm_kinds[k].prefix, prefix) && dm_kinds[k].metrics)
-			return dm_kinds[k].metrics;
+		if (!strcmp(dm_kinds[k]->prefix, prefix) && dm_kinds[k]->metrics)
+			return dm_kinds[k]->metrics;
 	fail_msg("kind %s has no metrics group", prefix);
 	return NULL;
 }
@@ -271,7 +271,8 @@ static void test_shared_groups_agree(void **state)
 	size_t shared = 0;
 	for (size_t a = 0; a < dm_nr_kinds; a++)
 		for (size_t b = a + 1; b < dm_nr_kinds; b++) {
-			const struct dev_metrics *x = dm_kinds[a].metrics, *y = dm_kinds[b].metrics;
+			const struct dev_metrics *x = dm_kinds[a]->metrics,
+						 *y = dm_kinds[b]->metrics;
 			if (!x || !y || strcmp(x->group, y->group))
 				continue;
 			shared++;
@@ -281,8 +282,8 @@ static void test_shared_groups_agree(void **state)
 		}
 	assert_true(shared >= 1); /* virtio-net and e1000 */
 	for (size_t k = 0; k < dm_nr_kinds; k++)
-		assert_true(!dm_kinds[k].metrics ||
-			    dm_kinds[k].metrics->n <= DEV_METRICS_FIELDS_MAX);
+		assert_true(!dm_kinds[k]->metrics ||
+			    dm_kinds[k]->metrics->n <= DEV_METRICS_FIELDS_MAX);
 }
 
 static void blk_counters(void *dev, counter_emit_fn emit, void *ctx)

@@ -90,6 +90,8 @@ static const struct dm_kind fake_kinds[] = {
      .transport = DM_VIRTIO_PCI,
      .create = fake_create},
 };
+/* struct devmgr's kinds: a list of rows, as dm_kinds. */
+static const struct dm_kind *const fake_kind_list[] = {&fake_kinds[0], &fake_kinds[1]};
 
 struct fx {
 	struct bus trap;
@@ -112,7 +114,7 @@ static int fx_setup(void **state)
 				.io = f->io,
 				.nr_io = 3,
 				.use_ioeventfd = true,
-				.kinds = fake_kinds,
+				.kinds = fake_kind_list,
 				.nr_kinds = 2};
 	const char *tmp = getenv("TMPDIR");
 	snprintf(f->dir, sizeof(f->dir), "%s/skiff-dm-XXXXXX", tmp && *tmp ? tmp : "/tmp");

@@ -58,8 +58,8 @@ static void add(struct devmgr *dm, const struct dm_kind *k, const struct dev_ops
 static const struct dm_kind *real_kind(const char *option)
 {
 	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (!strcmp(dm_kinds[i].option, option))
-			return &dm_kinds[i];
+		if (!strcmp(dm_kinds[i]->option, option))
+			return dm_kinds[i];
 	fail();
 	return NULL;
 }

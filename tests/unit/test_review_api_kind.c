@@ -112,7 +112,7 @@ static void test_ranges_nested(void **state)
 		free(rep.body);
 	}
 	for (size_t i = 0; i < dm_nr_kinds; i++) {
-		struct fc_res_cfg *r = fc_vmcfg_res(&f.cfg, &dm_kinds[i]);
+		struct fc_res_cfg *r = fc_vmcfg_res(&f.cfg, dm_kinds[i]);
 		assert_true(!r || !r->has);
 	}
 	assert_int_equal(call(&f, API_PUT, "/balloon",

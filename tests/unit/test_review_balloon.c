@@ -63,6 +63,7 @@ struct vm {
 	struct fake_host host;
 	struct fake_mem fm;
 	struct dm_kind kinds[2];
+	const struct dm_kind *kind_list[2]; /* struct devmgr's: &kinds[i] */
 	struct devmgr dm;
 };
 
@@ -82,9 +83,11 @@ static struct vm *vm_new(void)
 	m->kinds[1].transport = DM_VIRTIO_PCI;
 	m->kinds[1].create = bare_create;
 	m->kinds[1].check = NULL; /* no sysfs here */
+	m->kind_list[0] = &m->kinds[0];
+	m->kind_list[1] = &m->kinds[1];
 	m->dm = (struct devmgr){.pci = pci_bus_create_with(&m->trap, &fake_host_ops, &m->host),
 				.gm = &m->fm.gm,
-				.kinds = m->kinds,
+				.kinds = m->kind_list,
 				.nr_kinds = 2};
 	return m;
 }

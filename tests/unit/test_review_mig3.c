@@ -128,7 +128,7 @@ static void test_every_host_key_flagged(void **state)
 	    "addr",	     /* vfio-pci's PCI address: the kind cannot migrate */
 	};
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		const struct opt_table *t = dm_kinds[k].spec;
+		const struct opt_table *t = dm_kinds[k]->spec;
 		for (size_t o = 0; o < t->n; o++) {
 			const struct opt *op = &t->opts[o];
 			bool host = op->flags & (OPT_HOST_PATH | OPT_HOST_IFACE), listed = false;
@@ -138,12 +138,12 @@ static void test_every_host_key_flagged(void **state)
 			for (size_t i = 0; i < sizeof(not_host) / sizeof(not_host[0]); i++)
 				listed = listed || !strcmp(op->name, not_host[i]);
 			if (host == listed)
-				fail_msg("--%s's %s=: %s", dm_kinds[k].option, op->name,
+				fail_msg("--%s's %s=: %s", dm_kinds[k]->option, op->name,
 					 host ? "flagged and listed as not the host's"
 					      : "neither flagged nor reviewed");
-			if (op->flags & OPT_HOST_PATH && dm_kinds[k].no_snapshot)
+			if (op->flags & OPT_HOST_PATH && dm_kinds[k]->no_snapshot)
 				fail_msg("--%s's %s=: a kind that cannot migrate",
-					 dm_kinds[k].option, op->name);
+					 dm_kinds[k]->option, op->name);
 		}
 	}
 }

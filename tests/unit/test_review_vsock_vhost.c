@@ -332,14 +332,15 @@ static int probe_child(void *arg)
 {
 	const struct probe *p = arg;
 	static struct dm_kind kind;
+	static const struct dm_kind *const kinds[] = {&kind};
 	static struct bus trap;
 	static struct fake_host host;
 	static struct fake_mem fm;
 	static struct devmgr dm;
 	char err[300];
 	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (!strcmp(dm_kinds[i].option, p->option) && !kind.option)
-			kind = dm_kinds[i];
+		if (!strcmp(dm_kinds[i]->option, p->option) && !kind.option)
+			kind = *dm_kinds[i];
 	kind.create = stand_in_create;
 	bus_init(&trap);
 	if (fake_mem_init(&fm, 1 << 20) < 0)
@@ -347,7 +348,7 @@ static int probe_child(void *arg)
 	dm = (struct devmgr){.pci = pci_bus_create_with(&trap, &fake_host_ops, &host),
 			     .gm = &fm.gm,
 			     .use_ioeventfd = true,
-			     .kinds = &kind,
+			     .kinds = kinds,
 			     .nr_kinds = 1};
 	sandbox_enable(true);
 	sandbox_clear_rules();

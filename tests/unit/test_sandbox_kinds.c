@@ -30,7 +30,7 @@ static void test_tables_name_no_kind(void **state)
 	(void)state;
 	size_t sets = 0;
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		const struct dev_sandbox *ks = dm_kinds[k].sandbox;
+		const struct dev_sandbox *ks = dm_kinds[k]->sandbox;
 		for (int r = 0; ks && r < SANDBOX_NR_ROLES; r++) {
 			sets += ks->role[r].n > 0;
 			for (size_t i = 0; i < ks->role[r].n; i++) {
@@ -49,7 +49,7 @@ static void test_tables_name_no_kind(void **state)
 								    "role %s's table has %s's "
 								    "ioctl %#llx",
 								    sandbox_role_name(t),
-								    dm_kinds[k].prefix,
+								    dm_kinds[k]->prefix,
 								    (unsigned long long)kr->cmp[0]
 									.val);
 						}
@@ -62,8 +62,8 @@ static void test_tables_name_no_kind(void **state)
 static const struct dev_sandbox *kind_sandbox(const char *prefix)
 {
 	for (size_t k = 0; k < dm_nr_kinds; k++)
-		if (!strcmp(dm_kinds[k].prefix, prefix))
-			return dm_kinds[k].sandbox;
+		if (!strcmp(dm_kinds[k]->prefix, prefix))
+			return dm_kinds[k]->sandbox;
 	return NULL;
 }
 
@@ -286,8 +286,8 @@ static int call_child(void *arg)
 		return 100;
 	sandbox_enable(true);
 	for (size_t k = 0; k < dm_nr_kinds; k++) {
-		const struct dev_sandbox *s = dm_kinds[k].sandbox;
-		if (!s || !strcmp(dm_kinds[k].prefix, p->kind) != !p->without)
+		const struct dev_sandbox *s = dm_kinds[k]->sandbox;
+		if (!s || !strcmp(dm_kinds[k]->prefix, p->kind) != !p->without)
 			continue;
 		if (s->role[p->role].n && sandbox_add_rules(p->role, &s->role[p->role]) < 0)
 			return 101;

@@ -276,9 +276,9 @@ static int child_work(void *arg)
 	sandbox_enable(true);
 	/* As a VM with a device of every kind: their calls added. */
 	for (size_t k = 0; k < dm_nr_kinds; k++)
-		for (int i = 0; dm_kinds[k].sandbox && i < SANDBOX_NR_ROLES; i++)
-			if (dm_kinds[k].sandbox->role[i].n &&
-			    sandbox_add_rules((enum sandbox_role)i, &dm_kinds[k].sandbox->role[i]))
+		for (int i = 0; dm_kinds[k]->sandbox && i < SANDBOX_NR_ROLES; i++)
+			if (dm_kinds[k]->sandbox->role[i].n &&
+			    sandbox_add_rules((enum sandbox_role)i, &dm_kinds[k]->sandbox->role[i]))
 				return 102;
 	if (sandbox_enter(role) != 0)
 		return 101;
@@ -420,8 +420,8 @@ static void test_tables_never_list(void **state)
 				check_rule(r, &t->group[g].rule[i]);
 		for (size_t k = 0; k < dm_nr_kinds; k++)
 			for (size_t i = 0;
-			     dm_kinds[k].sandbox && i < dm_kinds[k].sandbox->role[r].n; i++)
-				check_rule(r, &dm_kinds[k].sandbox->role[r].rule[i]);
+			     dm_kinds[k]->sandbox && i < dm_kinds[k]->sandbox->role[r].n; i++)
+				check_rule(r, &dm_kinds[k]->sandbox->role[r].rule[i]);
 	}
 }
 

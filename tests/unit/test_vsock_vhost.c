@@ -399,8 +399,8 @@ static void test_no_snapshot(void **state)
 	static struct devmgr dm;
 	memset(&dm, 0, sizeof(dm));
 	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (!strcmp(dm_kinds[i].option, "vsock"))
-			dm.devs[0].kind = &dm_kinds[i];
+		if (!strcmp(dm_kinds[i]->option, "vsock"))
+			dm.devs[0].kind = dm_kinds[i];
 	assert_non_null(dm.devs[0].kind);
 	snprintf(dm.devs[0].name, sizeof(dm.devs[0].name), "virtio-vsock0");
 	dm.devs[0].d = (struct device){.dev = f->vdev, .ops = f->ops, .vdev = f->vdev};

@@ -9,6 +9,7 @@
 
 #include "devices/e1000/e1000.h"
 #include "devices/virtio-net/virtio_net_spec.h"
+#include "vmm/devmgr.h"
 
 static void e1000_dev_stop(void *dev)
 {
@@ -93,3 +94,20 @@ int e1000_new_device(const struct dev_ctx *ctx, const void *spec, struct device 
 	*out = (struct device){.dev = d, .ops = &e1000_dev_ops, .pci = e1000_pci(d)};
 	return 0;
 }
+
+/* Its row in the device manager's table of kinds (vmm/devmgr_kinds.c
+ * lists it after virtio-net's): --net ...,model=e1000. */
+const struct dm_kind e1000_kind = {
+    .option = "net",
+    .model = "e1000",
+    .prefix = "e1000-",
+    .spec = &net_spec_table,
+    .spec_size = sizeof(struct net_spec),
+    .spec_init = net_spec_init,
+    .check = e1000_spec_check,
+    .is_net = true,
+    .transport = DM_PCI,
+    .create = e1000_new_device,
+    .sandbox = &e1000_sandbox,
+    .metrics = &e1000_metrics,
+};

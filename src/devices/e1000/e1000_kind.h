@@ -17,4 +17,8 @@ int e1000_new_device(const struct dev_ctx *ctx, const void *spec, struct device 
 /* Refuses --net options that only virtio-net has. */
 int e1000_spec_check(const void *spec, char *err, size_t errlen);
 
+/* Its row in the device manager's table of kinds (e1000_kind.c). */
+struct dm_kind;
+extern const struct dm_kind e1000_kind;
+
 #endif

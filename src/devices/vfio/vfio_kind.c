@@ -7,6 +7,7 @@
 
 #include "devices/vfio/vfio.h"
 #include "devices/vfio/vfio_sys.h"
+#include "vmm/devmgr.h"
 
 static int vfio_spec_addr(const struct opt *o, const char *val, void *target, char *err,
 			  size_t errlen)
@@ -116,3 +117,24 @@ int vfio_new_device(const struct dev_ctx *ctx, const void *spec, struct device *
 	*out = (struct device){.dev = v, .ops = &vfio_dev_ops, .pci = vfio_pci_dev(v)};
 	return 0;
 }
+
+/* Its row in the device manager's table of kinds (vmm/devmgr_kinds.c
+ * lists it): --vfio-pci, its options and checks, /skiff/vfio, sandbox
+ * rules; never in a snapshot. */
+const struct dm_kind vfio_kind = {
+    .option = "vfio-pci",
+    .prefix = "vfio",
+    .metavar = "ADDR[,mmap=on|off][,rom=on|off]",
+    .help = "pass a host PCI device through (bound to vfio-pci; repeatable)",
+    .spec = &vfio_spec_table,
+    .spec_size = sizeof(struct vfio_spec),
+    .spec_init = vfio_spec_init,
+    .check = vfio_spec_check,
+    .pins_ram = true,
+    .check_set = vfio_spec_check_set,
+    .transport = DM_PCI,
+    .create = vfio_new_device,
+    .api = &vfio_api,
+    .sandbox = &vfio_sandbox,
+    .no_snapshot = "a VFIO passthrough device's state is in the host's hardware",
+};

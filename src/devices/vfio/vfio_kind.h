@@ -29,4 +29,8 @@ extern const struct dev_api vfio_api;
 /* Its ioctls on the vCPU and main threads (vfio_sandbox.c). */
 extern const struct dev_sandbox vfio_sandbox;
 
+/* Its row in the device manager's table of kinds (vfio_kind.c). */
+struct dm_kind;
+extern const struct dm_kind vfio_kind;
+
 #endif

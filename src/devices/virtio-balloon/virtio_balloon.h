@@ -100,4 +100,8 @@ int virtio_balloon_restore(void *dev, const void *data, size_t len, char *err, s
 /* The stats timer's handler; tests call it directly. */
 void virtio_balloon_stats_tick(void *opaque, uint32_t events);
 
+/* Its row in the device manager's table of kinds (virtio_balloon_kind.c). */
+struct dm_kind;
+extern const struct dm_kind virtio_balloon_kind;
+
 #endif

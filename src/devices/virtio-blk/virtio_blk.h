@@ -72,4 +72,8 @@ extern const struct dev_api blk_api;
  * (virtio_blk_sandbox.c). */
 extern const struct dev_sandbox virtio_blk_sandbox;
 
+/* Its row in the device manager's table of kinds (virtio_blk_kind.c). */
+struct dm_kind;
+extern const struct dm_kind virtio_blk_kind;
+
 #endif

@@ -40,4 +40,8 @@ extern const struct dev_metrics virtio_net_metrics;
  * the "network-interfaces" list (virtio_net_api.c). */
 extern const struct dev_api net_api;
 
+/* Its row in the device manager's table of kinds (virtio_net_kind.c). */
+struct dm_kind;
+extern const struct dm_kind virtio_net_kind;
+
 #endif

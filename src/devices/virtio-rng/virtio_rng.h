@@ -62,4 +62,8 @@ void virtio_rng_counters(struct virtio_dev *vdev, counter_emit_fn emit, void *ct
 /* Its group in the metrics line (virtio_rng_metrics.c). */
 extern const struct dev_metrics virtio_rng_metrics;
 
+/* Its row in the device manager's table of kinds (virtio_rng_kind.c). */
+struct dm_kind;
+extern const struct dm_kind virtio_rng_kind;
+
 #endif

@@ -113,4 +113,8 @@ int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, siz
  * 0, or -1 with one line. */
 int virtio_vsock_handover(void *dev, bool release, char *err, size_t errlen);
 
+/* Its row in the device manager's table of kinds (virtio_vsock_kind.c). */
+struct dm_kind;
+extern const struct dm_kind virtio_vsock_kind;
+
 #endif
