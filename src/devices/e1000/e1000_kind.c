@@ -9,7 +9,7 @@
 
 #include "devices/e1000/e1000.h"
 #include "devices/virtio-net/virtio_net_spec.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 static void e1000_dev_stop(void *dev)
 {

@@ -7,7 +7,7 @@
 
 #include "devices/vfio/vfio.h"
 #include "devices/vfio/vfio_sys.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 static int vfio_spec_addr(const struct opt *o, const char *val, void *target, char *err,
 			  size_t errlen)

@@ -3,7 +3,7 @@
  * (vmm/devmgr_kinds.c lists it): --balloon, its options, its API
  * resource and metrics. */
 #include "devices/virtio-balloon/virtio_balloon.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 const struct dm_kind virtio_balloon_kind = {
     .option = "balloon",

@@ -4,7 +4,7 @@
  * sandbox rules and metrics. */
 #include "devices/virtio-blk/virtio_blk.h"
 #include "devices/virtio-blk/virtio_blk_spec.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 const struct dm_kind virtio_blk_kind = {
     .option = "disk",

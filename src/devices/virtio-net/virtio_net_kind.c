@@ -5,7 +5,7 @@
  * its option table (model=e1000). */
 #include "devices/virtio-net/virtio_net.h"
 #include "devices/virtio-net/virtio_net_spec.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 const struct dm_kind virtio_net_kind = {
     .option = "net",

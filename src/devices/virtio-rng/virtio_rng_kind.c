@@ -3,7 +3,7 @@
  * (vmm/devmgr_kinds.c lists it): --rng, its options, its API resource
  * and metrics. */
 #include "devices/virtio-rng/virtio_rng.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 const struct dm_kind virtio_rng_kind = {
     .option = "rng",

@@ -3,7 +3,7 @@
  * (vmm/devmgr_kinds.c lists it): --vsock, its options and checks, its
  * API resource, sandbox rules and metrics. */
 #include "devices/virtio-vsock/virtio_vsock.h"
-#include "vmm/devmgr.h"
+#include "devices/dev_kind.h"
 
 const struct dm_kind virtio_vsock_kind = {
     .option = "vsock",
