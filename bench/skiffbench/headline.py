@@ -75,12 +75,16 @@ def comparisons(repo, index, iters=10000, seed=1):
         doc = load_run(repo, table["run"])
         data, counts, _notes, _configs = report.group(doc)
         rows = []
-        for workload, metric in table["rows"]:
+        for row in table["rows"]:
+            # [workload, metric] for every pair of the table, or
+            # [workload, metric, pairs] for a row only some configurations
+            # ran (a disk-only configuration's fio in a network table).
+            workload, metric = row[0], row[1]
             per_cfg = data.get(workload, {}).get(metric, {})
             higher = metrics.direction(metric,
                                        report.work_varies(doc, workload),
                                        report.offered_rate(doc, workload))
-            for skiff, peer in table["pairs"]:
+            for skiff, peer in (row[2] if len(row) > 2 else table["pairs"]):
                 base, cand = per_cfg.get(peer, []), per_cfg.get(skiff, [])
                 if not base or not cand:
                     raise ValueError(f"run {table['run']}: no {metric} of "

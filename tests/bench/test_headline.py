@@ -73,6 +73,19 @@ class HeadlineTest(unittest.TestCase):
         self.assertIn("Against kvmtool: 1 win (of 1 comparisons)", text)
         self.assertIn("a: a run", text)
 
+    def test_row_with_its_own_pairs(self):
+        index = copy.deepcopy(INDEX)
+        index["tables"][0]["pairs"] = [["a", "nobody"]]
+        index["tables"][0]["rows"] = [["rr", "latency_p99_us",
+                                       [["a", "kvmtool"]]]]
+        with FakeRepo() as repo:
+            with open(os.path.join(repo, headline.INDEX), "w") as f:
+                json.dump(index, f)
+            text = headline.render(repo, iters=200)
+        rows = [line for line in text.splitlines() if line.startswith("| rr: p99")]
+        self.assertEqual(len(rows), 1)
+        self.assertIn("| a | kvmtool |", rows[0])
+
     def test_dirty_run_refused(self):
         run = copy.deepcopy(RUN)
         run["meta"]["skiff"] = "abc1234-dirty"
