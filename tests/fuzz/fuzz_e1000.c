@@ -372,8 +372,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				bus_dispatch(&vm.bus, BUS_PIO,
 					     (uint16_t)(io_port - 4 + (s >> 2) % 16), &v,
 					     1u << (s & 3) % 3, op & 0x80, 0);
-				/* IODATA reaches any register, heads and CTRL too */
-				t.touched[0] = t.touched[1] = (op & 0x80) != 0;
+				/* IODATA reaches any register, heads and CTRL too;
+				 * an IODATA read drains the batched writes, which
+				 * `account` saw: keep what it set. */
+				if (op & 0x80)
+					t.touched[0] = t.touched[1] = true;
 				break;
 			}
 			v = fz_u32() % (E1000_BAR_SIZE + 16);
