@@ -123,8 +123,9 @@ static void tx_txsm(struct e1000 *d, struct virtio_net_hdr_v1 *h)
 
 /* Whether the TSO context describes this packet as the host's GSO will
  * read it; NULL if so, else why not. The host kernel trusts csum_start and
- * csum_offset of a GSO frame (CVE-2024-43897), so the rule is virtio-net's
- * tx_hdr_ok: the checksum field must be the TCP header's (tucso - tucss is
+ * csum_offset of a GSO frame (CVE-2024-43897), so (more than virtio-net's
+ * tx_hdr_ok can check: the e1000 builds the header itself) the checksum
+ * field must be the TCP header's (tucso - tucss is
  * 16; UDP's would be 6, but the 82540 segments TCP only), and the TCP
  * header must follow the IP header (tucss = ipcss + its length: IHL for
  * IPv4, the fixed 40 bytes for IPv6, whose extension headers an 82540
