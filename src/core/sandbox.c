@@ -228,6 +228,14 @@ void sandbox_clear_rules(void)
 	memset(extra, 0, sizeof(extra));
 }
 
+bool sandbox_has_rules(enum sandbox_role role, const struct sandbox_rules *rules)
+{
+	for (size_t i = 0; (unsigned int)role < SANDBOX_NR_ROLES && i < extra[role].n; i++)
+		if (extra[role].set[i] == rules)
+			return true;
+	return false;
+}
+
 static int rules_add(scmp_filter_ctx ctx, const struct sandbox_rules *g, uint64_t pid)
 {
 	int r = 0;

@@ -82,6 +82,8 @@ int sandbox_add_rules(enum sandbox_role role, const struct sandbox_rules *rules)
 int sandbox_prepare(void);
 /* Forgets every added set: a new VM is about to be built. */
 void sandbox_clear_rules(void);
+/* Whether rules was added for role (a thread of role made now has it). */
+bool sandbox_has_rules(enum sandbox_role role, const struct sandbox_rules *rules);
 /* Whether the calling thread runs under a filter. */
 bool sandbox_active(void);
 /* "vcpu", "io", "blk", "console", "api", "main", "controller", "device";

@@ -109,7 +109,8 @@ static int dm_ram_clash(const struct devmgr *dm, const struct dm_kind *k, char *
 }
 
 /* The kind's own calls for this spec's device into the filters its
- * threads will install (the threads start after every device is added). */
+ * threads will install: before create, which may start a thread that
+ * filters itself at once (a disk's queue threads). */
 static int dm_sandbox(const struct dm_kind *k, const void *spec, char *err, size_t errlen)
 {
 	const struct dev_sandbox *sb = k->sandbox_of ? k->sandbox_of(spec) : k->sandbox;
@@ -148,9 +149,9 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 			      .io = io,
 			      .host = dm->host,
 			      .nr_vcpus = dm->nr_vcpus};
-	if (k->create(&ctx, spec, &e->d, err, errlen) < 0)
+	if (dm_sandbox(k, spec, err, errlen) < 0 || k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
-	if (dm_sandbox(k, spec, err, errlen) < 0 || dm_attach(dm, e, io, err, errlen) < 0) {
+	if (dm_attach(dm, e, io, err, errlen) < 0) {
 		e->d.ops->destroy(e->d.dev);
 		return -1;
 	}

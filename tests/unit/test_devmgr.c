@@ -17,6 +17,7 @@
 #include "devices/virtio-net/virtio_net_spec.h"
 #include "fake_mem.h"
 #include "fake_pci_host.h"
+#include "core/sandbox.h"
 #include "iothread/iothread.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_pci_impl.h"
@@ -30,6 +31,13 @@ struct fake_nic {
 
 static int stops, destroys;
 static const struct dev_host *seen_host;
+/* The fake NIC's calls for its I/O thread, and whether they were in the
+ * filters when its create ran (a disk's create starts threads that filter
+ * themselves at once: 2026-12-06, a blk thread killed for io_uring_enter
+ * when the rules came after). */
+static const struct sandbox_rule fake_io_rule[] = {SANDBOX_ALLOW(getpid)};
+static const struct dev_sandbox fake_sb = {.role[SANDBOX_IO] = SANDBOX_RULES(fake_io_rule)};
+static bool rules_before_create;
 
 static void fake_stop(void *dev)
 {
@@ -60,6 +68,7 @@ static int fake_create(const struct dev_ctx *ctx, const void *spec, struct devic
 		return -1;
 	}
 	seen_host = ctx->host;
+	rules_before_create = sandbox_has_rules(SANDBOX_IO, &fake_sb.role[SANDBOX_IO]);
 	struct fake_nic *n = calloc(1, sizeof(*n));
 	n->vdev.name = ctx->name;
 	n->vdev.device_id = VIRTIO_ID_NET;
@@ -88,7 +97,8 @@ static const struct dm_kind fake_kinds[] = {
      .spec_init = net_spec_init,
      .is_net = true,
      .transport = DM_VIRTIO_PCI,
-     .create = fake_create},
+     .create = fake_create,
+     .sandbox = &fake_sb},
 };
 /* struct devmgr's kinds: a list of rows, as dm_kinds. */
 static const struct dm_kind *const fake_kind_list[] = {&fake_kinds[0], &fake_kinds[1]};
@@ -233,8 +243,11 @@ static void test_ctx_carries_host(void **state)
 	char err[512];
 	f->dm.host = &host;
 	seen_host = NULL;
+	sandbox_clear_rules();
+	rules_before_create = false;
 	assert_int_equal(devmgr_add(&f->dm, "net", "tap=t0", err, sizeof(err)), 0);
 	assert_ptr_equal(seen_host, &host);
+	assert_true(rules_before_create); /* the kind's calls before its threads */
 }
 
 /* Stop runs once, in reverse order, before anything is freed. */
