@@ -1148,6 +1148,17 @@ bench_pt_native_stop() {
 
 # ---- block I/O (fio in L2) ----
 
+# bench_configs_where PRED: the names of the configurations (both lists)
+# whose KIND ARGS words PRED accepts, one a line (bench/run.sh asks, so
+# host and L1 apply the same rule).
+bench_configs_where() {
+	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r cw_n cw_rest; do
+		# shellcheck disable=SC2086 # KIND ARGS as words
+		[ -n "$cw_n" ] && "$1" $cw_rest && echo "$cw_n"
+	done
+	return 0
+}
+
 # bench_has_disk KIND ARGS...: whether a configuration gives L2 a test
 # disk (skiff: a --disk; qemu: a disk= word), i.e. runs the blk-* workloads.
 bench_has_disk() {
@@ -1157,13 +1168,7 @@ bench_has_disk() {
 
 # bench_disk_configs: the names of the configurations with a test disk, one
 # a line (bench/run.sh asks, so host and L1 apply the same rule).
-bench_disk_configs() {
-	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r dc_n dc_rest; do
-		# shellcheck disable=SC2086 # KIND ARGS as words
-		[ -n "$dc_n" ] && bench_has_disk $dc_rest && echo "$dc_n"
-	done
-	return 0
-}
+bench_disk_configs() { bench_configs_where bench_has_disk; }
 
 # bench_has_vsock KIND ARGS...: whether a configuration gives L2 a vsock
 # (skiff: a --vsock; qemu: the word vsock), i.e. runs the vsock-* workloads.
@@ -1174,25 +1179,16 @@ bench_has_vsock() {
 
 # bench_vsock_configs: the names of the configurations with a vsock, one a
 # line (bench/run.sh asks, as for bench_disk_configs).
-bench_vsock_configs() {
-	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r vc_n vc_rest; do
-		# shellcheck disable=SC2086 # KIND ARGS as words
-		[ -n "$vc_n" ] && bench_has_vsock $vc_rest && echo "$vc_n"
-	done
-	return 0
-}
+bench_vsock_configs() { bench_configs_where bench_has_vsock; }
 
 # bench_pt_configs: the names of the passthrough configurations (an @PT
 # argument, or native pt), one a line: bench/run.sh asks, to give L0 and
 # L1 the hardware and modules they need.
-bench_pt_configs() {
-	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r pc_n pc_rest; do
-		case " $pc_rest " in
-		*" @PT"* | *"=@PT"* | " native pt "*) echo "$pc_n" ;;
-		esac
-	done
-	return 0
+bench_is_pt() {
+	case " $* " in *" @PT"* | *"=@PT"* | " native pt "*) return 0 ;; esac
+	return 1
 }
+bench_pt_configs() { bench_configs_where bench_is_pt; }
 
 # bench_has_nvme KIND ARGS...: whether a configuration passes L0's NVMe
 # through (an @NVME word), i.e. runs the nvme-* workloads.
@@ -1203,13 +1199,7 @@ bench_has_nvme() {
 
 # bench_nvme_configs: the names of the NVMe configurations, one a line
 # (bench/run.sh asks, as for bench_disk_configs).
-bench_nvme_configs() {
-	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r nc_n nc_rest; do
-		# shellcheck disable=SC2086 # KIND ARGS as words
-		[ -n "$nc_n" ] && bench_has_nvme $nc_rest && echo "$nc_n"
-	done
-	return 0
-}
+bench_nvme_configs() { bench_configs_where bench_has_nvme; }
 
 # bench_l0_args HAS_PT HAS_NVME: L0's extra arguments for a plan with the
 # e1000e's configurations, the NVMe's, or both (each 1 or 0): the IOMMU
@@ -1237,12 +1227,11 @@ bench_applies() {
 
 # bench_blk_only_configs: the names of the configurations with the word
 # blk-only, one a line (bench/run.sh asks, as for bench_disk_configs).
-bench_blk_only_configs() {
-	printf '%s\n%s\n' "$BENCH_CONFIGS" "$BENCH_EXTRA_CONFIGS" | while read -r bo_n bo_rest; do
-		case " $bo_rest " in *" blk-only "*) echo "$bo_n" ;; esac
-	done
-	return 0
+bench_is_blk_only() {
+	case " $* " in *" blk-only "*) return 0 ;; esac
+	return 1
 }
+bench_blk_only_configs() { bench_configs_where bench_is_blk_only; }
 
 # bench_blk_setup: the test disk, once per round: loop module, a
 # zero-filled image in tmpfs, the loop device over it.
