@@ -21,27 +21,9 @@
 
 #include "cli/commands.h"
 #include "fake_bzimage.h"
+#include "fake_kvm_open.h"
 
-static int kvm_fd = -1, vm_fd = -1;
-
-static int real_open(const char *path, int flags, mode_t mode)
-{
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
-}
-
-int open(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	if (!strcmp(path, "/dev/kvm"))
-		return kvm_fd = real_open("/dev/null", O_RDWR | O_CLOEXEC, 0);
-	return real_open(path, flags, mode);
-}
+static int vm_fd = -1;
 
 int ioctl(int fd, unsigned long req, ...)
 {

@@ -30,33 +30,15 @@
 #include "cli/commands.h"
 #include "devices/vfio/vfio_sys.h"
 #include "fake_bzimage.h"
+#include "fake_kvm_open.h"
 #include "sandbox_child.h"
 
 #define ADDR  "0000:00:04.0"
 #define GROUP "7"
 
-static int kvm_fd = -1, vm_fd = -1, kvm_dev_fd = -1, dev_fd = -1;
+static int vm_fd = -1, kvm_dev_fd = -1, dev_fd = -1;
 static uint64_t bar0_size; /* the case's BAR0, 64-bit or not */
 static uint32_t bar0_cfg;
-
-static int real_open(const char *path, int flags, mode_t mode)
-{
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
-}
-
-int open(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	if (!strcmp(path, "/dev/kvm"))
-		return kvm_fd = real_open("/dev/null", O_RDWR | O_CLOEXEC, 0);
-	return real_open(path, flags, mode);
-}
 
 /* The device fd's VFIO calls: the configuration space (region 7, at
  * offset 0 of the memfd) and BAR0; no other region, no interrupts. */
