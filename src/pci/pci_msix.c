@@ -28,6 +28,7 @@ struct msix_vector {
 	int gsi;		     /* -1 until the vector is first deliverable */
 	bool bound;		     /* efd is assigned to gsi (only while deliverable) */
 	bool use_irqfd;		     /* bound, and the GSI carries the current message */
+	uint32_t sent;		     /* notifies sent or left pending (pci_msix_vector_seq) */
 	uint64_t routed_addr;
 	uint32_t routed_data;
 };
@@ -170,14 +171,31 @@ enum pci_msix_result pci_msix_notify(struct pci_device *dev, unsigned int vector
 	} else if (vector >= mx->nr) {
 		res = PCI_MSIX_DROPPED;
 	} else if (!vec_deliverable(mx, &mx->vec[vector])) {
+		mx->vec[vector].sent++; /* delivered at the unmask, after this */
 		mx->pba[vector / 64] |= 1ULL << (vector % 64);
 		res = PCI_MSIX_PENDING;
 	} else {
+		mx->vec[vector].sent++; /* before the write: see pci_msix_vector_seq */
 		vec_fire(mx, &mx->vec[vector]);
 		res = PCI_MSIX_SENT;
 	}
 	pthread_mutex_unlock(&mx->lock);
 	return res;
+}
+
+int pci_msix_vector_seq(struct pci_device *dev, unsigned int vector, uint64_t *seq)
+{
+	struct pci_msix *mx = dev->msix;
+	int r = -1;
+	if (!mx)
+		return -1;
+	pthread_mutex_lock(&mx->lock);
+	if (mx->enabled && vector < mx->nr) {
+		*seq = (uint64_t)vector << 32 | mx->vec[vector].sent;
+		r = 0;
+	}
+	pthread_mutex_unlock(&mx->lock);
+	return r;
 }
 
 int pci_msix_vector_fd(struct pci_device *dev, unsigned int vector)

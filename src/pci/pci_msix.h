@@ -52,6 +52,13 @@ void pci_msix_destroy(struct pci_device *dev);
 /* Signals `vector`; any thread. */
 enum pci_msix_result pci_msix_notify(struct pci_device *dev, unsigned int vector);
 bool pci_msix_enabled(struct pci_device *dev);
+/* A value that changes whenever pci_msix_notify sends `vector` (or leaves
+ * it pending), the vector's number in it: read after storing what the
+ * guest should see, a later read that differs means an interrupt on that
+ * vector left after the store (both under the table's lock). 0, or -1
+ * while MSI-X is off or no such vector. Not counted: vhost's direct
+ * signals through pci_msix_vector_fd. */
+int pci_msix_vector_seq(struct pci_device *dev, unsigned int vector, uint64_t *seq);
 /* The eventfd of `vector` (while MSI-X is enabled; else -1), for an
  * in-kernel backend (vhost) to signal directly. Masking is honoured: while
  * the vector is masked its irqfd is unbound, writes stay in the eventfd and

@@ -14,6 +14,13 @@ void virtio_notify_if_needed(struct virtio_dev *vdev, unsigned int q)
 		vdev->transport->notify_queue(vdev, q);
 }
 
+int virtio_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq)
+{
+	if (q >= vdev->num_queues || !vdev->transport || !vdev->transport->queue_irq_seq)
+		return -1;
+	return vdev->transport->queue_irq_seq(vdev, q, seq);
+}
+
 void virtio_complete(struct virtio_dev *vdev, unsigned int q, uint16_t head, uint32_t len)
 {
 	if (q >= vdev->num_queues)

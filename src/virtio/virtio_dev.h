@@ -83,6 +83,10 @@ struct virtio_transport_ops {
 	 * stopped at its per-run budget. 0, or -1 if the transport cannot
 	 * (trapped kicks run on the kicking vCPU: the device carries on). */
 	int (*queue_resched)(struct virtio_dev *vdev, unsigned int q);
+	/* Optional: a value that changes whenever an interrupt leaves on the
+	 * vector queue q is mapped to (see pci_msix_vector_seq). 0, or -1 if
+	 * the transport cannot say (INTx, no vector). */
+	int (*queue_irq_seq)(struct virtio_dev *vdev, unsigned int q, uint64_t *seq);
 };
 
 struct virtio_dev {
@@ -143,6 +147,8 @@ void virtio_complete(struct virtio_dev *vdev, unsigned int q, uint16_t head, uin
 /* Interrupts the guest for queue q if virtq_should_notify says so (for
  * devices that batch virtq_push calls). */
 void virtio_notify_if_needed(struct virtio_dev *vdev, unsigned int q);
+/* The transport's queue_irq_seq for q: 0, or -1 if it has none. */
+int virtio_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq);
 /* Marks the device broken: NEEDS_RESET + config interrupt (spec 2.1.2). */
 void virtio_dev_needs_reset(struct virtio_dev *vdev);
 

@@ -212,6 +212,14 @@ static void vp_notify_config(struct virtio_dev *vdev)
 	vp_interrupt(vp, atomic_load(&vp->config_vector), VIRTIO_ISR_CONFIG);
 }
 
+static int vp_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	if (q >= vdev->num_queues)
+		return -1;
+	return pci_msix_vector_seq(&vp->pci, atomic_load(&vp->q[q].vector), seq);
+}
+
 static int vp_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick_fd, int *call_fd)
 {
 	struct virtio_pci *vp = vdev->transport_data;
@@ -258,6 +266,7 @@ const struct virtio_transport_ops vp_transport_ops = {
     .queue_handoff = vp_queue_handoff,
     .queue_takeback = vp_queue_takeback,
     .queue_resched = vp_queue_resched,
+    .queue_irq_seq = vp_queue_irq_seq,
 };
 
 void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)

@@ -426,13 +426,28 @@ static void test_msix(void **state)
 	for (int i = 0; i < 4; i++) /* reset state: every vector masked */
 		assert_int_equal(mmio_rd(b, tab + 16 * i + 12, 4), PCI_MSIX_ENTRY_CTRL_MASKBIT);
 
+	uint64_t seq0, seq;
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 0, &seq0), -1);	      /* off */
 	assert_int_equal(pci_msix_notify(&t->pci, 0), PCI_MSIX_OFF);	      /* INTx then */
 	cfg_wr(b, 1, cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE | 0x7ff); /* size is RO */
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 4, &seq0), -1);	      /* no such vector */
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 1, &seq), 0);
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 0, &seq0), 0);
+	assert_true(seq != seq0); /* nothing sent on either: the vector differs */
 	assert_int_equal(cfg_rd(b, 1, cap + PCI_MSIX_FLAGS, 2), PCI_MSIX_FLAGS_ENABLE | 3);
 	assert_true(pci_msix_enabled(&t->pci));
 	assert_int_equal(pci_msix_notify(&t->pci, 0), PCI_MSIX_PENDING);
 	assert_int_equal(mmio_rd(b, pba, 8), 1);
 	assert_int_equal(f->host.nr_routes, 0); /* no route before first unmask */
+	/* Pending counts (it is delivered after); another vector's does not
+	 * change, nor equal it (the vector is part of the value). */
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 0, &seq), 0);
+	assert_true(seq != seq0);
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 1, &seq0), 0);
+	assert_true(seq != seq0);
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 1, &seq), 0);
+	assert_true(seq == seq0);
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 0, &seq0), 0);
 
 	mmio_wr(b, tab, 8, 0xfee00000ULL); /* qword write: address lo + hi */
 	mmio_wr(b, tab + 8, 4, 0x4041);
@@ -446,6 +461,8 @@ static void test_msix(void **state)
 	assert_int_equal(efd_take(efd), 1); /* the pending one, on unmask */
 	assert_int_equal(mmio_rd(b, pba, 8), 0);
 	assert_int_equal(pci_msix_notify(&t->pci, 0), PCI_MSIX_SENT);
+	assert_int_equal(pci_msix_vector_seq(&t->pci, 0, &seq), 0);
+	assert_true(seq != seq0);
 	assert_int_equal(pci_msix_notify(&t->pci, 0), PCI_MSIX_SENT);
 	assert_int_equal(efd_take(efd), 2);
 

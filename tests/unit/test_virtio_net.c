@@ -112,9 +112,25 @@ static void fake_notify_config(struct virtio_dev *vdev)
 	(void)vdev;
 }
 
+/* As Linux maps a card's vectors: one pair's three queues share one, so
+ * every interrupt sent changes it; with more pairs each queue has its
+ * own (fake_irq_seq_off: a transport that cannot say). */
+static bool fake_irq_seq_off;
+
+static int fake_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq)
+{
+	if (fake_irq_seq_off || q >= VIRTIO_MAX_QUEUES)
+		return -1;
+	*seq = notifies[q];
+	for (unsigned int i = 0; vdev->num_queues == 3 && i < VIRTIO_MAX_QUEUES; i++)
+		*seq += i == q ? 0 : notifies[i];
+	return 0;
+}
+
 static const struct virtio_transport_ops fake_transport = {
     .notify_queue = fake_notify_queue,
     .notify_config = fake_notify_config,
+    .queue_irq_seq = fake_irq_seq,
 };
 
 /* ---- an ioctl that plays /dev/vhost-net on fake_vhost_fd ---- */
@@ -1959,8 +1975,8 @@ static void test_coal_rx(void **state)
 	virtio_net_coal_event(&p->rx_coal, EPOLLIN); /* a stale expiry */
 	assert_int_equal(notifies[VIRTIO_NET_RXQ], 2);
 	assert_int_equal(f->n->stats.rx_held, 2);
-	/* TX is not coalesced: only RX was set. */
-	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_TXQ]), 0);
+	/* TX keeps the card's own hold: only RX was set. */
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_TXQ]), VIRTIO_NET_TX_HOLD_USECS);
 
 	/* A run that pushed nothing sends nothing and holds nothing. */
 	virtio_net_rx_run(p);
@@ -2099,15 +2115,101 @@ static void test_coal_refused(void **state)
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 1000001, 8),
 			 VIRTIO_NET_ERR);
 	assert_int_equal(coal_cmd(f, 2, 4, 100, 8), VIRTIO_NET_ERR);
-	for (unsigned int d = 0; d < 2; d++) {
-		assert_int_equal(atomic_load(&f->n->coal_usecs[d]), 0);
-		assert_int_equal(atomic_load(&f->n->coal_max[d]), 0);
-	}
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_RXQ]), 0);
+	assert_int_equal(atomic_load(&f->n->coal_max[VIRTIO_NET_RXQ]), 0);
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_TXQ]), VIRTIO_NET_TX_HOLD_USECS);
+	assert_int_equal(atomic_load(&f->n->coal_max[VIRTIO_NET_TXQ]), VIRTIO_NET_TX_HOLD_PACKETS);
 	assert_int_equal(f->n->stats.ctrl_err, 4);
 	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_RX_SET, 4, 1000000, 8),
 			 VIRTIO_NET_OK);
 	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_RXQ]), 1000000);
 	assert_int_equal(atomic_load(&f->n->coal_max[VIRTIO_NET_RXQ]), 4);
+}
+
+/* ---- a one-pair card's own TX hold (virtio_net_coal_defaults) ---- */
+
+/* Nothing set by the driver: a TX completion waits for the timer, which
+ * sends it when no other interrupt left on the shared vector since. */
+static void test_txhold_timer(void **state)
+{
+	struct fx *f = *state;
+	fx_start_coal(f);
+	tx_one_packet(f);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
+	assert_true(P0(f)->tx_coal.armed);
+	virtio_net_coal_event(&P0(f)->tx_coal, EPOLLIN); /* the timer */
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	assert_int_equal(f->n->stats.coal_covered, 0);
+	/* A transport that cannot tell never lets one ride. */
+	fake_irq_seq_off = true;
+	tx_one_packet(f);
+	post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
+	rx_frames(f, 1);
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
+	virtio_net_coal_event(&P0(f)->tx_coal, EPOLLIN);
+	fake_irq_seq_off = false;
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 2);
+	assert_int_equal(f->n->stats.coal_covered, 0);
+}
+
+/* A receive interrupt after the held completion carries it: the timer
+ * sends nothing. One before it carries nothing: the timer sends it. */
+static void test_txhold_covered(void **state)
+{
+	struct fx *f = *state;
+	fx_start_coal(f);
+	for (unsigned int i = 0; i < 2; i++)
+		post1(f, VIRTIO_NET_RXQ, 1526, W, NULL);
+	tx_one_packet(f);
+	rx_frames(f, 1);
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 1);
+	virtio_net_coal_event(&P0(f)->tx_coal, EPOLLIN);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
+	assert_int_equal(f->n->stats.coal_covered, 1);
+	assert_false(P0(f)->tx_coal.armed);
+
+	rx_frames(f, 1); /* before: no cover */
+	assert_int_equal(notifies[VIRTIO_NET_RXQ], 2);
+	tx_one_packet(f);
+	virtio_net_coal_event(&P0(f)->tx_coal, EPOLLIN);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	assert_int_equal(f->n->stats.coal_covered, 1);
+}
+
+/* VIRTIO_NET_TX_HOLD_PACKETS completions send at once; the driver's
+ * tx-usecs 0 ends the hold; a driver without NOTF_COAL and a card of two
+ * pairs (a vector per queue: nothing to ride on) never hold. */
+static void test_txhold_limits(void **state)
+{
+	struct fx *f = *state;
+	fx_start_coal(f);
+	for (unsigned int i = 0; i < VIRTIO_NET_TX_HOLD_PACKETS - 1; i++)
+		tx_one_packet(f);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 0);
+	tx_one_packet(f);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	assert_false(P0(f)->tx_coal.armed);
+	assert_int_equal(coal_cmd(f, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 1, 0, 8), VIRTIO_NET_OK);
+	tx_one_packet(f);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 2);
+	virtio_net_destroy(f->n);
+	close(f->wires[0]);
+	f->wires[0] = -1;
+
+	memset(notifies, 0, sizeof(notifies));
+	fx_start(f, F_ALL & ~F(VIRTQ_F_EVENT_IDX));
+	atomic_store(&f->n->coal_watched, true);
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_TXQ]), 0);
+	tx_one_packet(f);
+	assert_int_equal(notifies[VIRTIO_NET_TXQ], 1);
+	virtio_net_destroy(f->n);
+	close(f->wires[0]);
+	f->wires[0] = -1;
+
+	fx_start_pairs(f, F_COAL | F_MQ, 2);
+	assert_int_equal(atomic_load(&f->n->coal_usecs[VIRTIO_NET_TXQ]), 0);
+	assert_int_equal(atomic_load(&f->n->coal_max[VIRTIO_NET_TXQ]), 0);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -2163,6 +2265,9 @@ int main(void)
 	    T(test_coal_rx_starved),
 	    T(test_coal_pair_disabled),
 	    T(test_coal_refused),
+	    T(test_txhold_timer),
+	    T(test_txhold_covered),
+	    T(test_txhold_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,13 +158,10 @@ static void net_reset(struct virtio_dev *vdev)
 		virtio_net_coal_reset(&p->tx_coal);
 		pthread_mutex_unlock(&p->tx_lock);
 	}
-	/* The next driver starts with one pair again (5.1.6.5.5), and
-	 * without coalescing, as after power-on. */
+	/* The next driver starts with one pair again (5.1.6.5.5), and the
+	 * card's own coalescing, as after power-on. */
 	pthread_mutex_lock(&n->ctrl_lock);
-	for (unsigned int d = 0; d < 2; d++) {
-		atomic_store(&n->coal_usecs[d], 0);
-		atomic_store(&n->coal_max[d], 0);
-	}
+	virtio_net_coal_defaults(n);
 	virtio_net_set_pairs(n, 1);
 	atomic_store(&n->ctrlq, UINT_MAX);
 	pthread_mutex_unlock(&n->ctrl_lock);
@@ -338,6 +335,7 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigne
 	}
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	net_vdev_init(n);
+	virtio_net_coal_defaults(n);
 	return n;
 fail:
 	for (unsigned int i = 0; i < npairs; i++)

@@ -88,6 +88,7 @@ static void net_dev_counters(void *dev, counter_emit_fn emit, void *ctx)
 	    {"tx rate limiter throttled", offsetof(struct virtio_net_stats, tx_throttled)},
 	    {"rx notifications held", offsetof(struct virtio_net_stats, rx_held)},
 	    {"tx notifications held", offsetof(struct virtio_net_stats, tx_held)},
+	    {"held notifications carried", offsetof(struct virtio_net_stats, coal_covered)},
 	    {"ctrl ok", offsetof(struct virtio_net_stats, ctrl_ok)},
 	    {"ctrl errors", offsetof(struct virtio_net_stats, ctrl_err)},
 	};
@@ -143,6 +144,7 @@ int virtio_net_new_device(const struct dev_ctx *ctx, const void *spec, struct de
 		n->vhost_busyloop_us = s->vhost_busyloop_us;
 		/* vhost signals the guest itself: nothing here could hold it. */
 		n->vdev.host_features &= ~(1ULL << VIRTIO_NET_F_NOTF_COAL);
+		virtio_net_coal_defaults(n);
 	}
 	/* Kicks, pollers, the tap queues and the scheduler eventfd all on one
 	 * I/O thread: the tap handlers run both the RX and the TX path. */

@@ -55,6 +55,13 @@ _Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
 #define VIRTIO_NET_COAL_USECS_MAX 1000000u
 #define VIRTIO_NET_QUEUE_SIZE	  256
 #define VIRTIO_NET_MSIX_ONE_PAIR  2 /* config + one shared by rx, tx and ctrl */
+/* A one-pair card's own TX coalescing, until the driver sets its own
+ * (virtio_net_coal_defaults): a TX completion waits this long, or for this
+ * many packets, for a receive interrupt on the shared vector to carry it.
+ * The guest's request/response round trip is ~0.1 ms in the nested
+ * testbed, microseconds on hardware; a stream's ACKs come sooner. */
+#define VIRTIO_NET_TX_HOLD_USECS   250u
+#define VIRTIO_NET_TX_HOLD_PACKETS 32u
 /* Packets per queue per run before yielding to the I/O thread's other fds:
  * one busy guest cannot starve the loop. */
 #define VIRTIO_NET_BUDGET 256
@@ -84,6 +91,7 @@ struct virtio_net_stats {
 	counter_t tx_blocked;		      /* times the tap said EAGAIN */
 	counter_t rx_throttled, tx_throttled; /* the rate limiters made a side wait */
 	counter_t rx_held, tx_held;	      /* notifications held back by coalescing */
+	counter_t coal_covered;		      /* held ones another queue's interrupt carried */
 	counter_t ctrl_ok;		      /* control commands answered VIRTIO_NET_OK */
 	counter_t ctrl_err;		      /* refused: unknown, malformed or out of range */
 };
@@ -102,6 +110,13 @@ struct virtio_net_coal {
 	int tfd;	  /* timerfd, -1 if none */
 	bool armed;	  /* the timer runs: a notification is held */
 	uint32_t pending; /* packets pushed since the last notification */
+	/* The queue's vector's virtio_queue_irq_seq after the latest held
+	 * push (cover_ok: the transport said): if it differs at the timer,
+	 * an interrupt on that vector (another queue's, sharing it) reached
+	 * the guest after every held completion, and the driver, which must
+	 * look at each queue on a shared vector, has seen them. */
+	uint64_t cover_seq;
+	bool cover_ok;
 };
 
 /* One queue pair and its tap queue. */
@@ -296,6 +311,12 @@ void virtio_net_coal_event(void *opaque, uint32_t events);
 /* Forgets held notifications (device reset; the caller holds the
  * queue's lock). */
 void virtio_net_coal_reset(struct virtio_net_coal *c);
+/* The parameters a driver finds after reset (under ctrl_lock, or before
+ * the card runs): none, but a one-pair card offering NOTF_COAL holds TX
+ * completions (VIRTIO_NET_TX_HOLD_*) so that they ride on the receive
+ * interrupt its shared vector sends next; the driver's TX_SET replaces
+ * them (tx-usecs 0: every completion at once). */
+void virtio_net_coal_defaults(struct virtio_net *n);
 /* A notification the queue held when the snapshot was taken, restored:
  * the driver waited through the pause already, so it goes out at once,
  * when the timer's handler runs, not after a hold's remaining time (not
