@@ -5,6 +5,7 @@
 #ifndef SKIFF_ARCH_H
 #define SKIFF_ARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,9 @@ struct snap_image;
  * bits for what is now off; names what the host kept in note (one line,
  * left as it was if nothing). */
 unsigned int arch_idle_exits_off(const struct vm_caps *k, char *note, size_t notelen);
+/* Whether those bits let an idle vCPU halt inside the guest (HLT not
+ * intercepted): an interrupt for it is then an exit of its own. */
+bool arch_idle_halts_in_guest(unsigned int idle_exits_off);
 
 /* Sets CPUID, MSRs, FPU and interrupt pins of a new vCPU `index` of
  * `nr_cpus` from the host-supported CPUID table, telling the guest what

@@ -56,6 +56,9 @@ struct dev_ctx {
 	struct iothread *io;	     /* runs its event work; NULL in some tests */
 	const struct dev_host *host; /* NULL in some tests */
 	unsigned int nr_vcpus;	     /* the VM's vCPUs (0 in some tests: take 1) */
+	/* --cpu-pm on took HLT exits away: an idle vCPU halts in the guest,
+	 * and every interrupt sent to it costs an exit and an injection. */
+	bool halt_in_guest;
 };
 
 struct dev_ops {

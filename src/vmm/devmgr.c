@@ -148,7 +148,8 @@ static int dm_add(struct devmgr *dm, const struct dm_kind *k, void *spec, char *
 			      .gm = dm->gm,
 			      .io = io,
 			      .host = dm->host,
-			      .nr_vcpus = dm->nr_vcpus};
+			      .nr_vcpus = dm->nr_vcpus,
+			      .halt_in_guest = dm->halt_in_guest};
 	if (dm_sandbox(k, spec, err, errlen) < 0 || k->create(&ctx, spec, &e->d, err, errlen) < 0)
 		return -1;
 	if (dm_attach(dm, e, io, err, errlen) < 0) {

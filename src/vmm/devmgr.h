@@ -47,6 +47,7 @@ struct devmgr {
 	bool use_ioeventfd;
 	const struct dev_host *host;	    /* what the VM does for devices */
 	unsigned int nr_vcpus;		    /* passed on in dev_ctx */
+	bool halt_in_guest;		    /* passed on in dev_ctx */
 	const struct dm_kind *const *kinds; /* NULL: dm_kinds (tests bring their own) */
 	size_t nr_kinds;
 	struct dm_entry devs[DEVMGR_MAX];

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/clock.h"
 #include "core/coalesced_mmio.h"
 #include "core/console.h"
@@ -128,7 +129,8 @@ static int vmm_devices(struct vmm *v, const struct vmm_config *c, char *err, siz
 				.io = v->io,
 				.nr_io = v->nr_io,
 				.use_ioeventfd = !c->no_ioeventfd,
-				.nr_vcpus = (unsigned int)c->cpus};
+				.nr_vcpus = (unsigned int)c->cpus,
+				.halt_in_guest = arch_idle_halts_in_guest(v->vm.idle_exits_off)};
 	for (int i = 0; i < c->nr_devs; i++)
 		if (devmgr_add_arg(&v->dm, &DEV_ARG(&c->devs[i]), err, errlen) < 0)
 			return -1;

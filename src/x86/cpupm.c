@@ -37,6 +37,11 @@ static void exit_names(unsigned int mask, char *buf, size_t len)
 					      idle_exits[i].name);
 }
 
+bool arch_idle_halts_in_guest(unsigned int idle_exits_off)
+{
+	return idle_exits_off & KVM_X86_DISABLE_EXITS_HLT;
+}
+
 unsigned int arch_idle_exits_off(const struct vm_caps *k, char *note, size_t notelen)
 {
 	unsigned int all = 0, want = 0, off = 0;

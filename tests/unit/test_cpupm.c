@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "core/vm.h"
 #include "vmm/vmm.h"
 
@@ -68,6 +69,7 @@ static void test_all_offered(void **state)
 	struct fake_kvm f = {.offers_exits = ALL};
 	char note[256];
 	assert_int_equal(setup(&f, true, false, 0, note), ALL);
+	assert_true(arch_idle_halts_in_guest(ALL)); /* devices are told */
 	assert_int_equal(f.nr_calls, 1);
 	assert_int_equal(f.calls[0].cap, KVM_CAP_X86_DISABLE_EXITS);
 	assert_int_equal(f.calls[0].arg0, ALL);
@@ -109,6 +111,7 @@ static void test_partly_refused(void **state)
 	struct fake_kvm f = {.offers_exits = ALL, .refuse = HLT};
 	char note[256];
 	assert_int_equal(setup(&f, true, false, 0, note), MWAIT | PAUSE | CSTATE);
+	assert_false(arch_idle_halts_in_guest(MWAIT | PAUSE | CSTATE));
 	assert_int_equal(f.exits_on, MWAIT | PAUSE | CSTATE);
 	assert_int_equal(f.nr_calls, 5);
 	assert_non_null(strstr(note, "keeps the guest's HLT exits"));

@@ -31,6 +31,7 @@ struct fake_nic {
 
 static int stops, destroys;
 static const struct dev_host *seen_host;
+static bool seen_halt_in_guest;
 /* The fake NIC's calls for its I/O thread, and whether they were in the
  * filters when its create ran (a disk's create starts threads that filter
  * themselves at once: 2026-12-06, a blk thread killed for io_uring_enter
@@ -68,6 +69,7 @@ static int fake_create(const struct dev_ctx *ctx, const void *spec, struct devic
 		return -1;
 	}
 	seen_host = ctx->host;
+	seen_halt_in_guest = ctx->halt_in_guest;
 	rules_before_create = sandbox_has_rules(SANDBOX_IO, &fake_sb.role[SANDBOX_IO]);
 	struct fake_nic *n = calloc(1, sizeof(*n));
 	n->vdev.name = ctx->name;
@@ -234,7 +236,8 @@ static void test_refusals(void **state)
 }
 
 /* A device gets the VM's services (memory slots, batched MMIO) in its
- * context: passthrough and the e1000 depend on them. */
+ * context: passthrough and the e1000 depend on them; and whether its
+ * vCPUs halt in the guest: virtio-net's TX hold depends on that. */
 static void test_ctx_carries_host(void **state)
 {
 	struct fx *f = *state;
@@ -242,11 +245,13 @@ static void test_ctx_carries_host(void **state)
 	static const struct dev_host host = {.opaque = &vm};
 	char err[512];
 	f->dm.host = &host;
+	f->dm.halt_in_guest = true;
 	seen_host = NULL;
 	sandbox_clear_rules();
 	rules_before_create = false;
 	assert_int_equal(devmgr_add(&f->dm, "net", "tap=t0", err, sizeof(err)), 0);
 	assert_ptr_equal(seen_host, &host);
+	assert_true(seen_halt_in_guest);
 	assert_true(rules_before_create); /* the kind's calls before its threads */
 }
 

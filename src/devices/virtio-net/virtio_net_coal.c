@@ -167,7 +167,8 @@ void virtio_net_coal_restore_held(struct virtio_net_coal *c)
 
 void virtio_net_coal_defaults(struct virtio_net *n)
 {
-	bool hold = n->npairs == 1 && n->vdev.host_features >> VIRTIO_NET_F_NOTF_COAL & 1;
+	bool hold =
+	    n->tx_hold && n->npairs == 1 && n->vdev.host_features >> VIRTIO_NET_F_NOTF_COAL & 1;
 	atomic_store(&n->coal_usecs[VIRTIO_NET_RXQ], 0);
 	atomic_store(&n->coal_max[VIRTIO_NET_RXQ], 0);
 	atomic_store(&n->coal_usecs[VIRTIO_NET_TXQ], hold ? VIRTIO_NET_TX_HOLD_USECS : 0);

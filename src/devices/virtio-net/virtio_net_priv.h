@@ -202,7 +202,8 @@ struct virtio_net {
 	 * them (virtio_net_vhost.c). */
 	pthread_mutex_t vhost_lock;
 	bool vhost_on;
-	bool vhost_running;	    /* between a successful activate and reset */
+	bool tx_hold;	    /* virtio_net_coal_defaults may hold TX (dev_ctx.halt_in_guest) */
+	bool vhost_running; /* between a successful activate and reset */
 	bool vhost_fallback_logged; /* "using the built-in data path" said once */
 	unsigned int vhost_busyloop_us;
 };

@@ -40,6 +40,9 @@ nm_mode() { # NAME SKIFF-ARGS...
 	[ -n "$mb" ] && [ "$mb" -gt 0 ] || { echo "mode $name: no data moved"; return 1; }
 	l2_saw "SKIFF-L2-MARK ping=ok" || { echo "mode $name: ping failed"; return 1; }
 	f=/tmp/nm-$name.json
+	# HLT exits on: the card's own TX hold stays off (it cost latency).
+	held=$(nm_count "$f" "virtio-net0 tx notifications held")
+	[ "$held" = 0 ] || { echo "mode $name: $held TX notifications held without --cpu-pm"; return 1; }
 	kicks=$(nm_count "$f" "virtio-net0 q1 ioeventfd kicks")
 	traps=$(nm_site "$f" "virtio-net0 notify q1")
 	ptraps=$(nm_site "$f" "virtio-net0 notify q1" pio)
