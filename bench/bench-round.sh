@@ -97,7 +97,7 @@ qemu-rtc-pvh-2cpu qemu vhost=off machine=microvm,pcie=on,rtc=on kernel=pvh cpus=
 kvmtool-2cpu     kvmtool cpus=2
 "
 # Configurations that exist but are not in the default plan: QEMU's default
-# machine (SeaBIOS, which bench/run.sh packs from the host's Debian seabios;
+# machine (SeaBIOS, which tb_pack_qemu packs from the host's Debian seabios;
 # not yet run through a whole suite), the poll-idle sweep that chose
 # skiff's default (docs/bench/2026-11-30-sweep-idle/), and the emulated e1000 (issue 10) in
 # each coalesce mode against QEMU's. Thresholds scaled for
@@ -806,13 +806,11 @@ bench_vm() {
 			bench_fail_rest "$vm_c" "no decompressed vmlinux in $BENCH_KCACHE (the L1 image was built without skiff)" $BENCH_PLAN_WORKLOADS
 			return
 		fi
-		set -- qemu-system-x86_64 -M "$vm_m" -enable-kvm -cpu host \
-			-m "$vm_mem" -smp "$vm_cpus" -L /usr/share/qemu -nodefaults -no-user-config \
-			-nographic -serial stdio -no-reboot -name l2,debug-threads=on \
-			-kernel "$vm_k" -initrd "$L2_INITRD" -append "$L2_CMDLINE$vm_cmd"
+		# The words vfio-multi-qemu's QEMU starts with too (guest/lib.sh).
+		eval "set -- $(qemu_l2_argv "$vm_m" "$vm_k" "$vm_mem" "$vm_cpus" "$L2_CMDLINE$vm_cmd")"
 		# Passthrough: the e1000e is L2's only NIC, as under skiff.
 		if [ -n "$vm_pt_addr" ]; then
-			set -- "$@" -device "vfio-pci,host=$vm_pt_addr,rombar=0"
+			set -- "$@" -device "$(qemu_vfio_dev "$vm_pt_addr")"
 		else
 			set -- "$@" -netdev "tap,id=n0,ifname=tap0,script=no,downscript=no$vm_o" \
 				-device "$vm_nic,netdev=n0,mac=$BENCH_MAC,romfile="
@@ -835,7 +833,7 @@ bench_vm() {
 		# The NVMe beside the tap NIC, and fio's disk (skiff's rom=off
 		# default is rombar=0).
 		if [ -n "$vm_nvme_addr" ]; then
-			set -- "$@" -device "vfio-pci,host=$vm_nvme_addr,rombar=0" \
+			set -- "$@" -device "$(qemu_vfio_dev "$vm_nvme_addr")" \
 				-drive "file=$BENCH_FIO_IMG,if=none,id=d1,format=raw,readonly=on" \
 				-device virtio-blk-pci,drive=d1
 		fi
@@ -864,7 +862,7 @@ bench_vm() {
 	# reports name no path of the machine that made them.
 	echo "$*" | sed "s|${HOME:-/nonexistent}/|~/|g" >"$vm_d/cmdline"
 	# kept for snap's restore and migrate's target
-	! bench_sm_planned || BENCH_SM_CMD=$(bench_sm_quote "$@")
+	! bench_sm_planned || BENCH_SM_CMD=$(sh_quote "$@")
 	ip neigh flush dev tap0 2>/dev/null
 	bench_mark "start rep=$BENCH_REP config=$vm_c"
 	rm -f "$BENCH_DIR/con.fifo"

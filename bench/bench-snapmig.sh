@@ -39,14 +39,6 @@ BENCH_SM_QMP=4444 # the running QEMU's QMP (TCP on L1's loopback: no socat)
 BENCH_SM_QMP2=4445
 BENCH_SM_API=$BENCH_DIR/api.sock
 
-# bench_sm_quote ARGS...: ARGS quoted for eval (the VMM's command line,
-# kept for a restore or a migration target).
-bench_sm_quote() {
-	for q_a in "$@"; do
-		printf "'%s' " "$(printf '%s' "$q_a" | sed "s/'/'\\\\''/g")"
-	done
-}
-
 # bench_qmp PORT CMD...: QMP commands (JSON) to QEMU on PORT, replies on
 # stdout. The sleep keeps stdin open for the replies.
 bench_qmp() {

@@ -244,12 +244,6 @@ bench_build_initrd() {
 			echo "testbed: skiff-base at $BASE_REV cannot unpack the kernel: it decompresses it in L1" >&2
 		rm -rf "$base"
 	fi
-	# -M pc's SeaBIOS: Debian keeps it in seabios's own directory, which
-	# tb_pack_qemu does not look at (microvm needs only qboot).
-	local fw=bios-256k.bin
-	[ -z "$QEMU_SEL" ] || [ -e "$work/l1/usr/share/qemu/$fw" ] ||
-		[ ! -e "/usr/share/seabios/$fw" ] ||
-		cp -L "/usr/share/seabios/$fw" "$work/l1/usr/share/qemu/"
 	cp "$SCENARIO_FILE" "$work/l1/testbed/scenario.sh"
 	if [ -n "$SM_SEL" ]; then
 		cp "$TB_ROOT/bench/bench-snapmig.sh" "$work/l1/testbed/"

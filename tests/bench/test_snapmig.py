@@ -117,15 +117,6 @@ class AnswersTest(unittest.TestCase):
     def test_missing_key_gives_nothing(self):
         self.assertEqual(self.num("downtime", '{"return": {}}'), "")
 
-    def test_command_line_round_trip(self):
-        # The VMM's command line is kept quoted and replayed by eval for
-        # the restore and the migration target: spaces and quotes intact.
-        args = ["qemu", "-append", "console=ttyS0 it's quiet",
-                "-netdev", "tap,id=n0,ifname=tap0,script=no"]
-        out = in_round('q=$(bench_sm_quote "$@"); eval "set -- $q"; '
-                       'printf "%s\\n" "$@"', *args)
-        self.assertEqual(out.splitlines(), args)
-
 
 class DirectionsTest(unittest.TestCase):
     def test_times_lower_is_better(self):

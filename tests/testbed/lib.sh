@@ -173,7 +173,11 @@ tb_pack_qemu() {
 		linuxboot.bin pvh.bin kvmvapic.bin multiboot_dma.bin; do
 		[ -e "/usr/share/qemu/$fw" ] && cp -L "/usr/share/qemu/$fw" "$dest/usr/share/qemu/"
 	done
-	return 0
+	# q35's and pc's SeaBIOS (the bench's qemu-vfio, vfio-multi-qemu):
+	# Debian keeps it in seabios's own directory.
+	fw=bios-256k.bin
+	[ -e "$dest/usr/share/qemu/$fw" ] || [ ! -e "/usr/share/seabios/$fw" ] ||
+		cp -L "/usr/share/seabios/$fw" "$dest/usr/share/qemu/"
 }
 
 # kvmtool as a peer VMM inside L1: lkvm-static, built from a pinned commit
@@ -395,10 +399,25 @@ tb_scenario_file() {
 	fi
 }
 # tb_scenario_base FILE: the scenario FILE builds on (its SCENARIO_BASE=
-# line: the full form of a quick one), or nothing. The base's file goes
-# into L1 and L2 as /testbed/base.sh, read before the scenario's own.
+# line: the full form of a quick one), or nothing.
 tb_scenario_base() {
 	sed -n 's/^SCENARIO_BASE=\([a-z0-9-]*\).*/\1/p' "$1" | head -n1
+}
+# tb_scenario_bases FILE: the files of every scenario FILE builds on, one
+# a line, the deepest first: its base's base before its base
+# (vfio-multi-qemu on vfio-multi on vfio). They go into L1 and L2 as one
+# /testbed/base.sh, read before the scenario's own. Four deep at most: a
+# loop is an error.
+tb_scenario_bases() {
+	local f=$1 base n=0 chain=()
+	while base=$(tb_scenario_base "$f") && [ -n "$base" ]; do
+		n=$((n + 1))
+		[ "$n" -le 4 ] || tb_die "SCENARIO_BASE: more than 4 deep from $1"
+		f=$(tb_scenario_file "$base")
+		[ -f "$f" ] || tb_die "SCENARIO_BASE: no scenario $base (no $f)"
+		chain=("$f" "${chain[@]}")
+	done
+	[ "$n" = 0 ] || printf '%s\n' "${chain[@]}"
 }
 tb_scenario_settings() {
 	local file
@@ -409,10 +428,12 @@ tb_scenario_settings() {
 		L0_EXTRA_ARGS="" L1_EXTRA_APPEND="" L1_EXTRA_MODULES="" L1_EXTRA_FILES=""
 		TRIALS=1 L0_DISK_MB="" L0_FILES="" L0_KILL_AFTER="" L0_KILL_DELAY_MS=0 L1_PHASE2=""
 		# A quick form (SCENARIO_BASE=NAME) starts from its full scenario's
-		# settings and functions and overrides some.
-		base=$(tb_scenario_base "$file")
-		# shellcheck disable=SC1090
-		[ -z "$base" ] || . "$(tb_scenario_file "$base")"
+		# settings and functions (and that one's base's) and overrides some.
+		tb_bases=$(tb_scenario_bases "$file") || exit 1
+		while IFS= read -r base; do
+			# shellcheck disable=SC1090
+			[ -z "$base" ] || . "$base"
+		done <<<"$tb_bases"
 		# shellcheck disable=SC1090
 		. "$file"
 		printf 'S_TIMEOUT=%q S_SLOW=%q S_PEERS=%q S_EXPECT=%q S_HAS_L2=%q ' \
@@ -465,7 +486,7 @@ tb_add_l2_extras() {
 # L1 base + overlay (skiff, peers, scenario scripts, the L2 initrd = L2 base
 # + overlay with the scenario's L2 part and extra files and modules).
 tb_build_run_initrd() {
-	local name=$1 out=$2 work file f base S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
+	local name=$1 out=$2 work file f bases base_files S_TIMEOUT S_SLOW S_PEERS S_EXPECT S_HAS_L2 \
 		S_L2_FILES S_L2_MODULES S_L0_ARGS S_L1_APPEND S_L1_MODULES S_L1_FILES S_TRIALS \
 		S_DISK_MB S_L0_FILES S_KILL_AFTER S_KILL_DELAY_MS S_PHASE2
 	eval "$(tb_scenario_settings "$name")"
@@ -477,10 +498,11 @@ tb_build_run_initrd() {
 	case " $S_PEERS " in *" qemu "*) tb_pack_qemu "$work/l1" ;; esac
 	case " $S_PEERS " in *" kvmtool "*) tb_pack_kvmtool "$work/l1" ;; esac
 	cp "$file" "$work/l1/testbed/scenario.sh"
-	base=$(tb_scenario_base "$file")
-	if [ -n "$base" ]; then
-		cp "$(tb_scenario_file "$base")" "$work/l1/testbed/base.sh"
-		cp "$(tb_scenario_file "$base")" "$work/l2/testbed/base.sh"
+	bases=$(tb_scenario_bases "$file") || exit 1
+	if [ -n "$bases" ]; then
+		mapfile -t base_files <<<"$bases"
+		cat "${base_files[@]}" >"$work/l1/testbed/base.sh"
+		cp "$work/l1/testbed/base.sh" "$work/l2/testbed/base.sh"
 	fi
 	tb_wrapper "$name" l1 >"$work/l1/scenario-l1.sh"
 	chmod 755 "$work/l1/scenario-l1.sh"

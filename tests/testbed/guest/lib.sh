@@ -115,7 +115,9 @@ vmm_boot_l2() {
 	} | while IFS= read -r line; do
 		line=${line%"$cr"}
 		case "$line" in
-		"SKIFF-L2: init"*) [ -e /tmp/l2-init.ns ] || now_ns >/tmp/l2-init.ns ;;
+		# Not anchored: SeaBIOS (QEMU q35, pc) leaves terminal escapes
+		# before it (as in the bench's relay).
+		*"SKIFF-L2: init"*) [ -e /tmp/l2-init.ns ] || now_ns >/tmp/l2-init.ns ;;
 		esac
 		printf '%s\n' "$line"
 		printf '%s\n' "$line" >>/tmp/l2.log
@@ -127,7 +129,7 @@ vmm_boot_l2() {
 		L2_INIT_MS=$((($(cat /tmp/l2-init.ns) - t0) / 1000000))
 		metric l2_start_to_init_ms "$L2_INIT_MS"
 	fi
-	t=$(sed -n 's/^SKIFF-L2: init uptime=\([0-9.]*\).*/\1/p' /tmp/l2.log 2>/dev/null | head -n1)
+	t=$(sed -n 's/.*SKIFF-L2: init uptime=\([0-9.]*\).*/\1/p' /tmp/l2.log 2>/dev/null | head -n1)
 	[ -n "$t" ] && metric l2_uptime_at_init_s "$t"
 	if [ "$VMM_RC" != 0 ]; then
 		echo "vmm_boot_l2: $1 exited $VMM_RC; its stderr:"
@@ -196,6 +198,33 @@ skiff_boot_l2() {
 
 # l2_saw LINE: whether L2's console (of the last vmm_boot_l2) had LINE.
 l2_saw() { grep -qxF "$1" /tmp/l2.log 2>/dev/null; }
+
+# sh_quote WORD...: the words, each single-quoted, for eval "set -- ...":
+# a command line kept as one string (the bench's restore and migration
+# target) or made by a function (qemu_l2_argv). No fork unless a word
+# holds a quote.
+sh_quote() {
+	for sq_a in "$@"; do
+		case "$sq_a" in *\'*) sq_a=$(printf '%s' "$sq_a" | sed "s/'/'\\\\''/g") ;; esac
+		printf "'%s' " "$sq_a"
+	done
+}
+
+# qemu_l2_argv MACHINE KERNEL MEM CPUS CMDLINE: QEMU booting L2 as the
+# bench runs its peer (bench/bench-round.sh, bench_vm), quoted for
+# eval "set -- $(qemu_l2_argv ...)", devices after it: KVM with L1's
+# CPU, no default devices or user config, the console on stdout, no
+# reboot, L2_INITRD. The firmware is the scenario's PEERS=qemu (the bench
+# packs the same: tb_pack_qemu).
+qemu_l2_argv() {
+	sh_quote qemu-system-x86_64 -M "$1" -enable-kvm -cpu host -m "$3" -smp "$4" \
+		-L /usr/share/qemu -nodefaults -no-user-config -nographic -serial stdio \
+		-no-reboot -name l2,debug-threads=on -kernel "$2" -initrd "$L2_INITRD" -append "$5"
+}
+
+# qemu_vfio_dev ADDR: QEMU's -device for L1's function ADDR (on vfio-pci)
+# as its users pass one: no option ROM (skiff's rom=off default).
+qemu_vfio_dev() { echo "vfio-pci,host=$1,rombar=0"; }
 
 # l2_ping_phase L1_IP L2_IP COUNT (in L2): eth0 up at L2_IP/24, three
 # pings to warm the path, then "SKIFF-L2-MARK phase=rr" (for L1's counters

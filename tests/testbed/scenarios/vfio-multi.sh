@@ -19,6 +19,8 @@
 # The NVMe images (16 MiB) and the 8 GiB backing file are L0_FILES: made
 # per run, sparse, removed after. Bound: four passes alone took 96, 132
 # (beside a make unit), 98 and 77 s; 240 s is 1.8x the slowest.
+# vfio-multi-qemu builds on this file: the same L0, L1 and L2 sides, with
+# QEMU as L2's VMM (vmulti_life's BOOT).
 SCENARIO_BASE=vfio
 TIMEOUT=240
 SLOW=0
@@ -114,6 +116,39 @@ vmulti_nvme_back() {
 	done
 }
 
+# vmulti_life BOOT: one L2 life with the four functions, booted by the
+# function BOOT (skiff here, QEMU in vfio-multi-qemu), then what L1 checks
+# of it: L2 done, the e1000e's transfer each way, the pattern in BAR2, the
+# NVMe data on nvme and the NIC on e1000e again. VFIO_WHY says why not.
+vmulti_life() {
+	pattern=0x5ca1ab1e$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
+	L2_MEM=512M
+	L2_CMDLINE="console=ttyS0 quiet panic=-1 vmulti_pattern=$pattern"
+	vfio_xfer_serve
+	vl_rc=0
+	"$1" || vl_rc=$?
+	kill "$down_pid" "$up_pid" 2>/dev/null
+	[ "$vl_rc" = 0 ] || return 1
+	l2_saw "SKIFF-L2-MARK vmulti-done" || { VFIO_WHY="L2 did not finish"; return 1; }
+	vfio_xfer_check "the e1000e" || return 1
+	mbps=$(vfio_l2_value nvme_read_mbps)
+	[ -z "$mbps" ] || metric nvme_read_mbps "$mbps"
+	vmulti_ivshmem_check "$pattern" || return 1
+	vmulti_nvme_back || return 1
+	vfio_give_back "$addr"
+}
+
+# vmulti_boot_skiff: L2 (2 vCPUs) under skiff with the four functions,
+# the e1000e's BARs mapped, and skiff's lines about them.
+vmulti_boot_skiff() {
+	rc=0
+	skiff_boot_l2 --cpus 2 --vfio-pci "$addr,mmap=on" --vfio-pci "$nv0" --vfio-pci "$nv1" \
+		--vfio-pci "$ivs" --stats || rc=$?
+	echo "vmulti: skiff's passthrough lines:"
+	grep -i "vfio\|BAR\|MSI-X\|window" /tmp/vmm.err | head -n 30
+	[ "$rc" = 0 ] || { VFIO_WHY="skiff exited $VMM_RC"; return 1; }
+}
+
 l1() {
 	VFIO_WHY=""
 	vfio_setup || { fail "$VFIO_WHY"; return; }
@@ -122,24 +157,7 @@ l1() {
 	BAD=""
 	expect_usage_error "one NVMe of the group" "$nv1" run --kernel "$L2_KERNEL" \
 		--vfio-pci "$nv0"
-	pattern=0x5ca1ab1e$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
-	L2_MEM=512M
-	L2_CMDLINE="console=ttyS0 quiet panic=-1 vmulti_pattern=$pattern"
-	vfio_xfer_serve
-	rc=0
-	skiff_boot_l2 --cpus 2 --vfio-pci "$addr,mmap=on" --vfio-pci "$nv0" --vfio-pci "$nv1" \
-		--vfio-pci "$ivs" --stats || rc=$?
-	kill "$down_pid" "$up_pid" 2>/dev/null
-	echo "vmulti: skiff's passthrough lines:"
-	grep -i "vfio\|BAR\|MSI-X\|window" /tmp/vmm.err | head -n 30
-	[ "$rc" = 0 ] || { fail "skiff exited $VMM_RC"; return; }
-	l2_saw "SKIFF-L2-MARK vmulti-done" || { fail "L2 did not finish"; return; }
-	vfio_xfer_check "the e1000e" || { fail "$VFIO_WHY"; return; }
-	mbps=$(vfio_l2_value nvme_read_mbps)
-	[ -z "$mbps" ] || metric nvme_read_mbps "$mbps"
-	vmulti_ivshmem_check "$pattern" || { fail "$VFIO_WHY"; return; }
-	vmulti_nvme_back || { fail "$VFIO_WHY"; return; }
-	vfio_give_back "$addr" || { fail "$VFIO_WHY"; return; }
+	vmulti_life vmulti_boot_skiff || { fail "$VFIO_WHY"; return; }
 	[ -z "$BAD" ] || { fail "bad input:$BAD"; return; }
 	pass
 }
