@@ -56,11 +56,15 @@ EOF
 sv_count() { tr -s '\000' '\n' <"$1" | grep -c -F "$SV_MARK"; }
 
 # The bytes L1's end of the data connection has not had acknowledged
-# (its send queue, hex; not the listener's line, state 0A), or "gone".
+# (its send queue, hex; not the listener's line, state 0A), or "gone"
+# (the sender closed it and L2 acknowledged all, FIN included: the first
+# pass saw that at once).
 sv_unacked() {
 	q=$(awk '$2 ~ /:1450$/ && $4 != "0A" { split($5, q, ":"); print q[1]; exit }' /proc/net/tcp)
 	echo "${q:-gone}"
 }
+
+sv_acked() { case $(sv_unacked) in 00000000 | gone) true ;; *) false ;; esac; }
 
 sv_snap() {
 	: >"$3" && : >"$4"
@@ -95,11 +99,11 @@ sv_load_and_diff() {
 		{ SV_WHY="the load refused"; return 1; }
 	touch "$SV_GO"
 	i=0
-	while { ! grep -q sent "$SV_SENT" || [ "$(sv_unacked)" != 00000000 ]; } && [ $i -lt 600 ]; do
+	while ! { grep -q sent "$SV_SENT" && sv_acked; } && [ $i -lt 600 ]; do
 		sleep 0.2
 		i=$((i + 1))
 	done
-	grep -q sent "$SV_SENT" && [ "$(sv_unacked)" = 00000000 ] ||
+	grep -q sent "$SV_SENT" && sv_acked ||
 		{ SV_WHY="L2 did not take the data ($(cat "$SV_SENT"), unacked $(sv_unacked))"; return 1; }
 	api_want "$SV_S2" PATCH /vm '{"state": "Paused"}' 204 &&
 		sv_snap "$SV_S2" Diff /tmp/sv-diff.state /tmp/sv-diff.mem ||
