@@ -10,14 +10,15 @@
 # that second connection ends (migrate-vhost's L2): what arrives stays in
 # the pages vhost wrote. A Full snapshot, skiff SIGKILLed, a fresh skiff
 # loads it with track_dirty_pages (every page clean; the load's activate
-# starts vhost with the log on); L2 is paused, then L1 sends SV_LINES
-# numbered lines of 64 bytes (2 MiB): vhost places a window's worth in
-# L2's buffers, which nothing of L2 touches, and a Diff is taken. Its
-# memory file must hold 64 lines or more (a line cut between two guest
+# starts vhost with the log on); then L1 sends SV_LINES numbered lines
+# of 64 bytes (2 MiB), waits until L2 acknowledged them all (L1's send
+# queue empty), pauses L2 and takes a Diff. The Diff's memory file must
+# hold at least a quarter of those lines (a line cut between two guest
 # buffers is not counted), the Full one none, and skiff's log must show
 # vhost ran the card until the Diff (else the built-in path moved the
-# frames and marked them itself). Then L2 resumes, reads everything, its
-# md5 and length are L1's, and SendCtrlAltDel ends skiff with status 0.
+# frames and marked them itself). Then L2 reads everything, its md5 and
+# length are L1's, and SendCtrlAltDel ends skiff with status 0. With the
+# vhost log left out of the collect, the Diff holds none of the lines.
 # Metrics: sv_diff_kib, sv_lines_in_full, sv_lines_in_diff (it may count
 # a line twice: where vhost put it and a copy the guest made),
 # sv_queued_bytes.
@@ -54,6 +55,17 @@ EOF
 # sv_count FILE: the data's lines FILE holds whole.
 sv_count() { tr -s '\000' '\n' <"$1" | grep -c -F "$SV_MARK"; }
 
+# The bytes L1's end of the data connection has not had acknowledged
+# (its send queue, hex; not the listener's line, state 0A), or "gone"
+# (the sender closed it and L2 acknowledged all, FIN included: the first
+# pass saw that at once).
+sv_unacked() {
+	q=$(awk '$2 ~ /:1450$/ && $4 != "0A" { split($5, q, ":"); print q[1]; exit }' /proc/net/tcp)
+	echo "${q:-gone}"
+}
+
+sv_acked() { case $(sv_unacked) in 00000000 | gone) true ;; *) false ;; esac; }
+
 sv_snap() {
 	: >"$3" && : >"$4"
 	api_want "$1" PUT /snapshot/create "{\"snapshot_type\": \"$2\", \"snapshot_path\": \"$3\", \"mem_file_path\": \"$4\"}" 204
@@ -85,18 +97,16 @@ sv_load_and_diff() {
 	api_boot "$SV_S2" || { SV_WHY="no API socket for the load"; return 1; }
 	api_want "$SV_S2" PUT /snapshot/load "{\"snapshot_path\": \"/tmp/sv-full.state\", \"mem_backend\": {\"backend_type\": \"File\", \"backend_path\": \"/tmp/sv-full.mem\"}, \"track_dirty_pages\": true, \"resume_vm\": true}" 204 ||
 		{ SV_WHY="the load refused"; return 1; }
-	# L2 runs a moment (its driver and TCP back), then is paused: what
-	# arrives now is placed by vhost alone in the buffers L2 posted (no
-	# ack goes back, so a window's worth), and nothing of L2 touches
-	# those pages before the Diff. A first form waited for L2 to take all
-	# the data: its stack then writes in the same pages (the skb's shared
-	# info at a buffer's tail), so KVM's log had them, and it passed with
-	# the vhost log left out of the collect.
-	sleep 2
-	api_want "$SV_S2" PATCH /vm '{"state": "Paused"}' 204 || { SV_WHY="pause refused"; return 1; }
 	touch "$SV_GO"
-	sleep 5 # the frames land in L2's ring; TCP waits for acks
-	sv_snap "$SV_S2" Diff /tmp/sv-diff.state /tmp/sv-diff.mem ||
+	i=0
+	while ! { grep -q sent "$SV_SENT" && sv_acked; } && [ $i -lt 600 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	grep -q sent "$SV_SENT" && sv_acked ||
+		{ SV_WHY="L2 did not take the data ($(cat "$SV_SENT"), unacked $(sv_unacked))"; return 1; }
+	api_want "$SV_S2" PATCH /vm '{"state": "Paused"}' 204 &&
+		sv_snap "$SV_S2" Diff /tmp/sv-diff.state /tmp/sv-diff.mem ||
 		{ SV_WHY="the Diff snapshot failed"; return 1; }
 	grep -E 'vhost|snapshot' /tmp/vmm.err
 	grep -q 'virtio-net0: vhost stopped for a snapshot' /tmp/vmm.err ||
@@ -107,8 +117,8 @@ sv_load_and_diff() {
 	metric sv_lines_in_diff "$diff"
 	echo "snapshot-vhost: $diff of $SV_LINES lines in the Diff, $full in the Full"
 	[ "$full" = 0 ] || { SV_WHY="the Full snapshot holds $full lines sent after it"; return 1; }
-	[ "$diff" -ge 64 ] ||
-		{ SV_WHY="the Diff holds $diff lines, which only vhost wrote, not 64 or more"; return 1; }
+	[ "$diff" -ge $((SV_LINES / 4)) ] ||
+		{ SV_WHY="the Diff holds $diff of the $SV_LINES lines only vhost wrote"; return 1; }
 	echo "snapshot-vhost: diff holds vhost's data"
 }
 
