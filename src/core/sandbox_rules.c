@@ -212,7 +212,9 @@ static const struct sandbox_rule snapshot[] = {
 
 /* The main thread serving an API sends a live migration (PUT
  * /migration/send, vmm/vmm_mig_send.c): one stream socket (the type
- * mig_connect asks for, exactly) of a Unix or IP family, connected to a numeric address (nothing resolved); the rest
+ * mig_connect asks for, exactly) of a Unix or IP family, connected to a
+ * numeric address or one of /etc/hosts (read with the open above: no DNS,
+ * vmm/mig_hosts.h); the rest
  * is write, read and poll, as above, and writev: a PAGES frame (its
  * header, its list, its pages) goes in one call. */
 #define MIG_SOCKET(family) \

@@ -107,8 +107,9 @@ struct dev_ops {
 	 * NULL when it does not. */
 	const char *(*dirty_blind)(const void *dev);
 	/* Optional, with dirty_blind: those writes logged after all, for a
-	 * migration (vhost's own log: virtio/vhost.h, vhost_set_log), from the
-	 * main thread while the guest runs: log (a bit per 4 KiB
+	 * migration's pre-copy or, with track_dirty_pages, from the build on
+	 * for Diff snapshots (vhost's own log: virtio/vhost.h, vhost_set_log),
+	 * from the main thread, the guest running or not yet: log (a bit per 4 KiB
 	 * guest-physical page, core/vm_dirty.h's vm_dirty_gpa_log) on, NULL
 	 * off. A device with it can migrate. 0, or -1 with a reason (then
 	 * off). */

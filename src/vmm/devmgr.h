@@ -115,8 +115,9 @@ void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
  * without writing anything: "cannot WHAT a VM with NAME: why". */
 int devmgr_can_save(const struct devmgr *dm, const char *what, char *err, size_t errlen);
 /* Whether every device's writes to guest memory are in the dirty logs
- * (dev_ops.dirty_blind), or, with logs (a migration), can be
- * (dev_ops.dirty_log): 0, or -1 with "cannot WHAT a VM with NAME: why". */
+ * (dev_ops.dirty_blind), or, with logs (a migration; a Diff of a VM whose
+ * devices' logs are on), can be (dev_ops.dirty_log): 0, or -1 with
+ * "cannot WHAT a VM with NAME: why". */
 int devmgr_can_track(const struct devmgr *dm, const char *what, bool logs, char *err,
 		     size_t errlen);
 /* Every device's dirty_log on (log) or off (NULL). On a failure those

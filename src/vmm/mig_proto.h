@@ -108,9 +108,11 @@ int mig_recv_hdr(int fd, uint32_t *type, uint32_t *len, char *err, size_t errlen
 int mig_expect(int fd, uint32_t want, void *buf, uint32_t max, uint32_t *len, char *err,
 	       size_t errlen);
 
-/* "unix:PATH" or "tcp:HOST:PORT" (a numeric IPv4 or [IPv6] address: no
- * name lookup under seccomp) to a socket connected (listen false) or
- * accepting one connection within ms (listen true). fd or -1 with err. */
+/* "unix:PATH" or "tcp:HOST:PORT" (a numeric IPv4 or [IPv6] address, or a
+ * name of the hosts file: mig_hosts.h; no DNS under seccomp) to a socket
+ * connected (mig_connect: the first of a name's addresses that connects)
+ * or accepting one connection within ms (mig_listen_accept: on the first
+ * that binds). fd or -1 with one line in err. */
 int mig_connect(const char *url, char *err, size_t errlen);
 int mig_listen_accept(const char *url, int ms, char *err, size_t errlen);
 

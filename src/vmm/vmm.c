@@ -20,6 +20,7 @@
 #include "pci/pci.h"
 #include "devices/vfio/vfio.h"
 #include "vmm/platform.h"
+#include "vmm/vmm_dirty.h"
 
 /* A command line's or the API's device as devmgr takes it. */
 #define DEV_ARG(d) ((struct devmgr_arg){(d)->option, (d)->spec, (d)->key, (d)->value, (d)->id})
@@ -227,6 +228,14 @@ int vmm_build(struct vmm *v, const struct vmm_config *c, uint64_t start_ns, int 
 	*status = EXIT_USAGE;
 	if (vmm_devices(v, c, err, errlen) < 0)
 		goto fail;
+	/* Tracking: a card whose vhost writes guest RAM unseen logs it from
+	 * here on (a Diff needs it as a migration's pre-copy does), at the
+	 * cost of the kernel's logging every frame it receives. If it cannot,
+	 * only the Diffs are refused, with this line. */
+	if (c->track_dirty_pages &&
+	    vmm_dev_logs_start(v, "take a Diff snapshot of", v->dev_logs_err,
+			       sizeof(v->dev_logs_err)) < 0)
+		log_warn("dirty page tracking: %s", v->dev_logs_err);
 	*status = EXIT_RUNTIME;
 	if (platform_build(v, restore ? NULL : &img, err, errlen) < 0 ||
 	    devmgr_start(&v->dm, err, errlen) < 0)

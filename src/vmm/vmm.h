@@ -115,6 +115,11 @@ struct vmm {
 	struct vmm_mem_file mem_file;
 	uint64_t vm_made_ns; /* when the VM and its RAM were made */
 	bool vm_premade;     /* by vmm_premake, for the next vmm_build */
+	/* The devices' own dirty logs (vhost's) are on (vmm_dirty.h): from
+	 * the build with track_dirty_pages, or for a migration's pre-copy.
+	 * If the build's could not start, the line a Diff is refused with. */
+	bool dev_logs;
+	char dev_logs_err[240];
 };
 
 /* 0, or -1 with one line in err and the exit status (2: bad input, 1:

@@ -19,6 +19,7 @@
 #include "core/vm_dirty.h"
 #include "vmm/mig_proto.h"
 #include "vmm/vmm.h"
+#include "vmm/vmm_dirty.h"
 
 /* Pre-copy ends when a round leaves this few pages dirty (4 MiB: well
  * under the downtime a round's copy costs), when a round no longer
@@ -32,7 +33,7 @@ struct mig_src {
 	uint64_t pages, sent;
 	uint64_t state_sent_ns; /* when the switch's last byte went */
 	bool unanswered;	/* RELEASED went and no RUNNING or ERROR came */
-	bool logging;		/* the devices' dirty logs are on (vhost's) */
+	bool logging;		/* it turned the devices' dirty logs on (vhost's) */
 };
 
 /* One PAGES frame being filled: its header, its list, and the iovec
@@ -266,23 +267,13 @@ static int send_config(struct mig_src *m, char *err, size_t errlen)
  * device makes any, logged by that device from here on, in the VM's log
  * by guest-physical page, which each round's collect reads with the
  * others (vm_dirty_collect): before round 0 reads RAM, so a write after
- * it is in a later round. */
+ * it is in a later round. A VM tracking dirty pages has them on already
+ * (vmm_build), and keeps them on whatever the migration does. */
 static int start_logs(struct mig_src *m, char *err, size_t errlen)
 {
-	char why[200];
-	if (devmgr_can_track(&m->v->dm, "migrate", false, why, sizeof(why)) == 0)
-		return 0; /* every write is in KVM's log or skiff's: no log made */
-	_Atomic uint64_t *log = vm_dirty_gpa_log(&m->v->vm);
-	if (!log) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (devmgr_dirty_log(&m->v->dm, log, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "cannot migrate a VM with %s", why);
-		return -1;
-	}
-	m->logging = true;
-	return 0;
+	int r = vmm_dev_logs_start(m->v, "migrate", err, errlen);
+	m->logging = r > 0;
+	return r < 0 ? -1 : 0;
 }
 
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
@@ -356,7 +347,7 @@ out:
 		dirty_log_put(&v->vm.dirty, m.bits);
 	}
 	/* The guest stays here: its vhost goes on without a log. */
-	if (r < 0 && m.logging && devmgr_dirty_log(&v->dm, NULL, why, sizeof(why)) < 0)
+	if (r < 0 && m.logging && vmm_dev_logs_stop(v, why, sizeof(why)) < 0)
 		log_warn("migration: %s", why);
 	if (r < 0 && m.fd >= 0) {
 		char line[MIG_ERR_MAX];

@@ -299,7 +299,9 @@ static void test_urls(void **state_)
 					  "tcp:1.2.3.4",
 					  "tcp:1.2.3.4:0",
 					  "tcp:1.2.3.4:65536",
-					  "tcp:host.example:80",
+					  "tcp:host_example:80", /* a name, as hosts(5) has none */
+					  "tcp:1.2.3:80",
+					  "tcp:1.2.3.4: 80",
 					  "tcp:[::1:80",
 					  "udp:1.2.3.4:5"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -5,9 +5,11 @@
  * below 4 GiB left out; virtio-net's vhost=on card turning the log on and
  * off while its rings run, and starting with it on (virtio_net_vhost.c,
  * virtio/vhost.c), in the kernel's order; the device manager letting a
- * migration, never a Diff snapshot, through with such a card, and undoing
- * a half-started log. No /dev/vhost-net: the card's vhost fd is an
- * eventfd, and an ioctl of the test's plays the kernel on it. */
+ * migration through with such a card, and a Diff snapshot only once the
+ * card logs (track_dirty_pages turns it on at the build), and undoing a
+ * half-started log; a Diff's memory file holding the pages only the
+ * device's log saw. No /dev/vhost-net: the card's vhost fd is an eventfd,
+ * and an ioctl of the test's plays the kernel on it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +39,7 @@
 #include "vmm/devmgr.h"
 #include "vmm/mig_proto.h"
 #include "vmm/vmm.h"
+#include "vmm/vmm_dirty.h"
 
 #define QSZ	  64
 #define LOG_ALL	  (1ull << VHOST_F_LOG_ALL)
@@ -416,8 +419,9 @@ static const struct dev_ops logged_ops = {.stop = dummy_stop,
 					  .dirty_blind = blind,
 					  .dirty_log = dev_log};
 
-/* A migration passes a device that can log, a Diff snapshot does not
- * (nothing logs between two snapshots); one that cannot log stops both.
+/* A migration passes a device that can log, a Diff snapshot only with
+ * the logs on (logs: vmm_snapshot_create's check, below); one that
+ * cannot log stops both.
  * A log that fails on the second device is turned off on the first. */
 static void test_devmgr_logs(void **state)
 {
@@ -492,6 +496,147 @@ static void test_send_logs_then_stops(void **state)
 	rmdir(dir);
 }
 
+/* A VM of 4 pages over the fake KVM (a clean log), tracking, with one
+ * device that writes unseen and can log (the vhost=on card's ops). */
+static struct vmm *tracked_vmm(uint8_t *ram)
+{
+	static const struct dm_kind kind = {.option = "net", .prefix = "dev"};
+	struct vmm *v = calloc(1, sizeof(*v));
+	assert_non_null(v);
+	v->vm.vm_fd = fake_kvm_fd = eventfd(0, EFD_CLOEXEC);
+	v->vm.mem = (struct guest_mem){ram, 4 * MIG_PAGE, 4 * MIG_PAGE};
+	assert_int_equal(dirty_log_init(&v->vm.dirty, ram, 4 * MIG_PAGE, false), 0);
+	pthread_mutex_init(&v->ctl_lock, NULL);
+	v->dm.nr = 1;
+	v->dm.devs[0].kind = &kind;
+	snprintf(v->dm.devs[0].name, sizeof(v->dm.devs[0].name), "dev0");
+	v->dm.devs[0].d = (struct device){.dev = (void *)(intptr_t)0, .ops = &logged_ops};
+	memset(log_on, 0, sizeof(log_on));
+	memset(log_off, 0, sizeof(log_off));
+	return v;
+}
+
+static void tracked_free(struct vmm *v)
+{
+	close(v->vm.vm_fd);
+	fake_kvm_fd = -1;
+	vm_dirty_disable(&v->vm);
+	pthread_mutex_destroy(&v->ctl_lock);
+	free(v);
+}
+
+/* Page p of the memory file fd: all bytes b? */
+static bool file_page_is(int fd, unsigned int p, uint8_t b)
+{
+	uint8_t buf[MIG_PAGE];
+	if (pread(fd, buf, sizeof(buf), (off_t)p * MIG_PAGE) != (ssize_t)sizeof(buf))
+		return false;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		if (buf[i] != b)
+			return false;
+	return true;
+}
+
+/* With track_dirty_pages the build turns the card's log on (the VM's
+ * log by guest-physical page), so a Diff is no longer refused, and its
+ * memory file holds a page only the card's log names (vhost's received
+ * frame: neither KVM's log nor skiff's saw it), with skiff's own marks;
+ * the Diff after it, taken at once, holds neither (the logs were read
+ * and cleared). A build whose card could not log refuses the Diff with
+ * its line. */
+static void test_diff_takes_vhost_log(void **state)
+{
+	(void)state;
+	char err[300], path[] = "/tmp/skiff-vhost-diff-XXXXXX";
+	uint8_t *ram = calloc(1, 4 * MIG_PAGE);
+	assert_non_null(ram);
+	struct vmm *v = tracked_vmm(ram);
+	v->paused = true;
+	/* Before the logs are on, a Diff of such a VM is refused. */
+	assert_int_equal(
+	    vmm_snapshot_create(v, "/nonexistent/s", "/nonexistent/m", true, err, sizeof(err)), -1);
+	assert_string_equal(
+	    err, "cannot take a Diff snapshot of a VM with dev0: writes outside the log");
+	assert_int_equal(vmm_dev_logs_start(v, "take a Diff snapshot of", err, sizeof(err)), 1);
+	assert_true(v->dev_logs);
+	assert_int_equal(log_on[0], 1);
+	assert_non_null(v->vm.gpa_log);
+	assert_ptr_equal(log_given[0], v->vm.gpa_log);
+	assert_int_equal(vmm_dev_logs_start(v, "migrate", err, sizeof(err)), 0); /* on already */
+	assert_int_equal(log_on[0], 1);
+	/* Now refused only for its files (the state needs a real KVM). */
+	assert_int_equal(
+	    vmm_snapshot_create(v, "/nonexistent/s", "/nonexistent/m", true, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot open /nonexistent/"));
+	/* The card writes page 2 and logs it; skiff writes page 0. */
+	memset(ram + 2 * MIG_PAGE, 0xab, MIG_PAGE);
+	atomic_fetch_or(&log_given[0][0], 1ull << 2);
+	memset(ram, 0xcd, MIG_PAGE);
+	dirty_log_mark(&v->vm.dirty, ram, 1);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(vmm_snap_mem(v, fd, path, true, err, sizeof(err)), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_END), 4 * MIG_PAGE);
+	assert_true(file_page_is(fd, 2, 0xab));
+	assert_true(file_page_is(fd, 0, 0xcd));
+	assert_true(file_page_is(fd, 1, 0) && file_page_is(fd, 3, 0)); /* holes */
+	assert_int_equal(vmm_snap_mem(v, fd, path, true, err, sizeof(err)), 0);
+	for (unsigned int p = 0; p < 4; p++)
+		assert_true(file_page_is(fd, p, 0));
+	close(fd);
+	unlink(path);
+	tracked_free(v);
+	/* A card that could not log at the build: its line, and no Diff. */
+	v = tracked_vmm(ram);
+	v->paused = true;
+	log_fail = 0;
+	assert_int_equal(vmm_dev_logs_start(v, "take a Diff snapshot of", v->dev_logs_err,
+					    sizeof(v->dev_logs_err)),
+			 -1);
+	log_fail = -1;
+	assert_false(v->dev_logs);
+	assert_string_equal(v->dev_logs_err,
+			    "cannot take a Diff snapshot of a VM with dev0: no log here");
+	assert_int_equal(
+	    vmm_snapshot_create(v, "/nonexistent/s", "/nonexistent/m", true, err, sizeof(err)), -1);
+	assert_string_equal(err, v->dev_logs_err);
+	tracked_free(v);
+	free(ram);
+}
+
+/* A VM that tracks dirty pages has its card's log on from the build: a
+ * failed migration leaves it on (the next Diff needs it), and turns it
+ * on no second time. */
+static void test_send_keeps_tracking_log(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/skiff-vhost-log-XXXXXX", url[128], err[600];
+	assert_non_null(mkdtemp(dir));
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/mig.sock", dir);
+	snprintf(url, sizeof(url), "unix:%s", a.sun_path);
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	uint8_t *ram = calloc(1, 4 * MIG_PAGE);
+	assert_non_null(ram);
+	struct vmm *v = tracked_vmm(ram);
+	assert_int_equal(vmm_dev_logs_start(v, "take a Diff snapshot of", err, sizeof(err)), 1);
+	close(v->vm.vm_fd);
+	v->vm.vm_fd = -1; /* no KVM: the first collect fails */
+	struct vmm_mig_stats st;
+	assert_int_equal(vmm_migrate_send(v, url, &st, err, sizeof(err)), -1);
+	assert_int_equal(log_on[0], 1);
+	assert_int_equal(log_off[0], 0);
+	assert_true(v->dev_logs);
+	v->vm.vm_fd = eventfd(0, EFD_CLOEXEC); /* for tracked_free's close */
+	tracked_free(v);
+	free(ram);
+	close(l);
+	unlink(a.sun_path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN); /* a send to a socket that never accepts */
@@ -503,6 +648,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_log_all, setup, teardown),
 	    cmocka_unit_test(test_devmgr_logs),
 	    cmocka_unit_test(test_send_logs_then_stops),
+	    cmocka_unit_test(test_diff_takes_vhost_log),
+	    cmocka_unit_test(test_send_keeps_tracking_log),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

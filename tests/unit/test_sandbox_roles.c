@@ -35,6 +35,8 @@
 #include "core/sandbox.h"
 #include "core/sandbox_rules.h"
 #include "vmm/devmgr.h"
+#include "vmm/mig_hosts.h"
+#include "vmm/mig_proto.h"
 #include "sandbox_child.h"
 
 /* fds and a helper thread made before the filter, as skiff's setup does. */
@@ -324,6 +326,39 @@ static void test_controller_never_creates(void **state)
 	assert_non_null(strstr(res.err, "controller thread made forbidden system call openat"));
 }
 
+/* A migration's tcp:localhost URL under the controller's filter: the
+ * hosts file read (mig_hosts.c) with the calls it has, then the connect
+ * (refused: nobody listens on port 1). */
+static int controller_resolves(void *arg)
+{
+	char err[300];
+	mig_hosts_path = arg;
+	sandbox_enable(true);
+	if (sandbox_enter(SANDBOX_CONTROLLER) != 0)
+		return 101;
+	if (mig_connect("tcp:localhost:1", err, sizeof(err)) >= 0)
+		return 2;
+	fprintf(stderr, "%s", err);
+	return strstr(err, "cannot connect to tcp:localhost:1") ? 0 : 3;
+}
+
+static void test_controller_resolves_hosts(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/skiff-sandbox-hosts-%d", getpid());
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("127.0.0.1 localhost\n", f);
+	fclose(f);
+	struct child_result res;
+	child_run(controller_resolves, path, &res);
+	unlink(path);
+	if (!child_exited_ok(&res))
+		print_error("status %#x, stderr \"%s\"\n", res.status, res.err);
+	assert_true(child_exited_ok(&res));
+}
+
 /* Declarative checks on the tables themselves, and on the sets the
  * device kinds add (role r's). */
 static void check_rule(int r, const struct sandbox_rule *rule)
@@ -429,6 +464,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_each_role_can_do_its_work),
+	    cmocka_unit_test(test_controller_resolves_hosts),
 	    cmocka_unit_test(test_controller_never_creates),
 	    cmocka_unit_test(test_tables_never_list),
 	};

@@ -11,8 +11,8 @@
 /* clang-format off */
 /* A register write starts or resets the device: tap offloads, tap queues
  * detached at a reset (or on a trapped control kick), and with vhost=on
- * the rings and memory table handed to the kernel (during a migration
- * with the dirty log's base). */
+ * the rings and memory table handed to the kernel (while vhost logs, a
+ * migration's or track_dirty_pages', with the dirty log's base). */
 static const struct sandbox_rule net_vcpu[] = {
     SANDBOX_IOCTL(TUNSETOFFLOAD),
     SANDBOX_IOCTL(TUNSETQUEUE),

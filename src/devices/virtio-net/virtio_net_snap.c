@@ -202,14 +202,14 @@ static int net_take_back(struct virtio_net *n, char *err, size_t errlen)
 }
 
 /* vhost's kernel worker writes received frames and used rings into guest
- * memory without KVM's dirty log or skiff's marks. A migration turns
- * vhost's own log on for its pre-copy (virtio_net_vhost_log); between
- * two Diff snapshots nothing logs them. */
+ * memory without KVM's dirty log or skiff's marks: vhost's own log
+ * (virtio_net_vhost_log) must be on, as a migration's pre-copy and
+ * track_dirty_pages turn it on. */
 const char *virtio_net_dirty_blind(const void *dev)
 {
 	const struct virtio_net *n = dev;
-	return n->vhost_on ? "vhost=on writes guest memory outside the dirty log (logged only "
-			     "during a migration)"
+	return n->vhost_on ? "vhost=on writes guest memory outside the dirty log unless vhost "
+			     "logs it"
 			   : NULL;
 }
 

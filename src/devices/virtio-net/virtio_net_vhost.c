@@ -175,11 +175,12 @@ void virtio_net_vhost_park(struct virtio_net *n)
 	log_info("%s: vhost stopped for a snapshot; the built-in data path goes on", n->name);
 }
 
-/* A migration's pre-copy (docs/MIGRATION.md, "vhost=on"): vhost's kernel
- * worker writes received frames and used rings into guest memory where
- * neither KVM's log nor skiff's marks see them, so it logs them itself
- * (QEMU's vhost log). Once the switch parks vhost (virtio_net_vhost_park),
- * the built-in path marks skiff's own log. */
+/* A migration's pre-copy, or track_dirty_pages for Diff snapshots
+ * (docs/MIGRATION.md, "vhost=on"): vhost's kernel worker writes received
+ * frames and used rings into guest memory where neither KVM's log nor
+ * skiff's marks see them, so it logs them itself (QEMU's vhost log). Once
+ * a switch or a snapshot parks vhost (virtio_net_vhost_park), the
+ * built-in path marks skiff's own log. */
 int virtio_net_vhost_log(void *dev, _Atomic uint64_t *log, char *err, size_t errlen)
 {
 	struct virtio_net *n = dev;
