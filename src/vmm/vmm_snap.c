@@ -131,8 +131,12 @@ static int vmm_snap_write(struct vmm *v, struct snap_writer *w, const int fd[2],
 			snprintf(err, errlen, "out of memory building the snapshot");
 		return -1;
 	}
-	if (vmm_snap_mem(v, fd[0], mem_path, diff, err, errlen) < 0 ||
-	    snap_file_write(fd[1], state_path, img, len, err, errlen) < 0)
+	/* The state first: the memory's write reads and clears the dirty
+	 * logs, and puts them back only on its own failure, so nothing may
+	 * fail after it (a failed state write lost them: the next Diff lacked
+	 * those pages, vhost's frames among them). */
+	if (snap_file_write(fd[1], state_path, img, len, err, errlen) < 0 ||
+	    vmm_snap_mem(v, fd[0], mem_path, diff, err, errlen) < 0)
 		return -1;
 	return 0;
 }
