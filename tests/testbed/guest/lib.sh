@@ -199,6 +199,30 @@ skiff_boot_l2() {
 # l2_saw LINE: whether L2's console (of the last vmm_boot_l2) had LINE.
 l2_saw() { grep -qxF "$1" /tmp/l2.log 2>/dev/null; }
 
+# l2_held_download ADDR L1 BOUND (in L2; migrate-vhost, snapshot-vhost):
+# eth0 at ADDR/24, then what L1 sends on port 5200 waits unread in the
+# socket (8 MiB receive buffer from the start: the window stays open)
+# until L1 ends the connection it holds on 5201, so that only vhost wrote
+# it to guest memory. Says what waited (the receive queue of local port
+# 0x1450, /proc/net/tcp) and the md5 of what came; BOUND seconds at most
+# for each connection.
+l2_held_download() {
+	wait_for /sys/class/net/eth0 || { fail "L2 lacks eth0"; return 1; }
+	ip addr add "$1/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return 1; }
+	echo "4096 16777216 16777216" >/proc/sys/net/ipv4/tcp_rmem
+	hd_i=0
+	until ping -c 1 -W 1 "$2" >/dev/null 2>&1 || [ $hd_i -ge 20 ]; do
+		hd_i=$((hd_i + 1))
+	done
+	exec 3>&1
+	timeout "$3" nc "$2" 5200 </dev/null 2>/dev/null | {
+		timeout "$3" nc "$2" 5201 </dev/null >/dev/null 2>&1
+		echo "SKIFF-L2-MARK queued $(awk '$3 ~ /:1450$/ { split($5, q, ":"); print q[2] }' /proc/net/tcp)" >&3
+		cat
+	} >/tmp/down
+	echo "SKIFF-L2-MARK down md5=$(md5sum </tmp/down | cut -d' ' -f1) bytes=$(wc -c </tmp/down)"
+}
+
 # sh_quote WORD...: the words, each single-quoted, for eval "set -- ...":
 # a command line kept as one string (the bench's restore and migration
 # target) or made by a function (qemu_l2_argv). No fork unless a word

@@ -174,23 +174,8 @@ l1() {
 }
 
 l2() {
-	wait_for /sys/class/net/eth0 || { fail "L2 lacks eth0"; return; }
-	ip addr add "$MV_L2/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return; }
-	# A receive buffer of 8 MiB from the start: the unread data's window
-	# stays open through the pre-copy.
-	echo "4096 16777216 16777216" >/proc/sys/net/ipv4/tcp_rmem
-	i=0
-	until ping -c 1 -W 1 "$MV_L1" >/dev/null 2>&1 || [ $i -ge 20 ]; do
-		i=$((i + 1))
-	done
-	# The data waits in the socket until L1 ends the second connection;
-	# what waited is said (the socket's receive queue, /proc/net/tcp).
-	exec 3>&1
-	timeout 200 nc "$MV_L1" "$MV_PORT" </dev/null 2>/dev/null | {
-		timeout 200 nc "$MV_L1" "$MV_GO_PORT" </dev/null >/dev/null 2>&1
-		echo "SKIFF-L2-MARK queued $(awk '$3 ~ /:1450$/ { split($5, q, ":"); print q[2] }' /proc/net/tcp)" >&3
-		cat
-	} >/tmp/down
-	echo "SKIFF-L2-MARK down md5=$(md5sum </tmp/down | cut -d' ' -f1) bytes=$(wc -c </tmp/down)"
+	# The data waits in the socket through the pre-copy (ports MV_PORT,
+	# MV_GO_PORT).
+	l2_held_download "$MV_L2" "$MV_L1" 200 || return
 	sleep 300
 }

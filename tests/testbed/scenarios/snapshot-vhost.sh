@@ -177,19 +177,6 @@ l1() {
 }
 
 l2() {
-	wait_for /sys/class/net/eth0 || { fail "L2 lacks eth0"; return; }
-	ip addr add "$SV_L2/24" dev eth0 && ip link set eth0 up || { fail "eth0 setup failed"; return; }
-	echo "4096 16777216 16777216" >/proc/sys/net/ipv4/tcp_rmem
-	i=0
-	until ping -c 1 -W 1 "$SV_L1" >/dev/null 2>&1 || [ $i -ge 20 ]; do
-		i=$((i + 1))
-	done
-	exec 3>&1
-	timeout 400 nc "$SV_L1" "$SV_PORT" </dev/null 2>/dev/null | {
-		timeout 400 nc "$SV_L1" "$SV_GO_PORT" </dev/null >/dev/null 2>&1
-		echo "SKIFF-L2-MARK queued $(awk '$3 ~ /:1450$/ { split($5, q, ":"); print q[2] }' /proc/net/tcp)" >&3
-		cat
-	} >/tmp/down
-	echo "SKIFF-L2-MARK down md5=$(md5sum </tmp/down | cut -d' ' -f1) bytes=$(wc -c </tmp/down)"
+	l2_held_download "$SV_L2" "$SV_L1" 400 || return # ports: SV_PORT, SV_GO_PORT
 	sleep 600
 }
