@@ -335,8 +335,7 @@ struct virtio_net *virtio_net_create(const char *name, struct tap *taps, unsigne
 	}
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	net_vdev_init(n);
-	virtio_net_coal_defaults(n);
-	return n;
+	return n; /* coalescing: none (calloc) until virtio_net_coal_defaults */
 fail:
 	for (unsigned int i = 0; i < npairs; i++)
 		tap_close(&taps[i]);
