@@ -76,6 +76,29 @@ class FreezeCount(unittest.TestCase):
             self.assertTrue(rows[2][4].startswith("l1-stuck: cpu 0: halted"), rows[2][4])
             self.assertEqual({r[1] for r in rows}, {"10.0.2"})
 
+    def test_lever_counted_apart(self):
+        # Issue 39.3: a lever's lives are not the default L0's.
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("run-one.sh", FAKE),
+                               ("qemu", "#!/bin/sh\necho 'QEMU emulator version 7.2.22'\n")):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+                os.chmod(os.path.join(d, name), 0o755)
+            env = dict(os.environ, TB_CACHE=os.path.join(d, "cache"),
+                       TB_RUN_ONE=os.path.join(d, "run-one.sh"))
+            cmd = ["bash", os.path.join(TB, "freeze-count.sh"), "2", "--qemu",
+                   os.path.join(d, "qemu"), "--scenario", "life"]
+            for extra in ({}, {"TB_L0_ACCEL": "tcg,thread=single"}, {"TB_L0_SMP": "1"}):
+                res = subprocess.run(cmd, env=dict(env, **extra), capture_output=True,
+                                     text=True, timeout=120)
+                self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertIn("freeze-count: QEMU 7.2.22 smp=1, life: testbed failures"
+                          " 1 in 2: 50.0 per 100 (95% CI 9.5-90.5)", res.stdout.splitlines())
+            with open(os.path.join(d, "cache", "freeze-count.tsv")) as f:
+                versions = [line.split("\t")[1] for line in f]
+            self.assertEqual(versions, ["7.2.22"] * 2 + ["7.2.22 accel=tcg,thread=single"] * 2
+                             + ["7.2.22 smp=1"] * 2)
+
     def test_bad_count(self):
         res = subprocess.run(["bash", os.path.join(TB, "freeze-count.sh"), "many"],
                              capture_output=True, text=True, timeout=30)

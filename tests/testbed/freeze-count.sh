@@ -6,6 +6,8 @@
 # poweroff: the e1000-quick scenario, or --scenario NAME), under the L0
 # QEMU given (--qemu PATH, else qemu-system-x86_64).
 #   tests/testbed/freeze-count.sh N [--qemu PATH] [--scenario NAME]
+# TB_L0_ACCEL, TB_L0_CPU, TB_L0_SMP (lib.sh) try issue 39.3's levers; a
+# lever's lives are counted apart (it is written beside the version).
 # Each life is run by run-one.sh and its outcome classified by
 # classify-failure.py: ok, a testbed signature (l1-stuck, l1-never-ready,
 # l2-double-fault) or skiff's. One line per life is appended to
@@ -37,6 +39,11 @@ done
 command -v "${TB_QEMU:-qemu-system-x86_64}" >/dev/null ||
 	tb_die "no QEMU ${TB_QEMU:-qemu-system-x86_64}"
 qver=$("${TB_QEMU:-qemu-system-x86_64}" --version | head -n1 | sed 's/^QEMU emulator version //')
+# A lever of issue 39.3 (lib.sh's TB_L0_ACCEL, TB_L0_CPU, TB_L0_SMP) set
+# away from its default is counted apart: it joins the version.
+for lever in "accel=$TB_L0_ACCEL:tcg" "cpu=$TB_L0_CPU:EPYC,+svm" "smp=$TB_L0_SMP:2"; do
+	[ "${lever%:*}" = "${lever%%=*}=${lever##*:}" ] || qver="$qver ${lever%:*}"
+done
 RESULTS=$TB_CACHE/freeze-count.tsv
 mkdir -p "$TB_LOGS"
 out=$(mktemp)

@@ -29,9 +29,15 @@ TB_L2_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
 # working (hardware-like) kvm-amd. -nic none: nothing may leave the machine.
 # TB_QEMU picks another QEMU binary for L0 (issue 39: QEMU 10 from
 # bookworm-backports, tests/testbed/freeze-count.sh --qemu).
+# TB_L0_ACCEL, TB_L0_CPU and TB_L0_SMP change L0's accelerator options, CPU
+# model and CPU count: the levers of issue 39.3, each measured by
+# freeze-count.sh (which records them beside the QEMU version).
 TB_QEMU=${TB_QEMU:-qemu-system-x86_64}
-TB_L0_CMD=("$TB_QEMU" -machine q35,accel=tcg -cpu EPYC,+svm -smp 2 -m 4G
-	-nographic -no-reboot -nic none)
+TB_L0_ACCEL=${TB_L0_ACCEL:-tcg}
+TB_L0_CPU=${TB_L0_CPU:-EPYC,+svm}
+TB_L0_SMP=${TB_L0_SMP:-2}
+TB_L0_CMD=("$TB_QEMU" -machine q35 -accel "$TB_L0_ACCEL" -cpu "$TB_L0_CPU"
+	-smp "$TB_L0_SMP" -m 4G -nographic -no-reboot -nic none)
 TB_L0_APPEND="console=ttyS0 quiet panic=-1"
 
 tb_say() { echo "testbed: $*"; }
