@@ -230,38 +230,52 @@ tb_l0_dump() {
 
 # tb_l0_watch LOG BOUND: beside a running L0, output to LOG.l0 (which
 # tb_boot_l0 appends to LOG once L0 has exited). Whenever L1's console
-# (LOG) has been silent for TB_L1_SILENT_S (60) s, it dumps L1's CPUs, so
-# a freeze ends L0 within 90 s of L1's last line (issue 39.4). A long
-# quiet step costs a dump in the log and nothing else: only l1-stuck.py's
-# verdict, which a quiet but healthy L1 never gives, ends L0. If
-# a CPU is halted over a deliverable interrupt in both samples
-# (l1-stuck.py), L0's TCG has lost its wake-up for good (neither later
-# interrupts nor an NMI wake it: tests/testbed/README.md), so it says so
-# and ends L0 through its monitor rather than wait for the bound; with
-# TB_L1_STOP=0 (the bench, whose stall watchdog redoes the round) it only
-# says so. 40 s before the bound, the last dump.
+# (LOG) has been quiet for TB_L1_CHECK_S (30) s, it samples L1's CPUs
+# through L0's monitor; if one is halted over a deliverable interrupt in
+# both samples (l1-stuck.py), L0's TCG has lost its wake-up for good
+# (neither later interrupts nor an NMI wake it: tests/testbed/README.md),
+# so it says so and ends L0 through its monitor rather than wait for the
+# bound; with TB_L1_STOP=0 (the bench, whose stall watchdog redoes the
+# round) it only says so. A healthy L1 never gives that verdict, so a
+# quiet step costs a look and nothing else. The look comes after a quiet
+# spell, not only a silent L1: one stuck CPU leaves the other printing
+# (2026-12-07: L1's watchdog wrote on, L2's vCPU thread waited runnable on
+# the stuck CPU until the bound). The dump goes in the log once L1 has
+# been silent for TB_L1_SILENT_S (60) s, so a freeze ends L0 within 90 s
+# of L1's last line (issue 39.4). 40 s before the bound, the last dump,
+# judged the same way.
 tb_l0_watch() {
-	local log=$1 bound=$2 t0=$SECONDS quiet=$SECONDS size last=-1 dump stuck
-	local silent=${TB_L1_SILENT_S:-60} final=$((bound > 80 ? bound - 40 : bound / 2))
+	local log=$1 bound=$2 t0=$SECONDS quiet=$SECONDS looked=$SECONDS size last=-1 dump
+	local silent=${TB_L1_SILENT_S:-60} check=${TB_L1_CHECK_S:-30}
+	local final=$((bound > 80 ? bound - 40 : bound / 2))
 	while [ $((SECONDS - t0)) -lt "$final" ]; do
 		sleep 5
 		size=$(stat -c %s "$log" 2>/dev/null || echo 0)
 		if [ "$size" != "$last" ]; then
-			last=$size quiet=$SECONDS
+			last=$size quiet=$SECONDS looked=$SECONDS
 			continue
 		fi
-		[ $((SECONDS - quiet)) -ge "$silent" ] || continue
-		quiet=$SECONDS
+		[ $((SECONDS - looked)) -ge "$check" ] || continue
+		looked=$SECONDS
 		dump=$(tb_l0_dump)
-		printf '%s\n' "=== testbed: L1 silent for $silent s, at $((SECONDS - t0)) s ===" "$dump"
-		stuck=$(python3 "$TB_DIR/l1-stuck.py" <<<"$dump") || continue
-		echo "testbed: L1 stuck: ${stuck//$'\n'/; } (L0 lost the wake-up), at $((SECONDS - t0)) s"
-		if [ "${TB_L1_STOP:-1}" != 0 ]; then
-			python3 "$TB_DIR/l0-monitor.py" quit >/dev/null 2>&1
-			return
+		if tb_l1_stuck_say "$dump" "quiet for $((SECONDS - quiet)) s, at $((SECONDS - t0)) s"; then
+			[ "${TB_L1_STOP:-1}" = 0 ] || { python3 "$TB_DIR/l0-monitor.py" quit >/dev/null 2>&1; return; }
+		elif [ $((SECONDS - quiet)) -ge "$silent" ]; then
+			quiet=$SECONDS
+			printf '%s\n' "=== testbed: L1 silent for $silent s, at $((SECONDS - t0)) s ===" "$dump"
 		fi
 	done >>"$log.l0"
-	tb_l0_dump >>"$log.l0"
+	dump=$(tb_l0_dump)
+	tb_l1_stuck_say "$dump" "the last dump, at $((SECONDS - t0)) s" >>"$log.l0" || echo "$dump" >>"$log.l0"
+}
+
+# tb_l1_stuck_say DUMP WHEN: if l1-stuck.py finds a stuck CPU in DUMP,
+# prints DUMP and the "testbed: L1 stuck" line classify-failure.py knows.
+tb_l1_stuck_say() {
+	local stuck
+	stuck=$(python3 "$TB_DIR/l1-stuck.py" <<<"$1") || return 1
+	printf '%s\n' "=== testbed: L1 looked at ($2) ===" "$1"
+	echo "testbed: L1 stuck: ${stuck//$'\n'/; } (L0 lost the wake-up), $2"
 }
 
 tb_boot_l0() {

@@ -48,6 +48,7 @@ judge() {
 	elif [ "$need_pass" = 1 ] && ! grep -qF "SKIFF-RESULT: PASS $NAME" <<<"$text"; then
 		if stuck=$(grep -m1 '^testbed: L1 stuck' <<<"$text"); then
 			why="${stuck#testbed: }; L0 stopped early"
+			[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || why="${stuck#testbed: }; killed at ${S_TIMEOUT}s"
 		elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			why="no result within ${S_TIMEOUT}s (killed)"
 		elif ! grep -q 'SKIFF-L1: ready' <<<"$text"; then
