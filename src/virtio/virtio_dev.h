@@ -83,9 +83,12 @@ struct virtio_transport_ops {
 	 * stopped at its per-run budget. 0, or -1 if the transport cannot
 	 * (trapped kicks run on the kicking vCPU: the device carries on). */
 	int (*queue_resched)(struct virtio_dev *vdev, unsigned int q);
-	/* Optional: a value that changes whenever an interrupt leaves on the
-	 * vector queue q is mapped to (see pci_msix_vector_seq). 0, or -1 if
-	 * the transport cannot say (INTx, no vector). */
+	/* Optional: where queue q's interrupts go and how many left there:
+	 * the upper 32 bits change whenever the driver sets q's vector (to
+	 * any value, the same one too), the lower whenever an interrupt
+	 * leaves on that vector (see pci_msix_vector_seq). Compare two with
+	 * virtio_irq_seq_sent. 0, or -1 if the transport cannot say (INTx,
+	 * no vector). */
 	int (*queue_irq_seq)(struct virtio_dev *vdev, unsigned int q, uint64_t *seq);
 };
 
@@ -149,6 +152,15 @@ void virtio_complete(struct virtio_dev *vdev, unsigned int q, uint16_t head, uin
 void virtio_notify_if_needed(struct virtio_dev *vdev, unsigned int q);
 /* The transport's queue_irq_seq for q: 0, or -1 if it has none. */
 int virtio_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq);
+/* Whether, between the reads of queue_irq_seq that gave then and now, an
+ * interrupt left on the vector the queue was on all along. Not when the
+ * driver set the queue's vector meanwhile: an interrupt on the old
+ * vector, or on the new one before the move, says nothing of this queue
+ * to a driver that looks only at the queues it put on a vector. */
+static inline bool virtio_irq_seq_sent(uint64_t then, uint64_t now)
+{
+	return then >> 32 == now >> 32 && then != now;
+}
 /* Marks the device broken: NEEDS_RESET + config interrupt (spec 2.1.2). */
 void virtio_dev_needs_reset(struct virtio_dev *vdev);
 

@@ -314,7 +314,7 @@ static struct virtio_pci *vp_new(const struct virtio_pci_env *env, struct virtio
 		vp->q[i].vp = vp;
 		vp->q[i].index = i;
 		vp->q[i].kick_fd = -1;
-		atomic_store(&vp->q[i].vector, VIRTIO_MSI_NO_VECTOR);
+		vp_queue_set_vector(&vp->q[i], VIRTIO_MSI_NO_VECTOR);
 	}
 	for (unsigned int i = 0; vp->use_ioeventfd && i < vdev->num_queues; i++) {
 		vp->q[i].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -241,7 +241,7 @@ static void common_set(struct virtio_pci *vp, uint32_t field, uint64_t v)
 		break;
 	case VP_Q_MSIX:
 		if (q)
-			atomic_store(&q->vector, vector_check(vp, v));
+			vp_queue_set_vector(q, vector_check(vp, v));
 		break;
 	case VP_Q_ENABLE:
 		/* Only 1 means anything; a queue is disabled by reset. */
@@ -318,7 +318,7 @@ void vp_reset(struct virtio_pci *vp)
 	for (unsigned int i = 0; i < vdev->num_queues; i++) {
 		virtq_reset(&vdev->vqs[i]);
 		vp->q[i].enable = false;
-		atomic_store(&vp->q[i].vector, VIRTIO_MSI_NO_VECTOR);
+		vp_queue_set_vector(&vp->q[i], VIRTIO_MSI_NO_VECTOR);
 	}
 	vp->dfselect = vp->gfselect = 0;
 	vp->guest_features = 0;

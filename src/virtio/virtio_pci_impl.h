@@ -95,9 +95,13 @@ struct virtio_pci_queue {
 	struct virtio_pci *vp;
 	unsigned int index;
 	_Atomic uint16_t vector; /* MSI-X vector, read by notify_queue */
-	bool enable;		 /* the driver wrote queue_enable = 1 */
-	_Atomic bool live;	 /* activated at DRIVER_OK: kicks delivered */
-	int kick_fd;		 /* eventfd of the ioeventfds; -1 in trap mode */
+	/* Stores to vector (vp_queue_set_vector): vp_queue_irq_seq's upper
+	 * half, so that a value read before a store never matches one read
+	 * after it, even for the same vector. */
+	_Atomic uint32_t vector_sets;
+	bool enable;	   /* the driver wrote queue_enable = 1 */
+	_Atomic bool live; /* activated at DRIVER_OK: kicks delivered */
+	int kick_fd;	   /* eventfd of the ioeventfds; -1 in trap mode */
 	struct {
 		bool assigned; /* registered with KVM at addr */
 		uint64_t addr;
@@ -147,6 +151,15 @@ void vp_common_write(struct virtio_pci *vp, uint32_t off, const uint8_t *data, u
 const char *vp_common_reg_name(uint32_t off);
 /* Device reset (status 0); vp->lock held. */
 void vp_reset(struct virtio_pci *vp);
+/* Every store to a queue's vector: the vector first, then the count (a
+ * reader that loads the count before the vector may pair an old count
+ * with the new vector, never the reverse). */
+static inline void vp_queue_set_vector(struct virtio_pci_queue *q, uint16_t v)
+{
+	atomic_store(&q->vector, v);
+	atomic_fetch_add(&q->vector_sets, 1);
+}
+
 /* The MSI-X table's size (virtio_dev.msix_vectors). */
 static inline unsigned int vp_msix_vectors(const struct virtio_dev *vdev)
 {

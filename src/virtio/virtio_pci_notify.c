@@ -212,12 +212,20 @@ static void vp_notify_config(struct virtio_dev *vdev)
 	vp_interrupt(vp, atomic_load(&vp->config_vector), VIRTIO_ISR_CONFIG);
 }
 
+/* The queue's vector stores above, the vector's sends below: the count
+ * first (vp_queue_set_vector's order), so a store between the two loads
+ * leaves the old count with the new vector, a value no later read gives. */
 static int vp_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq)
 {
 	struct virtio_pci *vp = vdev->transport_data;
+	uint64_t sent;
 	if (q >= vdev->num_queues)
 		return -1;
-	return pci_msix_vector_seq(&vp->pci, atomic_load(&vp->q[q].vector), seq);
+	uint32_t sets = atomic_load(&vp->q[q].vector_sets);
+	if (pci_msix_vector_seq(&vp->pci, atomic_load(&vp->q[q].vector), &sent) < 0)
+		return -1;
+	*seq = (uint64_t)sets << 32 | (uint32_t)sent;
+	return 0;
 }
 
 static int vp_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick_fd, int *call_fd)

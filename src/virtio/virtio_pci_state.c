@@ -143,7 +143,7 @@ static int vp_state_apply(struct virtio_pci *vp, const struct vp_state *h,
 	atomic_store(&vp->config_vector, h->config_vector);
 	atomic_store(&vdev->config_generation, h->config_generation);
 	for (unsigned int i = 0; i < vdev->num_queues; i++) {
-		atomic_store(&vp->q[i].vector, qs[i].vector);
+		vp_queue_set_vector(&vp->q[i], qs[i].vector);
 		vp->q[i].enable = qs[i].enable;
 		if (virtq_state_restore(&vdev->vqs[i], vdev->gm, &qs[i].vq, err, errlen) < 0)
 			return -1;

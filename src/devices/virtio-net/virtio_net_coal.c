@@ -120,7 +120,7 @@ static bool coal_covered(struct virtio_net_coal *c)
 {
 	uint64_t seq;
 	if (!c->cover_ok || virtio_queue_irq_seq(&c->p->n->vdev, coal_q(c), &seq) < 0 ||
-	    seq == c->cover_seq)
+	    !virtio_irq_seq_sent(c->cover_seq, seq))
 		return false;
 	counter_add(&c->p->n->stats.coal_covered, 1);
 	return true;

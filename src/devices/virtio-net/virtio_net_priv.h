@@ -110,11 +110,12 @@ struct virtio_net_coal {
 	int tfd;	  /* timerfd, -1 if none */
 	bool armed;	  /* the timer runs: a notification is held */
 	uint32_t pending; /* packets pushed since the last notification */
-	/* The queue's vector's virtio_queue_irq_seq after the latest held
-	 * push (cover_ok: the transport said): if it differs at the timer,
-	 * an interrupt on that vector (another queue's, sharing it) reached
-	 * the guest after every held completion, and the driver, which must
-	 * look at each queue on a shared vector, has seen them. */
+	/* The queue's virtio_queue_irq_seq after the latest held push
+	 * (cover_ok: the transport said): if virtio_irq_seq_sent says so at
+	 * the timer, an interrupt on the queue's vector (another queue's,
+	 * sharing it) reached the guest after every held completion, the
+	 * queue on that vector all along, and the driver, which must look at
+	 * each queue on a shared vector, has seen them. */
 	uint64_t cover_seq;
 	bool cover_ok;
 };
