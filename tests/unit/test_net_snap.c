@@ -479,7 +479,7 @@ static void test_hostile_refused(void **state)
 		const char *why;
 	} bad[] = {
 	    {0, 1, "its layout is unknown"},
-	    {0, 3, "its layout is unknown"},
+	    {0, 4, "its layout is unknown"},
 	    {4, 0xffffffff, "its MAC differs"},
 	    {8, 0x00010000, "its MAC differs"}, /* the zero after it */
 	    {12, 3, "its queue pair count differs"},
@@ -488,7 +488,7 @@ static void test_hostile_refused(void **state)
 	    {24, VIRTIO_NET_COAL_USECS_MAX + 1, "its coalescing usecs are out of range"},
 	    {32, 0xffffffff, "its coalescing usecs are out of range"},
 	    {36, 1u << CTRLQ, "it holds a notification for a queue it does not have"},
-	    {36, 1u << 31, "it holds a notification for a queue it does not have"},
+	    {36, 1u << 30, "it holds a notification for a queue it does not have"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memcpy(buf, p, n);
@@ -498,6 +498,13 @@ static void test_hostile_refused(void **state)
 		memcpy(buf + bad[i].at, &v, 4);
 		refused(b.n, buf, n, bad[i].why);
 	}
+	/* Bit 31 (the TX coalescing is the card's own) is layout 3's: in
+	 * layout 2 it is a queue this card does not have. */
+	memcpy(buf, p, n);
+	uint32_t two = 2, held = 1u << 31;
+	memcpy(buf, &two, 4);
+	memcpy(buf + 36, &held, 4);
+	refused(b.n, buf, n, "it holds a notification for a queue it does not have");
 	/* Coalescing onto a card that offers none (vhost=on); without it the
 	 * same card takes the section. */
 	struct card v = card_make(&fm, true);

@@ -165,14 +165,20 @@ void virtio_net_coal_restore_held(struct virtio_net_coal *c)
 	c->armed = clock_timerfd_set(c->tfd, 0, 1000) == 0;
 }
 
-void virtio_net_coal_defaults(struct virtio_net *n)
+void virtio_net_coal_tx_own(struct virtio_net *n)
 {
 	bool hold =
 	    n->tx_hold && n->npairs == 1 && n->vdev.host_features >> VIRTIO_NET_F_NOTF_COAL & 1;
-	atomic_store(&n->coal_usecs[VIRTIO_NET_RXQ], 0);
-	atomic_store(&n->coal_max[VIRTIO_NET_RXQ], 0);
 	atomic_store(&n->coal_usecs[VIRTIO_NET_TXQ], hold ? VIRTIO_NET_TX_HOLD_USECS : 0);
 	atomic_store(&n->coal_max[VIRTIO_NET_TXQ], hold ? VIRTIO_NET_TX_HOLD_PACKETS : 0);
+	n->coal_tx_own = true;
+}
+
+void virtio_net_coal_defaults(struct virtio_net *n)
+{
+	atomic_store(&n->coal_usecs[VIRTIO_NET_RXQ], 0);
+	atomic_store(&n->coal_max[VIRTIO_NET_RXQ], 0);
+	virtio_net_coal_tx_own(n);
 }
 
 static uint32_t coal_le32(const uint8_t *b)
@@ -190,5 +196,7 @@ uint8_t virtio_net_coal_set(struct virtio_net *n, unsigned int dir, const uint8_
 		return VIRTIO_NET_ERR;
 	atomic_store(&n->coal_max[dir], max);
 	atomic_store(&n->coal_usecs[dir], us);
+	if (dir == VIRTIO_NET_TXQ)
+		n->coal_tx_own = false;
 	return VIRTIO_NET_OK;
 }

@@ -189,6 +189,11 @@ struct virtio_net {
 	/* The I/O thread watches the coalescing timers: only then may a
 	 * notification be held (else nothing would ever send it). */
 	atomic_bool coal_watched;
+	/* coal_*[VIRTIO_NET_TXQ] are the card's own (virtio_net_coal_defaults:
+	 * its hold, or none), the driver has set none since reset: a load
+	 * gives the loading card its own, since whether a card holds depends
+	 * on how its vCPUs halt. Under ctrl_lock. */
+	bool coal_tx_own;
 
 	struct virtio_net_stats stats;
 	/* Rate limiters (userspace path only): TX asks before a chain is
@@ -319,6 +324,8 @@ void virtio_net_coal_reset(struct virtio_net_coal *c);
  * interrupt its shared vector sends next; the driver's TX_SET replaces
  * them (tx-usecs 0: every completion at once). */
 void virtio_net_coal_defaults(struct virtio_net *n);
+/* Its TX half: the card's own hold, or none; coal_tx_own. */
+void virtio_net_coal_tx_own(struct virtio_net *n);
 /* A notification the queue held when the snapshot was taken, restored:
  * the driver waited through the pause already, so it goes out at once,
  * when the timer's handler runs, not after a hold's remaining time (not
@@ -328,7 +335,7 @@ void virtio_net_coal_defaults(struct virtio_net *n);
 void virtio_net_coal_restore_held(struct virtio_net_coal *c);
 /* The control command: dir's parameters from the driver's
  * struct virtio_net_ctrl_coal_{rx,tx} (le32 max_packets, le32 usecs).
- * Returns the ack. */
+ * Returns the ack. Caller holds ctrl_lock. */
 uint8_t virtio_net_coal_set(struct virtio_net *n, unsigned int dir, const uint8_t *data);
 
 /* virtio_net_snap.c: dev_ops.save and restore (devices/device.h). */

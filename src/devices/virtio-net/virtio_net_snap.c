@@ -23,9 +23,14 @@
 #include "iothread/iothread.h"
 
 /* Layout 1 had no layout field: MAC, zero, pairs, pairs enabled (16
- * bytes), and its load refused more than one enabled pair. */
-#define NET_SNAP_LAYOUT	     2u
+ * bytes), and its load refused more than one enabled pair. Layout 2 had
+ * no NET_SNAP_TX_OWN: its TX coalescing is read as the driver's. */
+#define NET_SNAP_LAYOUT	     3u
 #define NET_SNAP_LAYOUT1_LEN 16u
+/* In held, above the queues' bits: the TX coalescing saved is the card's
+ * own hold (virtio_net_coal_defaults), not the driver's; the load sets
+ * its own card's instead. */
+#define NET_SNAP_TX_OWN (1u << 31)
 
 struct net_snap {
 	uint32_t layout;
@@ -40,7 +45,7 @@ struct net_snap {
 };
 
 _Static_assert(sizeof(struct net_snap) == 40, "no padding");
-_Static_assert(2 * VIRTIO_NET_PAIRS_MAX <= 32, "a held bit per data queue");
+_Static_assert(2 * VIRTIO_NET_PAIRS_MAX < 32, "a held bit per data queue, and NET_SNAP_TX_OWN");
 
 /* Whether queue dir of pair p holds a notification (under its lock). */
 static bool net_held(struct virtio_net_pair *p, unsigned int dir)
@@ -70,6 +75,8 @@ int virtio_net_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t inst
 	for (unsigned int i = 0; i < n->npairs; i++)
 		for (unsigned int d = 0; d < 2; d++)
 			s.held |= (uint32_t)net_held(&n->pairs[i], d) << (2 * i + d);
+	if (n->coal_tx_own)
+		s.held |= NET_SNAP_TX_OWN;
 	pthread_mutex_unlock(&n->ctrl_lock);
 	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
 		return 0;
@@ -77,12 +84,21 @@ int virtio_net_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t inst
 	return -1;
 }
 
-/* What the control queue would have refused, or no card leaves. */
+/* The TX coalescing saved is the card's own (layout 3 and later). */
+static bool net_snap_tx_own(const struct net_snap *s)
+{
+	return s->layout >= 3 && s->held & NET_SNAP_TX_OWN;
+}
+
+/* What the control queue would have refused, or no card leaves. The
+ * card's own hold is not the driver's state: any card may load it. */
 static const char *net_snap_odd(const struct virtio_net *n, const struct net_snap *s)
 {
-	bool coal = s->coal[0].max_packets | s->coal[0].usecs | s->coal[1].max_packets |
-		    s->coal[1].usecs | s->held;
-	if (s->layout != NET_SNAP_LAYOUT)
+	uint32_t held = net_snap_tx_own(s) ? s->held & ~NET_SNAP_TX_OWN : s->held;
+	bool coal = s->coal[0].max_packets | s->coal[0].usecs | held;
+	if (!net_snap_tx_own(s))
+		coal |= s->coal[1].max_packets | s->coal[1].usecs;
+	if (s->layout != 2 && s->layout != NET_SNAP_LAYOUT)
 		return "its layout is unknown";
 	if (memcmp(s->mac, n->mac, sizeof(s->mac)) || s->zero[0] | s->zero[1])
 		return "its MAC differs";
@@ -96,7 +112,7 @@ static const char *net_snap_odd(const struct virtio_net *n, const struct net_sna
 	/* vhost=on: not offered (virtio_net_new_device). */
 	if (coal && !(n->vdev.host_features >> VIRTIO_NET_F_NOTF_COAL & 1))
 		return "it has coalescing state, and this card offers no coalescing";
-	if (s->held >> (2 * n->npairs))
+	if (held >> (2 * n->npairs))
 		return "it holds a notification for a queue it does not have";
 	return NULL;
 }
@@ -111,6 +127,10 @@ static int net_snap_apply(struct virtio_net *n, const struct net_snap *s)
 		atomic_store(&n->coal_max[d], s->coal[d].max_packets);
 		atomic_store(&n->coal_usecs[d], s->coal[d].usecs);
 	}
+	if (r == 0 && net_snap_tx_own(s))
+		virtio_net_coal_tx_own(n);
+	else if (r == 0)
+		n->coal_tx_own = false;
 	pthread_mutex_unlock(&n->ctrl_lock);
 	for (unsigned int q = 0; r == 0 && q < 2 * n->npairs; q++) {
 		if (!(s->held >> q & 1))
