@@ -61,7 +61,7 @@ EOF
 
 # sv_lines FILE: the numbers of the data's lines FILE holds whole, one a
 # line, sorted, each once.
-sv_lines() { tr -s '\000' '\n' <"$1" | grep -o -E "$SV_MARK[0-9]{8}" | sort -u; }
+sv_lines() { tr -s '\000' '\n' <"$1" | grep -o -E "${SV_MARK}[0-9]{8}" | sort -u; }
 
 sv_snap() {
 	: >"$3" && : >"$4"
