@@ -50,18 +50,25 @@ class Wilson(unittest.TestCase):
             self.assertEqual(len(err.splitlines()), 1)
 
 
+def fakes(d, version, lives):
+    """The fake run-one.sh and a QEMU that says VERSION in directory d:
+    the environment and the command that count LIVES lives with them."""
+    for name, text in (("run-one.sh", FAKE),
+                       ("qemu", f"#!/bin/sh\necho 'QEMU emulator version {version}'\n")):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(d, name), 0o755)
+    env = dict(os.environ, TB_CACHE=os.path.join(d, "cache"),
+               TB_RUN_ONE=os.path.join(d, "run-one.sh"))
+    cmd = ["bash", os.path.join(TB, "freeze-count.sh"), str(lives), "--qemu",
+           os.path.join(d, "qemu"), "--scenario", "life"]
+    return env, cmd
+
+
 class FreezeCount(unittest.TestCase):
     def test_lives_counted_across_sessions(self):
         with tempfile.TemporaryDirectory() as d:
-            for name, text in (("run-one.sh", FAKE),
-                               ("qemu10", "#!/bin/sh\necho 'QEMU emulator version 10.0.2'\n")):
-                with open(os.path.join(d, name), "w") as f:
-                    f.write(text)
-                os.chmod(os.path.join(d, name), 0o755)
-            env = dict(os.environ, TB_CACHE=os.path.join(d, "cache"),
-                       TB_RUN_ONE=os.path.join(d, "run-one.sh"))
-            cmd = ["bash", os.path.join(TB, "freeze-count.sh"), "3", "--qemu",
-                   os.path.join(d, "qemu10"), "--scenario", "life"]
+            env, cmd = fakes(d, "10.0.2", 3)
             for _ in range(2):  # two sessions of 3 lives
                 res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
                 self.assertEqual(res.returncode, 0, res.stderr)
@@ -79,15 +86,7 @@ class FreezeCount(unittest.TestCase):
     def test_lever_counted_apart(self):
         # Issue 39.3: a lever's lives are not the default L0's.
         with tempfile.TemporaryDirectory() as d:
-            for name, text in (("run-one.sh", FAKE),
-                               ("qemu", "#!/bin/sh\necho 'QEMU emulator version 7.2.22'\n")):
-                with open(os.path.join(d, name), "w") as f:
-                    f.write(text)
-                os.chmod(os.path.join(d, name), 0o755)
-            env = dict(os.environ, TB_CACHE=os.path.join(d, "cache"),
-                       TB_RUN_ONE=os.path.join(d, "run-one.sh"))
-            cmd = ["bash", os.path.join(TB, "freeze-count.sh"), "2", "--qemu",
-                   os.path.join(d, "qemu"), "--scenario", "life"]
+            env, cmd = fakes(d, "7.2.22", 2)
             for extra in ({}, {"TB_L0_ACCEL": "tcg,thread=single"}, {"TB_L0_SMP": "1"}):
                 res = subprocess.run(cmd, env=dict(env, **extra), capture_output=True,
                                      text=True, timeout=120)
