@@ -98,8 +98,8 @@ struct dev_ops {
 	 * it back if the target failed after all. 0, or -1 with a reason. */
 	int (*handover)(void *dev, bool release, char *err, size_t errlen);
 	/* Optional: why this device can never be snapshotted or migrated
-	 * (its state is outside skiff: vhost-vsock's streams in the host
-	 * kernel), or NULL; dm_kind.no_snapshot says it for a whole kind. */
+	 * (its state is outside skiff, and losing it is not an option), or
+	 * NULL; dm_kind.no_snapshot says it for a whole kind. */
 	const char *no_snapshot;
 	/* Optional: why this device writes guest memory that neither KVM's
 	 * dirty log nor the VMM's own marks see (vhost's kernel worker), so

@@ -396,6 +396,17 @@ static void test_rules_follow_spec(void **state)
 	expect_probe(&(struct probe){"vsock", HYBRID, SANDBOX_VCPU, VHOST_SET_MEM_TABLE}, false);
 	expect_probe(&(struct probe){"net", "tap=tap0", SANDBOX_VCPU, VHOST_SET_MEM_TABLE}, false);
 	expect_probe(&(struct probe){"net", "tap=tap0", SANDBOX_MAIN, VHOST_GET_VRING_BASE}, false);
+	/* Snapshots and migration (virtio_vsock_vhost_snap.c): the I/O
+	 * thread restarts the rings a save stopped, a failed switch's
+	 * take-back sets the CID again from the controller; not the
+	 * hybrid's. */
+	expect_probe(&(struct probe){"vsock", VHOST, SANDBOX_IO, VHOST_SET_VRING_BASE}, true);
+	expect_probe(&(struct probe){"vsock", VHOST, SANDBOX_CONTROLLER, VHOST_VSOCK_SET_GUEST_CID},
+		     true);
+	expect_probe(&(struct probe){"vsock", VHOST, SANDBOX_MAIN, VHOST_GET_VRING_BASE}, true);
+	expect_probe(&(struct probe){"vsock", HYBRID, SANDBOX_IO, VHOST_SET_VRING_BASE}, false);
+	expect_probe(
+	    &(struct probe){"vsock", HYBRID, SANDBOX_CONTROLLER, VHOST_VSOCK_SET_GUEST_CID}, false);
 	/* What each one runs still is allowed. */
 	expect_probe(&(struct probe){"vsock", HYBRID, SANDBOX_CONTROLLER, 0}, true);
 	expect_probe(&(struct probe){"vsock", VHOST, SANDBOX_VCPU, VHOST_VSOCK_SET_RUNNING}, true);

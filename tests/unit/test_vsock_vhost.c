@@ -3,9 +3,10 @@
  * issue 33.1; its options: test_vsock_vhost_opts.c): the device node missing
  * or the CID taken (one line, nothing left open), the rx and tx rings
  * handed to the kernel at DRIVER_OK and taken back at reset (never the
- * event queue), a refusal said once, and a snapshot or a migration
- * refused. No /dev/vhost-vsock: the device opens /dev/null and an ioctl
- * of the test's plays the kernel for every vhost request. */
+ * event queue), a refusal said once (its snapshot, restore, dirty log
+ * and hand-over: test_vsock_vhost_snap.c). No /dev/vhost-vsock: the
+ * device opens /dev/null and an ioctl of the test's plays the kernel for
+ * every vhost request (vsock_vhost_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,198 +22,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/snap.h"
 #include "devices/virtio-vsock/virtio_vsock.h"
 #include "devices/virtio-vsock/virtio_vsock_priv.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
 #include "vmm/devmgr.h"
 
-#define QSZ	  64
-#define RAM_SIZE  (1u << 20)
-#define F_VERSION (1ull << VIRTIO_F_VERSION_1)
-#define F_EVIDX	  (1ull << VIRTQ_F_EVENT_IDX)
-#define F_INDIR	  (1ull << VIRTQ_F_INDIRECT_DESC)
-
-/* ---- an ioctl that plays the kernel's vhost-vsock ---- */
-
-struct vcall {
-	unsigned long req;
-	unsigned int index; /* a ring's */
-	uint64_t val;	    /* a ring's num, fd; the features, CID, running */
-};
-static struct vcall calls[512];
-static unsigned int ncalls;
-static uint64_t fake_features = F_VERSION | F_EVIDX | F_INDIR;
-static unsigned long fail_req;	      /* this request fails ... */
-static int fail_errno;		      /* ... with this */
-static unsigned int fail_index = ~0u; /* ... for this ring only (~0u: any) */
-
-int ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	va_start(ap, req);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	if (_IOC_TYPE(req) != VHOST_VIRTIO)
-		return (int)syscall(SYS_ioctl, fd, req, arg);
-	struct vcall c = {.req = req};
-	if (req == VHOST_SET_VRING_NUM || req == VHOST_SET_VRING_BASE ||
-	    req == VHOST_GET_VRING_BASE) {
-		c.index = ((struct vhost_vring_state *)arg)->index;
-		c.val = ((struct vhost_vring_state *)arg)->num;
-	} else if (req == VHOST_SET_VRING_KICK || req == VHOST_SET_VRING_CALL) {
-		c.index = ((struct vhost_vring_file *)arg)->index;
-		c.val = (uint64_t)((struct vhost_vring_file *)arg)->fd;
-	} else if (req == VHOST_SET_VRING_ADDR) {
-		c.index = ((struct vhost_vring_addr *)arg)->index;
-	} else if (req == VHOST_SET_FEATURES || req == VHOST_VSOCK_SET_GUEST_CID) {
-		c.val = *(uint64_t *)arg;
-	} else if (req == VHOST_VSOCK_SET_RUNNING) {
-		c.val = (uint64_t) * (int *)arg;
-	}
-	if (req == fail_req && (fail_index == ~0u || fail_index == c.index)) {
-		errno = fail_errno;
-		return -1;
-	}
-	if (ncalls < sizeof(calls) / sizeof(calls[0]))
-		calls[ncalls++] = c;
-	if (req == VHOST_GET_FEATURES)
-		*(uint64_t *)arg = fake_features;
-	if (req == VHOST_GET_VRING_BASE)
-		((struct vhost_vring_state *)arg)->num = 7;
-	return 0;
-}
-
-/* The index-th call of request req (and ring, unless ~0u), or NULL. */
-static const struct vcall *call_of(unsigned long req, unsigned int ring)
-{
-	for (unsigned int i = 0; i < ncalls; i++)
-		if (calls[i].req == req && (ring == ~0u || calls[i].index == ring))
-			return &calls[i];
-	return NULL;
-}
-
-static unsigned int count_of(unsigned long req)
-{
-	unsigned int n = 0;
-	for (unsigned int i = 0; i < ncalls; i++)
-		n += calls[i].req == req;
-	return n;
-}
-
-/* ---- a transport that hands queues off ---- */
-
-static unsigned int handed[VSOCK_NR_QUEUES], taken[VSOCK_NR_QUEUES];
-static unsigned int handoff_fail_q = ~0u;
-
-static void t_notify_queue(struct virtio_dev *vdev, unsigned int q)
-{
-	(void)vdev, (void)q;
-}
-
-static void t_notify_config(struct virtio_dev *vdev)
-{
-	(void)vdev;
-}
-
-static int t_handoff(struct virtio_dev *vdev, unsigned int q, int *kick, int *call)
-{
-	(void)vdev;
-	if (q == handoff_fail_q)
-		return -1;
-	handed[q]++;
-	*kick = 100 + (int)q;
-	*call = 200 + (int)q;
-	return 0;
-}
-
-static void t_takeback(struct virtio_dev *vdev, unsigned int q)
-{
-	(void)vdev;
-	taken[q]++;
-}
-
-static const struct virtio_transport_ops transport = {
-    .notify_queue = t_notify_queue,
-    .notify_config = t_notify_config,
-    .queue_handoff = t_handoff,
-    .queue_takeback = t_takeback,
-};
-
-/* ---- fixture ---- */
-
-struct fx {
-	struct fake_mem fm;
-	struct virtio_dev *vdev;
-	const struct dev_ops *ops;
-};
-
-static void reset_fakes(void)
-{
-	ncalls = 0;
-	fake_features = F_VERSION | F_EVIDX | F_INDIR;
-	fail_req = 0;
-	fail_index = ~0u;
-	handoff_fail_q = ~0u;
-	memset(handed, 0, sizeof(handed));
-	memset(taken, 0, sizeof(taken));
-}
-
-/* The device on f's memory, its queues set up by the guest (the
- * kernel's features: fake_features now). 0 or -1. */
-static int fx_open(struct fx *f)
-{
-	char err[256];
-	struct vsock_spec s = {.cid = 3, .backend = VSOCK_BACKEND_VHOST};
-	f->vdev =
-	    virtio_vsock_vhost_create("virtio-vsock0", &s, "/dev/null", &f->ops, err, sizeof(err));
-	if (!f->vdev)
-		return -1;
-	struct virtio_dev *v = f->vdev;
-	v->gm = &f->fm.gm;
-	v->transport = &transport;
-	v->driver_features = F_VERSION | F_EVIDX;
-	for (unsigned int q = 0; q < VSOCK_NR_QUEUES; q++) {
-		uint64_t base = 0x10000 + 0x4000 * (uint64_t)q;
-		struct virtq *vq = &v->vqs[q];
-		if (virtq_init(vq, "vsock q", v->queue_max_size, NULL, NULL) ||
-		    virtq_set_size(vq, QSZ) || virtq_set_addr(vq, VIRTQ_RING_DESC, base) ||
-		    virtq_set_addr(vq, VIRTQ_RING_AVAIL, base + 0x1000) ||
-		    virtq_set_addr(vq, VIRTQ_RING_USED, base + 0x2000) ||
-		    virtq_activate(vq, &f->fm.gm))
-			return -1;
-	}
-	ncalls = 0;
-	return 0;
-}
-
-static int setup(void **state)
-{
-	reset_fakes();
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f || fake_mem_init(&f->fm, RAM_SIZE) || fx_open(f))
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	f->ops->stop(f->vdev);
-	f->ops->destroy(f->vdev);
-	fake_mem_free(&f->fm);
-	free(f);
-	return 0;
-}
-
-static unsigned int open_fds(void)
-{
-	unsigned int n = 0;
-	for (int fd = 0; fd < 4096; fd++)
-		n += fcntl(fd, F_GETFD) >= 0;
-	return n;
-}
+#include "vsock_vhost_fx.h"
 
 /* ---- making the device ---- */
 
@@ -391,29 +208,6 @@ static void test_activate_refused(void **state)
 		assert_false(calls[i].req == VHOST_VSOCK_SET_RUNNING && calls[i].val == 1);
 }
 
-/* ---- snapshot and migration ---- */
-
-static void test_no_snapshot(void **state)
-{
-	struct fx *f = *state;
-	static struct devmgr dm;
-	memset(&dm, 0, sizeof(dm));
-	for (size_t i = 0; i < dm_nr_kinds; i++)
-		if (!strcmp(dm_kinds[i]->option, "vsock"))
-			dm.devs[0].kind = dm_kinds[i];
-	assert_non_null(dm.devs[0].kind);
-	snprintf(dm.devs[0].name, sizeof(dm.devs[0].name), "virtio-vsock0");
-	dm.devs[0].d = (struct device){.dev = f->vdev, .ops = f->ops, .vdev = f->vdev};
-	dm.nr = 1;
-	char err[256];
-	assert_int_equal(devmgr_can_save(&dm, "snapshot", err, sizeof(err)), -1);
-	assert_string_equal(err, "cannot snapshot a VM with virtio-vsock0: backend=vhost keeps the "
-				 "vsock's streams in the host kernel");
-	assert_int_equal(devmgr_can_save(&dm, "migrate", err, sizeof(err)), -1);
-	assert_string_equal(err, "cannot migrate a VM with virtio-vsock0: backend=vhost keeps the "
-				 "vsock's streams in the host kernel");
-}
-
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -422,7 +216,6 @@ int main(void)
 	    cmocka_unit_test(test_create),
 	    T(test_activate_reset),
 	    T(test_activate_refused),
-	    T(test_no_snapshot),
 	};
 	return cmocka_run_group_tests_name("vsock_vhost", tests, NULL, NULL);
 }

@@ -58,9 +58,6 @@ void vsock_spec_init(void *spec);
 int vsock_spec_check(const void *spec, char *err, size_t errlen);
 /* dm_kind.needs_ioeventfd: backend=vhost hands the kicks to the kernel. */
 const char *vsock_spec_needs_ioeventfd(const void *spec);
-/* dm_kind.no_snapshot_of: backend=vhost's streams are the host kernel's. */
-#define VSOCK_VHOST_NO_SNAPSHOT "backend=vhost keeps the vsock's streams in the host kernel"
-const char *vsock_spec_no_snapshot(const void *spec);
 /* PUT /vsock, --config-file's and /vm/config's section (virtio_vsock_api.c). */
 extern const struct dev_api vsock_api;
 /* Its calls (virtio_vsock_sandbox.c): every backend's, and (dm_kind's

@@ -16,7 +16,6 @@ const struct dm_kind virtio_vsock_kind = {
     .spec_init = vsock_spec_init,
     .check = vsock_spec_check,
     .needs_ioeventfd = vsock_spec_needs_ioeventfd,
-    .no_snapshot_of = vsock_spec_no_snapshot,
     .transport = DM_VIRTIO_PCI,
     .create = virtio_vsock_new_device,
     .api = &vsock_api,

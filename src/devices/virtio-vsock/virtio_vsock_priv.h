@@ -5,11 +5,13 @@
 
 #include <linux/virtio_vsock.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/counter.h"
 #include "devices/virtio-vsock/virtio_vsock.h"
+#include "virtio/vhost.h"
 #include "virtio/virtio_dev.h"
 
 enum { VSOCK_RXQ, VSOCK_TXQ, VSOCK_EVQ, VSOCK_NR_QUEUES };
@@ -152,6 +154,60 @@ void vsock_orphan_rst(struct virtio_vsock *v, uint32_t src_port, uint32_t dst_po
 /* virtio_vsock_snap.c: the event queue; sends an owed TRANSPORT_RESET
  * into the guest's next event buffer. mu held. */
 void vsock_evq_run(struct virtio_vsock *v);
+/* What both backends share (virtio_vsock_snap.c): their section (the
+ * guest CID) written, and checked against the device's CID (0, or -1
+ * with "NAME: saved state refused: why"); and a TRANSPORT_RESET put in
+ * the guest's next event buffer with elem, under the event queue's lock:
+ * true once sent (a buffer it cannot go in is given back empty and
+ * counted in bad; no buffer: false, still owed). */
+struct snap_writer;
+int vsock_snap_put(uint64_t cid, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		   size_t errlen);
+int vsock_snap_check(const char *name, uint64_t cid, const void *data, size_t len, char *err,
+		     size_t errlen);
+bool vsock_evq_reset(struct virtio_dev *vdev, struct virtq_elem *elem, counter_t *bad);
+
+/* backend=vhost's device (virtio_vsock_vhost.c; its save, restore, log
+ * and hand-over: virtio_vsock_vhost_snap.c). */
+struct vsock_vhost {
+	struct virtio_dev vdev;
+	char name[24];
+	char path[64]; /* the device node: reopened by a failed switch's take-back */
+	uint64_t cid;
+	struct vhost vh;
+	/* mu: vh and the flags below, and the event queue
+	 * (vdev.queue_lock[VSOCK_EVQ]). Activate and reset take it on a
+	 * vCPU, a save, the log and a hand-over on the controller, a restart
+	 * and the event queue's kick on the I/O thread. */
+	pthread_mutex_t mu;
+	bool active;	      /* DRIVER_OK and not reset: the rx and tx rings are set up */
+	bool running;	      /* the rings are the kernel's */
+	bool parked;	      /* active, its rings stopped by a save: the next kick restarts them */
+	bool released;	      /* a migration's switch closed vh: the CID is free */
+	bool reset_owed;      /* a TRANSPORT_RESET for the guest's next event buffer */
+	counter_t bad_events; /* an event buffer the reset cannot go in */
+	atomic_bool refusal_said; /* the guest decides how often activate runs */
+	struct virtq_elem elem;	  /* the event queue's, under mu */
+};
+/* Opens v->path (vhost_open) and sets the guest's CID there, the dirty
+ * log kept: 0, or -1 with one line (the CID in use: "guest CID N is in
+ * use on this host (another VM has it)") and vh closed. */
+int vsock_vhost_open(struct vsock_vhost *v, char *err, size_t errlen);
+/* Starts the rx and tx rings where the virtqs stand (activate, a
+ * restart): 0 or -errno, nothing left running on a failure. mu held. */
+int vsock_vhost_run(struct vsock_vhost *v);
+/* Stops the rings and gives their kicks back; keep: the virtqs take
+ * the kernel's positions (a save), else they reset next. mu held. */
+void vsock_vhost_halt(struct vsock_vhost *v, bool keep);
+/* The owed TRANSPORT_RESET, if a buffer waits for it. mu held. */
+void vsock_vhost_evq_run(struct vsock_vhost *v);
+/* dev_ops' save, restore, handover, dirty_blind and dirty_log for it. */
+int vsock_vhost_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		     size_t errlen);
+int vsock_vhost_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
+int vsock_vhost_handover(void *dev, bool release, char *err, size_t errlen);
+const char *vsock_vhost_dirty_blind(const void *dev);
+int vsock_vhost_dirty_log(void *dev, _Atomic uint64_t *log, char *err, size_t errlen);
 
 /* virtio_vsock_rx.c: packets to the guest. mu held. */
 void vsock_rx_run(struct virtio_vsock *v);

@@ -5,7 +5,10 @@
  * survive a new process: none is saved, and on restore the guest is told
  * with a VIRTIO_VSOCK_EVENT_TRANSPORT_RESET on the event queue (virtio
  * 1.2 5.10.6.7, as Firecracker does on snapshot load), so its driver
- * drops its connections, reads the CID again and can connect anew. */
+ * drops its connections, reads the CID again and can connect anew.
+ * backend=vhost (virtio_vsock_vhost.c) writes the same section and owes
+ * the same event through the same functions (vsock_snap_put,
+ * vsock_snap_check, vsock_evq_reset). */
 #include <endian.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,56 +24,77 @@ struct vsock_snap {
 	uint64_t cid;
 };
 
-int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
-		      size_t errlen)
+/* The section both backends write: the CID they serve. 0, or -1. */
+int vsock_snap_put(uint64_t cid, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		   size_t errlen)
 {
-	const struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
-	struct vsock_snap s = {.layout = VSOCK_SNAP_LAYOUT, .cid = v->cid};
+	struct vsock_snap s = {.layout = VSOCK_SNAP_LAYOUT, .cid = cid};
 	if (snap_put(w, id, instance, &s, sizeof(s)) == 0)
 		return 0;
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
-int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
+int vsock_snap_check(const char *name, uint64_t cid, const void *data, size_t len, char *err,
+		     size_t errlen)
 {
-	struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
 	struct vsock_snap s;
 	const char *why = len != sizeof(s) ? "its size is wrong" : NULL;
 	if (!why) {
 		memcpy(&s, data, sizeof(s));
 		why = s.layout != VSOCK_SNAP_LAYOUT ? "its layout is unknown"
 		      : s.zero			    ? "a reserved field is set"
-		      : s.cid != v->cid		    ? "its guest CID differs"
+		      : s.cid != cid		    ? "its guest CID differs"
 						    : NULL;
 	}
-	if (why) {
-		snprintf(err, errlen, "%s: saved state refused: %s", v->name, why);
+	if (!why)
+		return 0;
+	snprintf(err, errlen, "%s: saved state refused: %s", name, why);
+	return -1;
+}
+
+int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
+		      size_t errlen)
+{
+	const struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
+	return vsock_snap_put(v->cid, w, id, instance, err, errlen);
+}
+
+int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
+{
+	struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
+	if (vsock_snap_check(v->name, v->cid, data, len, err, errlen) < 0)
 		return -1;
-	}
 	pthread_mutex_lock(&v->mu);
 	v->reset_owed = true; /* sent once the transport activates the queues */
 	pthread_mutex_unlock(&v->mu);
 	return 0;
 }
 
-void vsock_evq_run(struct virtio_vsock *v)
+bool vsock_evq_reset(struct virtio_dev *vdev, struct virtq_elem *elem, counter_t *bad)
 {
-	struct virtq *vq = &v->vdev.vqs[VSOCK_EVQ];
-	const struct guest_mem *gm = v->vdev.gm;
-	if (!v->active || !v->reset_owed || virtq_pop(vq, gm, &v->elem) <= 0)
-		return; /* nothing owed, or no buffer yet: the guest's next kick */
+	struct virtq *vq = &vdev->vqs[VSOCK_EVQ];
+	const struct guest_mem *gm = vdev->gm;
+	if (virtq_pop(vq, gm, elem) <= 0)
+		return false; /* no buffer yet: the guest's next kick */
 	struct virtio_vsock_event ev = {.id = htole32(VIRTIO_VSOCK_EVENT_TRANSPORT_RESET)};
 	uint32_t n = 0;
-	if (!v->elem.out_num && v->elem.in_len >= sizeof(ev)) {
+	if (!elem->out_num && elem->in_len >= sizeof(ev)) {
 		/* Relaxed: virtq_push's release fence orders it before the
 		 * used index. */
-		dma_sg_write_relaxed(v->elem.iov, v->elem.in_num, 0, &ev, sizeof(ev));
+		dma_sg_write_relaxed(elem->iov, elem->in_num, 0, &ev, sizeof(ev));
 		n = sizeof(ev);
-		v->reset_owed = false;
 	} else {
-		counter_add(&v->stats.bad_packets, 1); /* a buffer the event cannot go in */
+		counter_add(bad, 1); /* a buffer the event cannot go in */
 	}
-	if (virtq_push(vq, gm, v->elem.head, n) == 0)
-		virtio_notify_if_needed(&v->vdev, VSOCK_EVQ);
+	if (virtq_push(vq, gm, elem->head, n) == 0)
+		virtio_notify_if_needed(vdev, VSOCK_EVQ);
+	return n != 0;
+}
+
+void vsock_evq_run(struct virtio_vsock *v)
+{
+	if (v->active && v->reset_owed &&
+	    vsock_evq_reset(&v->vdev, &v->elem, &v->stats.bad_packets))
+		v->reset_owed = false;
 }

@@ -82,12 +82,6 @@ int vsock_spec_check(const void *spec, char *err, size_t errlen)
 	return 0;
 }
 
-const char *vsock_spec_no_snapshot(const void *spec)
-{
-	const struct vsock_spec *s = spec;
-	return s->backend == VSOCK_BACKEND_VHOST ? VSOCK_VHOST_NO_SNAPSHOT : NULL;
-}
-
 const char *vsock_spec_needs_ioeventfd(const void *spec)
 {
 	const struct vsock_spec *s = spec;

@@ -9,15 +9,17 @@
  * resets the host's streams to this guest).
  *
  * The event queue stays with skiff and keeps its buffers: its one event,
- * TRANSPORT_RESET, follows a snapshot load or a migration (the hybrid
- * device's virtio_vsock_snap.c), and this device refuses both
- * (dev_ops.no_snapshot): its streams live in the host kernel, which has
- * no way to hand them over.
+ * TRANSPORT_RESET, follows a snapshot load or a migration, as QEMU's
+ * vhost-vsock-common.c sends it after a load (post_load's timer): the
+ * streams live in the host kernel, which cannot hand them over, so the
+ * guest drops them and reads its CID again. Save, restore, the dirty log
+ * and a migration's hand-over: virtio_vsock_vhost_snap.c.
  *
  * Threads: activate and reset on the vCPU that writes the status (the
  * transport serializes them; the ioctls are the kind's vCPU rules,
- * virtio_vsock_sandbox.c), the stop on the main thread once the vCPUs
- * have stopped. No thread of its own. */
+ * virtio_vsock_sandbox.c), a restart after a save on the I/O thread, the
+ * stop on the main thread once the vCPUs have stopped. No thread of its
+ * own. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <linux/vhost.h>
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "devices/virtio-vsock/virtio_vsock_priv.h"
@@ -32,15 +35,6 @@
 
 #define VV_QSIZE 256 /* as the hybrid's */
 #define VV_RINGS 2   /* rx and tx: the kernel's */
-
-struct vsock_vhost {
-	struct virtio_dev vdev;
-	char name[24];
-	uint64_t cid;
-	struct vhost vh;
-	bool running;		  /* the rings are the kernel's: activate to reset */
-	atomic_bool refusal_said; /* the guest decides how often activate runs */
-};
 
 static struct vsock_vhost *vv_of(struct virtio_dev *vdev)
 {
@@ -62,40 +56,44 @@ static int vv_set_running(struct vsock_vhost *v, int on)
 	return ioctl(v->vh.fd, VHOST_VSOCK_SET_RUNNING, &on) < 0 ? -errno : 0;
 }
 
-/* The kernel lets go of both rings (they reset next) and skiff's I/O
- * thread takes their kicks back. */
-static void vv_halt(struct vsock_vhost *v)
+/* SET_RUNNING 0 first: Linux's vhost_vsock_stop takes each ring from the
+ * worker (drivers/vhost/vsock.c), so the positions GET_VRING_BASE then
+ * reads are final. */
+void vsock_vhost_halt(struct vsock_vhost *v, bool keep)
 {
 	const struct virtio_transport_ops *t = v->vdev.transport;
 	vv_set_running(v, 0);
 	for (unsigned int q = 0; q < VV_RINGS; q++) {
-		vhost_stop_ring(&v->vh, q, NULL);
+		vhost_stop_ring(&v->vh, q, keep ? &v->vdev.vqs[q] : NULL);
 		if (t->queue_takeback)
 			t->queue_takeback(&v->vdev, q);
 	}
 	v->running = false;
 }
 
-/* The rings, the memory table and the features the guest took, to the
- * kernel; 0 or -errno. A feature the kernel lacks (the transport offers
- * its own ring features) is refused rather than left out: the guest
- * would drive the rings by rules the kernel does not follow. */
+/* The memory table, the features the guest took, the rings and kick_fd /
+ * call_fd to the kernel; 0 or -errno. The table first: while vhost logs
+ * (a migration, track_dirty_pages) the features ask for the log, which
+ * the kernel checks against it. A feature the kernel lacks (the
+ * transport offers its own ring features) is refused rather than left
+ * out: the guest would drive the rings by rules the kernel does not
+ * follow. */
 static int vv_start(struct vsock_vhost *v, const int *kick, const int *call)
 {
 	struct virtio_dev *vdev = &v->vdev;
 	if (vdev->driver_features & ~v->vh.features)
 		return -EOPNOTSUPP;
-	int r = vhost_set_features(&v->vh, vdev->driver_features);
+	int r = vhost_set_mem(&v->vh, vdev->gm);
 	if (r == 0)
-		r = vhost_set_mem(&v->vh, vdev->gm);
+		r = vhost_set_features(&v->vh, vdev->driver_features);
 	for (unsigned int q = 0; q < VV_RINGS && r == 0; q++)
 		r = vhost_start_ring(&v->vh, q, &vdev->vqs[q], kick[q], call[q]);
 	return r == 0 ? vv_set_running(v, 1) : r;
 }
 
-static int vv_activate(struct virtio_dev *vdev)
+int vsock_vhost_run(struct vsock_vhost *v)
 {
-	struct vsock_vhost *v = vv_of(vdev);
+	struct virtio_dev *vdev = &v->vdev;
 	const struct virtio_transport_ops *t = vdev->transport;
 	int kick[VV_RINGS], call[VV_RINGS], r = t->queue_handoff ? 0 : -ENODEV;
 	/* A ring the driver did not set up has no addresses to give. */
@@ -105,32 +103,77 @@ static int vv_activate(struct virtio_dev *vdev)
 									: 0;
 	if (r == 0)
 		r = vv_start(v, kick, call);
-	if (r == 0) {
-		v->running = true;
-		return 0;
+	if (r < 0) {
+		vsock_vhost_halt(v, false);
+		return r;
 	}
+	v->running = true;
+	v->parked = false;
+	/* Kicks that came while skiff held the rings (a save's park) were
+	 * skiff's: the kernel looks at both rings once now. */
+	uint64_t one = 1;
+	for (unsigned int q = 0; q < VV_RINGS; q++) {
+		ssize_t n = write(kick[q], &one, sizeof(one));
+		(void)n; /* fails only if 2^64 - 2 kicks wait: the kernel has one */
+	}
+	return 0;
+}
+
+void vsock_vhost_evq_run(struct vsock_vhost *v)
+{
+	if (v->active && v->reset_owed && vsock_evq_reset(&v->vdev, &v->elem, &v->bad_events))
+		v->reset_owed = false;
+}
+
+static int vv_activate(struct virtio_dev *vdev)
+{
+	struct vsock_vhost *v = vv_of(vdev);
+	pthread_mutex_lock(&v->mu);
+	int r = v->released ? -EBADF : vsock_vhost_run(v);
+	v->active = r == 0;
+	vsock_vhost_evq_run(v); /* a restored device's reset, at once */
+	pthread_mutex_unlock(&v->mu);
+	if (r == 0)
+		return 0;
 	log_once_at(&v->refusal_said, LOG_ERROR,
 		    "%s: vhost-vsock cannot run the rings (%s); the device stops", v->name,
 		    r == -ENODEV       ? "it needs MSI-X and ioeventfd kicks"
 		    : r == -ENXIO      ? "the driver did not set up the rx and tx queues"
 		    : r == -EOPNOTSUPP ? "the guest took features the host's vhost lacks"
 				       : strerror(-r));
-	vv_halt(v);
 	return -1; /* the transport sets NEEDS_RESET */
 }
 
 static void vv_reset(struct virtio_dev *vdev)
 {
 	struct vsock_vhost *v = vv_of(vdev);
+	pthread_mutex_lock(&v->mu);
 	if (v->running)
-		vv_halt(v);
+		vsock_vhost_halt(v, false);
+	v->active = v->parked = false;
+	v->reset_owed = false; /* a driver that starts again has no streams */
+	pthread_mutex_unlock(&v->mu);
 }
 
-/* rx and tx kicks are the kernel's once running; the event queue's
- * buffers wait for an event this device never owes. */
+/* Running, rx and tx kicks are the kernel's. Parked by a save, they come
+ * here (the save signalled one too): the rings go back to the kernel
+ * where they stopped, now that the I/O thread runs again (the save held
+ * it until both files were written). The event queue's buffers wait for
+ * an owed TRANSPORT_RESET. */
 static void vv_queue_notify(struct virtio_dev *vdev, unsigned int q)
 {
-	(void)vdev, (void)q;
+	struct vsock_vhost *v = vv_of(vdev);
+	pthread_mutex_lock(&v->mu);
+	if (q != VSOCK_EVQ && v->parked && !v->released && vsock_vhost_run(v) < 0) {
+		log_once_at(&v->refusal_said, LOG_ERROR,
+			    "%s: vhost-vsock cannot run the rings again after a snapshot; the "
+			    "device stops",
+			    v->name);
+		virtq_mark_broken(&vdev->vqs[VSOCK_RXQ], VIRTQ_ERR_DEVICE);
+		v->parked = false;
+	}
+	vsock_vhost_evq_run(v);
+	pthread_mutex_unlock(&v->mu);
 }
 
 static const struct virtio_dev_ops vv_ops = {
@@ -145,13 +188,17 @@ static const struct virtio_dev_ops vv_ops = {
  * (it flushes first), so guest memory is untouched from here. */
 static void vv_dev_stop(void *dev)
 {
-	vhost_close(&vv_of(dev)->vh);
+	struct vsock_vhost *v = vv_of(dev);
+	pthread_mutex_lock(&v->mu);
+	vhost_close(&v->vh);
+	pthread_mutex_unlock(&v->mu);
 }
 
 static void vv_dev_destroy(void *dev)
 {
 	struct vsock_vhost *v = vv_of(dev);
 	vhost_close(&v->vh);
+	pthread_mutex_destroy(&v->mu);
 	pthread_mutex_destroy(&v->vdev.lock);
 	free(v);
 }
@@ -159,23 +206,12 @@ static void vv_dev_destroy(void *dev)
 static const struct dev_ops vv_dev_ops = {
     .stop = vv_dev_stop,
     .destroy = vv_dev_destroy,
-    .no_snapshot = VSOCK_VHOST_NO_SNAPSHOT,
+    .save = vsock_vhost_save,
+    .restore = vsock_vhost_restore,
+    .handover = vsock_vhost_handover,
+    .dirty_blind = vsock_vhost_dirty_blind,
+    .dirty_log = vsock_vhost_dirty_log,
 };
-
-/* VHOST_VSOCK_SET_GUEST_CID: 0, or -1 with why. */
-static int vv_set_cid(struct vsock_vhost *v, char *err, size_t errlen)
-{
-	uint64_t cid = v->cid;
-	if (ioctl(v->vh.fd, VHOST_VSOCK_SET_GUEST_CID, &cid) == 0)
-		return 0;
-	if (errno == EADDRINUSE)
-		snprintf(err, errlen, "guest CID %llu is in use on this host (another VM has it)",
-			 (unsigned long long)cid);
-	else
-		snprintf(err, errlen, "vhost-vsock refused guest CID %llu: %s",
-			 (unsigned long long)cid, strerror(errno));
-	return -1;
-}
 
 struct virtio_dev *virtio_vsock_vhost_create(const char *name, const struct vsock_spec *s,
 					     const char *path, const struct dev_ops **ops,
@@ -187,13 +223,9 @@ struct virtio_dev *virtio_vsock_vhost_create(const char *name, const struct vsoc
 		return NULL;
 	}
 	snprintf(v->name, sizeof(v->name), "%s", name);
+	snprintf(v->path, sizeof(v->path), "%s", path);
 	v->cid = s->cid;
-	if (vhost_open(&v->vh, path, "vhost_vsock", err, errlen) < 0) {
-		free(v);
-		return NULL;
-	}
-	if (vv_set_cid(v, err, errlen) < 0) {
-		vhost_close(&v->vh);
+	if (vsock_vhost_open(v, err, errlen) < 0) {
 		free(v);
 		return NULL;
 	}
@@ -207,8 +239,10 @@ struct virtio_dev *virtio_vsock_vhost_create(const char *name, const struct vsoc
 	vdev->queue_max_size = VV_QSIZE;
 	vdev->ops = &vv_ops;
 	vdev->priv = v;
+	vdev->queue_lock[VSOCK_EVQ] = &v->mu;
 	poll_policy_default(&vdev->poll);
 	pthread_mutex_init(&vdev->lock, NULL);
+	pthread_mutex_init(&v->mu, NULL);
 	*ops = &vv_dev_ops;
 	return vdev;
 }

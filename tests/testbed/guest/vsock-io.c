@@ -4,6 +4,9 @@
  *
  *   vsock-io vsock-listen PORT [READY]  accept one guest stream, copy it to stdout
  *   vsock-io vsock-connect CID PORT     stdin to the stream, then the stream to stdout
+ *   vsock-io vsock-hold CID PORT [READY] connect, send nothing, read until the stream
+ *                                       ends: exit 0 at the peer's close, 1 (its
+ *                                       errno said) if it is reset
  *   vsock-io uds-listen PATH [READY]    the same as vsock-listen on a Unix socket
  *   vsock-io uds-connect PATH PORT      "CONNECT PORT\n", wait for "OK N\n", then as
  *                                       vsock-connect
@@ -115,6 +118,25 @@ static void stream(int fd)
 	report("sent", n, t0);
 }
 
+/* A stream held open and idle: only the peer's close or a reset (a
+ * TRANSPORT_RESET in the guest, the host's node closed) ends the read. */
+static void hold(int fd, const char *ready)
+{
+	if (ready)
+		fprintf(stderr, "%s\n", ready);
+	for (;;) {
+		ssize_t r = read(fd, io_buf, sizeof(io_buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			die("holding");
+		if (!r) {
+			fprintf(stderr, "vsock-io: holding: the peer closed\n");
+			return;
+		}
+	}
+}
+
 /* One line (with its newline) into line; its length, 0 at EOF or error. */
 size_t read_line(int fd, char *line, size_t size)
 {
@@ -179,6 +201,13 @@ int main(int argc, char **argv)
 		if (fd < 0 || connect(fd, (struct sockaddr *)&vm, sizeof(vm)) < 0)
 			die("connect");
 		stream(fd);
+	} else if (!strcmp(mode, "vsock-hold") && argc >= 4) {
+		int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+		vm.svm_cid = (unsigned int)strtoul(argv[2], NULL, 10);
+		vm.svm_port = (unsigned int)strtoul(argv[3], NULL, 10);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&vm, sizeof(vm)) < 0)
+			die("connect");
+		hold(fd, argc > 4 ? argv[4] : NULL);
 	} else if (!strcmp(mode, "uds-listen") && argc >= 3) {
 		uds_addr(&un, argv[2]);
 		unlink(argv[2]);
@@ -193,6 +222,7 @@ int main(int argc, char **argv)
 		stream(fd);
 	} else {
 		fprintf(stderr, "usage: vsock-io vsock-listen PORT [READY] | vsock-connect CID PORT"
+				" | vsock-hold CID PORT [READY]"
 				" | uds-listen PATH [READY] | uds-connect PATH PORT"
 				" | serve PORT MODE | serve-uds PATH MODE | send TARGET PORT SECS"
 				" | recv TARGET PORT SECS | rr TARGET PORT COUNT SIZE\n");

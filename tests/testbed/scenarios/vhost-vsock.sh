@@ -15,9 +15,13 @@
 # - while the VM runs, a second skiff asking for CID 3 exits 2 with one
 #   line (the CID is in use), and before it, one without
 #   /dev/vhost-vsock (renamed away) exits 2 with one line;
-# - on the paused VM, PUT /snapshot/create and PUT /migration/send are
-#   400s in one line naming virtio-vsock0; after Resumed the host -> guest
-#   stream above runs;
+# - the VM tracks dirty pages (track_dirty_pages: vhost-vsock's own log
+#   on from the build, its base set by the vCPU that starts the device);
+#   on the paused VM a Full PUT /snapshot/create is a 204 (it stops the
+#   kernel's rings; issue 34), then, resumed and paused again, a Diff; after
+#   Resumed the host -> guest stream above runs: this process gave the
+#   rings back to the kernel where they stopped (a load in a new process
+#   and a migration: vhost-vsock-snap.sh);
 # - skiff exits 0 when L2 powers off.
 # Metrics: vhost_vsock_up_mb_s, vhost_vsock_down_mb_s, vhost_vsock_up_us,
 # vhost_vsock_down_us (as vsock's).
@@ -47,26 +51,24 @@ vv_no_node() {
 vv_boot() {
 	api_boot "$VV_SOCK" || { VS_WHY="no API socket"; return 1; }
 	vv_api PUT /boot-source "{\"kernel_image_path\": \"$L2_KERNEL\", \"initrd_path\": \"$L2_INITRD\", \"boot_args\": \"$L2_CMDLINE\"}" 204 &&
-		vv_api PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 256}' 204 &&
+		vv_api PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 256, "track_dirty_pages": true}' 204 &&
 		vv_api PUT /vsock '{"guest_cid": 3, "uds_path": "/tmp/x", "skiff_options": "backend=vhost"}' 400 &&
 		vv_api PUT /vsock '{"guest_cid": 3, "skiff_options": "backend=vhost"}' 204 &&
 		vv_api PUT /actions '{"action_type": "InstanceStart"}' 204 ||
 		{ VS_WHY="configuration refused"; return 1; }
 }
 
-# vv_refusals: snapshot and migration of the paused VM, refused in one
-# line each; then resumed.
-vv_refusals() {
-	: >/tmp/vv.state
-	: >/tmp/vv.mem
-	vv_api PATCH /vm '{"state": "Paused"}' 204 || { VS_WHY="pause refused"; return 1; }
-	vv_api PUT /snapshot/create '{"snapshot_path": "/tmp/vv.state", "mem_file_path": "/tmp/vv.mem"}' 400 &&
-		grep -q "cannot snapshot a VM with virtio-vsock0: backend=vhost" /tmp/api.body ||
-		{ VS_WHY="snapshot not refused as it should: $(cat /tmp/api.body)"; return 1; }
-	vv_api PUT /migration/send '{"destination_url": "unix:/tmp/vv-mig.sock"}' 400 &&
-		grep -q "cannot migrate a VM with virtio-vsock0: backend=vhost" /tmp/api.body ||
-		{ VS_WHY="migration not refused as it should: $(cat /tmp/api.body)"; return 1; }
-	vv_api PATCH /vm '{"state": "Resumed"}' 204 || { VS_WHY="resume refused"; return 1; }
+# vv_snapshot: a Full snapshot of the paused VM, resumed; paused again, a
+# Diff; then resumed.
+vv_snapshot() {
+	for t in Full Diff; do
+		: >/tmp/vv.state
+		: >/tmp/vv.mem
+		vv_api PATCH /vm '{"state": "Paused"}' 204 || { VS_WHY="pause refused"; return 1; }
+		vv_api PUT /snapshot/create "{\"snapshot_type\": \"$t\", \"snapshot_path\": \"/tmp/vv.state\", \"mem_file_path\": \"/tmp/vv.mem\"}" 204 ||
+			{ VS_WHY="$t snapshot refused: $(cat /tmp/api.body)"; return 1; }
+		vv_api PATCH /vm '{"state": "Resumed"}' 204 || { VS_WHY="resume refused"; return 1; }
+	done
 }
 
 vv_run() {
@@ -81,7 +83,7 @@ vv_run() {
 	timeout 30 /bin/vsock-io vsock-connect 3 5003 </dev/null >/dev/null 2>/tmp/ref.err || rc=$?
 	echo "vhost-vsock: connect to port 5003 (no listener): rc=$rc $(cat /tmp/ref.err)"
 	[ "$rc" = 1 ] || { VS_WHY="connect to a port nobody listens on: rc=$rc, want 1"; return 1; }
-	vv_refusals || return 1
+	vv_snapshot || return 1
 	rc=0
 	timeout 120 /bin/vsock-io vsock-connect 3 5000 </tmp/down.src >/dev/null 2>/tmp/down.err || rc=$?
 	cat /tmp/down.err
