@@ -67,11 +67,6 @@ struct dm_kind {
 	/* Why this kind can never be snapshotted (its state is outside skiff),
 	 * or NULL: then it can once its dev_ops have save and restore. */
 	const char *no_snapshot;
-	/* Optional: the same for one spec's device, where a key decides
-	 * (no kind needs it since vsock's backend=vhost saves), or NULL: the
-	 * spec's device can. Asked of a migration's incoming list before
-	 * anything is built. */
-	const char *(*no_snapshot_of)(const void *spec);
 };
 
 #endif

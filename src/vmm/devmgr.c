@@ -301,11 +301,6 @@ static int dm_prepare_one(const struct devmgr_arg *a, char *why, size_t whylen)
 		return snprintf(why, whylen, "out of memory"), -1;
 	k->spec_init(parsed);
 	int r = dm_spec(k, a, parsed, why, whylen);
-	const char *cannot = r == 0 && k->no_snapshot_of ? k->no_snapshot_of(parsed) : NULL;
-	if (cannot) {
-		snprintf(why, whylen, "cannot migrate: %s", cannot);
-		r = -1;
-	}
 	if (r == 0)
 		r = dm_sandbox(k, parsed, why, whylen);
 	free(parsed);

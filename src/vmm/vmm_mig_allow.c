@@ -162,13 +162,9 @@ static int check_dev(const struct vmm_allow *a, const struct vmm_config *c, int 
 	int r =
 	    d->key ? opt_parse_spec_with(k->spec, d->key, d->value, d->spec, spec, why, sizeof(why))
 		   : opt_parse_spec(k->spec, d->spec, spec, why, sizeof(why));
-	const char *cannot = r == 0 && k->no_snapshot_of ? k->no_snapshot_of(spec) : NULL;
 	if (r < 0)
 		snprintf(err, errlen, "skiff_allow refuses %s: %s", name, why);
-	else if (cannot) {
-		snprintf(err, errlen, "skiff_allow refuses %s: %s", name, cannot);
-		r = -1;
-	} else
+	else
 		r = check_spec(a, c, i, k, spec, name, err, errlen);
 	free(spec);
 	return r;
