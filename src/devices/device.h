@@ -97,6 +97,12 @@ struct dev_ops {
 	 * disk image's lock) once the target has the state; !release takes
 	 * it back if the target failed after all. 0, or -1 with a reason. */
 	int (*handover)(void *dev, bool release, char *err, size_t errlen);
+	/* Optional, for a device with a thread of its own (not an I/O
+	 * thread's handler, which iothread_hold parks): on, from before it
+	 * returns until it is called off, that thread touches neither guest
+	 * memory nor the rings, so that a snapshot's or a switch's state and
+	 * memory agree (vmm_devices_hold). From the controller. */
+	void (*hold)(void *dev, bool on);
 	/* Optional: why this device can never be snapshotted or migrated
 	 * (its state is outside skiff, and losing it is not an option), or
 	 * NULL; dm_kind.no_snapshot says it for a whole kind. */

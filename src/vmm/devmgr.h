@@ -159,6 +159,8 @@ int devmgr_save_list_only(const struct devmgr *dm, struct snap_writer *w);
  * switch): release stops at the first failure; !release tries them all.
  * 0, or -1 with the (last) reason. */
 int devmgr_handover(struct devmgr *dm, bool release, char *err, size_t errlen);
+/* dev_ops.hold for every device that has it. */
+void devmgr_hold(struct devmgr *dm, bool on);
 
 /* The kind for --OPTION with SPEC's model=, or NULL with a reason. */
 const struct dm_kind *devmgr_kind(const char *option, const char *spec, char *err, size_t errlen);

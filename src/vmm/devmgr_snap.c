@@ -231,6 +231,15 @@ int devmgr_handover(struct devmgr *dm, bool release, char *err, size_t errlen)
 	return r;
 }
 
+void devmgr_hold(struct devmgr *dm, bool on)
+{
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		if (e->d.ops->hold)
+			e->d.ops->hold(e->d.dev, on);
+	}
+}
+
 /* Every device's sections there, and the devices the ones listed. */
 static int devmgr_restore_check(const struct devmgr *dm, const struct snap_image *img, char *err,
 				size_t errlen)

@@ -4,10 +4,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/coalesced_mmio.h"
 #include "core/log.h"
 #include "core/vm_dirty.h"
+#include "iothread/iothread.h"
 #include "vmm/vmm.h"
 #include "vmm/vmm_snap_mem.h"
+
+void vmm_devices_hold(struct vmm *v, bool on)
+{
+	if (on) {
+		cmmio_flush(&v->vm);
+		for (unsigned int i = 0; i < v->nr_io_started; i++)
+			iothread_hold(&v->io[i]);
+		devmgr_hold(&v->dm, true);
+		return;
+	}
+	devmgr_hold(&v->dm, false);
+	for (unsigned int i = 0; i < v->nr_io_started; i++)
+		iothread_release(&v->io[i]);
+}
 
 int vmm_dev_logs_start(struct vmm *v, const char *what, char *err, size_t errlen)
 {

@@ -24,6 +24,13 @@ int vmm_dev_logs_start(struct vmm *v, const char *what, char *err, size_t errlen
  * with "NAME: why" in err. */
 int vmm_dev_logs_stop(struct vmm *v, char *err, size_t errlen);
 
+/* On a paused VM, on: batched MMIO applied, then the I/O threads parked
+ * and the devices' own threads held (dev_ops.hold), so nothing but the
+ * controller touches guest memory or the rings until off: a snapshot's
+ * or a switch's state and memory agree. (A paused VM's devices run on:
+ * they take packets and complete requests.) */
+void vmm_devices_hold(struct vmm *v, bool on);
+
 /* Guest RAM of a paused VM whose I/O threads are held into fd (path names
  * it in err): whole, or (diff) the pages dirtied since the last snapshot.
  * With tracking on, either clears the logs: the next Diff holds what is

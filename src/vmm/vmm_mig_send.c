@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "core/coalesced_mmio.h"
 #include "core/log.h"
 #include "core/snap.h"
 #include "core/vm_dirty.h"
@@ -229,8 +228,7 @@ static void take_back(struct mig_src *m, bool released, bool was_paused, char *e
 		if (!locked)
 			usleep(100 * 1000);
 	}
-	for (unsigned int i = 0; i < m->v->nr_io_started; i++)
-		iothread_release(&m->v->io[i]);
+	vmm_devices_hold(m->v, false);
 	if (!mig_src_resumes(released, m->unanswered, locked)) {
 		size_t n = strlen(err);
 		snprintf(err + n, errlen - n,
@@ -316,17 +314,14 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 		goto out;
 	}
 	/* As a snapshot: batched MMIO applied, devices' threads still. */
-	cmmio_flush(&v->vm);
-	for (unsigned int i = 0; i < v->nr_io_started; i++)
-		iothread_hold(&v->io[i]);
+	vmm_devices_hold(v, true);
 	if (switch_over(&m, &released, err, errlen) < 0) {
 		take_back(&m, released, was_paused, err, errlen);
 		goto out;
 	}
 	/* The guest is the target's now; this VM only ends (its disks
 	 * drained, its vCPUs parked: nothing more reaches the images). */
-	for (unsigned int i = 0; i < v->nr_io_started; i++)
-		iothread_release(&v->io[i]);
+	vmm_devices_hold(v, false);
 	uint64_t now = monotonic_ns();
 	st->downtime_ms = (now - tp) / 1000000;
 	st->downtime_sent_ms = (m.state_sent_ns - tp) / 1000000;

@@ -11,14 +11,12 @@
 #include <unistd.h>
 
 #include "core/arch.h"
-#include "core/coalesced_mmio.h"
 #include "core/sandbox.h"
 #include "core/snap.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/vcpu.h"
 #include "core/vm_dirty.h"
-#include "iothread/iothread.h"
 #include "vmm/vmm.h"
 #include "vmm/vmm_dirty.h"
 #include "vmm/vmm_mig_allow.h"
@@ -177,16 +175,12 @@ int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_p
 	    (diff && diff_check(v, err, errlen) < 0) ||
 	    snap_files_open(v, state_path, mem_path, fd, err, errlen) < 0)
 		goto out;
-	/* Batched MMIO writes belong to the devices' state: apply them. */
-	cmmio_flush(&v->vm);
-	/* The devices' threads too stop touching guest memory and rings until
-	 * both files are written (a paused VM's I/O threads still take
-	 * packets and complete requests): the state and the memory agree. */
-	for (unsigned int i = 0; i < v->nr_io_started; i++)
-		iothread_hold(&v->io[i]);
+	/* Batched MMIO writes belong to the devices' state, and the devices'
+	 * threads stop touching guest memory and rings until both files are
+	 * written: the state and the memory agree. */
+	vmm_devices_hold(v, true);
 	r = vmm_snap_write(v, &w, fd, state_path, mem_path, diff, err, errlen);
-	for (unsigned int i = 0; i < v->nr_io_started; i++)
-		iothread_release(&v->io[i]);
+	vmm_devices_hold(v, false);
 out:
 	for (int i = 0; i < 2; i++)
 		if (fd[i] >= 0)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,38 @@ static void test_layout(void **state)
 	uint32_t hi = 1;
 	f->vdev->ops->config_read(f->vdev, 4, &hi, 4);
 	assert_int_equal(hi, 0);
+}
+
+static void *poll_once(void *vdev)
+{
+	virtio_vsock_poll(vdev);
+	return NULL;
+}
+
+/* A snapshot's or a switch's hold (dev_ops.hold): what the host sends
+ * meanwhile stays out of guest memory, the thread that took its event
+ * waiting, and reaches the guest once released. */
+static void test_hold(void **state)
+{
+	struct fx *f = *state;
+	rx_post(f, 16);
+	uint32_t local;
+	int fd = host_stream(f, &local);
+	virtio_vsock_hold(f->vdev, true);
+	assert_int_equal(write(fd, "held", 4), 4);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, poll_once, f->vdev), 0);
+	usleep(100 * 1000); /* time to deliver it, were the device not held */
+	struct virtio_vsock_hdr h;
+	assert_false(rx_take(f, &h, NULL));
+	virtio_vsock_hold(f->vdev, false);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	uint8_t data[8];
+	assert_true(rx_take(f, &h, data));
+	assert_int_equal(h.op, VIRTIO_VSOCK_OP_RW);
+	assert_int_equal(h.len, 4);
+	assert_memory_equal(data, "held", 4);
+	close(fd);
 }
 
 /* CONNECT -> REQUEST, RESPONSE -> OK, then bytes both ways. */
@@ -414,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_layout),
 	    T(test_host_connect),
+	    T(test_hold),
 	    T(test_host_pipelined),
 	    T(test_host_bad_line),
 	    T(test_guest_connect),

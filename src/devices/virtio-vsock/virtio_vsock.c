@@ -52,6 +52,10 @@ static void vsock_serve(struct virtio_vsock *v, int timeout)
 	struct epoll_event evs[VSOCK_EVENTS_MAX];
 	int n = epoll_wait(v->epfd, evs, VSOCK_EVENTS_MAX, timeout);
 	pthread_mutex_lock(&v->mu);
+	/* Held (a snapshot's or a switch's write, virtio_vsock_hold): the
+	 * events taken wait here, and nothing touches the guest. */
+	while (v->held && !atomic_load(&v->stop))
+		pthread_cond_wait(&v->held_cv, &v->mu);
 	while (v->nr_dead) /* streams a reset dropped */
 		close(v->dead[--v->nr_dead]);
 	v->woken = false;
@@ -195,6 +199,7 @@ struct virtio_dev *virtio_vsock_create(const char *name, const struct vsock_spec
 	poll_policy_default(&vdev->poll);
 	pthread_mutex_init(&vdev->lock, NULL);
 	pthread_mutex_init(&v->mu, NULL);
+	pthread_cond_init(&v->held_cv, NULL);
 	v->epfd = epoll_create1(EPOLL_CLOEXEC);
 	v->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = VSOCK_EV_WAKE};
@@ -223,6 +228,7 @@ void virtio_vsock_destroy(struct virtio_dev *vdev)
 		close(v->wake_fd);
 	if (v->epfd >= 0)
 		close(v->epfd);
+	pthread_cond_destroy(&v->held_cv);
 	pthread_mutex_destroy(&v->mu);
 	pthread_mutex_destroy(&vdev->lock);
 	free(v);
@@ -261,6 +267,21 @@ static void *vsock_thread(void *arg)
 	return NULL;
 }
 
+/* The device's thread is the one that moves data from the host's
+ * sockets into guest memory while the VM is paused: a snapshot's or a
+ * switch's write holds it (dev_ops.hold), as it parks the I/O threads.
+ * Once this returns with on, the thread is outside the lock and waits
+ * at its next turn. */
+void virtio_vsock_hold(void *dev, bool on)
+{
+	struct virtio_vsock *v = vsock_of(dev);
+	pthread_mutex_lock(&v->mu);
+	v->held = on;
+	if (!on)
+		pthread_cond_broadcast(&v->held_cv);
+	pthread_mutex_unlock(&v->mu);
+}
+
 /* Created by the main thread before any filter is in (core/sandbox.h). */
 static int vsock_dev_start(void *dev, char *err, size_t errlen)
 {
@@ -282,6 +303,7 @@ static void vsock_dev_stop(void *dev)
 		return;
 	atomic_store(&v->stop, true);
 	vsock_wake(v);
+	virtio_vsock_hold(dev, false); /* a held thread too */
 	pthread_join(v->thread, NULL);
 	v->running = false;
 }
@@ -304,6 +326,7 @@ static const struct dev_ops vsock_dev_ops = {
     .save = virtio_vsock_save,
     .restore = virtio_vsock_restore,
     .handover = virtio_vsock_handover,
+    .hold = virtio_vsock_hold,
 };
 
 int virtio_vsock_new_device(const struct dev_ctx *ctx, const void *spec, struct device *out,

@@ -109,6 +109,8 @@ int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, siz
  * listens again (a failed switch) and owes the guest a TRANSPORT_RESET.
  * 0, or -1 with one line. */
 int virtio_vsock_handover(void *dev, bool release, char *err, size_t errlen);
+/* dev_ops.hold: the device's thread leaves guest memory alone while on. */
+void virtio_vsock_hold(void *dev, bool on);
 
 /* Its row in the device manager's table of kinds (virtio_vsock_kind.c). */
 struct dm_kind;

@@ -114,6 +114,8 @@ struct virtio_vsock {
 	int dead[VSOCK_MAX_CONNS]; /* host ends a reset dropped, to close */
 	unsigned int nr_dead;
 	pthread_t thread; /* the device's own (dev_ops.start) */
+	bool held;	  /* virtio_vsock_hold: the thread waits on held_cv */
+	pthread_cond_t held_cv;
 	bool running;
 	_Atomic bool stop;
 	uint32_t next_port; /* the next host port to try */
