@@ -82,6 +82,31 @@ api_boot() {
 	wait_sock "$ab_sock"
 }
 
+# mig_target SOCK URL [JSON]: a migration's target, `skiff run --api-sock
+# SOCK` in the background (tgt_pid; its console in /tmp/l2-target.log,
+# its stderr in /tmp/target.err), and its PUT /migration/receive
+# {"receiver_url": URL[, JSON]} in the background too (recv_pid, the body
+# in /tmp/recv.body). True once SOCK is there. mig_target_done then waits
+# for the receive, prints it, and is true if it answered 204.
+mig_target() {
+	rm -f "$1"
+	skiff run --api-sock "$1" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
+	tgt_pid=$!
+	wait_sock "$1" || return 1
+	(
+		API_BODY=/tmp/recv.body api_want "$1" PUT /migration/receive \
+			"{\"receiver_url\": \"$2\"${3:+, $3}}" 204 >/tmp/recv.out 2>&1
+		echo $? >/tmp/recv.rc
+	) &
+	recv_pid=$!
+}
+
+mig_target_done() {
+	wait "$recv_pid"
+	cat /tmp/recv.out
+	[ "$(cat /tmp/recv.rc)" = 0 ]
+}
+
 # Defaults for booting L2 from L1; a scenario may override them.
 L2_KERNEL=/l2/vmlinuz
 L2_INITRD=/l2/initrd.gz

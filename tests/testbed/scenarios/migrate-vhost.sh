@@ -88,20 +88,9 @@ mv_boot() {
 }
 
 mv_migrate() {
-	rm -f "$MV_S2" /tmp/mv-mig.sock
-	skiff run --api-sock "$MV_S2" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
-	tgt_pid=$!
-	wait_sock "$MV_S2" || { MV_WHY="no target API socket"; return 1; }
-	(
-		code=$(/usr/bin/curl -s -o /tmp/recv.body -w '%{http_code}' -X PUT --unix-socket "$MV_S2" \
-			-H 'Content-Type: application/json' \
-			-d "{\"receiver_url\": \"$MV_MIG\", \"skiff_allow\": {\"paths\": [], \"taps\": [\"tap0\"]}}" \
-			http://localhost/migration/receive)
-		echo "migrate-vhost: PUT /migration/receive -> $code $(cat /tmp/recv.body 2>/dev/null)" >/tmp/recv.out
-		[ "$code" = 204 ]
-		echo $? >/tmp/recv.rc
-	) &
-	recv_pid=$!
+	rm -f /tmp/mv-mig.sock
+	mig_target "$MV_S2" "$MV_MIG" '"skiff_allow": {"paths": [], "taps": ["tap0"]}' ||
+		{ MV_WHY="no target API socket"; return 1; }
 	wait_sock /tmp/mv-mig.sock || { MV_WHY="the target does not listen"; return 1; }
 	# The data flows from now on: through the pre-copy, into pages that
 	# round 0's scan found zero or sent already.
@@ -121,9 +110,7 @@ mv_migrate() {
 	[ "$rc" = 0 ] || { MV_WHY="the source exited '$rc' after the send"; return 1; }
 	grep -q 'virtio-net0: vhost stopped' /tmp/vmm.err ||
 		{ MV_WHY="vhost did not run the card at the switch"; return 1; }
-	wait "$recv_pid"
-	cat /tmp/recv.out
-	[ "$(cat /tmp/recv.rc)" = 0 ] || { MV_WHY="the receive was not a 204"; return 1; }
+	mig_target_done || { MV_WHY="the receive was not a 204"; return 1; }
 	[ "$after" -gt "$before" ] ||
 		{ MV_WHY="no chunk went out during the pre-copy: nothing in flight checked"; return 1; }
 	# L2 reads now, on the target.

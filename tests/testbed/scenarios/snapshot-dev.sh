@@ -192,20 +192,8 @@ sd_load_and_check() {
 
 # The restored guest moves to a third skiff; the source exits 0.
 sd_migrate() {
-	rm -f "$SD_S3" /tmp/sd-mig.sock
-	skiff run --api-sock "$SD_S3" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
-	tgt_pid=$!
-	wait_sock "$SD_S3"
-	# In the background, with a body file of its own.
-	(
-		code=$(/usr/bin/curl -s -o /tmp/recv.body -w '%{http_code}' -X PUT --unix-socket "$SD_S3" \
-			-H 'Content-Type: application/json' -d "{\"receiver_url\": \"$SD_MIG\", $SD_ALLOW}" \
-			http://localhost/migration/receive)
-		echo "snapshot-dev: PUT /migration/receive -> $code $(cat /tmp/recv.body 2>/dev/null)" >/tmp/recv.out
-		[ "$code" = 204 ]
-		echo $? >/tmp/recv.rc
-	) &
-	recv_pid=$!
+	rm -f /tmp/sd-mig.sock
+	mig_target "$SD_S3" "$SD_MIG" "$SD_ALLOW" || { SD_WHY="the target has no API socket"; return 1; }
 	wait_sock /tmp/sd-mig.sock || { SD_WHY="the target does not listen"; return 1; }
 	# A second stream, L1 to L2's iperf3 server (port 5202), running when
 	# the send starts and ending after it (issue 34.4): it must end well.
@@ -225,9 +213,7 @@ sd_migrate() {
 	wait "$boot_pid"
 	rc=$(cat /tmp/vmm.rc 2>/dev/null)
 	[ "$rc" = 0 ] || { SD_WHY="the source exited '$rc' after the send"; return 1; }
-	wait "$recv_pid"
-	cat /tmp/recv.out
-	[ "$(cat /tmp/recv.rc)" = 0 ] || { SD_WHY="the receive was not a 204"; return 1; }
+	mig_target_done || { SD_WHY="the receive was not a 204"; return 1; }
 	sd_wait_ticks 3 60 /tmp/l2-target.log ||
 		{ SD_WHY="L2 ticked $(sd_ticks /tmp/l2-target.log) times ok on the target, not 3: $(grep 'MARK tick' /tmp/l2-target.log | tail -n1)"; return 1; }
 	! grep -q '^SKIFF-L2-MARK tick .*=bad' /tmp/l2-target.log ||

@@ -107,18 +107,7 @@ vvs_migrate() {
 		{ VVS_WHY="L2 holds no new stream after the load: $(grep 'MARK hold' /tmp/l2.log | tail -n 2)"; return 1; }
 	k=$(vvs_held /tmp/l2.log)
 	rm -f "$VVS_S3" /tmp/vvs-mig.sock
-	skiff run --api-sock "$VVS_S3" </dev/null >/tmp/l2-target.log 2>/tmp/target.err &
-	tgt_pid=$!
-	wait_sock "$VVS_S3" || { VVS_WHY="the target has no API socket"; return 1; }
-	(
-		code=$(/usr/bin/curl -s -o /tmp/recv.body -w '%{http_code}' -X PUT --unix-socket "$VVS_S3" \
-			-H 'Content-Type: application/json' -d "{\"receiver_url\": \"$VVS_MIG\"}" \
-			http://localhost/migration/receive)
-		echo "vhost-vsock-snap: PUT /migration/receive -> $code $(cat /tmp/recv.body 2>/dev/null)" >/tmp/recv.out
-		[ "$code" = 204 ]
-		echo $? >/tmp/recv.rc
-	) &
-	recv_pid=$!
+	mig_target "$VVS_S3" "$VVS_MIG" || { VVS_WHY="the target has no API socket"; return 1; }
 	wait_sock /tmp/vvs-mig.sock || { VVS_WHY="the target does not listen"; return 1; }
 	API_BODY=/tmp/send.body api_want "$VVS_S2" PUT /migration/send "{\"destination_url\": \"$VVS_MIG\"}" 200 ||
 		{ VVS_WHY="migration send refused"; return 1; }
@@ -127,9 +116,7 @@ vvs_migrate() {
 	wait "$boot_pid"
 	rc=$(cat /tmp/vmm.rc 2>/dev/null)
 	[ "$rc" = 0 ] || { VVS_WHY="the source exited '$rc' after the send"; return 1; }
-	wait "$recv_pid"
-	cat /tmp/recv.out
-	[ "$(cat /tmp/recv.rc)" = 0 ] || { VVS_WHY="the receive was not a 204"; return 1; }
+	mig_target_done || { VVS_WHY="the receive was not a 204"; return 1; }
 	vvs_wait "^SKIFF-L2-MARK hold $k ended rc=1" /tmp/l2-target.log 60 ||
 		{ VVS_WHY="L2's held stream $k was not reset on the target: $(grep 'MARK hold' /tmp/l2-target.log | tail -n 2)"; return 1; }
 	grep "hold $k ended" /tmp/l2-target.log
