@@ -26,6 +26,8 @@
 
 #include "vsock_vhost_fx.h"
 
+#define F_LOG (1ull << VHOST_F_LOG_ALL)
+
 static struct vsock_vhost *vv(struct virtio_dev *v)
 {
 	return v->priv;
@@ -103,12 +105,52 @@ static void test_broken_ring_not_taken_back(void **state)
 	assert_int_equal(count_of(VHOST_SET_VRING_KICK), 0);
 }
 
+/* Finding 2: vhost_open clears the whole struct, the log too, and
+ * vsock_vhost_open put the log back only once the open succeeded. A
+ * take-back whose first reopen fails (the node cannot be opened: EMFILE,
+ * or it is briefly gone) and whose retry succeeds (vmm_mig_send.c's
+ * take_back tries 50 times) lost it: with track_dirty_pages on (the log
+ * stays on whatever the migration does), vhost then wrote guest memory
+ * unlogged, and the next Diff snapshot missed those pages. */
+static void test_take_back_keeps_log(void **state)
+{
+	struct fx *f = *state;
+	static _Atomic uint64_t log[RAM_SIZE / 4096 / 64];
+	char err[200];
+	f->ops->destroy(f->vdev);
+	fake_features |= F_LOG;
+	assert_int_equal(fx_open(f), 0);
+	struct virtio_dev *v = f->vdev;
+	assert_int_equal(f->ops->dirty_log(v, log, err, sizeof(err)), 0);
+	assert_int_equal(v->ops->activate(v), 0);
+	save(f);
+	unsigned int fds = open_fds();
+	assert_int_equal(f->ops->handover(v, true, err, sizeof(err)), 0);
+	snprintf(vv(v)->path, sizeof(vv(v)->path), "/nonexistent/vhost-vsock");
+	assert_int_equal(f->ops->handover(v, false, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot open /nonexistent/vhost-vsock"));
+	assert_int_equal(open_fds(), fds - 1);
+	snprintf(vv(v)->path, sizeof(vv(v)->path), "/dev/null");
+	assert_int_equal(f->ops->handover(v, false, err, sizeof(err)), 0);
+	assert_int_equal(open_fds(), fds);
+	ncalls = 0;
+	v->ops->queue_notify(v, VSOCK_RXQ);
+	assert_true(started());
+	const struct vcall *base = call_of(VHOST_SET_LOG_BASE, ~0u);
+	assert_non_null(base);
+	assert_int_equal(base->val, (uint64_t)(uintptr_t)log);
+	assert_int_equal(call_of(VHOST_SET_FEATURES, ~0u)->val, F_VERSION | F_EVIDX | F_LOG);
+	for (unsigned int q = 0; q < 2; q++)
+		assert_int_equal(call_of(VHOST_SET_VRING_ADDR, q)->val, 1u << VHOST_VRING_F_LOG);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 	    T(test_broken_ring_not_restarted),
 	    T(test_broken_ring_not_taken_back),
+	    T(test_take_back_keeps_log),
 	};
 	return cmocka_run_group_tests_name("review_vsock_vhost_snap", tests, NULL, NULL);
 }
