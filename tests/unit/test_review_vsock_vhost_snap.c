@@ -23,6 +23,7 @@
 #include "devices/virtio-vsock/virtio_vsock_priv.h"
 #include "fake_mem.h"
 #include "virtio/virtio_dev.h"
+#include "virtio/virtq_state.h"
 
 #include "vsock_vhost_fx.h"
 
@@ -144,6 +145,57 @@ static void test_take_back_keeps_log(void **state)
 		assert_int_equal(call_of(VHOST_SET_VRING_ADDR, q)->val, 1u << VHOST_VRING_F_LOG);
 }
 
+/* Finding 4: a ring that broke before a save (finding 1's failed
+ * GET_VRING_BASE, or a guest's used index that does not fit) is saved
+ * broken, with NEEDS_RESET, and the transport's restore leaves it so:
+ * configured, not active (virtq_state_restore), then calls activate,
+ * since the device was live. activate refused a ring not set up, the
+ * restore failed ("the restored device does not activate"): a guest
+ * could make its VM impossible to restore or migrate. The restored
+ * device is now what the source was after the failed restart: active,
+ * nothing running, the guest owed its reset; its reset starts it again. */
+static void test_restored_broken_ring(void **state)
+{
+	struct fx *f = *state;
+	struct virtio_dev *v = f->vdev;
+	char err[200];
+	struct virtq *rx = &v->vqs[VSOCK_RXQ];
+	virtq_mark_broken(rx, VIRTQ_ERR_INFLIGHT);
+	struct virtq_state s;
+	virtq_state_save(rx, &s);
+	virtq_reset(rx);
+	assert_int_equal(virtq_state_restore(rx, &f->fm.gm, &s, err, sizeof(err)), 0);
+	assert_true(rx->broken);
+	static const uint8_t sec[16] = {1, 0, 0, 0, 0, 0, 0, 0, 3};
+	assert_int_equal(f->ops->restore(v, sec, sizeof(sec), err, sizeof(err)), 0);
+	ncalls = 0;
+	assert_int_equal(v->ops->activate(v), 0);
+	assert_false(started());
+	assert_null(call_of(VHOST_SET_VRING_BASE, ~0u));
+	assert_true(vv(v)->active);
+	assert_false(vv(v)->running);
+	assert_true(vv(v)->reset_owed); /* no event buffer yet */
+	ncalls = 0;
+	v->ops->queue_notify(v, VSOCK_TXQ); /* nothing restarts */
+	assert_int_equal(ncalls, 0);
+	/* The driver's reset, then DRIVER_OK again: the rings run. */
+	v->ops->reset(v);
+	for (unsigned int q = 0; q < VSOCK_NR_QUEUES; q++) {
+		uint64_t base = 0x10000 + 0x4000 * (uint64_t)q;
+		struct virtq *vq = &v->vqs[q];
+		virtq_reset(vq);
+		assert_int_equal(virtq_set_size(vq, QSZ) |
+				     virtq_set_addr(vq, VIRTQ_RING_DESC, base) |
+				     virtq_set_addr(vq, VIRTQ_RING_AVAIL, base + 0x1000) |
+				     virtq_set_addr(vq, VIRTQ_RING_USED, base + 0x2000) |
+				     virtq_activate(vq, &f->fm.gm),
+				 0);
+	}
+	ncalls = 0;
+	assert_int_equal(v->ops->activate(v), 0);
+	assert_true(started());
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -151,6 +203,7 @@ int main(void)
 	    T(test_broken_ring_not_restarted),
 	    T(test_broken_ring_not_taken_back),
 	    T(test_take_back_keeps_log),
+	    T(test_restored_broken_ring),
 	};
 	return cmocka_run_group_tests_name("review_vsock_vhost_snap", tests, NULL, NULL);
 }

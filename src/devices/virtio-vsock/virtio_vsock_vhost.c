@@ -132,7 +132,11 @@ static int vv_activate(struct virtio_dev *vdev)
 {
 	struct vsock_vhost *v = vv_of(vdev);
 	pthread_mutex_lock(&v->mu);
-	int r = v->released ? -EBADF : vsock_vhost_run(v);
+	/* A ring broken at DRIVER_OK was restored so (DRIVER_OK itself
+	 * activates no broken queue): the source had stopped the device
+	 * (vv_queue_notify), and so does this one, until the driver's reset. */
+	bool stopped = vdev->vqs[VSOCK_RXQ].broken || vdev->vqs[VSOCK_TXQ].broken;
+	int r = v->released ? -EBADF : stopped ? 0 : vsock_vhost_run(v);
 	v->active = r == 0;
 	vsock_vhost_evq_run(v); /* a restored device's reset, at once */
 	pthread_mutex_unlock(&v->mu);
