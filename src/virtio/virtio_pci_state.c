@@ -19,7 +19,10 @@ struct vp_state {
 	uint64_t guest_features, driver_features;
 	uint32_t dfselect, gfselect, config_generation, num_queues;
 	uint16_t queue_select, config_vector;
-	uint8_t status, isr, zero[2];
+	uint8_t status, isr;
+	/* 1: DRIVER_OK's activation failed (the device needs a reset, no
+	 * queue is live): the restore leaves it so. 0 in every earlier save. */
+	uint8_t inactive, zero;
 };
 
 struct vp_queue_state {
@@ -54,6 +57,7 @@ int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w, uint32_t ins
 				.queue_select = vp->queue_select,
 				.config_vector = atomic_load(&vp->config_vector),
 				.status = atomic_load(&vdev->status)};
+	s.h.inactive = (s.h.status & VIRTIO_STATUS_DRIVER_OK) && !atomic_load(&vp->live);
 	for (unsigned int i = 0; i < vdev->num_queues; i++) {
 		virtq_state_save(&vdev->vqs[i], &s.q[i].vq);
 		s.q[i].vector = atomic_load(&vp->q[i].vector);
@@ -96,8 +100,14 @@ static const char *vp_state_odd(const struct virtio_pci *vp, const struct vp_sta
 	bool fok = h->status & VIRTIO_STATUS_FEATURES_OK;
 	if (h->num_queues != vdev->num_queues)
 		return "its queue count differs";
-	if (h->zero[0] | h->zero[1] || h->isr & ~(VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG))
+	if (h->zero || h->isr & ~(VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG))
 		return "a reserved field is set";
+	/* Only a failed activation leaves DRIVER_OK with nothing live, and
+	 * it sets NEEDS_RESET. */
+	if (h->inactive > 1 ||
+	    (h->inactive && (h->status & (VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_NEEDS_RESET)) !=
+				(VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_NEEDS_RESET)))
+		return "its activation flag does not fit its status";
 	const char *why = vp_status_odd(h->status);
 	if (why)
 		return why;
@@ -149,7 +159,10 @@ static int vp_state_apply(struct virtio_pci *vp, const struct vp_state *h,
 			return -1;
 	}
 	atomic_store(&vdev->status, h->status);
-	if (!(h->status & VIRTIO_STATUS_DRIVER_OK))
+	/* Not activated again where it had failed: a guest can make it fail
+	 * (vhost-vsock's driver without an rx queue), and a second failure
+	 * would refuse its VM's every restore and migration. */
+	if (!(h->status & VIRTIO_STATUS_DRIVER_OK) || h->inactive)
 		return 0;
 	if (vdev->ops->activate && vdev->ops->activate(vdev) < 0) {
 		snprintf(err, errlen, "%s: the restored device does not activate", vdev->name);

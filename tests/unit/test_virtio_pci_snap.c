@@ -27,7 +27,16 @@ static void t_notify(struct virtio_dev *vdev, unsigned int q)
 	(void)q;
 }
 
-static const struct virtio_dev_ops t_ops = {.queue_notify = t_notify};
+/* The device's activation: fails while activate_rc is -1 (a vhost
+ * device the driver started without a ring it needs). */
+static int activate_rc;
+static int t_activate(struct virtio_dev *vdev)
+{
+	(void)vdev;
+	return activate_rc;
+}
+
+static const struct virtio_dev_ops t_ops = {.queue_notify = t_notify, .activate = t_activate};
 
 struct fx {
 	struct bus trap;
@@ -78,9 +87,9 @@ static void cw(struct fx *f, uint32_t off, uint32_t len, uint64_t v)
 
 #define FEAT ((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTQ_F_EVENT_IDX) | (1ULL << 6))
 
-/* What a driver does: BARs on, MSI-X on, features, queue 0 live with
- * vector 1, a request taken and completed. */
-static void drive(struct fx *f)
+/* What a driver does up to DRIVER_OK: BARs on, MSI-X on, features,
+ * queue 0 enabled with vector 1. */
+static void drive_to_ok(struct fx *f)
 {
 	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
@@ -103,6 +112,12 @@ static void drive(struct fx *f)
 	cw(f, VP_Q_MSIX, 2, 1);
 	cw(f, VP_Q_ENABLE, 2, 1);
 	cw(f, VP_STATUS, 1, 0x0f);
+}
+
+/* drive_to_ok, queue 0 live, a request taken and completed. */
+static void drive(struct fx *f)
+{
+	drive_to_ok(f);
 	assert_int_equal(cr(f, VP_STATUS, 1), 0x0f);
 	/* One chain made available and used: the positions move to 1. */
 	uint8_t *ram = f->mem.ram;
@@ -225,6 +240,8 @@ static void test_corrupted_refused(void **state)
 	refused(f, &m, false, 28, 1);	      /* queue count */
 	refused(f, &m, false, 5, 0x80);	      /* a feature never offered */
 	refused(f, &m, false, 34, 0x20);      /* config vector out of range */
+	refused(f, &m, false, 38, 1);	      /* inactive, yet no NEEDS_RESET */
+	refused(f, &m, false, 39, 1);	      /* the byte after it */
 	refused(f, &m, false, 40 + 48, 0x40); /* queue 0's vector */
 	refused(f, &m, false, 40 + 50, 2);    /* queue 0's enable */
 	refused(f, &m, false, 40 + 24, 0xff); /* queue 0's size: not a power of 2 */
@@ -254,11 +271,63 @@ static void test_corrupted_refused(void **state)
 	fx_free(f);
 }
 
+/* Review finding (vsock backend=vhost snapshots): a device whose
+ * activation failed at DRIVER_OK is left for NEEDS_RESET, its queues not
+ * live, and the guest chooses that (vhost-vsock's fails when the driver
+ * sets up no rx queue). Its snapshot restored the same way, activating
+ * again, and the second failure refused the whole restore: a guest could
+ * make its VM impossible to restore or migrate. The restore now leaves
+ * such a device as it was: needing a reset, nothing live. */
+static void test_failed_activation_restored(void **state)
+{
+	(void)state;
+	activate_rc = -1;
+	struct fx *f = fx_new();
+	drive_to_ok(f);
+	assert_int_equal(cr(f, VP_STATUS, 1), 0x0f | VIRTIO_STATUS_NEEDS_RESET);
+	struct img m;
+	save(f, &m);
+	struct fx *g = fresh_with_ram(f);
+	char err[200] = "";
+	assert_int_equal(virtio_pci_restore(&g->vdev, m.pci->data, m.pci->len, m.vp->data,
+					    m.vp->len, err, sizeof(err)),
+			 0);
+	g->bar = cfg_bar64(&g->trap, 1, VP_BAR);
+	assert_int_equal(cr(g, VP_STATUS, 1), 0x0f | VIRTIO_STATUS_NEEDS_RESET);
+	struct virtio_pci *vp = g->vdev.transport_data;
+	assert_false(atomic_load(&vp->live));
+	assert_false(atomic_load(&vp->q[0].live));
+	/* A device that activated, then needed a reset, and now cannot
+	 * activate is still refused: it was live. */
+	activate_rc = 0;
+	struct fx *h = fx_new();
+	drive(h);
+	virtio_dev_needs_reset(&h->vdev);
+	struct img n;
+	save(h, &n);
+	activate_rc = -1;
+	struct fx *k = fresh_with_ram(h);
+	assert_int_equal(virtio_pci_restore(&k->vdev, n.pci->data, n.pci->len, n.vp->data,
+					    n.vp->len, err, sizeof(err)),
+			 -1);
+	assert_string_equal(err, "virtio-test0: the restored device does not activate");
+	activate_rc = 0;
+	snap_image_free(&n.img);
+	snap_writer_free(&n.w);
+	snap_image_free(&m.img);
+	snap_writer_free(&m.w);
+	fx_free(k);
+	fx_free(h);
+	fx_free(g);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_corrupted_refused),
+	    cmocka_unit_test(test_failed_activation_restored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

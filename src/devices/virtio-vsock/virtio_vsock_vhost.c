@@ -96,9 +96,12 @@ int vsock_vhost_run(struct vsock_vhost *v)
 	struct virtio_dev *vdev = &v->vdev;
 	const struct virtio_transport_ops *t = vdev->transport;
 	int kick[VV_RINGS], call[VV_RINGS], r = t->queue_handoff ? 0 : -ENODEV;
-	/* A ring the driver did not set up has no addresses to give. */
+	/* A ring the driver did not set up has no addresses to give; a
+	 * broken one no position the kernel could go on from (a save whose
+	 * GET_VRING_BASE failed: from skiff's old one the guest would get
+	 * its buffers twice). */
 	for (unsigned int q = 0; q < VV_RINGS && r == 0; q++)
-		r = !vdev->vqs[q].enabled				? -ENXIO
+		r = !vdev->vqs[q].enabled || vdev->vqs[q].broken	? -ENXIO
 		    : t->queue_handoff(vdev, q, &kick[q], &call[q]) < 0 ? -ENODEV
 									: 0;
 	if (r == 0)
@@ -129,7 +132,11 @@ static int vv_activate(struct virtio_dev *vdev)
 {
 	struct vsock_vhost *v = vv_of(vdev);
 	pthread_mutex_lock(&v->mu);
-	int r = v->released ? -EBADF : vsock_vhost_run(v);
+	/* A ring broken at DRIVER_OK was restored so (DRIVER_OK itself
+	 * activates no broken queue): the source had stopped the device
+	 * (vv_queue_notify), and so does this one, until the driver's reset. */
+	bool stopped = vdev->vqs[VSOCK_RXQ].broken || vdev->vqs[VSOCK_TXQ].broken;
+	int r = v->released ? -EBADF : stopped ? 0 : vsock_vhost_run(v);
 	v->active = r == 0;
 	vsock_vhost_evq_run(v); /* a restored device's reset, at once */
 	pthread_mutex_unlock(&v->mu);

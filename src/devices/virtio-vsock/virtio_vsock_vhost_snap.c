@@ -40,10 +40,13 @@
 
 int vsock_vhost_open(struct vsock_vhost *v, char *err, size_t errlen)
 {
-	_Atomic uint64_t *log = v->vh.log; /* vhost_open clears it */
-	if (vhost_open(&v->vh, v->path, "vhost_vsock", err, errlen) < 0)
-		return -1;
+	/* vhost_open clears it, a failed open too: a take-back retries, and
+	 * its next reopen must still log (track_dirty_pages keeps it on). */
+	_Atomic uint64_t *log = v->vh.log;
+	int r = vhost_open(&v->vh, v->path, "vhost_vsock", err, errlen);
 	v->vh.log = log;
+	if (r < 0)
+		return -1;
 	uint64_t cid = v->cid;
 	if (ioctl(v->vh.fd, VHOST_VSOCK_SET_GUEST_CID, &cid) == 0)
 		return 0;
