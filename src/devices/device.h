@@ -120,6 +120,13 @@ struct dev_ops {
 	 * off. A device with it can migrate. 0, or -1 with a reason (then
 	 * off). */
 	int (*dirty_log)(void *dev, _Atomic uint64_t *log, char *err, size_t errlen);
+	/* Optional, with dirty_blind, for a device whose writer cannot log
+	 * (vhost-vsock: Linux's drivers/vhost/vsock.c logs no packet it
+	 * writes): it stops making those writes (stop) for a migration's
+	 * pre-copy, its guest's traffic waiting, and makes them again
+	 * (!stop) if the migration fails. Not for Diff snapshots: tracking
+	 * lasts the VM's life. From the controller. 0, or -1 with a reason. */
+	int (*dirty_stop)(void *dev, bool stop, char *err, size_t errlen);
 };
 
 enum { DEV_RL_RX, DEV_RL_TX };

@@ -116,10 +116,15 @@ void devmgr_counters(const struct devmgr *dm, counter_emit_fn emit, void *ctx);
 int devmgr_can_save(const struct devmgr *dm, const char *what, char *err, size_t errlen);
 /* Whether every device's writes to guest memory are in the dirty logs
  * (dev_ops.dirty_blind), or, with logs (a migration; a Diff of a VM whose
- * devices' logs are on), can be (dev_ops.dirty_log): 0, or -1 with
- * "cannot WHAT a VM with NAME: why". */
-int devmgr_can_track(const struct devmgr *dm, const char *what, bool logs, char *err,
+ * devices' logs are on), can be (dev_ops.dirty_log), or, with stops (a
+ * migration), can stop (dev_ops.dirty_stop): 0, or -1 with "cannot WHAT
+ * a VM with NAME: why". */
+int devmgr_can_track(const struct devmgr *dm, const char *what, bool logs, bool stops, char *err,
 		     size_t errlen);
+/* Every device's dirty_stop (a migration's pre-copy: stop; a failed one:
+ * !stop). On a failure to stop, those stopped before go again: 0, or -1
+ * with "NAME: why". */
+int devmgr_dirty_stop(const struct devmgr *dm, bool stop, char *err, size_t errlen);
 /* Every device's dirty_log on (log) or off (NULL). On a failure those
  * already on are turned off, and -1 with "NAME: why". */
 int devmgr_dirty_log(const struct devmgr *dm, _Atomic uint64_t *log, char *err, size_t errlen);

@@ -29,17 +29,40 @@ int devmgr_can_save(const struct devmgr *dm, const char *what, char *err, size_t
 	return 0;
 }
 
-int devmgr_can_track(const struct devmgr *dm, const char *what, bool logs, char *err, size_t errlen)
+int devmgr_can_track(const struct devmgr *dm, const char *what, bool logs, bool stops, char *err,
+		     size_t errlen)
 {
 	for (unsigned int i = 0; i < dm->nr; i++) {
 		const struct dm_entry *e = &dm->devs[i];
 		const char *why = e->d.ops->dirty_blind ? e->d.ops->dirty_blind(e->d.dev) : NULL;
-		if (why && !(logs && e->d.ops->dirty_log)) {
+		if (why && !(logs && e->d.ops->dirty_log) && !(stops && e->d.ops->dirty_stop)) {
 			snprintf(err, errlen, "cannot %s a VM with %s: %s", what, e->name, why);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+int devmgr_dirty_stop(const struct devmgr *dm, bool stop, char *err, size_t errlen)
+{
+	char why[200];
+	int r = 0;
+	for (unsigned int i = 0; i < dm->nr; i++) {
+		const struct dm_entry *e = &dm->devs[i];
+		if (!e->d.ops->dirty_stop ||
+		    e->d.ops->dirty_stop(e->d.dev, stop, why, sizeof(why)) == 0)
+			continue;
+		snprintf(err, errlen, "%s: %s", e->name, why);
+		r = -1;
+		if (!stop)
+			continue; /* going again goes on past a failure */
+		for (unsigned int j = 0; j < i; j++)
+			if (dm->devs[j].d.ops->dirty_stop)
+				dm->devs[j].d.ops->dirty_stop(dm->devs[j].d.dev, false, why,
+							      sizeof(why));
+		break;
+	}
+	return r;
 }
 
 int devmgr_dirty_log(const struct devmgr *dm, _Atomic uint64_t *log, char *err, size_t errlen)

@@ -28,7 +28,7 @@ void vmm_devices_hold(struct vmm *v, bool on)
 int vmm_dev_logs_start(struct vmm *v, const char *what, char *err, size_t errlen)
 {
 	char why[200];
-	if (v->dev_logs || devmgr_can_track(&v->dm, what, false, why, sizeof(why)) == 0)
+	if (v->dev_logs || devmgr_can_track(&v->dm, what, false, false, why, sizeof(why)) == 0)
 		return 0; /* every write is in KVM's log or skiff's: no log made */
 	_Atomic uint64_t *log = vm_dirty_gpa_log(&v->vm);
 	if (!log) {

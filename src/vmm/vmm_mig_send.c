@@ -33,6 +33,7 @@ struct mig_src {
 	uint64_t state_sent_ns; /* when the switch's last byte went */
 	bool unanswered;	/* RELEASED went and no RUNNING or ERROR came */
 	bool logging;		/* it turned the devices' dirty logs on (vhost's) */
+	bool stopped;		/* it stopped the devices that cannot log (dirty_stop) */
 };
 
 /* One PAGES frame being filled: its header, its list, and the iovec
@@ -266,12 +267,19 @@ static int send_config(struct mig_src *m, char *err, size_t errlen)
  * by guest-physical page, which each round's collect reads with the
  * others (vm_dirty_collect): before round 0 reads RAM, so a write after
  * it is in a later round. A VM tracking dirty pages has them on already
- * (vmm_build), and keeps them on whatever the migration does. */
+ * (vmm_build), and keeps them on whatever the migration does. A device
+ * whose writer cannot log (vhost-vsock) stops writing instead, until the
+ * switch or a failure. */
 static int start_logs(struct mig_src *m, char *err, size_t errlen)
 {
 	int r = vmm_dev_logs_start(m->v, "migrate", err, errlen);
 	m->logging = r > 0;
-	return r < 0 ? -1 : 0;
+	if (r < 0)
+		return -1;
+	if (devmgr_dirty_stop(&m->v->dm, true, err, errlen) < 0)
+		return -1;
+	m->stopped = true;
+	return 0;
 }
 
 int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, char *err,
@@ -281,7 +289,7 @@ int vmm_migrate_send(struct vmm *v, const char *url, struct vmm_mig_stats *st, c
 	memset(st, 0, sizeof(*st));
 	uint64_t t0 = monotonic_ns();
 	if (devmgr_can_save(&v->dm, "migrate", err, errlen) < 0 ||
-	    devmgr_can_track(&v->dm, "migrate", true, err, errlen) < 0)
+	    devmgr_can_track(&v->dm, "migrate", true, true, err, errlen) < 0)
 		return -1;
 	struct mig_src m = {.v = v, .fd = -1};
 	int r = -1;
@@ -343,6 +351,8 @@ out:
 	}
 	/* The guest stays here: its vhost goes on without a log. */
 	if (r < 0 && m.logging && vmm_dev_logs_stop(v, why, sizeof(why)) < 0)
+		log_warn("migration: %s", why);
+	if (r < 0 && m.stopped && devmgr_dirty_stop(&v->dm, false, why, sizeof(why)) < 0)
 		log_warn("migration: %s", why);
 	if (r < 0 && m.fd >= 0) {
 		char line[MIG_ERR_MAX];

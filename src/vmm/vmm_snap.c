@@ -149,7 +149,7 @@ static int diff_check(const struct vmm *v, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", v->dev_logs_err);
 		return -1;
 	}
-	return devmgr_can_track(&v->dm, "take a Diff snapshot of", v->dev_logs, err, errlen);
+	return devmgr_can_track(&v->dm, "take a Diff snapshot of", v->dev_logs, false, err, errlen);
 }
 
 int vmm_snapshot_create(struct vmm *v, const char *state_path, const char *mem_path, bool diff,

@@ -434,13 +434,13 @@ static void test_devmgr_logs(void **state)
 		snprintf(dm->devs[i].name, sizeof(dm->devs[i].name), "dev%u", i);
 		dm->devs[i].d = (struct device){.dev = (void *)(intptr_t)i, .ops = &logged_ops};
 	}
-	assert_int_equal(devmgr_can_track(dm, "migrate", true, err, sizeof(err)), 0);
-	assert_int_equal(devmgr_can_track(dm, "take a Diff snapshot of", false, err, sizeof(err)),
-			 -1);
+	assert_int_equal(devmgr_can_track(dm, "migrate", true, true, err, sizeof(err)), 0);
+	assert_int_equal(
+	    devmgr_can_track(dm, "take a Diff snapshot of", false, false, err, sizeof(err)), -1);
 	assert_string_equal(
 	    err, "cannot take a Diff snapshot of a VM with dev0: writes outside the log");
 	dm->devs[1].d.ops = &blind_ops;
-	assert_int_equal(devmgr_can_track(dm, "migrate", true, err, sizeof(err)), -1);
+	assert_int_equal(devmgr_can_track(dm, "migrate", true, true, err, sizeof(err)), -1);
 	assert_string_equal(err, "cannot migrate a VM with dev1: writes outside the log");
 	dm->devs[1].d.ops = &logged_ops;
 	assert_int_equal(devmgr_dirty_log(dm, log, err, sizeof(err)), 0);
@@ -455,9 +455,63 @@ static void test_devmgr_logs(void **state)
 	free(dm);
 }
 
+/* A device whose writer cannot log (vhost-vsock) but can stop: a
+ * migration passes it (it stops for the pre-copy), a Diff snapshot does
+ * not, logs on or not (tracking lasts the VM's life); a failure to stop
+ * lets those stopped before go again. */
+static unsigned int stops[2], goes[2];
+static int stop_fail = -1;
+
+static int dev_stop(void *dev, bool stop, char *err, size_t errlen)
+{
+	unsigned int i = (unsigned int)(intptr_t)dev;
+	if (stop && (int)i == stop_fail) {
+		snprintf(err, errlen, "cannot stop");
+		return -1;
+	}
+	(stop ? stops : goes)[i]++;
+	return 0;
+}
+
+static const struct dev_ops stopping_ops = {.stop = dummy_stop,
+					    .destroy = dummy_stop,
+					    .save = dummy_save,
+					    .restore = dummy_restore,
+					    .dirty_blind = blind,
+					    .dirty_stop = dev_stop};
+
+static void test_devmgr_stops(void **state)
+{
+	(void)state;
+	struct devmgr *dm = calloc(1, sizeof(*dm));
+	char err[200];
+	dm->nr = 2;
+	for (unsigned int i = 0; i < 2; i++) {
+		snprintf(dm->devs[i].name, sizeof(dm->devs[i].name), "dev%u", i);
+		dm->devs[i].d = (struct device){.dev = (void *)(intptr_t)i, .ops = &stopping_ops};
+	}
+	assert_int_equal(devmgr_can_track(dm, "migrate", true, true, err, sizeof(err)), 0);
+	assert_int_equal(
+	    devmgr_can_track(dm, "take a Diff snapshot of", true, false, err, sizeof(err)), -1);
+	assert_string_equal(
+	    err, "cannot take a Diff snapshot of a VM with dev0: writes outside the log");
+	assert_int_equal(devmgr_dirty_stop(dm, true, err, sizeof(err)), 0);
+	assert_true(stops[0] == 1 && stops[1] == 1);
+	assert_int_equal(devmgr_dirty_stop(dm, false, err, sizeof(err)), 0);
+	assert_true(goes[0] == 1 && goes[1] == 1);
+	stop_fail = 1;
+	assert_int_equal(devmgr_dirty_stop(dm, true, err, sizeof(err)), -1);
+	assert_string_equal(err, "dev1: cannot stop");
+	assert_int_equal(goes[0], 2); /* undone */
+	assert_int_equal(goes[1], 1);
+	stop_fail = -1;
+	free(dm);
+}
+
 /* A send turns the device's log on, with the VM's log by guest-physical
- * page, before the first round; the round fails (no KVM: its collect
- * fails) and the guest stays: the log goes off again. */
+ * page, and stops a device that cannot log, before the first round; the
+ * round fails (no KVM: its collect fails) and the guest stays: the log
+ * goes off again, the stopped device goes on. */
 static void test_send_logs_then_stops(void **state)
 {
 	(void)state;
@@ -476,18 +530,26 @@ static void test_send_logs_then_stops(void **state)
 	v->vm.vm_fd = -1; /* no KVM: the first collect fails */
 	v->vm.mem = (struct guest_mem){ram, 4 * MIG_PAGE, 4 * MIG_PAGE};
 	assert_int_equal(dirty_log_init(&v->vm.dirty, ram, 4 * MIG_PAGE, false), 0);
-	v->dm.nr = 1;
-	v->dm.devs[0].kind = &kind;
-	snprintf(v->dm.devs[0].name, sizeof(v->dm.devs[0].name), "dev0");
-	v->dm.devs[0].d = (struct device){.dev = (void *)(intptr_t)0, .ops = &logged_ops};
+	/* dev0 logs (vhost-net), dev1 stops instead (vhost-vsock). */
+	v->dm.nr = 2;
+	for (unsigned int i = 0; i < 2; i++) {
+		v->dm.devs[i].kind = &kind;
+		snprintf(v->dm.devs[i].name, sizeof(v->dm.devs[i].name), "dev%u", i);
+		v->dm.devs[i].d = (struct device){.dev = (void *)(intptr_t)i,
+						  .ops = i ? &stopping_ops : &logged_ops};
+	}
 	memset(log_on, 0, sizeof(log_on));
 	memset(log_off, 0, sizeof(log_off));
+	memset(stops, 0, sizeof(stops));
+	memset(goes, 0, sizeof(goes));
 	struct vmm_mig_stats st;
 	assert_int_equal(vmm_migrate_send(v, url, &st, err, sizeof(err)), -1);
 	assert_int_equal(log_on[0], 1);
 	assert_non_null(v->vm.gpa_log);
 	assert_ptr_equal(log_given[0], v->vm.gpa_log);
 	assert_int_equal(log_off[0], 1);
+	assert_int_equal(stops[1], 1); /* before the rounds */
+	assert_int_equal(goes[1], 1);  /* the guest stays: it goes on */
 	vm_dirty_disable(&v->vm);
 	free(ram);
 	free(v);
@@ -647,6 +709,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_start_while_logging, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_log_all, setup, teardown),
 	    cmocka_unit_test(test_devmgr_logs),
+	    cmocka_unit_test(test_devmgr_stops),
 	    cmocka_unit_test(test_send_logs_then_stops),
 	    cmocka_unit_test(test_diff_takes_vhost_log),
 	    cmocka_unit_test(test_send_keeps_tracking_log),

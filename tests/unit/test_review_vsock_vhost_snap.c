@@ -106,23 +106,17 @@ static void test_broken_ring_not_taken_back(void **state)
 	assert_int_equal(count_of(VHOST_SET_VRING_KICK), 0);
 }
 
-/* Finding 2: vhost_open clears the whole struct, the log too, and
- * vsock_vhost_open put the log back only once the open succeeded. A
- * take-back whose first reopen fails (the node cannot be opened: EMFILE,
- * or it is briefly gone) and whose retry succeeds (vmm_mig_send.c's
- * take_back tries 50 times) lost it: with track_dirty_pages on (the log
- * stays on whatever the migration does), vhost then wrote guest memory
- * unlogged, and the next Diff snapshot missed those pages. */
-static void test_take_back_keeps_log(void **state)
+/* Finding 2 (a take-back whose first reopen fails and whose retry
+ * succeeds, vmm_mig_send.c's take_back trying 50 times) lost vhost's log
+ * then; the device has no log since (the kernel's vhost-vsock logs no
+ * packet: dirty_stop instead). What stays: the failed reopen leaves no
+ * fd open, the retry takes the node back, and a kick restarts the rings
+ * with no log base. */
+static void test_take_back_retry(void **state)
 {
 	struct fx *f = *state;
-	static _Atomic uint64_t log[RAM_SIZE / 4096 / 64];
-	char err[200];
-	f->ops->destroy(f->vdev);
-	fake_features |= F_LOG;
-	assert_int_equal(fx_open(f), 0);
 	struct virtio_dev *v = f->vdev;
-	assert_int_equal(f->ops->dirty_log(v, log, err, sizeof(err)), 0);
+	char err[200];
 	assert_int_equal(v->ops->activate(v), 0);
 	save(f);
 	unsigned int fds = open_fds();
@@ -137,12 +131,7 @@ static void test_take_back_keeps_log(void **state)
 	ncalls = 0;
 	v->ops->queue_notify(v, VSOCK_RXQ);
 	assert_true(started());
-	const struct vcall *base = call_of(VHOST_SET_LOG_BASE, ~0u);
-	assert_non_null(base);
-	assert_int_equal(base->val, (uint64_t)(uintptr_t)log);
-	assert_int_equal(call_of(VHOST_SET_FEATURES, ~0u)->val, F_VERSION | F_EVIDX | F_LOG);
-	for (unsigned int q = 0; q < 2; q++)
-		assert_int_equal(call_of(VHOST_SET_VRING_ADDR, q)->val, 1u << VHOST_VRING_F_LOG);
+	assert_null(call_of(VHOST_SET_LOG_BASE, ~0u));
 }
 
 /* Finding 4: a ring that broke before a save (finding 1's failed
@@ -202,7 +191,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_broken_ring_not_restarted),
 	    T(test_broken_ring_not_taken_back),
-	    T(test_take_back_keeps_log),
+	    T(test_take_back_retry),
 	    T(test_restored_broken_ring),
 	};
 	return cmocka_run_group_tests_name("review_vsock_vhost_snap", tests, NULL, NULL);

@@ -185,6 +185,7 @@ struct vsock_vhost {
 	bool active;	      /* DRIVER_OK and not reset: the rx and tx rings are set up */
 	bool running;	      /* the rings are the kernel's */
 	bool parked;	      /* active, its rings stopped by a save: the next kick restarts them */
+	bool quiet;	      /* a migration's pre-copy: parked rings stay so (dirty_stop) */
 	bool released;	      /* a migration's switch closed vh: the CID is free */
 	bool reset_owed;      /* a TRANSPORT_RESET for the guest's next event buffer */
 	counter_t bad_events; /* an event buffer the reset cannot go in */
@@ -203,13 +204,13 @@ int vsock_vhost_run(struct vsock_vhost *v);
 void vsock_vhost_halt(struct vsock_vhost *v, bool keep);
 /* The owed TRANSPORT_RESET, if a buffer waits for it. mu held. */
 void vsock_vhost_evq_run(struct vsock_vhost *v);
-/* dev_ops' save, restore, handover, dirty_blind and dirty_log for it. */
+/* dev_ops' save, restore, handover, dirty_blind and dirty_stop for it. */
 int vsock_vhost_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
 		     size_t errlen);
 int vsock_vhost_restore(void *dev, const void *data, size_t len, char *err, size_t errlen);
 int vsock_vhost_handover(void *dev, bool release, char *err, size_t errlen);
 const char *vsock_vhost_dirty_blind(const void *dev);
-int vsock_vhost_dirty_log(void *dev, _Atomic uint64_t *log, char *err, size_t errlen);
+int vsock_vhost_dirty_stop(void *dev, bool stop, char *err, size_t errlen);
 
 /* virtio_vsock_rx.c: packets to the guest. mu held. */
 void vsock_rx_run(struct virtio_vsock *v);

@@ -31,27 +31,22 @@ static const struct sandbox_rule vsock_thread[] = {
 
 /* backend=vhost (virtio_vsock_vhost.c): a status write starts or resets
  * the device, handing the rx and tx rings, the memory table and the
- * eventfds to /dev/vhost-vsock and taking them back (while vhost logs, a
- * migration's or track_dirty_pages', with the log's base); the I/O
- * thread does the same when it restarts the rings a snapshot stopped
- * (virtio_vsock_vhost_snap.c). Its guest CID is set before any filter,
+ * eventfds to /dev/vhost-vsock and taking them back (never a log base:
+ * the kernel's vhost-vsock logs no packet); the I/O thread does the same
+ * when it restarts the rings a snapshot or a migration's pre-copy
+ * stopped (virtio_vsock_vhost_snap.c). Its guest CID is set before any filter,
  * and the stop only closes the fd. */
 static const struct sandbox_rule vsock_vcpu[] = {
     VHOST_RING_RULES,
-    SANDBOX_IOCTL(VHOST_SET_LOG_BASE),
     SANDBOX_IOCTL(VHOST_VSOCK_SET_RUNNING),
 };
-/* The controller (main's rules are its too): a save stops the rings and
- * reads their positions; a migration turns vhost's log on and off (the
- * log base, the features, the rings' addresses); a failed switch's
- * take-back reopens /dev/vhost-vsock (the controller may open an
- * existing file) and sets the CID again. */
+/* The controller (main's rules are its too): a save, and a migration's
+ * pre-copy (dirty_stop), stop the rings and read their positions; a
+ * failed switch's take-back reopens /dev/vhost-vsock (the controller may
+ * open an existing file) and sets the CID again. */
 static const struct sandbox_rule vsock_vhost_main[] = {
     SANDBOX_IOCTL(VHOST_VSOCK_SET_RUNNING),
     SANDBOX_IOCTL(VHOST_GET_VRING_BASE),
-    SANDBOX_IOCTL(VHOST_SET_LOG_BASE),
-    SANDBOX_IOCTL(VHOST_SET_FEATURES),
-    SANDBOX_IOCTL(VHOST_SET_VRING_ADDR),
 };
 #define VSOCK_REOPEN_RULES                                                                         \
     SANDBOX_IOCTL(VHOST_SET_OWNER),                                                                \

@@ -12,7 +12,7 @@
  * TRANSPORT_RESET, follows a snapshot load or a migration, as QEMU's
  * vhost-vsock-common.c sends it after a load (post_load's timer): the
  * streams live in the host kernel, which cannot hand them over, so the
- * guest drops them and reads its CID again. Save, restore, the dirty log
+ * guest drops them and reads its CID again. Save, restore, dirty pages
  * and a migration's hand-over: virtio_vsock_vhost_snap.c.
  *
  * Threads: activate and reset on the vCPU that writes the status (the
@@ -73,8 +73,8 @@ void vsock_vhost_halt(struct vsock_vhost *v, bool keep)
 
 /* The memory table, the features the guest took, the rings and kick_fd /
  * call_fd to the kernel; 0 or -errno. The table first: while vhost logs
- * (a migration, track_dirty_pages) the features ask for the log, which
- * the kernel checks against it. A feature the kernel lacks (the
+ * (vhost.h's log, which vhost-vsock never is given) the features ask
+ * for it, which the kernel checks against the table. A feature the kernel lacks (the
  * transport offers its own ring features) is refused rather than left
  * out: the guest would drive the rings by rules the kernel does not
  * follow. */
@@ -136,8 +136,11 @@ static int vv_activate(struct virtio_dev *vdev)
 	 * activates no broken queue): the source had stopped the device
 	 * (vv_queue_notify), and so does this one, until the driver's reset. */
 	bool stopped = vdev->vqs[VSOCK_RXQ].broken || vdev->vqs[VSOCK_TXQ].broken;
-	int r = v->released ? -EBADF : stopped ? 0 : vsock_vhost_run(v);
+	int r = v->released ? -EBADF : stopped || v->quiet ? 0 : vsock_vhost_run(v);
 	v->active = r == 0;
+	/* A driver that starts during a migration's pre-copy gets its rings
+	 * at the switch's end, or when a failed one lets them go. */
+	v->parked = r == 0 && v->quiet && !stopped;
 	vsock_vhost_evq_run(v); /* a restored device's reset, at once */
 	pthread_mutex_unlock(&v->mu);
 	if (r == 0)
@@ -171,7 +174,7 @@ static void vv_queue_notify(struct virtio_dev *vdev, unsigned int q)
 {
 	struct vsock_vhost *v = vv_of(vdev);
 	pthread_mutex_lock(&v->mu);
-	if (q != VSOCK_EVQ && v->parked && !v->released && vsock_vhost_run(v) < 0) {
+	if (q != VSOCK_EVQ && v->parked && !v->released && !v->quiet && vsock_vhost_run(v) < 0) {
 		log_once_at(&v->refusal_said, LOG_ERROR,
 			    "%s: vhost-vsock cannot run the rings again after a snapshot; the "
 			    "device stops",
@@ -217,7 +220,7 @@ static const struct dev_ops vv_dev_ops = {
     .restore = vsock_vhost_restore,
     .handover = vsock_vhost_handover,
     .dirty_blind = vsock_vhost_dirty_blind,
-    .dirty_log = vsock_vhost_dirty_log,
+    .dirty_stop = vsock_vhost_dirty_stop,
 };
 
 struct virtio_dev *virtio_vsock_vhost_create(const char *name, const struct vsock_spec *s,

@@ -15,13 +15,14 @@
 # - while the VM runs, a second skiff asking for CID 3 exits 2 with one
 #   line (the CID is in use), and before it, one without
 #   /dev/vhost-vsock (renamed away) exits 2 with one line;
-# - the VM tracks dirty pages (track_dirty_pages: vhost-vsock's own log
-#   on from the build, its base set by the vCPU that starts the device);
-#   on the paused VM a Full PUT /snapshot/create is a 204 (it stops the
-#   kernel's rings; issue 34), then, resumed and paused again, a Diff; after
-#   Resumed the host -> guest stream above runs: this process gave the
-#   rings back to the kernel where they stopped (a load in a new process
-#   and a migration: vhost-vsock-snap.sh);
+# - the VM tracks dirty pages (track_dirty_pages); on the paused VM a
+#   Full PUT /snapshot/create is a 204 (it stops the kernel's rings; issue
+#   34), then, resumed and paused again, a Diff is a 400 naming the vsock
+#   (the kernel's vhost-vsock logs no packet it writes: a Diff would miss
+#   them; review8 measured 0 of 2040 lines); after Resumed the host ->
+#   guest stream above runs: this process gave the rings back to the
+#   kernel where they stopped (a load in a new process and a migration:
+#   vhost-vsock-snap.sh);
 # - skiff exits 0 when L2 powers off.
 # Metrics: vhost_vsock_up_mb_s, vhost_vsock_down_mb_s, vhost_vsock_up_us,
 # vhost_vsock_down_us (as vsock's).
@@ -59,16 +60,18 @@ vv_boot() {
 }
 
 # vv_snapshot: a Full snapshot of the paused VM, resumed; paused again, a
-# Diff; then resumed.
+# Diff refused; then resumed.
 vv_snapshot() {
-	for t in Full Diff; do
+	for t in Full:204 Diff:400; do
 		: >/tmp/vv.state
 		: >/tmp/vv.mem
 		vv_api PATCH /vm '{"state": "Paused"}' 204 || { VS_WHY="pause refused"; return 1; }
-		vv_api PUT /snapshot/create "{\"snapshot_type\": \"$t\", \"snapshot_path\": \"/tmp/vv.state\", \"mem_file_path\": \"/tmp/vv.mem\"}" 204 ||
-			{ VS_WHY="$t snapshot refused: $(cat /tmp/api.body)"; return 1; }
+		vv_api PUT /snapshot/create "{\"snapshot_type\": \"${t%:*}\", \"snapshot_path\": \"/tmp/vv.state\", \"mem_file_path\": \"/tmp/vv.mem\"}" "${t#*:}" ||
+			{ VS_WHY="${t%:*} snapshot not a ${t#*:}: $(cat /tmp/api.body)"; return 1; }
 		vv_api PATCH /vm '{"state": "Resumed"}' 204 || { VS_WHY="resume refused"; return 1; }
 	done
+	grep -q "cannot take a Diff snapshot of a VM with virtio-vsock0: the kernel's vhost-vsock" /tmp/api.body ||
+		{ VS_WHY="the Diff's refusal does not say why: $(cat /tmp/api.body)"; return 1; }
 }
 
 vv_run() {
