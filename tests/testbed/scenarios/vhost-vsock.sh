@@ -68,10 +68,11 @@ vv_snapshot() {
 		vv_api PATCH /vm '{"state": "Paused"}' 204 || { VS_WHY="pause refused"; return 1; }
 		vv_api PUT /snapshot/create "{\"snapshot_type\": \"${t%:*}\", \"snapshot_path\": \"/tmp/vv.state\", \"mem_file_path\": \"/tmp/vv.mem\"}" "${t#*:}" ||
 			{ VS_WHY="${t%:*} snapshot not a ${t#*:}: $(cat /tmp/api.body)"; return 1; }
+		[ "$t" = Full:204 ] ||
+			grep -q "cannot take a Diff snapshot of a VM with virtio-vsock0: the kernel's vhost-vsock" /tmp/api.body ||
+			{ VS_WHY="the Diff's refusal does not say why: $(cat /tmp/api.body)"; return 1; }
 		vv_api PATCH /vm '{"state": "Resumed"}' 204 || { VS_WHY="resume refused"; return 1; }
 	done
-	grep -q "cannot take a Diff snapshot of a VM with virtio-vsock0: the kernel's vhost-vsock" /tmp/api.body ||
-		{ VS_WHY="the Diff's refusal does not say why: $(cat /tmp/api.body)"; return 1; }
 }
 
 vv_run() {
