@@ -78,7 +78,7 @@ void vsock_vhost_halt(struct vsock_vhost *v, bool keep)
  * transport offers its own ring features) is refused rather than left
  * out: the guest would drive the rings by rules the kernel does not
  * follow. */
-static int vv_start(struct vsock_vhost *v, const int *kick, const int *call)
+static int vv_start(struct vsock_vhost *v, const int *kick, const int *call, bool go)
 {
 	struct virtio_dev *vdev = &v->vdev;
 	if (vdev->driver_features & ~v->vh.features)
@@ -88,10 +88,15 @@ static int vv_start(struct vsock_vhost *v, const int *kick, const int *call)
 		r = vhost_set_features(&v->vh, vdev->driver_features);
 	for (unsigned int q = 0; q < VV_RINGS && r == 0; q++)
 		r = vhost_start_ring(&v->vh, q, &vdev->vqs[q], kick[q], call[q]);
-	return r == 0 ? vv_set_running(v, 1) : r;
+	return r == 0 && go ? vv_set_running(v, 1) : r;
 }
 
-int vsock_vhost_run(struct vsock_vhost *v)
+/* The rings to the kernel and, with go, running; without (a migration's
+ * pre-copy: vv_activate), everything but the running switch, then the
+ * rings taken back where skiff has them (the kernel moved nothing): what
+ * the kernel would refuse is refused now, and not by the target's
+ * restore, which does run them. */
+static int vv_run(struct vsock_vhost *v, bool go)
 {
 	struct virtio_dev *vdev = &v->vdev;
 	const struct virtio_transport_ops *t = vdev->transport;
@@ -105,8 +110,8 @@ int vsock_vhost_run(struct vsock_vhost *v)
 		    : t->queue_handoff(vdev, q, &kick[q], &call[q]) < 0 ? -ENODEV
 									: 0;
 	if (r == 0)
-		r = vv_start(v, kick, call);
-	if (r < 0) {
+		r = vv_start(v, kick, call, go);
+	if (r < 0 || !go) {
 		vsock_vhost_halt(v, false);
 		return r;
 	}
@@ -120,6 +125,11 @@ int vsock_vhost_run(struct vsock_vhost *v)
 		(void)n; /* fails only if 2^64 - 2 kicks wait: the kernel has one */
 	}
 	return 0;
+}
+
+int vsock_vhost_run(struct vsock_vhost *v)
+{
+	return vv_run(v, true);
 }
 
 void vsock_vhost_evq_run(struct vsock_vhost *v)
@@ -136,10 +146,12 @@ static int vv_activate(struct virtio_dev *vdev)
 	 * activates no broken queue): the source had stopped the device
 	 * (vv_queue_notify), and so does this one, until the driver's reset. */
 	bool stopped = vdev->vqs[VSOCK_RXQ].broken || vdev->vqs[VSOCK_TXQ].broken;
-	int r = v->released ? -EBADF : stopped || v->quiet ? 0 : vsock_vhost_run(v);
+	int r = v->released ? -EBADF : stopped ? 0 : vv_run(v, !v->quiet);
 	v->active = r == 0;
 	/* A driver that starts during a migration's pre-copy gets its rings
-	 * at the switch's end, or when a failed one lets them go. */
+	 * at the switch's end, or when a failed one lets them go; checked
+	 * now all the same (vv_run): an activation passed here is saved as
+	 * such, and the target's restore runs it. */
 	v->parked = r == 0 && v->quiet && !stopped;
 	vsock_vhost_evq_run(v); /* a restored device's reset, at once */
 	pthread_mutex_unlock(&v->mu);
