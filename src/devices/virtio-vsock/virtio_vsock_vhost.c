@@ -188,8 +188,8 @@ static void vv_queue_notify(struct virtio_dev *vdev, unsigned int q)
 	pthread_mutex_lock(&v->mu);
 	if (q != VSOCK_EVQ && v->parked && !v->released && !v->quiet && vsock_vhost_run(v) < 0) {
 		log_once_at(&v->refusal_said, LOG_ERROR,
-			    "%s: vhost-vsock cannot run the rings again after a snapshot; the "
-			    "device stops",
+			    "%s: vhost-vsock cannot run the rings again after a snapshot or a "
+			    "migration's pre-copy; the device stops",
 			    v->name);
 		virtq_mark_broken(&vdev->vqs[VSOCK_RXQ], VIRTQ_ERR_DEVICE);
 		v->parked = false;
