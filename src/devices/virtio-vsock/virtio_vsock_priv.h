@@ -157,16 +157,17 @@ void vsock_orphan_rst(struct virtio_vsock *v, uint32_t src_port, uint32_t dst_po
  * into the guest's next event buffer. mu held. */
 void vsock_evq_run(struct virtio_vsock *v);
 /* What both backends share (virtio_vsock_snap.c): their section (the
- * guest CID) written, and checked against the device's CID (0, or -1
- * with "NAME: saved state refused: why"); and a TRANSPORT_RESET put in
+ * guest CID) written, and read back: checked against the device's CID
+ * (-1 with "NAME: saved state refused: why"), then *reset_owed set under
+ * mu (0): the guest's streams are gone; and a TRANSPORT_RESET put in
  * the guest's next event buffer with elem, under the event queue's lock:
  * true once sent (a buffer it cannot go in is given back empty and
  * counted in bad; no buffer: false, still owed). */
 struct snap_writer;
 int vsock_snap_put(uint64_t cid, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
 		   size_t errlen);
-int vsock_snap_check(const char *name, uint64_t cid, const void *data, size_t len, char *err,
-		     size_t errlen);
+int vsock_snap_restore(const char *name, uint64_t cid, pthread_mutex_t *mu, bool *reset_owed,
+		       const void *data, size_t len, char *err, size_t errlen);
 bool vsock_evq_reset(struct virtio_dev *vdev, struct virtq_elem *elem, counter_t *bad);
 
 /* backend=vhost's device (virtio_vsock_vhost.c; its save, restore, log

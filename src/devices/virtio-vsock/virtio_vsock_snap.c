@@ -8,7 +8,7 @@
  * drops its connections, reads the CID again and can connect anew.
  * backend=vhost (virtio_vsock_vhost.c) writes the same section and owes
  * the same event through the same functions (vsock_snap_put,
- * vsock_snap_check, vsock_evq_reset). */
+ * vsock_snap_restore, vsock_evq_reset). */
 #include <endian.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +35,8 @@ int vsock_snap_put(uint64_t cid, struct snap_writer *w, uint32_t id, uint32_t in
 	return -1;
 }
 
-int vsock_snap_check(const char *name, uint64_t cid, const void *data, size_t len, char *err,
-		     size_t errlen)
+int vsock_snap_restore(const char *name, uint64_t cid, pthread_mutex_t *mu, bool *reset_owed,
+		       const void *data, size_t len, char *err, size_t errlen)
 {
 	struct vsock_snap s;
 	const char *why = len != sizeof(s) ? "its size is wrong" : NULL;
@@ -47,10 +47,14 @@ int vsock_snap_check(const char *name, uint64_t cid, const void *data, size_t le
 		      : s.cid != cid		    ? "its guest CID differs"
 						    : NULL;
 	}
-	if (!why)
-		return 0;
-	snprintf(err, errlen, "%s: saved state refused: %s", name, why);
-	return -1;
+	if (why) {
+		snprintf(err, errlen, "%s: saved state refused: %s", name, why);
+		return -1;
+	}
+	pthread_mutex_lock(mu);
+	*reset_owed = true; /* sent once the transport activates the queues */
+	pthread_mutex_unlock(mu);
+	return 0;
 }
 
 int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t instance, char *err,
@@ -63,12 +67,7 @@ int virtio_vsock_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t in
 int virtio_vsock_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
 {
 	struct virtio_vsock *v = ((struct virtio_dev *)dev)->priv;
-	if (vsock_snap_check(v->name, v->cid, data, len, err, errlen) < 0)
-		return -1;
-	pthread_mutex_lock(&v->mu);
-	v->reset_owed = true; /* sent once the transport activates the queues */
-	pthread_mutex_unlock(&v->mu);
-	return 0;
+	return vsock_snap_restore(v->name, v->cid, &v->mu, &v->reset_owed, data, len, err, errlen);
 }
 
 bool vsock_evq_reset(struct virtio_dev *vdev, struct virtq_elem *elem, counter_t *bad)

@@ -88,12 +88,7 @@ int vsock_vhost_save(void *dev, struct snap_writer *w, uint32_t id, uint32_t ins
 int vsock_vhost_restore(void *dev, const void *data, size_t len, char *err, size_t errlen)
 {
 	struct vsock_vhost *v = ((struct virtio_dev *)dev)->priv;
-	if (vsock_snap_check(v->name, v->cid, data, len, err, errlen) < 0)
-		return -1;
-	pthread_mutex_lock(&v->mu);
-	v->reset_owed = true; /* sent once the transport activates the queues */
-	pthread_mutex_unlock(&v->mu);
-	return 0;
+	return vsock_snap_restore(v->name, v->cid, &v->mu, &v->reset_owed, data, len, err, errlen);
 }
 
 static int vv_take_back(struct vsock_vhost *v, char *err, size_t errlen)
