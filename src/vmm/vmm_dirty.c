@@ -28,8 +28,11 @@ void vmm_devices_hold(struct vmm *v, bool on)
 int vmm_dev_logs_start(struct vmm *v, const char *what, char *err, size_t errlen)
 {
 	char why[200];
-	if (v->dev_logs || devmgr_can_track(&v->dm, what, false, false, why, sizeof(why)) == 0)
-		return 0; /* every write is in KVM's log or skiff's: no log made */
+	/* No log made when every write is in KVM's log or skiff's, or comes
+	 * from a device that stops instead (dirty_stop: nothing would write
+	 * the log; a Diff is then refused by diff_check's own look). */
+	if (v->dev_logs || devmgr_can_track(&v->dm, what, false, true, why, sizeof(why)) == 0)
+		return 0;
 	_Atomic uint64_t *log = vm_dirty_gpa_log(&v->vm);
 	if (!log) {
 		snprintf(err, errlen, "cannot %s this VM: out of memory for its devices' dirty log",
