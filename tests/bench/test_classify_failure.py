@@ -71,6 +71,19 @@ class TestbedSignatures(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertTrue(out.startswith("testbed: l2-double-fault: "), out)
 
+    def test_l1_irq_after_vmrun(self):
+        # A freeze-count life (2026-12-07): L1's timer interrupt taken at
+        # __svm_vcpu_run+0x9c, after VMRUN, in skiff's vcpu0; L1 panics
+        # ("Kernel panic" after the end trace is the same oops) and the
+        # scenario has no result line.
+        rc, out = classify(fixture("l1_irq_after_vmrun.log"),
+                           "FAIL net-mq: no result line (qemu exit 0) (18s)")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out, "testbed: l1-irq-after-vmrun: L1 took an interrupt right after"
+                              " VMRUN, GIF clear (L0's TCG): BUG: TASK stack guard page was"
+                              " hit at 00000000401accb2 (stack is"
+                              " 00000000c1e1545e..00000000d41a654d)")
+
 
 class SkiffFailures(unittest.TestCase):
     def test_double_fault_on_a_kernel_stack(self):
@@ -97,6 +110,22 @@ class SkiffFailures(unittest.TestCase):
         log = BOOT + READY + "[  130.2] BUG: TASK stack guard page was hit at 00000000a2c1 " \
                              "(stack is 0000000071a0..00000000f3c2)\n" + STUCK
         self.assertEqual(classify(log)[0], 1)
+
+    def test_l1_oops_elsewhere_in_kvm(self):
+        # The same oops with the interrupt taken anywhere but right after
+        # VMRUN (where GIF is clear) could be L1's or skiff's doing.
+        log = fixture("l1_irq_after_vmrun.log").replace("0f 01 d8 <58> 48", "0f 01 d8 58 <48>")
+        rc, out = classify(log)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "skiff: guest-oops: BUG: TASK stack guard page was hit at"
+                              " 00000000401accb2 (stack is 00000000c1e1545e..00000000d41a654d)")
+
+    def test_other_oops_after_the_vmrun_one(self):
+        log = fixture("l1_irq_after_vmrun.log") + \
+            "[   19.0] general protection fault, probably for non-canonical address\n"
+        rc, out = classify(log)
+        self.assertEqual(rc, 1)
+        self.assertTrue(out.startswith("skiff: guest-oops: general protection fault"), out)
 
     def test_scenario_fail_line(self):
         rc, out = classify(BOOT + READY + L2UP + "SKIFF-RESULT: FAIL net sha256 of the"

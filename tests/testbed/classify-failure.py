@@ -10,12 +10,19 @@ FAIL_LINE run-one.sh's "FAIL NAME: why (Ns)" line. Prints one line,
 "testbed: KIND: detail" (exit 0) or "skiff: KIND: detail" (exit 1); a
 missing log is exit 2 with a one-line error.
 
-Only three testbed signatures are recognised (tests/testbed/FAILURES.md):
+Only four testbed signatures are recognised (tests/testbed/FAILURES.md):
   l1-stuck            tb_l0_watch's "testbed: L1 stuck" line: l1-stuck.py
                       found an L1 CPU halted over a deliverable interrupt
   l1-never-ready      no "SKIFF-L1: ready" line: L1 did not boot
   l2-double-fault     an L2 double fault at entry_SYSCALL_64+0x0 with RSP
                       on the user stack (the frame the bench caught thrice)
+  l1-irq-after-vmrun  an L1 oops whose trace shows an interrupt taken at
+                      the instruction right after VMRUN in L1's KVM
+                      (__svm_vcpu_run), where #VMEXIT has cleared GIF and
+                      no CPU may take one: L0's TCG delivered it, before
+                      KVM restored L1's GS base, and L1's per-CPU access
+                      faulted until its stack ran out (in skiff's and in
+                      QEMU's vCPU threads alike)
 Anything that names skiff wins over them: another oops (L1's or L2's), a
 scenario's FAIL line, skiff's non-zero exit, a timeout while the L2
 watcher saw a skiff thread running. Whatever is not recognised is skiff's
@@ -30,19 +37,45 @@ USER_RSP = re.compile(r"RSP: 0018:00007f[0-9a-f]{10}\b")
 TS = re.compile(r"^\[\s*[0-9.]+\]\s*")
 
 
+# The frame an interrupt hit, when it is the instruction after VMRUN
+# (0f 01 d8): "RIP: 0010:__svm_vcpu_run+0x9c/..." then its Code line.
+AFTER_VMRUN = re.compile(r"RIP: 0010:__svm_vcpu_run\+0x[0-9a-f]+/\S+ \[kvm_amd\]\n"
+                         r"(?:\[\s*[0-9.]+\]\s*)?Code: [0-9a-f ]*\b0f 01 d8 <")
+
+
+def oops_end(lines, i):
+    """Where the oops starting at line i ends: past its "---[ end trace"
+    and the "Kernel panic" that may follow it (one oops, not two); without
+    an end trace, its frame's first dozen lines (to CR2)."""
+    for j in range(i + 1, min(len(lines), i + 5000)):
+        if "---[ end trace" in lines[j]:
+            for k in range(j + 1, min(len(lines), j + 25)):
+                if "Kernel panic - not syncing" in lines[k]:
+                    return k + 1
+            return j + 1
+    return i + 12
+
+
 def oopses(lines):
-    """Each oops as (its first line, whether it is the known double-fault
-    frame). An oops's frame is its first dozen lines (to CR2): lines in it
-    are not oopses of their own (a double fault prints two headers)."""
-    out, frame_end = [], -1
-    for i, line in enumerate(lines):
-        body = TS.sub("", line)
-        if i <= frame_end or not OOPS.match(body):
+    """Each oops as (its first line, the testbed kind it is or None). Lines
+    in an oops are not oopses of their own (a double fault prints two
+    headers, a fatal oops ends in a panic line)."""
+    out, i = [], 0
+    while i < len(lines):
+        body = TS.sub("", lines[i])
+        if not OOPS.match(body):
+            i += 1
             continue
+        end = oops_end(lines, i)
         frame = "\n".join(lines[i:i + 12])
-        known = "double fault" in body and DF_RIP.search(frame) and USER_RSP.search(frame)
-        out.append((body, bool(known)))
-        frame_end = i + 11
+        block = "\n".join(lines[i:end])
+        kind = None
+        if "double fault" in body and DF_RIP.search(frame) and USER_RSP.search(frame):
+            kind = "l2-double-fault"
+        elif AFTER_VMRUN.search(block):
+            kind = "l1-irq-after-vmrun"
+        out.append((body, kind))
+        i = end
     return out
 
 
@@ -73,12 +106,17 @@ def classify(log, fail_line=""):
     why = re.sub(r"^FAIL \S+: ", "", fail_line.strip())
     why = re.sub(r" \(\d+s\)$", "", why)
     found = oopses(lines)
-    other = [o for o, known in found if not known]
+    other = [o for o, kind in found if not kind]
     if other:
         return "skiff", "guest-oops", other[0]
     fail = next((x for x in lines if "SKIFF-RESULT: FAIL" in x), None)
     exited = skiff_exit(lines)
-    if found:  # only the known frame: the scenario's failure follows from it
+    # Only known frames: the scenario's failure follows from them.
+    if any(kind == "l1-irq-after-vmrun" for _, kind in found):
+        return ("testbed", "l1-irq-after-vmrun",
+                "L1 took an interrupt right after VMRUN, GIF clear (L0's TCG): "
+                + next(o for o, kind in found if kind == "l1-irq-after-vmrun"))
+    if found:
         return "testbed", "l2-double-fault", "L2 double fault at entry_SYSCALL_64+0x0, RSP on the user stack"
     if fail:
         return "skiff", "scenario-fail", fail.split("SKIFF-RESULT: FAIL", 1)[1].strip()

@@ -10,11 +10,11 @@
 # lever's lives are counted apart (it is written beside the version).
 # Each life is run by run-one.sh and its outcome classified by
 # classify-failure.py: ok, a testbed signature (l1-stuck, l1-never-ready,
-# l2-double-fault) or skiff's. One line per life is appended to
-# .cache/testbed/freeze-count.tsv (date, L0's QEMU version, scenario,
-# outcome, signature, seconds), so counts add up across sessions; a
-# failed life's log is kept as logs/freeze-count-DATE.log (with L0's
-# monitor dump, where L1 froze). Last, over every line of that file with
+# l1-irq-after-vmrun, l2-double-fault) or skiff's. One line per life is
+# appended to .cache/testbed/freeze-count.tsv (date, L0's QEMU version,
+# scenario, outcome, signature, seconds), so counts add up across
+# sessions; a failed life's log is kept as logs/freeze-count-DATE.log
+# (with L0's monitor dump, where L1 froze). Last, over every line of that file with
 # this QEMU and scenario: testbed failures per 100 lives with a 95% Wilson
 # interval (wilson.py), and the other failures. Exit 0 once it has run.
 # It runs L0 N times (minutes each): for the lead, not for CI. TB_RUN_ONE

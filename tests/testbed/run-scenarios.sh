@@ -7,7 +7,7 @@
 # guest kernel it tests with and the sum of the scenarios' bounds, each
 # scenario's PASS/FAIL (run-one.sh's output), and a final line
 # "testbed: N passed, N failed; retried N[: NAME (KIND)...]"; exits
-# non-zero if any failed or more than one was retried.
+# non-zero if any failed or more than two were retried.
 # TB_RUN_ONE=CMD runs CMD NAME instead of run-one.sh, without building the
 # images (tests/bench/test_run_scenarios.py gives it a fake).
 set -euo pipefail
@@ -29,12 +29,16 @@ tb_say "bounds: ${#names[@]} scenarios sum to $((bsum / 60)) min, $((bworst / 60
 
 # A failed scenario is run once more only when classify-failure.py finds
 # a testbed signature in its log: L1 never ready, L1 left stuck by L0's
-# TCG (tb_l0_watch), or the L2 double fault at entry_SYSCALL_64 seen in
-# the bench (tests/testbed/FAILURES.md). Anything else, skiff's error
+# TCG (tb_l0_watch), L1's interrupt taken right after VMRUN, or the L2
+# double fault at entry_SYSCALL_64 seen in the bench
+# (tests/testbed/FAILURES.md). Anything else, skiff's error
 # line, its non-zero exit, a guest oops elsewhere, a timeout with skiff's
 # threads running or an unrecognised failure, fails at once: a retry must
-# not hide a bug. More than one retry in a run fails the run: a testbed
-# that flaky cannot tell skiff's failures from its own.
+# not hide a bug. More than two retries in a run fail the run: a testbed
+# that flaky cannot tell skiff's failures from its own. Two, not one: at
+# the measured 2.8 testbed failures per 100 lives (FAILURES.md), 31
+# scenarios see two or more about one run in 5, three or more one in 17;
+# the bounds fit CI's 90 minutes with two retries (issue 39.4), not three.
 passed=0 failed=0 retried=()
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -71,8 +75,8 @@ done
 line="$passed passed, $failed failed; retried ${#retried[@]}"
 [ ${#retried[@]} -eq 0 ] || line="$line: $(printf '%s, ' "${retried[@]}")"
 line=${line%, }
-if [ ${#retried[@]} -gt 1 ]; then
-	line="$line; more than one retry fails the run"
+if [ ${#retried[@]} -gt 2 ]; then
+	line="$line; more than two retries fail the run"
 fi
 echo "testbed: $line"
-[ "$failed" -eq 0 ] && [ ${#retried[@]} -le 1 ]
+[ "$failed" -eq 0 ] && [ ${#retried[@]} -le 2 ]
