@@ -22,8 +22,7 @@
 #include "fake_mem.h"
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"
-#include "virtio/virtio_pci.h"
-#include "virtio/virtio_pci_impl.h"
+#include "vp_driver.h"
 
 /* ---- option parsing ---- */
 
@@ -92,8 +91,8 @@ static void test_spec_options(void **state)
 #define QSZ	   16
 #define RING_GPA   0x10000
 #define DESC_GPA   RING_GPA
-#define AVAIL_GPA  (RING_GPA + 0x4000)
-#define USED_GPA   (RING_GPA + 0x8000)
+#define AVAIL_GPA  (RING_GPA + 0x400) /* vp_driver.h's layout for queue 0 */
+#define USED_GPA   (RING_GPA + 0x800)
 #define HDR_GPA	   0x20000
 #define DATA_GPA   0x30000
 #define STATUS_GPA 0x40000
@@ -108,41 +107,18 @@ struct fx {
 	struct iothread io;
 	struct virtio_dev *vdev;
 	struct virtio_pci *vp;
-	uint64_t bar;
+	struct vp_driver d;
 	char dir[64], path[128];
 	uint16_t avail_idx; /* the driver's */
 	int kicks;	    /* kicks the driver sent */
 };
 
-static void cw(struct fx *f, uint32_t off, uint32_t len, uint64_t v)
-{
-	mmio_wr(&f->trap, f->bar + VP_COMMON_OFF + off, len, v);
-}
-
-static uint8_t status(struct fx *f)
-{
-	return (uint8_t)mmio_rd(&f->trap, f->bar + VP_COMMON_OFF + VP_STATUS, 1);
-}
-
 /* The driver's side of bringing the device up: EVENT_IDX, one queue. */
 static void driver_bring_up(struct fx *f)
 {
-	uint64_t feat = (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTQ_F_EVENT_IDX);
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE);
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	cw(f, VP_GFSELECT, 4, 0);
-	cw(f, VP_GF, 4, (uint32_t)feat);
-	cw(f, VP_GFSELECT, 4, 1);
-	cw(f, VP_GF, 4, feat >> 32);
-	cw(f, VP_STATUS, 1, status(f) | VIRTIO_STATUS_FEATURES_OK);
-	cw(f, VP_Q_SELECT, 2, 0);
-	cw(f, VP_Q_SIZE, 2, QSZ);
-	cw(f, VP_Q_DESC, 8, DESC_GPA);
-	cw(f, VP_Q_DRIVER, 8, AVAIL_GPA);
-	cw(f, VP_Q_DEVICE, 8, USED_GPA);
-	cw(f, VP_Q_ENABLE, 2, 1);
-	cw(f, VP_STATUS, 1, status(f) | VIRTIO_STATUS_DRIVER_OK);
-	assert_int_equal(status(f), 0x0f);
+	vpd_negotiate(&f->d, (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTQ_F_EVENT_IDX));
+	vpd_queue(&f->d, 0, VIRTIO_MSI_NO_VECTOR);
+	vpd_driver_ok(&f->d);
 }
 
 static uint16_t *ring16(struct fx *f, uint64_t gpa)
@@ -231,8 +207,10 @@ static int fx_setup(void **state, const char *opts)
 	    .pci = f->pci, .io = &f->io, .gm = &f->fm.gm, .use_ioeventfd = true};
 	assert_int_equal(virtio_pci_attach(&env, f->vdev, err, sizeof(err)), 0);
 	f->vp = f->vdev->transport_data;
+	f->d = (struct vp_driver){
+	    .trap = &f->trap, .fm = &f->fm, .vp = f->vp, .ring_gpa = RING_GPA, .qsz = QSZ};
 	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
+	f->d.bar = cfg_bar64(&f->trap, 1, VP_BAR);
 	driver_bring_up(f);
 	*state = f;
 	return 0;
@@ -399,8 +377,8 @@ static void test_reset_while_polling(void **state)
 	driver_write(f, 0);
 	assert_true(p->st.polling);
 	virtio_blk_drain(f->vdev);
-	cw(f, VP_STATUS, 1, 0);
-	assert_int_equal(status(f), 0);
+	vpd_cw(&f->d, VP_STATUS, 1, 0);
+	assert_int_equal(vpd_status(&f->d), 0);
 	fake_mem_protect(&f->fm, false);
 	uint64_t t = p->st.started_ns;
 	iothread_poll_once(&f->io, t + 100);

@@ -24,8 +24,7 @@
 #include "fake_pci_host.h"
 #include "iothread/iothread.h"
 #include "pci/pci_msix.h"
-#include "virtio/virtio_pci.h"
-#include "virtio/virtio_pci_impl.h"
+#include "vp_driver.h"
 
 #define NQ	 3 /* rx0 tx0 ctrl */
 #define RXQ	 0
@@ -46,48 +45,17 @@ struct fx {
 	struct iothread io;
 	struct virtio_net *n;
 	struct virtio_pci *vp;
-	uint64_t bar, tab;
+	uint64_t tab;
 	uint32_t msix_cap;
 	int wire;
-	uint16_t avail_idx[NQ], next_desc[NQ];
-	uint64_t next_buf;
+	struct vp_driver d;
 };
-
-static void cw(struct fx *f, uint32_t off, uint32_t len, uint64_t v)
-{
-	mmio_wr(&f->trap, f->bar + VP_COMMON_OFF + off, len, v);
-}
-
-static uint8_t status(struct fx *f)
-{
-	return (uint8_t)mmio_rd(&f->trap, f->bar + VP_COMMON_OFF + VP_STATUS, 1);
-}
-
-static uint64_t desc_gpa(unsigned int q)
-{
-	return RING_GPA + 0x1000 * (uint64_t)q;
-}
-
-static uint64_t avail_gpa(unsigned int q)
-{
-	return desc_gpa(q) + 0x400;
-}
-
-static uint64_t used_gpa(unsigned int q)
-{
-	return desc_gpa(q) + 0x800;
-}
-
-static uint16_t used_idx(struct fx *f, unsigned int q)
-{
-	return __atomic_load_n((uint16_t *)fake_mem_at(&f->fm, used_gpa(q) + 2), __ATOMIC_ACQUIRE);
-}
 
 /* The driver points queue q at vector v (Q_MSIX is writable at any time). */
 static void set_vector(struct fx *f, unsigned int q, uint16_t v)
 {
-	cw(f, VP_Q_SELECT, 2, q);
-	cw(f, VP_Q_MSIX, 2, v);
+	vpd_cw(&f->d, VP_Q_SELECT, 2, q);
+	vpd_cw(&f->d, VP_Q_MSIX, 2, v);
 }
 
 /* Vector v's entry: a message, and masked or not. */
@@ -114,78 +82,39 @@ static uint64_t irqs(struct fx *f, unsigned int v)
 static void driver_bring_up(struct fx *f)
 {
 	uint64_t feat = F(VIRTIO_F_VERSION_1) | F(VIRTIO_NET_F_CTRL_VQ) | F(VIRTIO_NET_F_NOTF_COAL);
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE);
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	cw(f, VP_GFSELECT, 4, 0);
-	cw(f, VP_GF, 4, (uint32_t)feat);
-	cw(f, VP_GFSELECT, 4, 1);
-	cw(f, VP_GF, 4, feat >> 32);
-	cw(f, VP_STATUS, 1, status(f) | VIRTIO_STATUS_FEATURES_OK);
+	vpd_negotiate(&f->d, feat);
 	cfg_wr(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
 	msix_entry(f, 0, false);
 	msix_entry(f, 1, false);
-	cw(f, VP_MSIX_CONFIG, 2, 0);
-	for (unsigned int q = 0; q < NQ; q++) {
-		cw(f, VP_Q_SELECT, 2, q);
-		cw(f, VP_Q_SIZE, 2, QSZ);
-		cw(f, VP_Q_DESC, 8, desc_gpa(q));
-		cw(f, VP_Q_DRIVER, 8, avail_gpa(q));
-		cw(f, VP_Q_DEVICE, 8, used_gpa(q));
-		cw(f, VP_Q_MSIX, 2, q == NQ - 1 ? NO_VEC : 1);
-		cw(f, VP_Q_ENABLE, 2, 1);
-	}
-	cw(f, VP_STATUS, 1, status(f) | VIRTIO_STATUS_DRIVER_OK);
-	assert_int_equal(status(f), 0x0f);
-}
-
-/* Posts one buffer of len bytes on queue q (device-writable if w). */
-static uint64_t post1(struct fx *f, unsigned int q, uint32_t len, bool w)
-{
-	uint16_t idx = f->next_desc[q]++ % QSZ;
-	uint64_t gpa = f->next_buf;
-	f->next_buf += (len + 63) & ~63u;
-	struct virtq_desc d = {.addr = gpa, .len = len, .flags = w ? VIRTQ_DESC_F_WRITE : 0};
-	memcpy(fake_mem_at(&f->fm, desc_gpa(q) + 16 * (uint64_t)idx), &d, sizeof(d));
-	uint16_t old = f->avail_idx[q];
-	*(uint16_t *)fake_mem_at(&f->fm, avail_gpa(q) + 4 + 2 * (uint64_t)(old % QSZ)) = idx;
-	f->avail_idx[q] = (uint16_t)(old + 1);
-	__atomic_store_n((uint16_t *)fake_mem_at(&f->fm, avail_gpa(q) + 2), f->avail_idx[q],
-			 __ATOMIC_RELEASE);
-	return gpa;
-}
-
-/* The guest's notify write reached the queue's ioeventfd; the I/O thread
- * handles it. */
-static void kick(struct fx *f, unsigned int q)
-{
-	uint64_t one = 1;
-	assert_int_equal(write(f->vp->q[q].kick_fd, &one, sizeof(one)), sizeof(one));
-	vp_kick_ready(&f->vp->q[q], EPOLLIN);
+	vpd_cw(&f->d, VP_MSIX_CONFIG, 2, 0);
+	for (unsigned int q = 0; q < NQ; q++)
+		vpd_queue(&f->d, q, q == NQ - 1 ? NO_VEC : 1);
+	vpd_driver_ok(&f->d);
 }
 
 /* The guest sends one frame: its completion is held. */
 static void tx_one(struct fx *f)
 {
-	uint16_t before = used_idx(f, TXQ);
-	uint64_t gpa = post1(f, TXQ, HDR + 60, false);
+	uint16_t before = vpd_used_idx(&f->d, TXQ);
+	uint64_t gpa = vpd_post1(&f->d, TXQ, HDR + 60, false);
 	memset(fake_mem_at(&f->fm, gpa), 0, HDR);
 	memset(fake_mem_at(&f->fm, gpa + HDR), 0x5a, 60);
-	kick(f, TXQ);
+	vpd_kick(&f->d, TXQ);
 	uint8_t pkt[256];
 	assert_int_equal(recv(f->wire, pkt, sizeof(pkt), MSG_DONTWAIT), HDR + 60);
-	assert_int_equal(used_idx(f, TXQ), (uint16_t)(before + 1));
+	assert_int_equal(vpd_used_idx(&f->d, TXQ), (uint16_t)(before + 1));
 	assert_true(f->n->pairs[0].tx_coal.armed);
 }
 
 /* A frame from the host reaches the guest: RX's interrupt goes out. */
 static void rx_one(struct fx *f)
 {
-	uint16_t before = used_idx(f, RXQ);
-	post1(f, RXQ, 1526, true);
+	uint16_t before = vpd_used_idx(&f->d, RXQ);
+	vpd_post1(&f->d, RXQ, 1526, true);
 	uint8_t frame[HDR + 60] = {0};
 	assert_int_equal(send(f->wire, frame, sizeof(frame), 0), sizeof(frame));
 	virtio_net_rx_run(&f->n->pairs[0]);
-	assert_int_equal(used_idx(f, RXQ), (uint16_t)(before + 1));
+	assert_int_equal(vpd_used_idx(&f->d, RXQ), (uint16_t)(before + 1));
 }
 
 /* The hold's timer expires (the I/O thread runs its handler). */
@@ -203,7 +132,8 @@ static int setup(void **state)
 	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
 	assert_int_equal(fake_mem_init(&f->fm, 1 << 20), 0);
 	assert_int_equal(iothread_init(&f->io, "io0"), 0);
-	f->next_buf = BUF_GPA;
+	f->d = (struct vp_driver){
+	    .trap = &f->trap, .fm = &f->fm, .ring_gpa = RING_GPA, .next_buf = BUF_GPA, .qsz = QSZ};
 	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	struct tap tap;
@@ -223,8 +153,9 @@ static int setup(void **state)
 	    .pci = f->pci, .io = &f->io, .gm = &f->fm.gm, .use_ioeventfd = true};
 	assert_int_equal(virtio_pci_attach(&env, &f->n->vdev, err, sizeof(err)), 0);
 	f->vp = f->n->vdev.transport_data;
+	f->d.vp = f->vp;
 	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
+	f->d.bar = cfg_bar64(&f->trap, 1, VP_BAR);
 	f->tab = cfg_bar64(&f->trap, 1, VP_MSIX_BAR);
 	f->msix_cap = cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0);
 	driver_bring_up(f);
