@@ -21,6 +21,19 @@ int virtio_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq)
 	return vdev->transport->queue_irq_seq(vdev, q, seq);
 }
 
+static int virtio_queue_vector(struct virtio_dev *vdev, unsigned int q)
+{
+	if (q >= vdev->num_queues || !vdev->transport || !vdev->transport->queue_vector)
+		return -1;
+	return vdev->transport->queue_vector(vdev, q);
+}
+
+bool virtio_queues_apart(struct virtio_dev *vdev, unsigned int a, unsigned int b)
+{
+	int va = virtio_queue_vector(vdev, a), vb = virtio_queue_vector(vdev, b);
+	return va >= 0 && vb >= 0 && va != vb;
+}
+
 void virtio_complete(struct virtio_dev *vdev, unsigned int q, uint16_t head, uint32_t len)
 {
 	if (q >= vdev->num_queues)

@@ -90,6 +90,9 @@ struct virtio_transport_ops {
 	 * virtio_irq_seq_sent. 0, or -1 if the transport cannot say (INTx,
 	 * no vector). */
 	int (*queue_irq_seq)(struct virtio_dev *vdev, unsigned int q, uint64_t *seq);
+	/* Optional: queue q's MSI-X vector as the driver set it last, or -1
+	 * (none set, INTx, or the transport cannot say). */
+	int (*queue_vector)(struct virtio_dev *vdev, unsigned int q);
 };
 
 struct virtio_dev {
@@ -152,6 +155,10 @@ void virtio_complete(struct virtio_dev *vdev, unsigned int q, uint16_t head, uin
 void virtio_notify_if_needed(struct virtio_dev *vdev, unsigned int q);
 /* The transport's queue_irq_seq for q: 0, or -1 if it has none. */
 int virtio_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *seq);
+/* Whether queues a and b have interrupts on different MSI-X vectors:
+ * false when they share one, or when the transport cannot say (INTx has
+ * one line for all queues). */
+bool virtio_queues_apart(struct virtio_dev *vdev, unsigned int a, unsigned int b);
 /* Whether, between the reads of queue_irq_seq that gave then and now, an
  * interrupt left on the vector the queue was on all along. Not when the
  * driver set the queue's vector meanwhile: an interrupt on the old

@@ -228,6 +228,15 @@ static int vp_queue_irq_seq(struct virtio_dev *vdev, unsigned int q, uint64_t *s
 	return 0;
 }
 
+static int vp_queue_vector(struct virtio_dev *vdev, unsigned int q)
+{
+	struct virtio_pci *vp = vdev->transport_data;
+	if (q >= vdev->num_queues || !pci_msix_enabled(&vp->pci))
+		return -1;
+	uint16_t v = atomic_load(&vp->q[q].vector);
+	return v == VIRTIO_MSI_NO_VECTOR ? -1 : v;
+}
+
 static int vp_queue_handoff(struct virtio_dev *vdev, unsigned int q, int *kick_fd, int *call_fd)
 {
 	struct virtio_pci *vp = vdev->transport_data;
@@ -275,6 +284,7 @@ const struct virtio_transport_ops vp_transport_ops = {
     .queue_takeback = vp_queue_takeback,
     .queue_resched = vp_queue_resched,
     .queue_irq_seq = vp_queue_irq_seq,
+    .queue_vector = vp_queue_vector,
 };
 
 void virtio_pci_counters(const struct virtio_dev *vdev, counter_emit_fn emit, void *ctx)

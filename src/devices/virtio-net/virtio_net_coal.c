@@ -89,6 +89,17 @@ void virtio_net_coal_stop(struct virtio_net *n)
 	}
 }
 
+/* The card's own TX hold (virtio_net_coal_tx_own) waits for RX's
+ * interrupt to carry the completion; a driver that put TX on a vector of
+ * its own would only wait (review7's note). A hold the driver set is the
+ * driver's, kept wherever its vectors are. */
+static bool coal_own_tx_alone(struct virtio_net_coal *c)
+{
+	struct virtio_net *n = c->p->n;
+	return c->dir == VIRTIO_NET_TXQ && n->coal_tx_own &&
+	       virtio_queues_apart(&n->vdev, coal_q(c), 2 * c->p->index + VIRTIO_NET_RXQ);
+}
+
 void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now)
 {
 	struct virtio_net *n = c->p->n;
@@ -96,7 +107,8 @@ void virtio_net_coal_pushed(struct virtio_net_coal *c, bool now)
 	uint32_t us = atomic_load_explicit(&n->coal_usecs[c->dir], memory_order_relaxed);
 	uint32_t max = atomic_load_explicit(&n->coal_max[c->dir], memory_order_relaxed);
 
-	if (!now && us && max && c->pending < max && atomic_load(&n->coal_watched)) {
+	if (!now && us && max && c->pending < max && atomic_load(&n->coal_watched) &&
+	    !coal_own_tx_alone(c)) {
 		counter_add(c->dir == VIRTIO_NET_RXQ ? &n->stats.rx_held : &n->stats.tx_held, 1);
 		/* After this push's used-index store (virtq_push). */
 		c->cover_ok = virtio_queue_irq_seq(&n->vdev, coal_q(c), &c->cover_seq) == 0;

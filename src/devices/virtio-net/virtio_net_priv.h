@@ -57,7 +57,8 @@ _Static_assert(2 * VIRTIO_NET_PAIRS_MAX + 1 <= VIRTIO_MAX_QUEUES, "net queues");
 #define VIRTIO_NET_MSIX_ONE_PAIR  2 /* config + one shared by rx, tx and ctrl */
 /* A one-pair card's own TX coalescing, until the driver sets its own
  * (virtio_net_coal_defaults): a TX completion waits this long, or for this
- * many packets, for a receive interrupt on the shared vector to carry it.
+ * many packets, for a receive interrupt on the shared vector to carry it
+ * (no hold where the driver put TX on a vector of its own).
  * The guest's request/response round trip is ~0.1 ms in the nested
  * testbed, microseconds on hardware; a stream's ACKs come sooner. */
 #define VIRTIO_NET_TX_HOLD_USECS   250u
