@@ -39,8 +39,19 @@ static void vsock_wake(struct virtio_vsock *v)
 		counter_add(&v->stats.conn_event_fails, 1);
 }
 
+/* Closes the host ends resets dropped (vsock_reset: a vCPU may not
+ * close). Before any work that may open streams: a reset adds the fds of
+ * the streams open then, so with this before every opening the list never
+ * holds more than VSOCK_MAX_CONNS, however often the guest resets. */
+static void vsock_close_dead(struct virtio_vsock *v)
+{
+	while (v->nr_dead)
+		close(v->dead[--v->nr_dead]);
+}
+
 static void vsock_run(struct virtio_vsock *v)
 {
+	vsock_close_dead(v);
 	vsock_tx_run(v);
 	vsock_rx_run(v);
 }
@@ -56,8 +67,7 @@ static void vsock_serve(struct virtio_vsock *v, int timeout)
 	 * events taken wait here, and nothing touches the guest. */
 	while (v->held && !atomic_load(&v->stop))
 		pthread_cond_wait(&v->held_cv, &v->mu);
-	while (v->nr_dead) /* streams a reset dropped */
-		close(v->dead[--v->nr_dead]);
+	vsock_close_dead(v);
 	v->woken = false;
 	vsock_host_events(v, evs, n > 0 ? n : 0);
 	if (v->woken)
@@ -220,8 +230,7 @@ void virtio_vsock_destroy(struct virtio_dev *vdev)
 {
 	struct virtio_vsock *v = vsock_of(vdev);
 	vsock_conn_reset_all(v);
-	while (v->nr_dead)
-		close(v->dead[--v->nr_dead]);
+	vsock_close_dead(v);
 	if (v->listen_fd >= 0)
 		close(v->listen_fd);
 	if (v->wake_fd >= 0)
