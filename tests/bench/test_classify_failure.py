@@ -120,6 +120,23 @@ class SkiffFailures(unittest.TestCase):
         self.assertEqual(out, "skiff: guest-oops: BUG: TASK stack guard page was hit at"
                               " 00000000401accb2 (stack is 00000000c1e1545e..00000000d41a654d)")
 
+    def test_fail_line_before_the_vmrun_oops(self):
+        # The scenario had failed before L1 oopsed: skiff's failure,
+        # whatever came after.
+        log = fixture("l1_irq_after_vmrun.log").replace(
+            "SKIFF-L2-MARK up_mbps=284.4\n",
+            "SKIFF-L2-MARK up_mbps=284.4\nSKIFF-RESULT: FAIL e1000-quick sha256 differs\n")
+        rc, out = classify(log)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "skiff: scenario-fail: e1000-quick sha256 differs")
+
+    def test_skiff_exit_before_the_double_fault(self):
+        log = fixture("l2_double_fault_syscall.log").replace(
+            "SKIFF-L2-MARK eth0 up\n", "SKIFF-L2-MARK eth0 up\n" + SKIFF_EXIT)
+        rc, out = classify(log)
+        self.assertEqual(rc, 1)
+        self.assertTrue(out.startswith("skiff: "), out)
+
     def test_other_oops_after_the_vmrun_one(self):
         log = fixture("l1_irq_after_vmrun.log") + \
             "[   19.0] general protection fault, probably for non-canonical address\n"

@@ -24,8 +24,9 @@ Only four testbed signatures are recognised (tests/testbed/FAILURES.md):
                       faulted until its stack ran out (in skiff's and in
                       QEMU's vCPU threads alike)
 Anything that names skiff wins over them: another oops (L1's or L2's), a
-scenario's FAIL line, skiff's non-zero exit, a timeout while the L2
-watcher saw a skiff thread running. Whatever is not recognised is skiff's
+scenario's FAIL line or skiff's non-zero exit before a known oops (after
+it, they follow from it), a timeout while the L2 watcher saw a skiff
+thread running. Whatever is not recognised is skiff's
 too: a retry must never hide a bug."""
 import re
 import sys
@@ -57,7 +58,8 @@ def oops_end(lines, i):
 
 
 def oopses(lines):
-    """Each oops as (its first line, the testbed kind it is or None). Lines
+    """Each oops as (its first line, the testbed kind it is or None, its
+    line's index). Lines
     in an oops are not oopses of their own (a double fault prints two
     headers, a fatal oops ends in a panic line)."""
     out, i = [], 0
@@ -74,21 +76,21 @@ def oopses(lines):
             kind = "l2-double-fault"
         elif AFTER_VMRUN.search(block):
             kind = "l1-irq-after-vmrun"
-        out.append((body, kind))
+        out.append((body, kind, i))
         i = end
     return out
 
 
 def skiff_exit(lines):
     """vmm_boot_l2's "skiff exited N; its stderr:" and skiff's first
-    error line after it, or None. 0 is not a failure; 143 is L1's own
-    timeout of skiff (a hang), still skiff's."""
+    error line after it, with the line's index, or (None, None). 0 is not
+    a failure; 143 is L1's own timeout of skiff (a hang), still skiff's."""
     for i, line in enumerate(lines):
         m = re.search(r"vmm_boot_l2: skiff exited (\d+)", line)
         if m and m.group(1) != "0":
             err = next((x for x in lines[i + 1:i + 21] if x.startswith("skiff: ")), "")
-            return f"skiff exited {m.group(1)}" + (f": {err}" if err else "")
-    return None
+            return f"skiff exited {m.group(1)}" + (f": {err}" if err else ""), i
+    return None, None
 
 
 def busy_skiff_thread(lines):
@@ -106,17 +108,20 @@ def classify(log, fail_line=""):
     why = re.sub(r"^FAIL \S+: ", "", fail_line.strip())
     why = re.sub(r" \(\d+s\)$", "", why)
     found = oopses(lines)
-    other = [o for o, kind in found if not kind]
+    other = [o for o, kind, _ in found if not kind]
     if other:
         return "skiff", "guest-oops", other[0]
-    fail = next((x for x in lines if "SKIFF-RESULT: FAIL" in x), None)
-    exited = skiff_exit(lines)
-    # Only known frames: the scenario's failure follows from them.
-    if any(kind == "l1-irq-after-vmrun" for _, kind in found):
-        return ("testbed", "l1-irq-after-vmrun",
-                "L1 took an interrupt right after VMRUN, GIF clear (L0's TCG): "
-                + next(o for o, kind in found if kind == "l1-irq-after-vmrun"))
-    if found:
+    fail_i = next((i for i, x in enumerate(lines) if "SKIFF-RESULT: FAIL" in x), None)
+    fail = lines[fail_i] if fail_i is not None else None
+    exited, exit_i = skiff_exit(lines)
+    # Only known frames: the scenario's failure follows from them, unless
+    # it came first.
+    first = found[0][2] if found else None
+    if found and (fail_i is None or fail_i > first) and (exit_i is None or exit_i > first):
+        kind = next((k for _, k, _ in found if k == "l1-irq-after-vmrun"), found[0][1])
+        if kind == "l1-irq-after-vmrun":
+            return ("testbed", kind, "L1 took an interrupt right after VMRUN, GIF clear (L0's TCG): "
+                    + next(o for o, k, _ in found if k == kind))
         return "testbed", "l2-double-fault", "L2 double fault at entry_SYSCALL_64+0x0, RSP on the user stack"
     if fail:
         return "skiff", "scenario-fail", fail.split("SKIFF-RESULT: FAIL", 1)[1].strip()
