@@ -36,8 +36,8 @@ tb_say "bounds: ${#names[@]} scenarios sum to $((bsum / 60)) min, $((bworst / 60
 # threads running or an unrecognised failure, fails at once: a retry must
 # not hide a bug. More than two retries in a run fail the run: a testbed
 # that flaky cannot tell skiff's failures from its own. Two, not one: at
-# the measured 2.8 testbed failures per 100 lives (FAILURES.md), 31
-# scenarios see two or more about one run in 5, three or more one in 17;
+# the measured 2.6 testbed failures per 100 lives (FAILURES.md), 31
+# scenarios see two or more about one run in 5, three or more one in 20;
 # the bounds fit CI's 90 minutes with two retries (issue 39.4), not three.
 passed=0 failed=0 retried=()
 out=$(mktemp)
