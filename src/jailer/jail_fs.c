@@ -156,8 +156,7 @@ int jail_dir_create(const struct jail_args *a, int exec_fd, struct jail_dir *d, 
 	if (d->id_fd < 0 || mkdirat(d->id_fd, "root", 0700) < 0)
 		return fail_with(d, a, 1, err, errlen, what);
 	d->root_fd = openat(d->id_fd, "root", DIR_FLAGS);
-	/* The jailed process may make its API socket in its root. */
-	if (d->root_fd < 0 || fchown(d->root_fd, a->uid, a->gid) < 0)
+	if (d->root_fd < 0)
 		return fail_with(d, a, 1, err, errlen, what);
 	snprintf(what, sizeof(what), "cannot copy %s into the jail", a->exec_file);
 	if (copy_exec(exec_fd, d->root_fd, a->exec_name) < 0)
@@ -165,6 +164,13 @@ int jail_dir_create(const struct jail_args *a, int exec_fd, struct jail_dir *d, 
 	if (jail_devices_make(d->root_fd, a->devices, a->n_devices, a->uid, a->gid, err, errlen) <
 	    0)
 		return fail_with(d, a, 1, err, errlen, NULL);
+	/* The jailed process may make its API socket in its root; given to it
+	 * last, as Firecracker does: while the root still made its nodes, the
+	 * UID (any process of it) could have planted a /dev of its own there
+	 * and swapped a node for a link between mknod and chown. */
+	snprintf(what, sizeof(what), "cannot make %s", d->root_path);
+	if (fchown(d->root_fd, a->uid, a->gid) < 0)
+		return fail_with(d, a, 1, err, errlen, what);
 	return 0;
 }
 

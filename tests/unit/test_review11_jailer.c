@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+/* A hostile review of skiff-jailer (review 11), as root with temporary
+ * directories: who else may write in the jail while the root jailer makes
+ * its device nodes, and what the root then does through what they put
+ * there. mknodat is wrapped (-Wl,--wrap=mknodat) so that a test acts at
+ * the moment a node is made, with no race to win. Each test failed on the
+ * code before its fix ("review11: ..." commits). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jailer/jail_args.h"
+#include "jailer/jail_fs.h"
+
+static char err[512];
+
+int __real_mknodat(int dirfd, const char *path, mode_t mode, dev_t dev);
+
+/* What the wrapper does when the jailer makes a node: NULL, nothing. */
+static void (*on_mknod)(int dirfd, const char *leaf);
+
+int __wrap_mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
+{
+	int r = __real_mknodat(dirfd, path, mode, dev);
+	if (r == 0 && on_mknod)
+		on_mknod(dirfd, path);
+	return r;
+}
+
+static int parse(const char *const *args, struct jail_args *a)
+{
+	static char *argv[32]; /* a.exec_argv points into it */
+	int n = 0;
+	argv[n++] = "skiff-jailer";
+	for (; args[n - 1]; n++)
+		argv[n] = (char *)args[n - 1];
+	argv[n] = NULL;
+	err[0] = 0;
+	return jail_args_parse(n, argv, a, err, sizeof(err));
+}
+
+static void rm_rf(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		jail_rm_tree(fd);
+		close(fd);
+	}
+	rmdir(dir);
+}
+
+static void put(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* A temporary top with an exec file "skiff", and the arguments of a jail
+ * vm1 for uid:gid 1000:1000 under <top>/base. */
+struct fixture {
+	char top[64], base[PATH_MAX], exe[PATH_MAX];
+	int exec_fd;
+	struct jail_args a;
+};
+
+static void fixture_make(struct fixture *f)
+{
+	snprintf(f->top, sizeof(f->top), "/tmp/skiff-rev11-XXXXXX");
+	assert_non_null(mkdtemp(f->top));
+	assert_int_equal(chmod(f->top, 0755), 0); /* uid 1000 may walk to the jail */
+	snprintf(f->base, sizeof(f->base), "%s/base", f->top);
+	snprintf(f->exe, sizeof(f->exe), "%s/skiff", f->top);
+	put(f->exe, "binary", 0755);
+	f->exec_fd = open(f->exe, O_RDONLY);
+	assert_true(f->exec_fd >= 0);
+	const char *args[] = {"--id",  "vm1",  "--exec-file",	    f->exe,  "--uid", "1000",
+			      "--gid", "1000", "--chroot-base-dir", f->base, NULL};
+	assert_int_equal(parse(args, &f->a), 0);
+}
+
+static void fixture_drop(struct fixture *f)
+{
+	close(f->exec_fd);
+	rm_rf(f->top);
+}
+
+/* The jail's root, while the jailer made its nodes: could a process of
+ * the jail's UID (another VM's, or anything running as it) write in it?
+ * It could: the root was chowned to the UID before the exec file was
+ * copied and the nodes made, so the UID could plant a /dev of its own
+ * (subdir() takes an existing one) and swap nodes in it (below). */
+static char root_seen[PATH_MAX + 16];
+static int uid_wrote = -1;
+
+static void try_as_uid(int dirfd, const char *leaf)
+{
+	(void)dirfd;
+	(void)leaf;
+	if (uid_wrote >= 0)
+		return;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char path[PATH_MAX + 32];
+		snprintf(path, sizeof(path), "%s/planted", root_seen);
+		if (setresgid(1000, 1000, 1000) < 0 || setresuid(1000, 1000, 1000) < 0)
+			_exit(2);
+		_exit(mkdir(path, 0700) == 0 ? 1 : 0);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 2);
+	uid_wrote = WEXITSTATUS(st);
+}
+
+static void test_root_given_last(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	struct fixture f;
+	struct jail_dir d;
+	struct stat st;
+	fixture_make(&f);
+	snprintf(root_seen, sizeof(root_seen), "%s/skiff/vm1/root", f.base);
+	uid_wrote = -1;
+	on_mknod = try_as_uid;
+	int r = jail_dir_create(&f.a, f.exec_fd, &d, err, sizeof(err));
+	on_mknod = NULL;
+	assert_int_equal(r, 0);
+	/* The root is the UID's in the end (its API socket goes there). */
+	assert_int_equal(fstat(d.root_fd, &st), 0);
+	assert_true(st.st_uid == 1000 && st.st_gid == 1000);
+	jail_dir_remove(&d, &f.a);
+	fixture_drop(&f);
+	assert_int_not_equal(uid_wrote, -1); /* the wrapper ran */
+	if (uid_wrote == 1)
+		fail_msg("uid 1000 wrote in the jail's root while the jailer made its nodes");
+}
+
+/* Whoever may write the jail's /dev swaps /dev/kvm for a symlink to a
+ * host file between the jailer's mknodat and its mode change: fchmodat
+ * followed it and made the host file 0600 (chown did not: NOFOLLOW). */
+static char victim[PATH_MAX + 16];
+
+static void swap_for_link(int dirfd, const char *leaf)
+{
+	if (strcmp(leaf, "kvm"))
+		return;
+	assert_int_equal(unlinkat(dirfd, leaf, 0), 0);
+	assert_int_equal(symlinkat(victim, dirfd, leaf), 0);
+}
+
+static void test_node_mode_not_through_link(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	struct fixture f;
+	struct jail_dir d;
+	struct stat st;
+	fixture_make(&f);
+	snprintf(victim, sizeof(victim), "%s/host-file", f.top);
+	put(victim, "host", 0644);
+	on_mknod = swap_for_link;
+	int r = jail_dir_create(&f.a, f.exec_fd, &d, err, sizeof(err));
+	on_mknod = NULL;
+	if (r == 0)
+		jail_dir_remove(&d, &f.a);
+	assert_int_equal(stat(victim, &st), 0);
+	fixture_drop(&f);
+	if ((st.st_mode & 07777) != 0644 || st.st_uid != 0)
+		fail_msg("the host file behind the link became uid %u mode %04o",
+			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_root_given_last),
+	    cmocka_unit_test(test_node_mode_not_through_link),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
