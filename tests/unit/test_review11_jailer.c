@@ -187,11 +187,60 @@ static void test_node_mode_not_through_link(void **state)
 			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
 }
 
+/* <base>/<exec name> there already, owned by another user (the base is
+ * writable, /srv/jailer made by hand, ...): its owner can swap the <id>
+ * directory the jailer makes in it, and so the root and /dev it fills.
+ * It was taken; now it is refused (status 2, nothing made in it), as is
+ * a root-owned one others may write; a sticky one is taken. */
+static void test_name_dir_of_another_user(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	static const struct {
+		uid_t uid;
+		mode_t mode;
+		int want;
+	} cases[] = {
+	    {2000, 0755, 2}, {0, 0777, 2}, {0, 0775, 2}, {0, 01777, 0}, {0, 0755, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fixture f;
+		struct jail_dir d;
+		char name[PATH_MAX + 16], id[PATH_MAX + 32];
+		fixture_make(&f);
+		snprintf(name, sizeof(name), "%s/skiff", f.base);
+		snprintf(id, sizeof(id), "%s/vm1", name);
+		assert_int_equal(mkdir(f.base, 0755), 0);
+		assert_int_equal(mkdir(name, 0755), 0);
+		assert_int_equal(chown(name, cases[i].uid, cases[i].uid), 0);
+		assert_int_equal(chmod(name, cases[i].mode), 0);
+		err[0] = 0;
+		int r = jail_dir_create(&f.a, f.exec_fd, &d, err, sizeof(err));
+		bool made = access(id, F_OK) == 0;
+		if (r == 0)
+			jail_dir_remove(&d, &f.a);
+		bool name_left = access(name, F_OK) == 0;
+		fixture_drop(&f);
+		if (r != cases[i].want)
+			fail_msg("case %zu (uid %u mode %04o): status %d, want %d (%s)", i,
+				 (unsigned int)cases[i].uid, (unsigned int)cases[i].mode, r,
+				 cases[i].want, err);
+		if (r == 2) {
+			assert_false(made);
+			assert_true(name_left); /* not ours: left */
+			assert_non_null(strstr(err, "may be written by others"));
+			assert_null(strchr(err, '\n'));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_root_given_last),
 	    cmocka_unit_test(test_node_mode_not_through_link),
+	    cmocka_unit_test(test_name_dir_of_another_user),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
