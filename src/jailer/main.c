@@ -30,6 +30,7 @@ struct jailer {
 
 static int die(struct jailer *j, int status)
 {
+	jail_err_oneline(j->err); /* paths quoted in it may hold a newline */
 	fprintf(stderr, "skiff-jailer: %s\n", j->err);
 	return status;
 }

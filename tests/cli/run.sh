@@ -186,6 +186,8 @@ if [ -x "$JAILER" ]; then
 	expect 2 "missing --uid" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --gid 1000
 	expect 2 "invalid --id" -- "$JAILER" --chroot-base-dir "$J" --id ../vm1 --exec-file /bin/true --uid 1000 --gid 1000
 	expect 2 "invalid --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file true --uid 1000 --gid 1000
+	# A quoted argument's newline stays out of the one line (review 11).
+	expect 2 "invalid --id 'vm1\?skiff-jailer: ok'" -- "$JAILER" --chroot-base-dir "$J" --id $'vm1\nskiff-jailer: ok' --exec-file /bin/true --uid 1000 --gid 1000
 	expect 2 "invalid --uid '0'" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 0 --gid 1000
 	expect 2 "invalid --cgroup" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --cgroup ../../cgroup.procs=1
 	expect 2 "invalid --resource-limit" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --resource-limit cpu=1

@@ -235,12 +235,39 @@ static void test_name_dir_of_another_user(void **state)
 	}
 }
 
+/* A bad argument's message quotes the argument: one with a newline made
+ * it two lines (or a forged one in the orchestrator's log). Every
+ * refusal is one line, control characters shown as '?'. */
+static void test_bad_argument_one_line(void **state)
+{
+	(void)state;
+	struct jail_args a;
+	static const char *const bad[][3] = {
+	    {"--id", "vm\nskiff-jailer: ok", NULL},
+	    {"--cgroup", "memory.max=1\n2", NULL},
+	    {"--resource-limit", "fsize=1\n", NULL},
+	    {"--device", "vfio/\n1", NULL},
+	    {"--uid", "1\r", NULL},
+	    {"--parent-cgroup", "a\nb", NULL},
+	    {"--exec-file", "/bin/a\nb", NULL},
+	    {"--frob\n", NULL, NULL},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(bad[i], &a), -1);
+		for (const char *p = err; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				fail_msg("case %zu: control character in '%s'", i, err);
+		assert_non_null(strchr(err, '?'));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_root_given_last),
 	    cmocka_unit_test(test_node_mode_not_through_link),
 	    cmocka_unit_test(test_name_dir_of_another_user),
+	    cmocka_unit_test(test_bad_argument_one_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
