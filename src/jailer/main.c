@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +112,9 @@ static int daemonize(struct jailer *j)
 int main(int argc, char **argv)
 {
 	static struct jailer j = {.exec_fd = -1, .netns_fd = -1, .null_fd = -1};
+	/* The jail's modes are its own (0755 directories the UID walks
+	 * through to its nodes), not whatever umask the caller had. */
+	umask(022);
 	if (jail_args_parse(argc, argv, &j.a, j.err, ERRLEN) < 0)
 		return die(&j, 2);
 	if (j.a.help) {

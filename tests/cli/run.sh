@@ -240,6 +240,20 @@ wrote"
 			echo "FAIL skiff-jailer: status $rc, output:"
 			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
 		fi
+		# The caller's umask is not the jail's: under umask 077 the jail's
+		# /dev and /dev/net were root's 0700 and the UID reached no node
+		# (review 11).
+		(umask 077 && bounded "$JAILER" "$CLI_SECS" "$JAILER" --id vm-umask --exec-file "$T/busybox" \
+			--uid 1000 --gid 1000 --chroot-base-dir "$J" -- sh -c "/busybox ls /dev/net" \
+			>"$T/jail.out" 2>"$T/jail.err")
+		if [ "$(cat "$T/jail.out")" = tun ]; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: under umask 077 the jailed UID reaches /dev/net/tun"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: under umask 077:"
+			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
+		fi
 		expect 2 "jail .*/busybox/vm1 exists" -- "$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" -- true
 		# Nothing of the jail's mounts is left in the host's namespace.
 		if grep -q "$J" /proc/self/mountinfo; then
