@@ -9,10 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -191,4 +195,15 @@ int jail_exec_file_check(int fd, const char *path, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+int jail_netns_check(int fd, const char *path, char *err, size_t errlen)
+{
+	struct statfs fs;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == NSFS_MAGIC &&
+	    ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET)
+		return 0;
+	snprintf(err, errlen, "--netns %s is not a network namespace (such as /var/run/netns/NAME)",
+		 path);
+	return -1;
 }

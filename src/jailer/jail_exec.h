@@ -35,4 +35,9 @@ void jail_exec(const struct jail_args *a, char *err, size_t errlen);
  * libraries and no interpreter. 0, or -1 with a reason. */
 int jail_exec_file_check(int fd, const char *path, char *err, size_t errlen);
 
+/* FD (opened with O_NONBLOCK: a FIFO must not hang the jailer) must be a
+ * network namespace (nsfs, NS_GET_NSTYPE): anything else is refused
+ * before the jail is made, not found at setns once it is. 0, or -1. */
+int jail_netns_check(int fd, const char *path, char *err, size_t errlen);
+
 #endif

@@ -45,10 +45,21 @@ static int undo(struct jailer *j)
 	return die(j, 1);
 }
 
-/* Opens what the arguments name before anything is made. */
+/* Opens what the arguments name before anything is made. O_NONBLOCK: a
+ * FIFO in their place (their directories may be others') hung the root
+ * jailer in open(2); O_NOCTTY: a terminal is never made the jailer's.
+ * The exec file is looked at first, so that no device is opened as it
+ * (an open may act: a watchdog starts), and checked again once open. */
+#define INPUT_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
 static int open_inputs(struct jailer *j)
 {
-	j->exec_fd = open(j->a.exec_file, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (stat(j->a.exec_file, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(j->err, ERRLEN, "--exec-file %s is not a regular file", j->a.exec_file);
+		return -1;
+	}
+	j->exec_fd = open(j->a.exec_file, INPUT_FLAGS);
 	if (j->exec_fd < 0) {
 		snprintf(j->err, ERRLEN, "cannot open --exec-file %s: %s", j->a.exec_file,
 			 strerror(errno));
@@ -57,12 +68,14 @@ static int open_inputs(struct jailer *j)
 	if (jail_exec_file_check(j->exec_fd, j->a.exec_file, j->err, ERRLEN) < 0)
 		return -1;
 	if (j->a.netns) {
-		j->netns_fd = open(j->a.netns, O_RDONLY | O_CLOEXEC);
+		j->netns_fd = open(j->a.netns, INPUT_FLAGS);
 		if (j->netns_fd < 0) {
 			snprintf(j->err, ERRLEN, "cannot open --netns %s: %s", j->a.netns,
 				 strerror(errno));
 			return -1;
 		}
+		if (jail_netns_check(j->netns_fd, j->a.netns, j->err, ERRLEN) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -195,6 +195,15 @@ if [ -x "$JAILER" ]; then
 	expect 2 "cannot open --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$T/missing" --uid 1000 --gid 1000
 	expect 2 "dynamically linked" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff" --uid 1000 --gid 1000
 	expect 2 "cannot open --netns" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/nons"
+	# A FIFO named as the exec file or the netns hung the root jailer in
+	# open(2); a file that is no network namespace was found only at
+	# setns, after the jail was made (review 11).
+	mkfifo "$T/fifo"
+	echo "not a namespace" >"$T/notns"
+	expect 2 "exec-file .*is not a regular file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$T/fifo" --uid 1000 --gid 1000
+	expect 2 "netns .*is not a network namespace" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/fifo"
+	expect 2 "netns .*is not a network namespace" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/notns"
+	expect 2 "netns .*is not a network namespace" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns /proc/self/ns/mnt
 	# The cgroup root from the environment must be cgroup v2: the root
 	# jailer wrote the values into any directory it named (review 3).
 	mkdir -p "$T/cgfake"

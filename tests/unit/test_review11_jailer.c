@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "jailer/jail_args.h"
+#include "jailer/jail_exec.h"
 #include "jailer/jail_fs.h"
 
 static char err[512];
@@ -261,6 +262,42 @@ static void test_bad_argument_one_line(void **state)
 	}
 }
 
+/* --netns must be a network namespace, found before the jail is made:
+ * a FIFO hung open(2) (the jailer opens it O_NONBLOCK now), anything
+ * else failed only at setns, after the jail was made. */
+static void test_netns_check(void **state)
+{
+	(void)state;
+	char fifo[] = "/tmp/skiff-rev11-fifo-XXXXXX";
+	assert_non_null(mkdtemp(fifo));
+	char path[sizeof(fifo) + 8];
+	snprintf(path, sizeof(path), "%s/p", fifo);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	static const struct {
+		const char *path;
+		int want;
+	} cases[] = {
+	    {"/proc/self/ns/net", 0},
+	    {"/proc/self/ns/mnt", -1},
+	    {"/proc/self/status", -1},
+	    {"/tmp", -1},
+	    {NULL, -1}, /* the FIFO */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = cases[i].path ? cases[i].path : path;
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		assert_true(fd >= 0);
+		err[0] = 0;
+		if (jail_netns_check(fd, p, err, sizeof(err)) != cases[i].want)
+			fail_msg("%s: want %d (%s)", p, cases[i].want, err);
+		if (cases[i].want < 0)
+			assert_non_null(strstr(err, "is not a network namespace"));
+		close(fd);
+	}
+	unlink(path);
+	rmdir(fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +305,7 @@ int main(void)
 	    cmocka_unit_test(test_node_mode_not_through_link),
 	    cmocka_unit_test(test_name_dir_of_another_user),
 	    cmocka_unit_test(test_bad_argument_one_line),
+	    cmocka_unit_test(test_netns_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
