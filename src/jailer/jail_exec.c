@@ -122,17 +122,19 @@ fail:
 	return -1;
 }
 
+void jail_close_fds_scan(void)
+{
+	for (int fd = 3; fd < 1 << 20; fd++)
+		close(fd);
+}
+
 void jail_close_fds(void)
 {
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
 		return;
 #endif
-	struct rlimit r;
-	long max =
-	    getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1048576 ? (long)r.rlim_cur : 1048576;
-	for (long fd = 3; fd < max; fd++)
-		close((int)fd);
+	jail_close_fds_scan();
 }
 
 void jail_exec(const struct jail_args *a, char *err, size_t errlen)

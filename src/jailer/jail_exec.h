@@ -24,8 +24,13 @@ int jail_enter(int netns_fd, int root_fd, const char *root_path, char *err, size
  * capabilities left; no_new_privs. */
 int jail_drop(const struct jail_args *a, char *err, size_t errlen);
 
-/* Closes every fd above 2. */
+/* Closes every fd above 2: close_range(2), else jail_close_fds_scan. */
 void jail_close_fds(void);
+
+/* The fallback (kernels before 5.9, or close_range filtered): close(2)
+ * on each fd from 3 to fs.nr_open's default, 2^20, not to RLIMIT_NOFILE:
+ * that limit bounds fds opened after it was set, not those inherited. */
+void jail_close_fds_scan(void);
 
 /* Execs /<exec name> with the arguments after "--" and only the
  * environment's SKIFF_* variables. Returns only on failure. */

@@ -128,6 +128,9 @@ int main(int argc, char **argv)
 	/* The jail's modes are its own (0755 directories the UID walks
 	 * through to its nodes), not whatever umask the caller had. */
 	umask(022);
+	/* Nothing inherited but stdio goes further (Firecracker's order too):
+	 * closed again before the exec, where only the jailer's own remain. */
+	jail_close_fds();
 	if (jail_args_parse(argc, argv, &j.a, j.err, ERRLEN) < 0)
 		return die(&j, 2);
 	if (j.a.help) {

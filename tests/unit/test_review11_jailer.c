@@ -298,6 +298,37 @@ static void test_netns_check(void **state)
 	rmdir(fifo);
 }
 
+/* Where close_range(2) is missing, the scan closed fds below the
+ * RLIMIT_NOFILE of the moment, which --resource-limit no-file had just
+ * lowered: an fd inherited above it (900 under no-file=64) reached the
+ * jailed process. */
+static void test_close_fds_scan_past_rlimit(void **state)
+{
+	(void)state;
+	struct jail_args a;
+	const char *args[] = {"--id",  "x", "--exec-file",	"/s",	      "--uid", "5",
+			      "--gid", "6", "--resource-limit", "no-file=64", NULL};
+	assert_int_equal(parse(args, &a), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (dup2(2, 900) != 900 || dup2(2, 40) != 40)
+			_exit(10);
+		if (jail_rlimits_set(&a, err, sizeof(err)) < 0)
+			_exit(11);
+		jail_close_fds_scan();
+		_exit(fcntl(40, F_GETFD) == -1 && fcntl(900, F_GETFD) == -1 ? 0
+		      : fcntl(40, F_GETFD) == -1			    ? 1
+									    : 12);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 1)
+		fail_msg("fd 900, above the lowered no-file limit, was left open");
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(test_name_dir_of_another_user),
 	    cmocka_unit_test(test_bad_argument_one_line),
 	    cmocka_unit_test(test_netns_check),
+	    cmocka_unit_test(test_close_fds_scan_past_rlimit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
