@@ -107,8 +107,23 @@ static int new_pid_ns(struct jailer *j)
 	_exit(0);
 }
 
+/* setsid(2) refuses a process-group leader (the jailer started by a
+ * shell with job control, by setsid(1), or by an orchestrator that gives
+ * each child a group): then fork first, as daemon(3) and Firecracker do,
+ * and the parent exits 0. */
 static int daemonize(struct jailer *j)
 {
+	if (getpgrp() == getpid()) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			snprintf(j->err, ERRLEN, "fork: %s", strerror(errno));
+			return -1;
+		}
+		if (pid > 0)
+			_exit(0);
+		if (j->have_cg)
+			j->cg.moved = getpid(); /* the one to move back on failure */
+	}
 	if (setsid() < 0) {
 		snprintf(j->err, ERRLEN, "setsid: %s", strerror(errno));
 		return -1;

@@ -263,6 +263,24 @@ wrote"
 			echo "FAIL skiff-jailer: under umask 077:"
 			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
 		fi
+		# --daemonize from a process-group leader (setsid(1) here; a shell
+		# with job control): setsid(2) refused it, exit 1 (review 11).
+		bounded setsid "$CLI_SECS" setsid -w "$JAILER" --id vm-daemon --exec-file "$T/busybox" \
+			--uid 1000 --gid 1000 --chroot-base-dir "$J" --daemonize -- sh -c "echo > /ran" \
+			>"$T/jail.out" 2>"$T/jail.err"
+		rc=$?
+		for _ in $(seq 100); do
+			[ -e "$J/busybox/vm-daemon/root/ran" ] && break
+			sleep 0.1
+		done
+		if [ "$rc" = 0 ] && [ -e "$J/busybox/vm-daemon/root/ran" ]; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: --daemonize from a process-group leader runs the jailed file"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: --daemonize from a process-group leader: status $rc"
+			sed 's/^/     /' "$T/jail.err"
+		fi
 		expect 2 "jail .*/busybox/vm1 exists" -- "$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" -- true
 		# Nothing of the jail's mounts is left in the host's namespace.
 		if grep -q "$J" /proc/self/mountinfo; then
