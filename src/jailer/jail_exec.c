@@ -36,6 +36,25 @@ int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen)
 	return 0;
 }
 
+int jail_rlimits_check(const struct jail_args *a, char *err, size_t errlen)
+{
+	unsigned long long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+	if (f && fscanf(f, "%llu", &nr_open) != 1)
+		nr_open = 0;
+	if (f)
+		fclose(f);
+	for (unsigned int i = 0; nr_open && i < a->n_rlimits; i++) {
+		if (a->rlimits[i].resource == RLIMIT_NOFILE && a->rlimits[i].value > nr_open) {
+			snprintf(err, errlen,
+				 "invalid --resource-limit no-file=%llu: at most %llu (fs.nr_open)",
+				 (unsigned long long)a->rlimits[i].value, nr_open);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int jail_enter(int netns_fd, int root_fd, const char *root_path, char *err, size_t errlen)
 {
 	const char *step;

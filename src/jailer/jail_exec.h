@@ -13,6 +13,10 @@
  * cannot raise it again). */
 int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen);
 
+/* Whether jail_rlimits_set can set them, asked before anything is made:
+ * no-file at most fs.nr_open (setrlimit's EPERM above it). */
+int jail_rlimits_check(const struct jail_args *a, char *err, size_t errlen);
+
 /* Joins the network namespace NETNS_FD (when >= 0), unshares the mount
  * namespace (host mounts no longer propagate, none of ours leaks out) and
  * makes ROOT_PATH the root: bind-mounted on itself, pivot_root, the old

@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 			 "namespaces, then drops to --uid)");
 		return die(&j, 2);
 	}
-	if (open_inputs(&j) < 0 ||
+	if (open_inputs(&j) < 0 || jail_rlimits_check(&j.a, j.err, ERRLEN) < 0 ||
 	    (j.a.n_cgroups && jail_cgroup_root_check(jail_cgroup_root(), j.err, ERRLEN) < 0))
 		return die(&j, 2);
 	int st = jail_dir_create(&j.a, j.exec_fd, &j.dir, j.err, ERRLEN);
@@ -178,11 +178,13 @@ int main(int argc, char **argv)
 	}
 	/* Everything that can fail is done before the pivot, while the host's
 	 * paths still lead to the jail and cgroup to remove. */
-	if (jail_rlimits_set(&j.a, j.err, ERRLEN) < 0 || (j.a.new_pid_ns && new_pid_ns(&j) < 0) ||
-	    (j.a.daemonize && daemonize(&j) < 0) ||
+	if ((j.a.new_pid_ns && new_pid_ns(&j) < 0) || (j.a.daemonize && daemonize(&j) < 0) ||
 	    jail_enter(j.netns_fd, j.dir.root_fd, j.dir.root_path, j.err, ERRLEN) < 0)
 		return undo(&j);
-	if (jail_drop(&j.a, j.err, ERRLEN) < 0)
+	/* The limits are the jailed file's, set last (checked at the start):
+	 * set before the fork, fsize=0 killed the parent writing the pid file
+	 * (SIGXFSZ) and a small no-file made its open fail. */
+	if (jail_rlimits_set(&j.a, j.err, ERRLEN) < 0 || jail_drop(&j.a, j.err, ERRLEN) < 0)
 		return die(&j, 1);
 	jail_close_fds();
 	jail_exec(&j.a, j.err, ERRLEN);

@@ -281,6 +281,25 @@ wrote"
 			echo "FAIL skiff-jailer: --daemonize from a process-group leader: status $rc"
 			sed 's/^/     /' "$T/jail.err"
 		fi
+		# The resource limits are the jailed file's: fsize=0 killed the
+		# --new-pid-ns parent writing the pid file (SIGXFSZ, status 153)
+		# while the jailed file ran on (review 11).
+		bounded "$JAILER" "$CLI_SECS" "$JAILER" --id vm-fsize --exec-file "$T/busybox" --uid 1000 --gid 1000 \
+			--chroot-base-dir "$J" --new-pid-ns --resource-limit fsize=0 -- true >"$T/jail.out" 2>"$T/jail.err"
+		rc=$?
+		if [ "$rc" = 0 ] && grep -qE '^[0-9]+$' "$J/busybox/vm-fsize/root/busybox.pid"; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: --new-pid-ns with fsize=0 writes the pid file"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: --new-pid-ns with fsize=0: status $rc"
+			sed 's/^/     /' "$T/jail.err"
+		fi
+		expect 2 "no-file=99999999999: at most" -- "$JAILER" --id vm-nofile --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" --resource-limit no-file=99999999999 -- true
+		if [ -e "$J/busybox/vm-nofile" ]; then
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: a refused no-file left its jail"
+		fi
 		expect 2 "jail .*/busybox/vm1 exists" -- "$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" -- true
 		# Nothing of the jail's mounts is left in the host's namespace.
 		if grep -q "$J" /proc/self/mountinfo; then

@@ -329,6 +329,42 @@ static void test_close_fds_scan_past_rlimit(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* no-file above fs.nr_open: setrlimit refused it after the jail was
+ * made (exit 1); now refused before anything is made. */
+static void test_rlimits_check(void **state)
+{
+	(void)state;
+	struct jail_args a;
+	const char *big[] = {"--id",
+			     "x",
+			     "--exec-file",
+			     "/s",
+			     "--uid",
+			     "5",
+			     "--gid",
+			     "6",
+			     "--resource-limit",
+			     "no-file=99999999999",
+			     NULL};
+	const char *ok[] = {"--id",
+			    "x",
+			    "--exec-file",
+			    "/s",
+			    "--uid",
+			    "5",
+			    "--gid",
+			    "6",
+			    "--resource-limit",
+			    "fsize=99999999999",
+			    NULL};
+	assert_int_equal(parse(big, &a), 0);
+	err[0] = 0;
+	assert_int_equal(jail_rlimits_check(&a, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "fs.nr_open"));
+	assert_int_equal(parse(ok, &a), 0);
+	assert_int_equal(jail_rlimits_check(&a, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +374,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_argument_one_line),
 	    cmocka_unit_test(test_netns_check),
 	    cmocka_unit_test(test_close_fds_scan_past_rlimit),
+	    cmocka_unit_test(test_rlimits_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
