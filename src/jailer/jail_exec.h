@@ -18,7 +18,8 @@ int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen);
 int jail_rlimits_check(const struct jail_args *a, char *err, size_t errlen);
 
 /* Joins the network namespace NETNS_FD (when >= 0), unshares the mount
- * namespace (host mounts no longer propagate, none of ours leaks out) and
+ * namespace (a slave, as Firecracker's: none of ours leaks out; the
+ * host's mounts below the jail's directory still come in) and
  * makes ROOT_PATH the root: bind-mounted on itself, pivot_root, the old
  * root detached. Refused unless ROOT_PATH still leads to ROOT_FD's
  * directory. */
