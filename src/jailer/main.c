@@ -94,8 +94,14 @@ static int new_pid_ns(struct jailer *j)
 		snprintf(j->err, ERRLEN, "fork: %s", strerror(errno));
 		return -1;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		/* The one to move back on failure: the parent's pid, written
+		 * from this namespace, named nobody, the child stayed and the
+		 * leaf could not go. cgroup.procs reads it in the writer's. */
+		if (j->have_cg)
+			j->cg.moved = getpid();
 		return 0;
+	}
 	snprintf(name, sizeof(name), "%s.pid", j->a.exec_name);
 	int n = snprintf(num, sizeof(num), "%d\n", (int)pid);
 	int fd = openat(j->dir.root_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
