@@ -64,6 +64,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libskiff.a | cmocka-check
 $(BUILD)/tests/test_blk_flush: TEST_LDFLAGS = -Wl,--wrap=io_uring_submit
 # test_log counts the logger's write(2) calls: one per line.
 $(BUILD)/tests/test_log: TEST_LDFLAGS = -Wl,--wrap=write
+# test_review11_jailer acts when the jailer makes a device node.
+$(BUILD)/tests/test_review11_jailer: TEST_LDFLAGS = -Wl,--wrap=mknodat
 
 # The version header changes only when the version does (then help.o is
 # rebuilt, nothing else).

@@ -305,7 +305,7 @@ static const struct jail_flag *flag_find(const char *name)
 	return NULL;
 }
 
-int jail_args_parse(int argc, char **argv, struct jail_args *a, char *err, size_t errlen)
+static int args_parse(int argc, char **argv, struct jail_args *a, char *err, size_t errlen)
 {
 	static char *no_args[] = {NULL};
 	memset(a, 0, sizeof(*a));
@@ -351,4 +351,19 @@ int jail_args_parse(int argc, char **argv, struct jail_args *a, char *err, size_
 		return -1;
 	}
 	return 0;
+}
+
+void jail_err_oneline(char *err)
+{
+	for (; *err; err++)
+		if ((unsigned char)*err < 0x20 || *err == 0x7f)
+			*err = '?';
+}
+
+int jail_args_parse(int argc, char **argv, struct jail_args *a, char *err, size_t errlen)
+{
+	if (args_parse(argc, argv, a, err, errlen) == 0)
+		return 0;
+	jail_err_oneline(err);
+	return -1;
 }

@@ -56,6 +56,10 @@ int jail_rlimit_parse(const char *s, struct jail_rlimit *out, char *err, size_t 
 /* Where the value of a checked "FILE=VALUE" starts. */
 const char *jail_cgroup_value(const char *kv);
 
+/* Makes ERR one printable line: each control character becomes '?'
+ * (messages quote arguments and paths, which may hold a newline). */
+void jail_err_oneline(char *err);
+
 extern const char jail_usage[];
 
 #endif

@@ -87,16 +87,17 @@ static int make_node(int devfd, const char *name, uid_t uid, gid_t gid, char *er
 		}
 		leaf = slash + 1;
 	}
-	/* The jail is new: a node already there was made by an earlier
-	 * --device of the same name. */
+	/* The jail is new and root's alone while it is made: a node already
+	 * there was made by an earlier --device of the same name. The mode
+	 * comes whole from mknodat, under umask 077 (not the directories'):
+	 * fchmodat would follow a symlink put in the node's place. */
+	mode_t umask_was = umask(077);
 	int r = mknodat(dfd, leaf, S_IFCHR | 0600, rdev);
-	if (r == 0) {
+	umask(umask_was);
+	if (r == 0)
 		r = fchownat(dfd, leaf, uid, gid, AT_SYMLINK_NOFOLLOW);
-		if (r == 0)
-			r = fchmodat(dfd, leaf, 0600, 0); /* whatever the umask */
-	} else if (errno == EEXIST) {
+	else if (errno == EEXIST)
 		r = 0;
-	}
 	int e = errno;
 	if (dfd != devfd)
 		close(dfd);

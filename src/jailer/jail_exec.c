@@ -9,10 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +30,25 @@ int jail_rlimits_set(const struct jail_args *a, char *err, size_t errlen)
 			snprintf(err, errlen, "setrlimit(%s, %llu): %s",
 				 a->rlimits[i].resource == RLIMIT_FSIZE ? "fsize" : "no-file",
 				 (unsigned long long)a->rlimits[i].value, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int jail_rlimits_check(const struct jail_args *a, char *err, size_t errlen)
+{
+	unsigned long long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+	if (f && fscanf(f, "%llu", &nr_open) != 1)
+		nr_open = 0;
+	if (f)
+		fclose(f);
+	for (unsigned int i = 0; nr_open && i < a->n_rlimits; i++) {
+		if (a->rlimits[i].resource == RLIMIT_NOFILE && a->rlimits[i].value > nr_open) {
+			snprintf(err, errlen,
+				 "invalid --resource-limit no-file=%llu: at most %llu (fs.nr_open)",
+				 (unsigned long long)a->rlimits[i].value, nr_open);
 			return -1;
 		}
 	}
@@ -118,17 +141,19 @@ fail:
 	return -1;
 }
 
+void jail_close_fds_scan(void)
+{
+	for (int fd = 3; fd < 1 << 20; fd++)
+		close(fd);
+}
+
 void jail_close_fds(void)
 {
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
 		return;
 #endif
-	struct rlimit r;
-	long max =
-	    getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1048576 ? (long)r.rlim_cur : 1048576;
-	for (long fd = 3; fd < max; fd++)
-		close((int)fd);
+	jail_close_fds_scan();
 }
 
 void jail_exec(const struct jail_args *a, char *err, size_t errlen)
@@ -191,4 +216,15 @@ int jail_exec_file_check(int fd, const char *path, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+int jail_netns_check(int fd, const char *path, char *err, size_t errlen)
+{
+	struct statfs fs;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == NSFS_MAGIC &&
+	    ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET)
+		return 0;
+	snprintf(err, errlen, "--netns %s is not a network namespace (such as /var/run/netns/NAME)",
+		 path);
+	return -1;
 }

@@ -117,6 +117,29 @@ static int fail_with(struct jail_dir *d, const struct jail_args *a, int status, 
 	return status;
 }
 
+/* <base>/<exec name> may be there already (other jails of the same file,
+ * or made by whoever may write the base): it must be root's and writable
+ * by root alone (or sticky, as /tmp), else its owner could swap the <id>
+ * directory made in it between the jailer's mkdirat and openat, and with
+ * it the root where device nodes are made and chowned. */
+static int name_dir_check(struct jail_dir *d, const struct jail_args *a, char *err, size_t errlen)
+{
+	struct stat st;
+	if (fstat(d->name_fd, &st) < 0) {
+		snprintf(err, errlen, "cannot stat %s/%s: %s", a->chroot_base, a->exec_name,
+			 strerror(errno));
+		return -1;
+	}
+	if (st.st_uid == 0 && (!(st.st_mode & 022) || (st.st_mode & S_ISVTX)))
+		return 0;
+	snprintf(err, errlen,
+		 "%s/%s (uid %u, mode %04o) may be written by others: make it root's, mode 0755",
+		 a->chroot_base, a->exec_name, (unsigned int)st.st_uid,
+		 (unsigned int)(st.st_mode & 07777));
+	d->made_name = false; /* not the one made, or not ours to remove */
+	return -1;
+}
+
 int jail_dir_create(const struct jail_args *a, int exec_fd, struct jail_dir *d, char *err,
 		    size_t errlen)
 {
@@ -141,6 +164,8 @@ int jail_dir_create(const struct jail_args *a, int exec_fd, struct jail_dir *d, 
 	d->name_fd = openat(d->base_fd, a->exec_name, DIR_FLAGS);
 	if (d->name_fd < 0)
 		return fail_with(d, a, 1, err, errlen, what);
+	if (name_dir_check(d, a, err, errlen) < 0)
+		return fail_with(d, a, 2, err, errlen, NULL);
 	if (mkdirat(d->name_fd, a->id, 0755) < 0) {
 		if (errno != EEXIST)
 			return fail_with(d, a, 1, err, errlen, what);
@@ -156,8 +181,7 @@ int jail_dir_create(const struct jail_args *a, int exec_fd, struct jail_dir *d, 
 	if (d->id_fd < 0 || mkdirat(d->id_fd, "root", 0700) < 0)
 		return fail_with(d, a, 1, err, errlen, what);
 	d->root_fd = openat(d->id_fd, "root", DIR_FLAGS);
-	/* The jailed process may make its API socket in its root. */
-	if (d->root_fd < 0 || fchown(d->root_fd, a->uid, a->gid) < 0)
+	if (d->root_fd < 0)
 		return fail_with(d, a, 1, err, errlen, what);
 	snprintf(what, sizeof(what), "cannot copy %s into the jail", a->exec_file);
 	if (copy_exec(exec_fd, d->root_fd, a->exec_name) < 0)
@@ -165,6 +189,13 @@ int jail_dir_create(const struct jail_args *a, int exec_fd, struct jail_dir *d, 
 	if (jail_devices_make(d->root_fd, a->devices, a->n_devices, a->uid, a->gid, err, errlen) <
 	    0)
 		return fail_with(d, a, 1, err, errlen, NULL);
+	/* The jailed process may make its API socket in its root; given to it
+	 * last, as Firecracker does: while the root still made its nodes, the
+	 * UID (any process of it) could have planted a /dev of its own there
+	 * and swapped a node for a link between mknod and chown. */
+	snprintf(what, sizeof(what), "cannot make %s", d->root_path);
+	if (fchown(d->root_fd, a->uid, a->gid) < 0)
+		return fail_with(d, a, 1, err, errlen, what);
 	return 0;
 }
 

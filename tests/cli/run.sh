@@ -186,6 +186,8 @@ if [ -x "$JAILER" ]; then
 	expect 2 "missing --uid" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --gid 1000
 	expect 2 "invalid --id" -- "$JAILER" --chroot-base-dir "$J" --id ../vm1 --exec-file /bin/true --uid 1000 --gid 1000
 	expect 2 "invalid --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file true --uid 1000 --gid 1000
+	# A quoted argument's newline stays out of the one line (review 11).
+	expect 2 "invalid --id 'vm1\?skiff-jailer: ok'" -- "$JAILER" --chroot-base-dir "$J" --id $'vm1\nskiff-jailer: ok' --exec-file /bin/true --uid 1000 --gid 1000
 	expect 2 "invalid --uid '0'" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 0 --gid 1000
 	expect 2 "invalid --cgroup" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --cgroup ../../cgroup.procs=1
 	expect 2 "invalid --resource-limit" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --uid 1000 --gid 1000 --resource-limit cpu=1
@@ -193,6 +195,15 @@ if [ -x "$JAILER" ]; then
 	expect 2 "cannot open --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$T/missing" --uid 1000 --gid 1000
 	expect 2 "dynamically linked" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff" --uid 1000 --gid 1000
 	expect 2 "cannot open --netns" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/nons"
+	# A FIFO named as the exec file or the netns hung the root jailer in
+	# open(2); a file that is no network namespace was found only at
+	# setns, after the jail was made (review 11).
+	mkfifo "$T/fifo"
+	echo "not a namespace" >"$T/notns"
+	expect 2 "exec-file .*is not a regular file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$T/fifo" --uid 1000 --gid 1000
+	expect 2 "netns .*is not a network namespace" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/fifo"
+	expect 2 "netns .*is not a network namespace" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns "$T/notns"
+	expect 2 "netns .*is not a network namespace" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file "$(pwd)/build/skiff-static" --uid 1000 --gid 1000 --netns /proc/self/ns/mnt
 	# The cgroup root from the environment must be cgroup v2: the root
 	# jailer wrote the values into any directory it named (review 3).
 	mkdir -p "$T/cgfake"
@@ -237,6 +248,57 @@ wrote"
 			fail=$((fail + 1))
 			echo "FAIL skiff-jailer: status $rc, output:"
 			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
+		fi
+		# The caller's umask is not the jail's: under umask 077 the jail's
+		# /dev and /dev/net were root's 0700 and the UID reached no node
+		# (review 11).
+		(umask 077 && bounded "$JAILER" "$CLI_SECS" "$JAILER" --id vm-umask --exec-file "$T/busybox" \
+			--uid 1000 --gid 1000 --chroot-base-dir "$J" -- sh -c "/busybox ls /dev/net" \
+			>"$T/jail.out" 2>"$T/jail.err")
+		if [ "$(cat "$T/jail.out")" = tun ]; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: under umask 077 the jailed UID reaches /dev/net/tun"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: under umask 077:"
+			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
+		fi
+		# --daemonize from a process-group leader (setsid(1) here; a shell
+		# with job control): setsid(2) refused it, exit 1 (review 11).
+		bounded setsid "$CLI_SECS" setsid -w "$JAILER" --id vm-daemon --exec-file "$T/busybox" \
+			--uid 1000 --gid 1000 --chroot-base-dir "$J" --daemonize -- sh -c "echo > /ran" \
+			>"$T/jail.out" 2>"$T/jail.err"
+		rc=$?
+		for _ in $(seq 100); do
+			[ -e "$J/busybox/vm-daemon/root/ran" ] && break
+			sleep 0.1
+		done
+		if [ "$rc" = 0 ] && [ -e "$J/busybox/vm-daemon/root/ran" ]; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: --daemonize from a process-group leader runs the jailed file"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: --daemonize from a process-group leader: status $rc"
+			sed 's/^/     /' "$T/jail.err"
+		fi
+		# The resource limits are the jailed file's: fsize=0 killed the
+		# --new-pid-ns parent writing the pid file (SIGXFSZ, status 153)
+		# while the jailed file ran on (review 11).
+		bounded "$JAILER" "$CLI_SECS" "$JAILER" --id vm-fsize --exec-file "$T/busybox" --uid 1000 --gid 1000 \
+			--chroot-base-dir "$J" --new-pid-ns --resource-limit fsize=0 -- true >"$T/jail.out" 2>"$T/jail.err"
+		rc=$?
+		if [ "$rc" = 0 ] && grep -qE '^[0-9]+$' "$J/busybox/vm-fsize/root/busybox.pid"; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: --new-pid-ns with fsize=0 writes the pid file"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: --new-pid-ns with fsize=0: status $rc"
+			sed 's/^/     /' "$T/jail.err"
+		fi
+		expect 2 "no-file=99999999999: at most" -- "$JAILER" --id vm-nofile --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" --resource-limit no-file=99999999999 -- true
+		if [ -e "$J/busybox/vm-nofile" ]; then
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: a refused no-file left its jail"
 		fi
 		expect 2 "jail .*/busybox/vm1 exists" -- "$JAILER" --id vm1 --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" -- true
 		# Nothing of the jail's mounts is left in the host's namespace.
