@@ -77,9 +77,13 @@ int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w, uint32_t ins
 	return 0;
 }
 
+/* A vector in the function's MSI-X table (vector_check's rule: a driver
+ * that writes another reads back NO_VECTOR). The table may be smaller
+ * than a vector per queue (virtio_dev.msix_vectors): a vector past it
+ * would have its interrupts dropped. */
 static bool vp_vector_ok(const struct virtio_dev *vdev, uint16_t v)
 {
-	return v <= vdev->num_queues || v == VIRTIO_MSI_NO_VECTOR;
+	return v < vp_msix_vectors(vdev) || v == VIRTIO_MSI_NO_VECTOR;
 }
 
 /* The status a driver can reach: each bit only after the one before. */
