@@ -137,11 +137,13 @@ static const char *vp_queue_odd(const struct virtio_pci *vp, const struct vp_sta
 		return "a queue's size is not a power of 2 the device allows";
 	if (q->vq.enabled && !live)
 		return "a queue is active without DRIVER_OK";
-	/* DRIVER_OK gives a queue the driver's ring features, reset none
-	 * (virtq_set_features): else the device would read a used_event the
-	 * driver never writes, or walk tables it never offered. */
-	if ((q->vq.event_idx && !(h->driver_features >> VIRTQ_F_EVENT_IDX & 1)) ||
-	    (q->vq.indirect && !(h->driver_features >> VIRTQ_F_INDIRECT_DESC & 1)))
+	/* DRIVER_OK gives an enabled queue the driver's ring features, and
+	 * reset takes them (virtq_set_features): else the device would read
+	 * a used_event the driver never writes, or walk tables it never
+	 * offered. */
+	uint64_t ring = live ? h->driver_features : 0;
+	if ((q->vq.event_idx && !(ring >> VIRTQ_F_EVENT_IDX & 1)) ||
+	    (q->vq.indirect && !(ring >> VIRTQ_F_INDIRECT_DESC & 1)))
 		return "a queue uses a ring feature the driver did not accept";
 	/* DRIVER_OK activated every enabled queue, or the device needs a
 	 * reset (an activation failed). */

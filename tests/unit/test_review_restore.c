@@ -84,9 +84,9 @@ static uint64_t cr(struct fx *f, uint32_t off, uint32_t len)
 	return mmio_rd(&f->trap, f->bar + off, len);
 }
 
-/* A driver up to DRIVER_OK with VERSION_1 alone (no EVENT_IDX, no
- * INDIRECT_DESC): MSI-X on, config on vector 0, queue 0 on vector 1. */
-static void drive(struct fx *f)
+/* A driver up to DRIVER_OK with VERSION_1 and `more` of the ring
+ * features: MSI-X on, config on vector 0, queue 0 on vector 1. */
+static void drive_with(struct fx *f, uint32_t more)
 {
 	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
@@ -99,6 +99,8 @@ static void drive(struct fx *f)
 		mmio_wr(&f->trap, f->tab + 16 * v + 12, 4, 0);
 	}
 	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+	cw(f, VP_GFSELECT, 4, 0);
+	cw(f, VP_GF, 4, more);
 	cw(f, VP_GFSELECT, 4, 1);
 	cw(f, VP_GF, 4, 1u << (VIRTIO_F_VERSION_1 - 32));
 	cw(f, VP_STATUS, 1, 0x0b);
@@ -112,6 +114,12 @@ static void drive(struct fx *f)
 	cw(f, VP_Q_ENABLE, 2, 1);
 	cw(f, VP_STATUS, 1, 0x0f);
 	assert_int_equal(cr(f, VP_STATUS, 1), 0x0f);
+}
+
+/* VERSION_1 alone: no EVENT_IDX, no INDIRECT_DESC. */
+static void drive(struct fx *f)
+{
+	drive_with(f, 0);
 }
 
 struct img {
@@ -223,6 +231,19 @@ static void test_ring_features_not_accepted(void **state)
 			 -1);
 	/* A queue the driver never enabled has none either. */
 	assert_int_equal(restore_patched(f, &m, VP_Q(1) + VQ_EVENT_IDX, &one, 1, err, sizeof(err)),
+			 -1);
+	img_free(&m);
+	fx_free(f);
+	/* Nor when the driver took EVENT_IDX: only its enabled queue has it. */
+	f = fx_new();
+	drive_with(f, 1u << VIRTQ_F_EVENT_IDX);
+	assert_true(f->vdev.vqs[0].event_idx);
+	assert_false(f->vdev.vqs[1].event_idx);
+	save(f, &m);
+	assert_int_equal(restore_patched(f, &m, 0, NULL, 0, err, sizeof(err)), 0);
+	assert_int_equal(restore_patched(f, &m, VP_Q(1) + VQ_EVENT_IDX, &one, 1, err, sizeof(err)),
+			 -1);
+	assert_int_equal(restore_patched(f, &m, VP_Q(0) + VQ_INDIRECT, &one, 1, err, sizeof(err)),
 			 -1);
 	img_free(&m);
 	fx_free(f);
