@@ -158,7 +158,8 @@ static int restore_patched(struct fx *f, const struct img *m, size_t at, const v
 	assert_non_null(t);
 	memcpy(t, m->vp->data, m->vp->len);
 	assert_true(at + n <= m->vp->len);
-	memcpy(t + at, v, n);
+	if (n)
+		memcpy(t + at, v, n);
 	struct fx *g = fx_new();
 	memcpy(g->mem.ram, f->mem.ram, f->mem.size);
 	err[0] = '\0';
