@@ -77,9 +77,13 @@ int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w, uint32_t ins
 	return 0;
 }
 
+/* A vector in the function's MSI-X table (vector_check's rule: a driver
+ * that writes another reads back NO_VECTOR). The table may be smaller
+ * than a vector per queue (virtio_dev.msix_vectors): a vector past it
+ * would have its interrupts dropped. */
 static bool vp_vector_ok(const struct virtio_dev *vdev, uint16_t v)
 {
-	return v <= vdev->num_queues || v == VIRTIO_MSI_NO_VECTOR;
+	return v < vp_msix_vectors(vdev) || v == VIRTIO_MSI_NO_VECTOR;
 }
 
 /* The status a driver can reach: each bit only after the one before. */
@@ -133,6 +137,14 @@ static const char *vp_queue_odd(const struct virtio_pci *vp, const struct vp_sta
 		return "a queue's size is not a power of 2 the device allows";
 	if (q->vq.enabled && !live)
 		return "a queue is active without DRIVER_OK";
+	/* DRIVER_OK gives an enabled queue the driver's ring features, and
+	 * reset takes them (virtq_set_features): else the device would read
+	 * a used_event the driver never writes, or walk tables it never
+	 * offered. */
+	uint64_t ring = live ? h->driver_features : 0;
+	if ((q->vq.event_idx && !(ring >> VIRTQ_F_EVENT_IDX & 1)) ||
+	    (q->vq.indirect && !(ring >> VIRTQ_F_INDIRECT_DESC & 1)))
+		return "a queue uses a ring feature the driver did not accept";
 	/* DRIVER_OK activated every enabled queue, or the device needs a
 	 * reset (an activation failed). */
 	if (live && !q->vq.enabled && !q->vq.broken && !(h->status & VIRTIO_STATUS_NEEDS_RESET))

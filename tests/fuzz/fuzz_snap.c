@@ -18,7 +18,10 @@
  * Checked beyond ASan/UBSan: a parsed image's sections lie inside the
  * input, end to end; a refused payload leaves its device as it was (a
  * refused transport: reset, no queue active); a restored device's queue
- * and FIFO stay within their bounds; a parsed device list has an option
+ * and FIFO stay within their bounds; a restored transport's vectors lie
+ * in its MSI-X table and its queues' ring features are the driver's (seeds
+ * virtio-pci-indirect, virtio-pci-idle-event-idx: review10); a parsed
+ * device list has an option
  * for every device; a restored card's enabled pairs and coalescing are
  * ones its control queue would have taken. */
 #include <stdlib.h>
@@ -35,6 +38,7 @@
 #include "fake_pci_host.h"
 #include "fuzz_common.h"
 #include "virtio/virtio_pci.h"
+#include "virtio/virtio_pci_impl.h"
 #include "vmm/devmgr.h"
 
 static void nop_irq(void *opaque, int level)
@@ -125,8 +129,20 @@ static void transport(const struct snap_image *img)
 		for (unsigned int q = 0; q < vdev.num_queues; q++)
 			FZ_CHECK(!vdev.vqs[q].enabled);
 	} else {
-		for (unsigned int q = 0; q < vdev.num_queues; q++)
-			FZ_CHECK(!vdev.vqs[q].enabled || vdev.vqs[q].size <= 256);
+		/* Taken: a queue within its size, on a vector of the MSI-X
+		 * table (or none), with ring features only if the driver
+		 * took them and the queue went live at DRIVER_OK. */
+		struct virtio_pci *vp = vdev.transport_data;
+		bool ok = atomic_load(&vdev.status) & VIRTIO_STATUS_DRIVER_OK;
+		for (unsigned int q = 0; q < vdev.num_queues; q++) {
+			const struct virtq *vq = &vdev.vqs[q];
+			uint16_t v = atomic_load(&vp->q[q].vector);
+			uint64_t f = ok && vp->q[q].enable ? vdev.driver_features : 0;
+			FZ_CHECK(!vq->enabled || vq->size <= 256);
+			FZ_CHECK(v == VIRTIO_MSI_NO_VECTOR || v < vp_msix_vectors(&vdev));
+			FZ_CHECK(!vq->event_idx || f >> VIRTQ_F_EVENT_IDX & 1);
+			FZ_CHECK(!vq->indirect || f >> VIRTQ_F_INDIRECT_DESC & 1);
+		}
 	}
 	pci_bus_destroy(pci);
 	bus_destroy(&trap);

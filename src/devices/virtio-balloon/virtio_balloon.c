@@ -260,7 +260,7 @@ static int balloon_activate(struct virtio_dev *vdev)
 	pthread_mutex_lock(&b->mu);
 	balloon_roles(b);
 	b->active = true;
-	b->stats_head = b->restored_head;
+	b->stats_head = balloon_stats_held(b);
 	b->restored_head = -1;
 	for (unsigned int q = 0; q < vdev->num_queues; q++)
 		if (b->role[q] != BQ_NONE)

@@ -62,6 +62,9 @@ struct virtio_balloon {
 void balloon_stats_take(struct virtio_balloon *b, struct virtq *vq);
 void balloon_stats_arm(struct virtio_balloon *b, bool now);
 void balloon_stats_give_back(struct virtio_balloon *b);
+/* At activate (roles set): the snapshot's held stats head if its queue
+ * still holds that one chain, else -1. */
+int balloon_stats_held(const struct virtio_balloon *b);
 /* "stat NAME" for each statistic in g, under Firecracker's names. */
 void balloon_guest_stats_emit(const char *owner, const struct balloon_guest_stats *g,
 			      counter_emit_fn emit, void *ctx);

@@ -82,6 +82,19 @@ void balloon_stats_take(struct virtio_balloon *b, struct virtq *vq)
 		virtio_notify_if_needed(&b->vdev, stats_queue(b));
 }
 
+int balloon_stats_held(const struct virtio_balloon *b)
+{
+	unsigned int q = stats_queue(b);
+	const struct virtq *vq = &b->vdev.vqs[q];
+	/* The save's head is held only with its chain in flight, alone: a
+	 * load whose transport was not at DRIVER_OK has none there, and the
+	 * head would go back to a driver that never gave it. */
+	if (b->restored_head < 0 || b->role[q] != BQ_STATS || !vq->enabled ||
+	    (uint16_t)(vq->last_avail_idx - vq->used_idx) != 1 || b->restored_head >= vq->size)
+		return -1;
+	return b->restored_head;
+}
+
 void balloon_stats_give_back(struct virtio_balloon *b)
 {
 	if (!b->active || b->role[stats_queue(b)] != BQ_STATS)
