@@ -13,6 +13,13 @@
  * per connection (what it will hold for a host peer that does not read),
  * and never sends the guest more than the guest advertised. A guest that
  * sends past its credit gets its connection reset, never a bigger buffer.
+ * 256 KiB, Linux's own default (VIRTIO_VSOCK_DEFAULT_BUF_SIZE, what
+ * vhost-vsock grants): room for four packets of VSOCK_PKT_MAX in flight.
+ * With Firecracker's 64 KiB, Linux's driver sent one 64 KiB packet and
+ * waited a round trip for credit (guest->host at half QEMU's vhost-vsock,
+ * docs/bench/2026-12-07-vsockbuf). The cost: a host peer that stops
+ * reading leaves up to 256 KiB per stream in skiff, 256 MiB at
+ * VSOCK_MAX_CONNS, allocated only while it waits and counted to the VM.
  *
  * Which thread: the device's own ("vsock", sandbox role SANDBOX_DEVICE with its
  * kind's rules, virtio_vsock_sandbox.c,
@@ -34,11 +41,11 @@
 #include "devices/device.h"
 
 #define VSOCK_HOST_CID	 2
-#define VSOCK_MAX_CONNS	 1024	     /* beyond: RST */
-#define VSOCK_CONN_BUF	 (64u << 10) /* per connection, advertised as buf_alloc */
-#define VSOCK_PKT_MAX	 (64u << 10) /* payload of one packet, either way */
-#define VSOCK_LOCAL_PORT (1u << 30)  /* host ports assigned from here (Firecracker's) */
-#define VSOCK_UDS_MAX	 96	     /* uds_path plus "_<port>" fits sun_path */
+#define VSOCK_MAX_CONNS	 1024	      /* beyond: RST */
+#define VSOCK_CONN_BUF	 (256u << 10) /* per connection, advertised as buf_alloc */
+#define VSOCK_PKT_MAX	 (64u << 10)  /* payload of one packet, either way */
+#define VSOCK_LOCAL_PORT (1u << 30)   /* host ports assigned from here (Firecracker's) */
+#define VSOCK_UDS_MAX	 96	      /* uds_path plus "_<port>" fits sun_path */
 
 #define VSOCK_CID_MIN 3		       /* 0-2: the hypervisor, local, the host */
 #define VSOCK_CID_MAX (UINT32_MAX - 1) /* UINT32_MAX: VMADDR_CID_ANY */
