@@ -18,7 +18,7 @@
 #include "vmm/vmm.h"
 
 /* No VM is that large; HELLO's RAM is refused above it. */
-#define MIG_MAX_RAM (1ull << 40)
+#define MIG_MAX_RAM VM_MEM_MAX
 
 /* Between the checked state and the build: the source lets go of the
  * images now, and this process takes them in vmm_build. */

@@ -197,8 +197,10 @@ static int vmm_snap_check(const struct snap_image *img, struct snap_vm_config *s
 {
 	if (snap_get(img, SNAP_ID_VM_CONFIG, 0, sc, sizeof(*sc), err, errlen) < 0)
 		return -1;
-	if (sc->cpus < 1 || sc->cpus > VM_MAX_CPUS || !sc->mem || sc->mem % 4096 ||
-	    sc->nr_devs > VMM_MAX_DEVICES) {
+	/* No more RAM than --mem or the API could ask for, as a migration's
+	 * HELLO (review10). */
+	if (sc->cpus < 1 || sc->cpus > VM_MAX_CPUS || !sc->mem || sc->mem > VM_MEM_MAX ||
+	    sc->mem % 4096 || sc->nr_devs > VMM_MAX_DEVICES) {
 		snprintf(err, errlen, "snapshot describes an impossible VM (%u vCPUs, %llu bytes)",
 			 sc->cpus, (unsigned long long)sc->mem);
 		return -1;

@@ -212,6 +212,9 @@ static void test_load_checks_state_first(void **state)
 	write_state(f->state, (struct shape){MEM, 0, 0}, 0);
 	assert_int_equal(load(f, err, sizeof(err), &status), -1);
 	assert_non_null(strstr(err, "impossible VM (0 vCPUs"));
+	write_state(f->state, (struct shape){VM_MEM_MAX + 4096, 2, 0}, 0);
+	assert_int_equal(load(f, err, sizeof(err), &status), -1);
+	assert_non_null(strstr(err, "impossible VM (2 vCPUs"));
 	write_state(f->state, (struct shape){MEM, 2, 1}, 0);
 	assert_int_equal(load(f, err, sizeof(err), &status), -1);
 	assert_string_equal(err, "snapshot lists 0 devices, its VM had 1");
