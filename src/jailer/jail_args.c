@@ -55,15 +55,17 @@ int jail_name_check(const char *what, const char *name, char *err, size_t errlen
 }
 
 /* FILE=VALUE: FILE is a controller's interface file ("memory.max",
- * "cpu.max", "memory.swap.max"), never a path and never a cgroup.* core
- * file (cgroup.procs would move other processes in); VALUE one line. */
+ * "cpu.max", "memory.swap.max", "hugetlb.2MB.max": capitals after the
+ * controller's name), never a path and never a cgroup.* core file
+ * (cgroup.procs would move other processes in); VALUE one line. */
 int jail_cgroup_check(const char *kv, char *err, size_t errlen)
 {
 	const char *eq = strchr(kv, '=');
 	size_t flen = eq ? (size_t)(eq - kv) : 0;
 	size_t ctl = strspn(kv, "abcdefghijklmnopqrstuvwxyz");
 	if (!eq || flen > 64 || ctl == 0 || ctl >= flen || kv[ctl] != '.' ||
-	    strspn(kv + ctl, "abcdefghijklmnopqrstuvwxyz0123456789._") != flen - ctl ||
+	    strspn(kv + ctl, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._") !=
+		flen - ctl ||
 	    memmem(kv, flen, "..", 2) || kv[flen - 1] == '.' || !strncmp(kv, "cgroup.", 7)) {
 		snprintf(err, errlen,
 			 "invalid --cgroup '%.80s': use FILE=VALUE with FILE a controller's file "

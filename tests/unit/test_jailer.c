@@ -168,8 +168,9 @@ static void test_args_bad(void **state)
 static void test_cgroup_values(void **state)
 {
 	(void)state;
-	const char *ok[] = {"memory.max=256M", "cpu.max=max 100000", "memory.swap.max=0",
-			    "pids.max=64",     "cpuset.cpus=0-1",    "io.weight=default 100"};
+	const char *ok[] = {"memory.max=256M",	 "cpu.max=max 100000", "memory.swap.max=0",
+			    "pids.max=64",	 "cpuset.cpus=0-1",    "io.weight=default 100",
+			    "hugetlb.2MB.max=0", "hugetlb.1GB.max=0"};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 		assert_int_equal(jail_cgroup_check(ok[i], err, sizeof(err)), 0);
 	/* Paths out of the leaf, the core files, malformed pairs. */
