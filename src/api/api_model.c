@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/log.h"
+#include "core/mem_zero.h"
 #include "core/vm.h"
 
 #define STR(s, f, fl)                                                                              \
@@ -169,7 +170,7 @@ void fc_machine_defaults(struct fc_machine *m)
 
 void fc_vmcfg_init(struct fc_vmcfg *c)
 {
-	memset(c, 0, sizeof(*c));
+	mem_zero(c, sizeof(*c)); /* 740 KiB, nearly all of it never used */
 	fc_machine_defaults(&c->machine);
 }
 
@@ -193,7 +194,8 @@ int fc_machine_check(const struct fc_machine *m, char *err, size_t errlen)
 		return -1;
 	}
 	/* skiff's own floor: below 16 MiB no Linux kernel fits. */
-	if (m->mem_size_mib < (VM_MEM_MIN >> 20) || m->mem_size_mib > (VM_MEM_MAX >> 20)) {
+	if (m->mem_size_mib < (int64_t)(VM_MEM_MIN >> 20) ||
+	    m->mem_size_mib > (int64_t)(VM_MEM_MAX >> 20)) {
 		snprintf(err, errlen,
 			 "Machine config error: The memory size (MiB) is either 0, or not a "
 			 "multiple of the configured page size. (skiff: use 16 to 1048576)");

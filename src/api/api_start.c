@@ -6,11 +6,12 @@
 #include <string.h>
 
 #include "api/api_fc.h"
+#include "core/mem_zero.h"
 #include "core/vcpu.h"
 
 void api_fc_init(struct api_fc *f, struct vmm *v, const struct vmm_config *base)
 {
-	memset(f, 0, sizeof(*f));
+	mem_zero(f, sizeof(*f)); /* static: its pages stay unwritten until used */
 	fc_vmcfg_init(&f->cfg);
 	f->vmm = v;
 	f->base = *base;
