@@ -183,6 +183,19 @@ if [ -x "$JAILER" ]; then
 	J=$T/jails
 	mkdir -p "$J"
 	jl() { "$JAILER" --chroot-base-dir "$J" "$@"; }
+	# jail_verdict OK DESC: a check of a jailed run (its status in rc, its
+	# output in jail.out and jail.err) passes when OK is 0; a failure
+	# shows the run.
+	jail_verdict() {
+		if [ "$1" = 0 ]; then
+			pass=$((pass + 1))
+			echo "ok   skiff-jailer: $2"
+		else
+			fail=$((fail + 1))
+			echo "FAIL skiff-jailer: $2: status $rc, output:"
+			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
+		fi
+	}
 	expect 2 "missing --uid" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file /bin/true --gid 1000
 	expect 2 "invalid --id" -- "$JAILER" --chroot-base-dir "$J" --id ../vm1 --exec-file /bin/true --uid 1000 --gid 1000
 	expect 2 "invalid --exec-file" -- "$JAILER" --chroot-base-dir "$J" --id vm1 --exec-file true --uid 1000 --gid 1000
@@ -241,28 +254,17 @@ cat: can't open '$T/host-only': No such file or directory
 no-host-path
 fd7-closed
 wrote"
-		if [ "$rc" = 0 ] && [ "$(cat "$T/jail.out")" = "$want" ] && [ -e "$J/busybox/vm1/root/made" ]; then
-			pass=$((pass + 1))
-			echo "ok   skiff-jailer: busybox ran as 1000:1000, no groups, in its chroot, no inherited fd"
-		else
-			fail=$((fail + 1))
-			echo "FAIL skiff-jailer: status $rc, output:"
-			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
-		fi
+		[ "$rc" = 0 ] && [ "$(cat "$T/jail.out")" = "$want" ] && [ -e "$J/busybox/vm1/root/made" ]
+		jail_verdict $? "busybox ran as 1000:1000, no groups, in its chroot, no inherited fd"
 		# The caller's umask is not the jail's: under umask 077 the jail's
 		# /dev and /dev/net were root's 0700 and the UID reached no node
 		# (review 11).
 		(umask 077 && bounded "$JAILER" "$CLI_SECS" "$JAILER" --id vm-umask --exec-file "$T/busybox" \
 			--uid 1000 --gid 1000 --chroot-base-dir "$J" -- sh -c "/busybox ls /dev/net" \
 			>"$T/jail.out" 2>"$T/jail.err")
-		if [ "$(cat "$T/jail.out")" = tun ]; then
-			pass=$((pass + 1))
-			echo "ok   skiff-jailer: under umask 077 the jailed UID reaches /dev/net/tun"
-		else
-			fail=$((fail + 1))
-			echo "FAIL skiff-jailer: under umask 077:"
-			sed 's/^/     /' "$T/jail.out" "$T/jail.err"
-		fi
+		rc=$?
+		[ "$(cat "$T/jail.out")" = tun ]
+		jail_verdict $? "under umask 077 the jailed UID reaches /dev/net/tun"
 		# --daemonize from a process-group leader (setsid(1) here; a shell
 		# with job control): setsid(2) refused it, exit 1 (review 11).
 		bounded setsid "$CLI_SECS" setsid -w "$JAILER" --id vm-daemon --exec-file "$T/busybox" \
@@ -273,28 +275,16 @@ wrote"
 			[ -e "$J/busybox/vm-daemon/root/ran" ] && break
 			sleep 0.1
 		done
-		if [ "$rc" = 0 ] && [ -e "$J/busybox/vm-daemon/root/ran" ]; then
-			pass=$((pass + 1))
-			echo "ok   skiff-jailer: --daemonize from a process-group leader runs the jailed file"
-		else
-			fail=$((fail + 1))
-			echo "FAIL skiff-jailer: --daemonize from a process-group leader: status $rc"
-			sed 's/^/     /' "$T/jail.err"
-		fi
+		[ "$rc" = 0 ] && [ -e "$J/busybox/vm-daemon/root/ran" ]
+		jail_verdict $? "--daemonize from a process-group leader runs the jailed file"
 		# The resource limits are the jailed file's: fsize=0 killed the
 		# --new-pid-ns parent writing the pid file (SIGXFSZ, status 153)
 		# while the jailed file ran on (review 11).
 		bounded "$JAILER" "$CLI_SECS" "$JAILER" --id vm-fsize --exec-file "$T/busybox" --uid 1000 --gid 1000 \
 			--chroot-base-dir "$J" --new-pid-ns --resource-limit fsize=0 -- true >"$T/jail.out" 2>"$T/jail.err"
 		rc=$?
-		if [ "$rc" = 0 ] && grep -qE '^[0-9]+$' "$J/busybox/vm-fsize/root/busybox.pid"; then
-			pass=$((pass + 1))
-			echo "ok   skiff-jailer: --new-pid-ns with fsize=0 writes the pid file"
-		else
-			fail=$((fail + 1))
-			echo "FAIL skiff-jailer: --new-pid-ns with fsize=0: status $rc"
-			sed 's/^/     /' "$T/jail.err"
-		fi
+		[ "$rc" = 0 ] && grep -qE '^[0-9]+$' "$J/busybox/vm-fsize/root/busybox.pid"
+		jail_verdict $? "--new-pid-ns with fsize=0 writes the pid file"
 		expect 2 "no-file=99999999999: at most" -- "$JAILER" --id vm-nofile --exec-file "$T/busybox" --uid 1000 --gid 1000 --chroot-base-dir "$J" --resource-limit no-file=99999999999 -- true
 		if [ -e "$J/busybox/vm-nofile" ]; then
 			fail=$((fail + 1))

@@ -2,9 +2,10 @@
 /* A virtio-balloon driven by a unit test on a fake guest RAM: built from
  * the boot options BOOT with the driver's features, its queues' rings at
  * RING_GPA (QSZ entries each), activated as DRIVER_OK activates it.
- * Queue notifications are counted in notified[]. The includer defines
- * QSZ, RING_GPA and BOOT, and includes cmocka, fake_mem.h and the
- * balloon's headers first. */
+ * Queue notifications are counted in notified[]; save_section gives
+ * back what the balloon saves. The includer defines QSZ, RING_GPA,
+ * RAM_SIZE and BOOT, and includes cmocka, stdlib.h, string.h, core/snap.h, fake_mem.h
+ * and the balloon's headers first. */
 #ifndef SKIFF_TEST_BALLOON_FX_H
 #define SKIFF_TEST_BALLOON_FX_H
 
@@ -64,6 +65,49 @@ static void driver_ok(struct virtio_dev *v, struct fake_mem *fm)
 		assert_int_equal(virtq_activate(vq, &fm->gm), 0);
 	}
 	assert_int_equal(v->ops->activate(v), 0);
+}
+
+/* Two balloons on RAMs of their own (RAM_SIZE): A driven to DRIVER_OK,
+ * where a save comes from, and B fresh, where its restore goes. */
+static void pair_make(struct fake_mem *fa, struct fake_mem *fb, struct virtio_dev **a,
+		      struct virtio_dev **b)
+{
+	assert_int_equal(fake_mem_init(fa, RAM_SIZE), 0);
+	assert_int_equal(fake_mem_init(fb, RAM_SIZE), 0);
+	*a = make(fa);
+	*b = make(fb);
+	driver_ok(*a, fa);
+}
+
+static void pair_free(struct fake_mem *fa, struct fake_mem *fb, struct virtio_dev *a,
+		      struct virtio_dev *b)
+{
+	virtio_balloon_destroy(a);
+	virtio_balloon_destroy(b);
+	fake_mem_free(fa);
+	fake_mem_free(fb);
+}
+
+/* V's section as virtio_balloon_save writes it for instance INST, in a
+ * copy at *out the caller frees; returns its length. */
+static size_t save_section(struct virtio_dev *v, unsigned int inst, uint8_t **out)
+{
+	struct snap_writer w;
+	struct snap_image img;
+	char err[200] = "";
+	size_t len;
+	snap_writer_init(&w);
+	assert_int_equal(virtio_balloon_save(v, &w, SNAP_ID_DEVICE, inst, err, sizeof(err)), 0);
+	const uint8_t *b = snap_writer_image(&w, &len);
+	assert_int_equal(snap_parse(&img, b, len, err, sizeof(err)), 0);
+	const struct snap_section *s = snap_find(&img, SNAP_ID_DEVICE, inst);
+	*out = malloc(s->len);
+	assert_non_null(*out);
+	memcpy(*out, s->data, s->len);
+	size_t n = s->len;
+	snap_image_free(&img);
+	snap_writer_free(&w);
+	return n;
 }
 
 #endif

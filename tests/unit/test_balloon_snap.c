@@ -48,25 +48,6 @@ static uint16_t used_idx(struct fake_mem *fm, unsigned int q)
 	return __atomic_load_n((uint16_t *)fake_mem_at(fm, ring(q, 2) + 2), __ATOMIC_ACQUIRE);
 }
 
-static size_t save(struct virtio_dev *v, uint8_t **out)
-{
-	struct snap_writer w;
-	struct snap_image img;
-	char err[200] = "";
-	size_t len;
-	snap_writer_init(&w);
-	assert_int_equal(virtio_balloon_save(v, &w, SNAP_ID_DEVICE, 3, err, sizeof(err)), 0);
-	const uint8_t *b = snap_writer_image(&w, &len);
-	assert_int_equal(snap_parse(&img, b, len, err, sizeof(err)), 0);
-	const struct snap_section *s = snap_find(&img, SNAP_ID_DEVICE, 3);
-	*out = calloc(1, s->len + 1);
-	memcpy(*out, s->data, s->len);
-	size_t n = s->len;
-	snap_image_free(&img);
-	snap_writer_free(&w);
-	return n;
-}
-
 static void config(struct virtio_dev *v, uint32_t cfg[2])
 {
 	v->ops->config_read(v, 0, cfg, 8);
@@ -76,17 +57,15 @@ static void test_round_trip(void **state)
 {
 	(void)state;
 	struct fake_mem fa, fb;
-	assert_int_equal(fake_mem_init(&fa, RAM_SIZE), 0);
-	assert_int_equal(fake_mem_init(&fb, RAM_SIZE), 0);
-	struct virtio_dev *a = make(&fa), *b = make(&fb);
-	driver_ok(a, &fa);
+	struct virtio_dev *a, *b;
+	pair_make(&fa, &fb, &a, &b);
 	post_stats(a, &fa);
 	uint32_t actual = 100;
 	a->ops->config_write(a, 4, &actual, 4);
 	char err[200] = "";
 	assert_int_equal(virtio_balloon_update(a, "amount=3,stats=5", err, sizeof(err)), 0);
 	uint8_t *p;
-	size_t n = save(a, &p);
+	size_t n = save_section(a, 3, &p);
 	/* The memory file and the transport's part. */
 	memcpy(fb.ram, fa.ram, RAM_SIZE);
 	assert_int_equal(virtio_balloon_restore(b, p, n, err, sizeof(err)), 0);
@@ -111,11 +90,8 @@ static void test_round_trip(void **state)
 	virtio_balloon_stats_tick(bb, 0);
 	assert_int_equal(used_idx(&fb, 2), 1);
 	assert_int_equal(((struct virtq_used_elem *)fake_mem_at(&fb, ring(2, 2) + 4))->id, 5);
-	virtio_balloon_destroy(a);
-	virtio_balloon_destroy(b);
 	free(p);
-	fake_mem_free(&fa);
-	fake_mem_free(&fb);
+	pair_free(&fa, &fb, a, b);
 }
 
 static void test_hostile_refused(void **state)
@@ -127,7 +103,7 @@ static void test_hostile_refused(void **state)
 	driver_ok(a, &fm);
 	post_stats(a, &fm);
 	uint8_t *p;
-	size_t n = save(a, &p);
+	size_t n = save_section(a, 3, &p);
 	char err[200];
 	uint32_t before[2], after[2];
 	config(b, before);

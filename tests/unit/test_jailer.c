@@ -20,25 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jailer/jail_args.h"
+#include "jail_fx.h"
 #include "jailer/jail_cgroup.h"
 #include "jailer/jail_dev.h"
 #include "jailer/jail_exec.h"
-#include "jailer/jail_fs.h"
-
-static char err[512];
-
-static int parse(const char *const *args, struct jail_args *a)
-{
-	static char *argv[32]; /* a.exec_argv points into it */
-	int n = 0;
-	argv[n++] = "skiff-jailer";
-	for (; args[n - 1]; n++)
-		argv[n] = (char *)args[n - 1];
-	argv[n] = NULL;
-	err[0] = 0;
-	return jail_args_parse(n, argv, a, err, sizeof(err));
-}
 
 static void test_ids(void **state)
 {
@@ -112,9 +97,8 @@ static void test_args(void **state)
 	assert_string_equal(a.exec_argv[2], "/api.sock");
 	assert_null(a.exec_argv[3]);
 
-	const char *min[] = {"--id",  "x", "--exec-file",      "/s",	     "--uid", "5",
-			     "--gid", "6", "--resource-limit", "no-file=64", NULL};
-	assert_int_equal(parse(min, &a), 0);
+	const char *limit[] = {"--resource-limit", "no-file=64", NULL};
+	assert_int_equal(parse_min(limit, &a), 0);
 	assert_string_equal(a.chroot_base, JAIL_DEFAULT_BASE);
 	assert_null(a.exec_argv[0]);
 	assert_int_equal(a.n_rlimits, 1); /* a later no-file replaces the default */
@@ -243,23 +227,12 @@ static void test_rlimits_set(void **state)
 {
 	(void)state;
 	struct jail_args a;
-	const char *args[] = {"--id",
-			      "x",
-			      "--exec-file",
-			      "/s",
-			      "--uid",
-			      "5",
-			      "--gid",
-			      "6",
-			      "--resource-limit",
-			      "fsize=4096",
-			      "--resource-limit",
-			      "no-file=32",
-			      NULL};
+	const char *limits[] = {"--resource-limit", "fsize=4096", "--resource-limit", "no-file=32",
+				NULL};
 	char path[] = "/tmp/skiff-jail-fsize-XXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
-	assert_int_equal(parse(args, &a), 0);
+	assert_int_equal(parse_min(limits, &a), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -312,16 +285,6 @@ static void touch(const char *dir, const char *name)
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
 	close(fd);
-}
-
-static void rm_rf(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		jail_rm_tree(fd);
-		close(fd);
-	}
-	rmdir(dir);
 }
 
 /* The writer against a temporary root: controllers enabled where the

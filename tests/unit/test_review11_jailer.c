@@ -19,11 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jailer/jail_args.h"
+#include "jail_fx.h"
 #include "jailer/jail_exec.h"
-#include "jailer/jail_fs.h"
-
-static char err[512];
 
 int __real_mknodat(int dirfd, const char *path, mode_t mode, dev_t dev);
 
@@ -38,64 +35,13 @@ int __wrap_mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
 	return r;
 }
 
-static int parse(const char *const *args, struct jail_args *a)
+/* F's jail made, HOOK called at each node it makes. */
+static int create_hooked(struct fixture *f, struct jail_dir *d, void (*hook)(int, const char *))
 {
-	static char *argv[32]; /* a.exec_argv points into it */
-	int n = 0;
-	argv[n++] = "skiff-jailer";
-	for (; args[n - 1]; n++)
-		argv[n] = (char *)args[n - 1];
-	argv[n] = NULL;
-	err[0] = 0;
-	return jail_args_parse(n, argv, a, err, sizeof(err));
-}
-
-static void rm_rf(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		jail_rm_tree(fd);
-		close(fd);
-	}
-	rmdir(dir);
-}
-
-static void put(const char *path, const char *text, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	assert_int_equal(fchmod(fd, mode), 0);
-	close(fd);
-}
-
-/* A temporary top with an exec file "skiff", and the arguments of a jail
- * vm1 for uid:gid 1000:1000 under <top>/base. */
-struct fixture {
-	char top[64], base[PATH_MAX], exe[PATH_MAX];
-	int exec_fd;
-	struct jail_args a;
-};
-
-static void fixture_make(struct fixture *f)
-{
-	snprintf(f->top, sizeof(f->top), "/tmp/skiff-rev11-XXXXXX");
-	assert_non_null(mkdtemp(f->top));
-	assert_int_equal(chmod(f->top, 0755), 0); /* uid 1000 may walk to the jail */
-	snprintf(f->base, sizeof(f->base), "%s/base", f->top);
-	snprintf(f->exe, sizeof(f->exe), "%s/skiff", f->top);
-	put(f->exe, "binary", 0755);
-	f->exec_fd = open(f->exe, O_RDONLY);
-	assert_true(f->exec_fd >= 0);
-	const char *args[] = {"--id",  "vm1",  "--exec-file",	    f->exe,  "--uid", "1000",
-			      "--gid", "1000", "--chroot-base-dir", f->base, NULL};
-	assert_int_equal(parse(args, &f->a), 0);
-}
-
-static void fixture_drop(struct fixture *f)
-{
-	close(f->exec_fd);
-	rm_rf(f->top);
+	on_mknod = hook;
+	int r = jail_dir_create(&f->a, f->exec_fd, d, err, sizeof(err));
+	on_mknod = NULL;
+	return r;
 }
 
 /* The jail's root, while the jailer made its nodes: could a process of
@@ -130,17 +76,13 @@ static void try_as_uid(int dirfd, const char *leaf)
 static void test_root_given_last(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		skip();
 	struct fixture f;
 	struct jail_dir d;
 	struct stat st;
-	fixture_make(&f);
+	root_fixture_make(&f);
 	snprintf(root_seen, sizeof(root_seen), "%s/skiff/vm1/root", f.base);
 	uid_wrote = -1;
-	on_mknod = try_as_uid;
-	int r = jail_dir_create(&f.a, f.exec_fd, &d, err, sizeof(err));
-	on_mknod = NULL;
+	int r = create_hooked(&f, &d, try_as_uid);
 	assert_int_equal(r, 0);
 	/* The root is the UID's in the end (its API socket goes there). */
 	assert_int_equal(fstat(d.root_fd, &st), 0);
@@ -168,17 +110,13 @@ static void swap_for_link(int dirfd, const char *leaf)
 static void test_node_mode_not_through_link(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		skip();
 	struct fixture f;
 	struct jail_dir d;
 	struct stat st;
-	fixture_make(&f);
+	root_fixture_make(&f);
 	snprintf(victim, sizeof(victim), "%s/host-file", f.top);
 	put(victim, "host", 0644);
-	on_mknod = swap_for_link;
-	int r = jail_dir_create(&f.a, f.exec_fd, &d, err, sizeof(err));
-	on_mknod = NULL;
+	int r = create_hooked(&f, &d, swap_for_link);
 	if (r == 0)
 		jail_dir_remove(&d, &f.a);
 	assert_int_equal(stat(victim, &st), 0);
@@ -306,9 +244,8 @@ static void test_close_fds_scan_past_rlimit(void **state)
 {
 	(void)state;
 	struct jail_args a;
-	const char *args[] = {"--id",  "x", "--exec-file",	"/s",	      "--uid", "5",
-			      "--gid", "6", "--resource-limit", "no-file=64", NULL};
-	assert_int_equal(parse(args, &a), 0);
+	const char *more[] = {"--resource-limit", "no-file=64", NULL};
+	assert_int_equal(parse_min(more, &a), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -335,33 +272,13 @@ static void test_rlimits_check(void **state)
 {
 	(void)state;
 	struct jail_args a;
-	const char *big[] = {"--id",
-			     "x",
-			     "--exec-file",
-			     "/s",
-			     "--uid",
-			     "5",
-			     "--gid",
-			     "6",
-			     "--resource-limit",
-			     "no-file=99999999999",
-			     NULL};
-	const char *ok[] = {"--id",
-			    "x",
-			    "--exec-file",
-			    "/s",
-			    "--uid",
-			    "5",
-			    "--gid",
-			    "6",
-			    "--resource-limit",
-			    "fsize=99999999999",
-			    NULL};
-	assert_int_equal(parse(big, &a), 0);
+	const char *big[] = {"--resource-limit", "no-file=99999999999", NULL};
+	const char *ok[] = {"--resource-limit", "fsize=99999999999", NULL};
+	assert_int_equal(parse_min(big, &a), 0);
 	err[0] = 0;
 	assert_int_equal(jail_rlimits_check(&a, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "fs.nr_open"));
-	assert_int_equal(parse(ok, &a), 0);
+	assert_int_equal(parse_min(ok, &a), 0);
 	assert_int_equal(jail_rlimits_check(&a, err, sizeof(err)), 0);
 }
 

@@ -51,22 +51,8 @@ static uint32_t used_id(struct fake_mem *fm, unsigned int i)
 /* A's section, its held head replaced by `held`. */
 static size_t save(struct virtio_dev *v, int32_t held, uint8_t **out)
 {
-	struct snap_writer w;
-	struct snap_image img;
-	char err[200] = "";
-	size_t len;
-	snap_writer_init(&w);
-	assert_int_equal(virtio_balloon_save(v, &w, SNAP_ID_DEVICE, 0, err, sizeof(err)), 0);
-	const uint8_t *b = snap_writer_image(&w, &len);
-	assert_int_equal(snap_parse(&img, b, len, err, sizeof(err)), 0);
-	const struct snap_section *s = snap_find(&img, SNAP_ID_DEVICE, 0);
-	*out = malloc(s->len);
-	assert_non_null(*out);
-	memcpy(*out, s->data, s->len);
+	size_t n = save_section(v, 0, out);
 	memcpy(*out + HELD_AT, &held, sizeof(held));
-	size_t n = s->len;
-	snap_image_free(&img);
-	snap_writer_free(&w);
 	return n;
 }
 
@@ -84,10 +70,8 @@ static void test_held_head_without_its_chain(void **state)
 {
 	(void)state;
 	struct fake_mem fa, fb;
-	assert_int_equal(fake_mem_init(&fa, RAM_SIZE), 0);
-	assert_int_equal(fake_mem_init(&fb, RAM_SIZE), 0);
-	struct virtio_dev *a = make(&fa), *b = make(&fb);
-	driver_ok(a, &fa);
+	struct virtio_dev *a, *b;
+	pair_make(&fa, &fb, &a, &b);
 	post_stats(a, &fa);
 	uint8_t *p;
 	size_t n = save(a, 7, &p);
@@ -105,10 +89,7 @@ static void test_held_head_without_its_chain(void **state)
 	assert_int_equal(used_idx(&fb), 1);
 	assert_int_equal(used_id(&fb, 0), 5);
 	free(p);
-	virtio_balloon_destroy(a);
-	virtio_balloon_destroy(b);
-	fake_mem_free(&fa);
-	fake_mem_free(&fb);
+	pair_free(&fa, &fb, a, b);
 }
 
 int main(void)

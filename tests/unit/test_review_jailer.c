@@ -17,42 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jailer/jail_args.h"
+#include "jail_fx.h"
 #include "jailer/jail_cgroup.h"
 #include "jailer/jail_exec.h"
-#include "jailer/jail_fs.h"
-
-static char err[512];
-
-static int parse(const char *const *args, struct jail_args *a)
-{
-	static char *argv[32]; /* a.exec_argv points into it */
-	int n = 0;
-	argv[n++] = "skiff-jailer";
-	for (; args[n - 1]; n++)
-		argv[n] = (char *)args[n - 1];
-	argv[n] = NULL;
-	err[0] = 0;
-	return jail_args_parse(n, argv, a, err, sizeof(err));
-}
-
-static void rm_rf(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		jail_rm_tree(fd);
-		close(fd);
-	}
-	rmdir(dir);
-}
-
-static void put(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
 
 /* The jail made, then <base>/<name>/<id> swapped for a symlink to a
  * decoy with a root of its own (who can write <base>/<name> can do it
@@ -61,21 +28,11 @@ static void put(const char *path, const char *text)
 static void test_enter_swapped_path(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		skip();
-	char top[] = "/tmp/skiff-rev3j-XXXXXX", base[PATH_MAX], exe[PATH_MAX];
 	char id[PATH_MAX + 16], real[PATH_MAX + 16], decoy[PATH_MAX + 16], path[PATH_MAX + 64];
-	struct jail_args a;
+	struct fixture f;
 	struct jail_dir d;
-	assert_non_null(mkdtemp(top));
-	snprintf(base, sizeof(base), "%s/base", top);
-	snprintf(exe, sizeof(exe), "%s/skiff", top);
-	put(exe, "binary");
-	int fd = open(exe, O_RDONLY);
-	const char *args[] = {"--id",  "vm1",  "--exec-file",	    exe,  "--uid", "1000",
-			      "--gid", "1000", "--chroot-base-dir", base, NULL};
-	assert_int_equal(parse(args, &a), 0);
-	assert_int_equal(jail_dir_create(&a, fd, &d, err, sizeof(err)), 0);
+	root_fixture_make(&f);
+	assert_int_equal(jail_dir_create(&f.a, f.exec_fd, &d, err, sizeof(err)), 0);
 	/* The path as made: entered (the exec file is at its root). */
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -87,14 +44,14 @@ static void test_enter_swapped_path(void **state)
 	int st = 0;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(id, sizeof(id), "%s/skiff/vm1", base);
-	snprintf(real, sizeof(real), "%s/skiff/vm1.real", base);
-	snprintf(decoy, sizeof(decoy), "%s/decoy", top);
+	snprintf(id, sizeof(id), "%s/skiff/vm1", f.base);
+	snprintf(real, sizeof(real), "%s/skiff/vm1.real", f.base);
+	snprintf(decoy, sizeof(decoy), "%s/decoy", f.top);
 	assert_int_equal(mkdir(decoy, 0755), 0);
 	snprintf(path, sizeof(path), "%s/root", decoy);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/root/decoy-marker", decoy);
-	put(path, "decoy");
+	put(path, "decoy", 0644);
 	assert_int_equal(rename(id, real), 0);
 	assert_int_equal(symlink(decoy, id), 0);
 
@@ -109,9 +66,8 @@ static void test_enter_swapped_path(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	unlink(id);
 	assert_int_equal(rename(real, id), 0);
-	jail_dir_remove(&d, &a);
-	close(fd);
-	rm_rf(top);
+	jail_dir_remove(&d, &f.a);
+	fixture_drop(&f);
 	assert_true(WIFEXITED(st));
 	if (WEXITSTATUS(st) == 1)
 		fail_msg("the jailer pivoted into the decoy the swapped path named");

@@ -14,12 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/snap.h"
-#include "fake_mem.h"
-#include "fake_pci_host.h"
-#include "pci/pci_msix.h"
-#include "virtio/virtio_pci.h"
-#include "virtio/virtio_pci_impl.h"
+#include "vp_fx.h"
 
 /* struct vp_state, then a struct vp_queue_state per queue */
 #define VP_CONFIG_VECTOR 34
@@ -35,83 +30,31 @@ static void t_notify(struct virtio_dev *vdev, unsigned int q)
 
 static const struct virtio_dev_ops t_ops = {.queue_notify = t_notify};
 
-struct fx {
-	struct bus trap;
-	struct fake_host host;
-	struct pci_bus *pci;
-	struct fake_mem mem;
-	struct virtio_dev vdev;
-	uint64_t bar, tab;
-};
-
 /* Three queues on two MSI-X vectors, as a one-pair virtio-net and both
  * vsock backends have them (virtio_dev.msix_vectors): config and one
  * vector the queues share. */
 static struct fx *fx_new(void)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	assert_non_null(f);
-	bus_init(&f->trap);
-	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
-	assert_int_equal(fake_mem_init(&f->mem, 1 << 20), 0);
-	f->vdev = (struct virtio_dev){.name = "virtio-test0",
-				      .device_id = VIRTIO_ID_NET,
-				      .num_queues = 3,
-				      .msix_vectors = 2,
-				      .queue_max_size = 256,
-				      .ops = &t_ops};
-	struct virtio_pci_env env = {.pci = f->pci, .gm = &f->mem.gm};
-	char err[128];
-	assert_int_equal(virtio_pci_attach(&env, &f->vdev, err, sizeof(err)), 0);
-	return f;
-}
-
-static void fx_free(struct fx *f)
-{
-	pci_bus_destroy(f->pci);
-	bus_destroy(&f->trap);
-	fake_mem_free(&f->mem);
-	free(f);
-}
-
-static void cw(struct fx *f, uint32_t off, uint32_t len, uint64_t v)
-{
-	mmio_wr(&f->trap, f->bar + off, len, v);
-}
-
-static uint64_t cr(struct fx *f, uint32_t off, uint32_t len)
-{
-	return mmio_rd(&f->trap, f->bar + off, len);
+	static const struct virtio_dev dev = {.name = "virtio-test0",
+					      .device_id = VIRTIO_ID_NET,
+					      .num_queues = 3,
+					      .msix_vectors = 2,
+					      .queue_max_size = 256,
+					      .ops = &t_ops};
+	return fx_attach(&dev, false);
 }
 
 /* A driver up to DRIVER_OK with VERSION_1 and `more` of the ring
  * features: MSI-X on, config on vector 0, queue 0 on vector 1. */
 static void drive_with(struct fx *f, uint32_t more)
 {
-	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
-	f->tab = cfg_bar64(&f->trap, 1, VP_MSIX_BAR);
-	uint32_t cap = cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0);
-	cfg_wr(&f->trap, 1, cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
-	for (unsigned int v = 0; v < 2; v++) {
-		mmio_wr(&f->trap, f->tab + 16 * v, 4, 0xfee00000);
-		mmio_wr(&f->trap, f->tab + 16 * v + 8, 4, 0x41 + v);
-		mmio_wr(&f->trap, f->tab + 16 * v + 12, 4, 0);
-	}
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	cw(f, VP_GFSELECT, 4, 0);
-	cw(f, VP_GF, 4, more);
-	cw(f, VP_GFSELECT, 4, 1);
-	cw(f, VP_GF, 4, 1u << (VIRTIO_F_VERSION_1 - 32));
-	cw(f, VP_STATUS, 1, 0x0b);
+	fx_decode(f);
+	fx_msix_on(f);
+	for (unsigned int v = 0; v < 2; v++)
+		fx_msix_entry(f, v, 0x41 + v);
+	fx_features(f, (1ULL << VIRTIO_F_VERSION_1) | more);
 	cw(f, VP_MSIX_CONFIG, 2, 0);
-	cw(f, VP_Q_SELECT, 2, 0);
-	cw(f, VP_Q_SIZE, 2, 16);
-	cw(f, VP_Q_DESC, 8, 0x10000);
-	cw(f, VP_Q_DRIVER, 8, 0x14000);
-	cw(f, VP_Q_DEVICE, 8, 0x18000);
-	cw(f, VP_Q_MSIX, 2, 1);
-	cw(f, VP_Q_ENABLE, 2, 1);
+	fx_queue(f, 0, 1);
 	cw(f, VP_STATUS, 1, 0x0f);
 	assert_int_equal(cr(f, VP_STATUS, 1), 0x0f);
 }
@@ -120,32 +63,6 @@ static void drive_with(struct fx *f, uint32_t more)
 static void drive(struct fx *f)
 {
 	drive_with(f, 0);
-}
-
-struct img {
-	struct snap_writer w;
-	struct snap_image img;
-	const struct snap_section *pci, *vp;
-};
-
-static void save(struct fx *f, struct img *m)
-{
-	char err[200];
-	snap_writer_init(&m->w);
-	assert_int_equal(virtio_pci_save(&f->vdev, &m->w, 0, err, sizeof(err)), 0);
-	size_t len;
-	const uint8_t *b = snap_writer_image(&m->w, &len);
-	assert_int_equal(snap_parse(&m->img, b, len, err, sizeof(err)), 0);
-	m->pci = snap_find(&m->img, SNAP_ID_PCI_FN, 0);
-	m->vp = snap_find(&m->img, SNAP_ID_VIRTIO_PCI, 0);
-	assert_non_null(m->pci);
-	assert_non_null(m->vp);
-}
-
-static void img_free(struct img *m)
-{
-	snap_image_free(&m->img);
-	snap_writer_free(&m->w);
 }
 
 /* The transport section with `n` bytes at `at` replaced by `v` (n 0: as
@@ -188,7 +105,7 @@ static void test_vector_past_table(void **state)
 	assert_int_equal(cr(f, VP_Q_MSIX, 2), VIRTIO_MSI_NO_VECTOR);
 	cw(f, VP_Q_SELECT, 2, 0);
 	struct img m;
-	save(f, &m);
+	img_save(f, 0, &m);
 	char err[200];
 	assert_int_equal(restore_patched(f, &m, 0, NULL, 0, err, sizeof(err)), 0);
 	uint16_t last = 1, past = 2;
@@ -221,7 +138,7 @@ static void test_ring_features_not_accepted(void **state)
 	drive(f);
 	assert_false(f->vdev.vqs[0].event_idx);
 	struct img m;
-	save(f, &m);
+	img_save(f, 0, &m);
 	char err[200];
 	uint8_t one = 1;
 	assert_int_equal(restore_patched(f, &m, VP_Q(0) + VQ_EVENT_IDX, &one, 1, err, sizeof(err)),
@@ -240,7 +157,7 @@ static void test_ring_features_not_accepted(void **state)
 	drive_with(f, 1u << VIRTQ_F_EVENT_IDX);
 	assert_true(f->vdev.vqs[0].event_idx);
 	assert_false(f->vdev.vqs[1].event_idx);
-	save(f, &m);
+	img_save(f, 0, &m);
 	assert_int_equal(restore_patched(f, &m, 0, NULL, 0, err, sizeof(err)), 0);
 	assert_int_equal(restore_patched(f, &m, VP_Q(1) + VQ_EVENT_IDX, &one, 1, err, sizeof(err)),
 			 -1);

@@ -17,12 +17,7 @@
 #include <string.h>
 
 #include <linux/virtio_ids.h>
-#include "fake_mem.h"
-#include "fake_pci_host.h"
-#include "iothread/iothread.h"
-#include "pci/pci_msix.h"
-#include "virtio/virtio_pci.h"
-#include "virtio/virtio_pci_impl.h"
+#include "vp_fx.h"
 
 #define NQ   3
 #define FEAT ((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTQ_F_EVENT_IDX))
@@ -67,78 +62,27 @@ static const struct virtio_dev_ops t_ops = {
     .queue_notify = t_notify,
 };
 
-struct vvfx {
-	struct iothread io; /* set up, never started */
-	struct bus trap;
-	struct fake_host host;
-	struct pci_bus *pci;
-	struct fake_mem mem;
-	struct virtio_dev vdev;
-	uint64_t bar, tab;
-	uint32_t msix_cap;
-};
-
-static struct vvfx *vvfx_new_with(unsigned int msix_vectors, bool kicks_on_vcpu)
+static struct fx *vvfx_new_with(unsigned int msix_vectors, bool kicks_on_vcpu)
 {
-	struct vvfx *f = calloc(1, sizeof(*f));
-	bus_init(&f->trap);
-	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
-	assert_int_equal(fake_mem_init(&f->mem, 1 << 20), 0);
-	assert_int_equal(iothread_init(&f->io, "io0"), 0);
-	f->vdev = (struct virtio_dev){.name = "virtio-test0",
-				      .device_id = VIRTIO_ID_VSOCK,
-				      .config_len = 8,
-				      .num_queues = NQ,
-				      .msix_vectors = msix_vectors,
-				      .kicks_on_vcpu = kicks_on_vcpu,
-				      .queue_max_size = 64,
-				      .ops = &t_ops};
-	pthread_mutex_init(&f->vdev.lock, NULL);
-	struct virtio_pci_env env = {
-	    .pci = f->pci, .io = &f->io, .gm = &f->mem.gm, .use_ioeventfd = true};
-	char err[128];
-	assert_int_equal(virtio_pci_attach(&env, &f->vdev, err, sizeof(err)), 0);
-	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
-	f->tab = cfg_bar64(&f->trap, 1, VP_MSIX_BAR);
-	f->msix_cap = cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0);
+	struct virtio_dev dev = {.name = "virtio-test0",
+				 .device_id = VIRTIO_ID_VSOCK,
+				 .config_len = 8,
+				 .num_queues = NQ,
+				 .msix_vectors = msix_vectors,
+				 .kicks_on_vcpu = kicks_on_vcpu,
+				 .queue_max_size = 64,
+				 .ops = &t_ops};
+	struct fx *f = fx_attach(&dev, true);
+	fx_decode(f);
 	return f;
 }
 
-static struct vvfx *vvfx_new(unsigned int msix_vectors)
+static struct fx *vvfx_new(unsigned int msix_vectors)
 {
 	return vvfx_new_with(msix_vectors, false);
 }
 
-static void vvfx_free(struct vvfx *f)
-{
-	pci_bus_destroy(f->pci);
-	bus_destroy(&f->trap);
-	fake_mem_free(&f->mem);
-	iothread_destroy(&f->io);
-	pthread_mutex_destroy(&f->vdev.lock);
-	free(f);
-}
-
-static uint64_t cr(struct vvfx *f, uint32_t off, uint32_t len)
-{
-	return mmio_rd(&f->trap, f->bar + VP_COMMON_OFF + off, len);
-}
-
-static void cw(struct vvfx *f, uint32_t off, uint32_t len, uint64_t v)
-{
-	mmio_wr(&f->trap, f->bar + VP_COMMON_OFF + off, len, v);
-}
-
-static void msix_program(struct vvfx *f, unsigned int vec, uint32_t data)
-{
-	mmio_wr(&f->trap, f->tab + 16 * vec, 4, 0xfee00000);
-	mmio_wr(&f->trap, f->tab + 16 * vec + 4, 4, 0);
-	mmio_wr(&f->trap, f->tab + 16 * vec + 8, 4, data);
-	mmio_wr(&f->trap, f->tab + 16 * vec + 12, 4, 0);
-}
-
-static int vector_efd(struct vvfx *f, uint32_t data)
+static int vector_efd(struct fx *f, uint32_t data)
 {
 	for (int i = 0; i < f->host.nr_routes; i++)
 		if (f->host.routes[i].data == data)
@@ -149,29 +93,15 @@ static int vector_efd(struct vvfx *f, uint32_t data)
 
 /* What Linux's vp_find_vqs does when the table is too small for one
  * vector per queue: config on vector 0, every queue on vector 1. */
-static void bring_up_shared(struct vvfx *f)
+static void bring_up_shared(struct fx *f)
 {
-	cfg_wr(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
-	msix_program(f, 0, 0x40);
-	msix_program(f, 1, 0x41);
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	cw(f, VP_GFSELECT, 4, 0);
-	cw(f, VP_GF, 4, (uint32_t)FEAT);
-	cw(f, VP_GFSELECT, 4, 1);
-	cw(f, VP_GF, 4, FEAT >> 32);
-	cw(f, VP_STATUS, 1, cr(f, VP_STATUS, 1) | VIRTIO_STATUS_FEATURES_OK);
+	fx_msix_on(f);
+	fx_msix_entry(f, 0, 0x40);
+	fx_msix_entry(f, 1, 0x41);
+	fx_features(f, FEAT);
 	cw(f, VP_MSIX_CONFIG, 2, 0);
-	for (unsigned int q = 0; q < NQ; q++) {
-		uint64_t base = 0x10000 + 0x10000 * (uint64_t)q;
-		cw(f, VP_Q_SELECT, 2, q);
-		cw(f, VP_Q_SIZE, 2, 16);
-		cw(f, VP_Q_DESC, 8, base);
-		cw(f, VP_Q_DRIVER, 8, base + 0x4000);
-		cw(f, VP_Q_DEVICE, 8, base + 0x8000);
-		cw(f, VP_Q_MSIX, 2, 1);
-		assert_int_equal(cr(f, VP_Q_MSIX, 2), 1);
-		cw(f, VP_Q_ENABLE, 2, 1);
-	}
+	for (unsigned int q = 0; q < NQ; q++)
+		fx_queue(f, q, 1);
 	cw(f, VP_STATUS, 1, cr(f, VP_STATUS, 1) | VIRTIO_STATUS_DRIVER_OK);
 	assert_int_equal(cr(f, VP_STATUS, 1), 0x0f);
 }
@@ -180,7 +110,7 @@ static void bring_up_shared(struct vvfx *f)
 static void test_default_one_per_queue(void **state)
 {
 	(void)state;
-	struct vvfx *f = vvfx_new(0);
+	struct fx *f = vvfx_new(0);
 	assert_int_equal(cfg_rd(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2) &
 			     PCI_MSIX_FLAGS_QSIZE,
 			 NQ); /* the table size less one */
@@ -189,7 +119,7 @@ static void test_default_one_per_queue(void **state)
 	assert_int_equal(cr(f, VP_Q_MSIX, 2), NQ);
 	cw(f, VP_Q_MSIX, 2, NQ + 1);
 	assert_int_equal(cr(f, VP_Q_MSIX, 2), VIRTIO_MSI_NO_VECTOR);
-	vvfx_free(f);
+	fx_free(f);
 }
 
 /* Two vectors: the table says 2, a vector past it reads back NO_VECTOR
@@ -197,7 +127,7 @@ static void test_default_one_per_queue(void **state)
 static void test_fewer_vectors_table(void **state)
 {
 	(void)state;
-	struct vvfx *f = vvfx_new(2);
+	struct fx *f = vvfx_new(2);
 	assert_int_equal(
 	    cfg_rd(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2) & PCI_MSIX_FLAGS_QSIZE, 1);
 	cw(f, VP_Q_SELECT, 2, 2);
@@ -207,7 +137,7 @@ static void test_fewer_vectors_table(void **state)
 	assert_int_equal(cr(f, VP_Q_MSIX, 2), 1);
 	cw(f, VP_MSIX_CONFIG, 2, 2);
 	assert_int_equal(cr(f, VP_MSIX_CONFIG, 2), VIRTIO_MSI_NO_VECTOR);
-	vvfx_free(f);
+	fx_free(f);
 }
 
 /* Queues on one vector: each queue's interrupt lands on that vector's
@@ -217,7 +147,7 @@ static void test_fewer_vectors_table(void **state)
 static void test_shared_vector_delivery(void **state)
 {
 	(void)state;
-	struct vvfx *f = vvfx_new(2);
+	struct fx *f = vvfx_new(2);
 	struct virtio_dev *vdev = &f->vdev;
 	bring_up_shared(f);
 	int cfg_efd = vector_efd(f, 0x40), q_efd = vector_efd(f, 0x41);
@@ -232,7 +162,7 @@ static void test_shared_vector_delivery(void **state)
 	assert_int_equal(call1, q_efd);
 	assert_int_not_equal(kick0, kick1);
 	cw(f, VP_STATUS, 1, 0); /* takes the queues back */
-	vvfx_free(f);
+	fx_free(f);
 }
 
 /* Kicks on the vCPU: the transport has ioeventfds, the device none; a
@@ -241,7 +171,7 @@ static void test_shared_vector_delivery(void **state)
 static void test_kicks_on_vcpu(void **state)
 {
 	(void)state;
-	struct vvfx *f = vvfx_new_with(0, true);
+	struct fx *f = vvfx_new_with(0, true);
 	bring_up_shared(f);
 	assert_int_equal(f->host.nr_io, 0);
 	memset(notified, 0, sizeof(notified));
@@ -255,21 +185,21 @@ static void test_kicks_on_vcpu(void **state)
 	assert_int_equal(notified[2], 1);
 	assert_int_equal(notified[0], 0);
 	cw(f, VP_STATUS, 1, 0);
-	vvfx_free(f);
+	fx_free(f);
 }
 
 /* The default on the same transport: kicks go to ioeventfds. */
 static void test_kicks_by_ioeventfd(void **state)
 {
 	(void)state;
-	struct vvfx *f = vvfx_new(0);
+	struct fx *f = vvfx_new(0);
 	bring_up_shared(f);
 	assert_true(f->host.nr_io > 0);
 	memset(notified, 0, sizeof(notified));
 	mmio_wr(&f->trap, f->bar + VP_NOTIFY_OFF + VP_NOTIFY_MULT * 1, 2, 1);
 	assert_int_equal(notified[1], 0); /* the I/O thread's, not started here */
 	cw(f, VP_STATUS, 1, 0);
-	vvfx_free(f);
+	fx_free(f);
 }
 
 int main(void)

@@ -12,12 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/snap.h"
-#include "fake_mem.h"
-#include "fake_pci_host.h"
-#include "pci/pci_msix.h"
-#include "virtio/virtio_pci.h"
-#include "virtio/virtio_pci_impl.h"
+#include "vp_fx.h"
 
 #define NQ 2
 
@@ -38,51 +33,15 @@ static int t_activate(struct virtio_dev *vdev)
 
 static const struct virtio_dev_ops t_ops = {.queue_notify = t_notify, .activate = t_activate};
 
-struct fx {
-	struct bus trap;
-	struct fake_host host;
-	struct pci_bus *pci;
-	struct fake_mem mem;
-	struct virtio_dev vdev;
-	uint64_t bar, tab;
-	uint32_t msix_cap;
-};
-
 static struct fx *fx_new(void)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	bus_init(&f->trap);
-	f->pci = pci_bus_create_with(&f->trap, &fake_host_ops, &f->host);
-	assert_int_equal(fake_mem_init(&f->mem, 1 << 20), 0);
-	f->vdev = (struct virtio_dev){.name = "virtio-test0",
-				      .device_id = VIRTIO_ID_BLOCK,
-				      .host_features = 1ULL << 6,
-				      .num_queues = NQ,
-				      .queue_max_size = 256,
-				      .ops = &t_ops};
-	struct virtio_pci_env env = {.pci = f->pci, .gm = &f->mem.gm};
-	char err[128];
-	assert_int_equal(virtio_pci_attach(&env, &f->vdev, err, sizeof(err)), 0);
-	f->msix_cap = cfg_find_cap(&f->trap, 1, PCI_CAP_ID_MSIX, 0);
-	return f;
-}
-
-static void fx_free(struct fx *f)
-{
-	pci_bus_destroy(f->pci);
-	bus_destroy(&f->trap);
-	fake_mem_free(&f->mem);
-	free(f);
-}
-
-static uint64_t cr(struct fx *f, uint32_t off, uint32_t len)
-{
-	return mmio_rd(&f->trap, f->bar + off, len);
-}
-
-static void cw(struct fx *f, uint32_t off, uint32_t len, uint64_t v)
-{
-	mmio_wr(&f->trap, f->bar + off, len, v);
+	static const struct virtio_dev dev = {.name = "virtio-test0",
+					      .device_id = VIRTIO_ID_BLOCK,
+					      .host_features = 1ULL << 6,
+					      .num_queues = NQ,
+					      .queue_max_size = 256,
+					      .ops = &t_ops};
+	return fx_attach(&dev, false);
 }
 
 #define FEAT ((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTQ_F_EVENT_IDX) | (1ULL << 6))
@@ -91,26 +50,11 @@ static void cw(struct fx *f, uint32_t off, uint32_t len, uint64_t v)
  * queue 0 enabled with vector 1. */
 static void drive_to_ok(struct fx *f)
 {
-	cfg_wr(&f->trap, 1, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	f->bar = cfg_bar64(&f->trap, 1, VP_BAR);
-	f->tab = cfg_bar64(&f->trap, 1, VP_MSIX_BAR);
-	cfg_wr(&f->trap, 1, f->msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
-	mmio_wr(&f->trap, f->tab + 16, 4, 0xfee00000);
-	mmio_wr(&f->trap, f->tab + 16 + 8, 4, 0x41);
-	mmio_wr(&f->trap, f->tab + 16 + 12, 4, 0);
-	cw(f, VP_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	cw(f, VP_GFSELECT, 4, 0);
-	cw(f, VP_GF, 4, (uint32_t)FEAT);
-	cw(f, VP_GFSELECT, 4, 1);
-	cw(f, VP_GF, 4, FEAT >> 32);
-	cw(f, VP_STATUS, 1, 0x0b);
-	cw(f, VP_Q_SELECT, 2, 0);
-	cw(f, VP_Q_SIZE, 2, 16);
-	cw(f, VP_Q_DESC, 8, 0x10000);
-	cw(f, VP_Q_DRIVER, 8, 0x14000);
-	cw(f, VP_Q_DEVICE, 8, 0x18000);
-	cw(f, VP_Q_MSIX, 2, 1);
-	cw(f, VP_Q_ENABLE, 2, 1);
+	fx_decode(f);
+	fx_msix_on(f);
+	fx_msix_entry(f, 1, 0x41);
+	fx_features(f, FEAT);
+	fx_queue(f, 0, 1);
 	cw(f, VP_STATUS, 1, 0x0f);
 }
 
@@ -132,26 +76,6 @@ static void drive(struct fx *f)
 	cw(f, VP_Q_SELECT, 2, 1); /* the driver left queue 1 selected */
 }
 
-struct img {
-	struct snap_writer w;
-	struct snap_image img;
-	const struct snap_section *pci, *vp;
-};
-
-static void save(struct fx *f, struct img *m)
-{
-	char err[200];
-	snap_writer_init(&m->w);
-	assert_int_equal(virtio_pci_save(&f->vdev, &m->w, 3, err, sizeof(err)), 0);
-	size_t len;
-	const uint8_t *b = snap_writer_image(&m->w, &len);
-	assert_int_equal(snap_parse(&m->img, b, len, err, sizeof(err)), 0);
-	m->pci = snap_find(&m->img, SNAP_ID_PCI_FN, 3);
-	m->vp = snap_find(&m->img, SNAP_ID_VIRTIO_PCI, 3);
-	assert_non_null(m->pci);
-	assert_non_null(m->vp);
-}
-
 static struct fx *fresh_with_ram(struct fx *src)
 {
 	struct fx *g = fx_new();
@@ -165,7 +89,7 @@ static void test_round_trip(void **state)
 	struct fx *f = fx_new();
 	drive(f);
 	struct img m;
-	save(f, &m);
+	img_save(f, 3, &m);
 	struct fx *g = fresh_with_ram(f);
 	char err[200] = "";
 	assert_int_equal(virtio_pci_restore(&g->vdev, m.pci->data, m.pci->len, m.vp->data,
@@ -196,8 +120,7 @@ static void test_round_trip(void **state)
 	assert_true(g->vdev.vqs[0].enabled);
 	assert_int_equal(g->vdev.vqs[0].last_avail_idx, 1);
 	assert_int_equal(g->vdev.vqs[0].used_idx, 1);
-	snap_image_free(&m.img);
-	snap_writer_free(&m.w);
+	img_free(&m);
 	fx_free(g);
 	fx_free(f);
 }
@@ -234,7 +157,7 @@ static void test_corrupted_refused(void **state)
 	struct fx *f = fx_new();
 	drive(f);
 	struct img m;
-	save(f, &m);
+	img_save(f, 3, &m);
 	refused(f, &m, false, 36, 0x10);      /* status: an unknown bit */
 	refused(f, &m, false, 36, 0x08);      /* status: DRIVER_OK without FEATURES_OK */
 	refused(f, &m, false, 28, 1);	      /* queue count */
@@ -266,8 +189,7 @@ static void test_corrupted_refused(void **state)
 				 -1);
 	assert_int_equal(atomic_load(&g->vdev.status), 0);
 	fx_free(g);
-	snap_image_free(&m.img);
-	snap_writer_free(&m.w);
+	img_free(&m);
 	fx_free(f);
 }
 
@@ -286,7 +208,7 @@ static void test_failed_activation_restored(void **state)
 	drive_to_ok(f);
 	assert_int_equal(cr(f, VP_STATUS, 1), 0x0f | VIRTIO_STATUS_NEEDS_RESET);
 	struct img m;
-	save(f, &m);
+	img_save(f, 3, &m);
 	struct fx *g = fresh_with_ram(f);
 	char err[200] = "";
 	assert_int_equal(virtio_pci_restore(&g->vdev, m.pci->data, m.pci->len, m.vp->data,
@@ -304,7 +226,7 @@ static void test_failed_activation_restored(void **state)
 	drive(h);
 	virtio_dev_needs_reset(&h->vdev);
 	struct img n;
-	save(h, &n);
+	img_save(h, 3, &n);
 	activate_rc = -1;
 	struct fx *k = fresh_with_ram(h);
 	assert_int_equal(virtio_pci_restore(&k->vdev, n.pci->data, n.pci->len, n.vp->data,
@@ -312,10 +234,8 @@ static void test_failed_activation_restored(void **state)
 			 -1);
 	assert_string_equal(err, "virtio-test0: the restored device does not activate");
 	activate_rc = 0;
-	snap_image_free(&n.img);
-	snap_writer_free(&n.w);
-	snap_image_free(&m.img);
-	snap_writer_free(&m.w);
+	img_free(&n);
+	img_free(&m);
 	fx_free(k);
 	fx_free(h);
 	fx_free(g);
