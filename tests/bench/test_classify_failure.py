@@ -56,6 +56,27 @@ class TestbedSignatures(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertEqual(out, "testbed: l1-never-ready: no result within 300s (killed)")
 
+    def test_l1_never_ready_in_one_phase_of_a_trial(self):
+        # powercut in a clean clone (2026-12-07): trial 1's phase 2 boot
+        # never reached ready; the other boots did.
+        def mark(t, p):
+            return f"=== testbed: powercut trial {t} phase {p} ===\n"
+        log = (mark(1, 1) + BOOT + READY + "=== testbed: L0 killed 530 ms after /x/ ===\n"
+               + mark(1, "2 (l1_check)") + BOOT + "qemu-system-x86_64: terminating on signal 15\n"
+               + STUCK.replace("testbed: L1 stuck", "L1 looked at")
+               + mark(2, 1) + BOOT + READY + mark(2, "2 (l1_check)") + BOOT + READY
+               + "SKIFF-RESULT: PASS powercut\n")
+        fail = ("FAIL powercut: 1 of 3 trials failed; trial 1: phase 2: no result within 75s"
+                " (killed) (141s)")
+        rc, out = classify(log, fail)
+        self.assertEqual(rc, 0)
+        self.assertEqual(out, "testbed: l1-never-ready: 1 of 3 trials failed; trial 1: phase 2:"
+                              " no result within 75s (killed)")
+        # Two trials failed, one boot never ready: the other is unexplained.
+        rc, out = classify(log, fail.replace("1 of 3", "2 of 3"))
+        self.assertEqual(rc, 1)
+        self.assertTrue(out.startswith("skiff: unrecognised: 2 of 3 trials failed"), out)
+
     def test_l1_stuck(self):
         rc, out = classify(BOOT + READY + L2UP + STUCK,
                            "FAIL net-modes: L1 stuck: cpu 0: ...; L0 stopped early (262s)")

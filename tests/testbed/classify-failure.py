@@ -13,7 +13,9 @@ missing log is exit 2 with a one-line error.
 Only four testbed signatures are recognised (tests/testbed/FAILURES.md):
   l1-stuck            tb_l0_watch's "testbed: L1 stuck" line: l1-stuck.py
                       found an L1 CPU halted over a deliverable interrupt
-  l1-never-ready      no "SKIFF-L1: ready" line: L1 did not boot
+  l1-never-ready      no "SKIFF-L1: ready" line: L1 did not boot (in a
+                      scenario of several trials and phases, one L0 boot
+                      each: as many boots without it as trials failed)
   l2-double-fault     an L2 double fault at entry_SYSCALL_64+0x0 with RSP
                       on the user stack (the frame the bench caught thrice)
   l1-irq-after-vmrun  an L1 oops whose trace shows an interrupt taken at
@@ -36,6 +38,18 @@ OOPS = re.compile(r"(BUG: |Oops: |general protection fault|Kernel panic|kernel B
 DF_RIP = re.compile(r"RIP: 0010:entry_SYSCALL_64\+0x0/")
 USER_RSP = re.compile(r"RSP: 0018:00007f[0-9a-f]{10}\b")
 TS = re.compile(r"^\[\s*[0-9.]+\]\s*")
+# run-one.sh's line before each L0 boot of a scenario with trials/phases.
+BOOT_MARK = re.compile(r"^=== testbed: \S+ trial \d+ phase \d+")
+TRIALS_FAILED = re.compile(r"^(\d+) of \d+ trials failed")
+
+
+def boots_never_ready(lines):
+    """How many of the log's L0 boots (one, or one per run-one.sh marker)
+    never printed "SKIFF-L1: ready"."""
+    starts = [i for i, x in enumerate(lines) if BOOT_MARK.match(x)] or [0]
+    ends = starts[1:] + [len(lines)]
+    return sum(1 for a, b in zip(starts, ends)
+               if not any("SKIFF-L1: ready" in x for x in lines[a:b]))
 
 
 # The frame an interrupt hit, when it is the instruction after VMRUN
@@ -130,7 +144,11 @@ def classify(log, fail_line=""):
     stuck = next((x for x in lines if x.startswith("testbed: L1 stuck")), None)
     if stuck:
         return "testbed", "l1-stuck", stuck[len("testbed: L1 stuck: "):]
-    if not any("SKIFF-L1: ready" in x for x in lines):
+    # Every failed trial must be a boot that never got ready: one that
+    # did and failed is not explained by it.
+    m = TRIALS_FAILED.match(why)
+    never = boots_never_ready(lines)
+    if never and never >= (int(m.group(1)) if m else 1):
         return "testbed", "l1-never-ready", why or "no SKIFF-L1: ready line"
     busy = busy_skiff_thread(lines)
     if busy and ("killed" in why or "no result" in why):
