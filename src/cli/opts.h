@@ -17,8 +17,6 @@
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
-#define OPTS_MEM_MIN	      VM_MEM_MIN
-#define OPTS_MEM_MAX	      VM_MEM_MAX
 #define OPTS_CPUS_MAX	      64
 #define OPTS_HALT_POLL_MAX_US 1000000 /* 1 s: KVM takes up to 2^32-1 ns */
 #define OPTS_DEFAULT_CMDLINE  "console=ttyS0"

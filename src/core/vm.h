@@ -17,13 +17,15 @@
 #include "core/vcpu_gate.h"
 #include "core/must_check.h"
 
-#define VM_MAX_CPUS 64
-/* Guest RAM a VM may have, however it is asked for: --mem, the API's
- * mem_size_mib, a snapshot's or a migration's saved size. */
-#define VM_MEM_MIN     (16ULL << 20)
-#define VM_MEM_MAX     (1ULL << 40)
+#define VM_MAX_CPUS    64
 #define VM_MAX_GSI     1024
 #define VM_IOAPIC_PINS 24
+
+/* Guest RAM a VM may have, however it is asked for: --mem, the API's
+ * mem_size_mib, a snapshot's or a migration's saved size (HELLO's RAM
+ * is refused above it). */
+#define VM_MEM_MIN (16ULL << 20)
+#define VM_MEM_MAX (1ULL << 40)
 
 struct vcpu;
 

@@ -17,9 +17,6 @@
 #include "vmm/mig_recv.h"
 #include "vmm/vmm.h"
 
-/* No VM is that large; HELLO's RAM is refused above it. */
-#define MIG_MAX_RAM VM_MEM_MAX
-
 /* Between the checked state and the build: the source lets go of the
  * images now, and this process takes them in vmm_build. */
 struct tgt {
@@ -71,7 +68,7 @@ int vmm_migrate_receive(struct vmm *v, const struct vmm_config *base, const char
 		return -1;
 	uint64_t t0 = monotonic_ns();
 	struct mig_rx_hook hook_ram = {.ram = tgt_ram, .config = tgt_config, .opaque = v};
-	int r = mig_rx_run(&rx, fd, MIG_MAX_RAM, &hook_ram, err, errlen);
+	int r = mig_rx_run(&rx, fd, VM_MEM_MAX, &hook_ram, err, errlen);
 	uint64_t t_state = monotonic_ns();
 	struct tgt t = {fd, t_state, t_state};
 	if (r == 0) {
